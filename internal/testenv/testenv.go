@@ -1,0 +1,68 @@
+// Package testenv finds the external programs the test suite drives (node,
+// Chromium) and decides what a test does when one is missing: outside CI it
+// skips with a note; when CI is set it fails, so a missing install can never
+// hide behind a skip.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// InCI reports whether the CI environment variable is set.
+func InCI() bool { return os.Getenv("CI") != "" }
+
+// missing fails the test in CI and skips it elsewhere.
+func missing(t testing.TB, what, install string) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("%s not found and CI is set: %s", what, install)
+	}
+	t.Skipf("%s not found (%s); the test runs in CI", what, install)
+}
+
+// Node returns the path of the node binary.
+func Node(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node", "install Node.js 20 or later")
+	}
+	return p
+}
+
+// Chromium returns the path of a Chromium binary: $SNUG_CHROMIUM, then the
+// usual names on PATH.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("SNUG_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	missing(t, "Chromium", "apt-get install -y chromium, or set SNUG_CHROMIUM")
+	return ""
+}
+
+// ChromiumFlags are the command-line switches every browser test starts
+// Chromium with: headless, no background traffic, and a resolver that maps
+// every name except loopback to nothing, so the browser reaches only this
+// machine. Tests add --user-data-dir with a fresh temporary directory.
+var ChromiumFlags = []string{
+	"--headless",
+	"--no-sandbox",
+	"--disable-gpu",
+	"--disable-quic",
+	"--no-first-run",
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+	"--disable-default-apps",
+	"--disable-extensions",
+	"--host-resolver-rules=MAP *-canary.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+	"--allow-loopback-in-peer-connection",
+}
