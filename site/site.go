@@ -1,0 +1,183 @@
+// Package site is the runner page: the browser side of snuggen serve and of
+// any host built on hostkit. Its sources (src/: plain HTML, CSS and ES
+// modules, no framework) are embedded and bundled with esbuild's Go API the
+// first time the page is asked for; bundling is deterministic, so the same
+// binary always serves the same bytes.
+//
+// The page shows the installed apps, runs each app instance in an
+// <iframe sandbox="allow-scripts"> loaded by URL, shows the host's own
+// confirm dialogs, and relays frames to the Go host over one WebSocket (the
+// protocol is in docs/architecture.md, "The relay"). Its limit: it decides
+// nothing. Every frame it relays is parsed and judged again by the host.
+package site
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+//go:embed src
+var src embed.FS
+
+// Page is the built runner page.
+type Page struct {
+	// HTML is the whole page, its script and style inlined.
+	HTML []byte
+	// CSP is the page's Content-Security-Policy: the inlined script and
+	// style are allowed by hash and nothing else runs; frames only from the
+	// page's own origin (the app documents); connections only to its own
+	// origin (the relay WebSocket).
+	CSP string
+}
+
+var build = sync.OnceValues(buildPage)
+
+// Build returns the runner page, bundling it on the first call.
+func Build() (*Page, error) { return build() }
+
+const (
+	cssMarker = "/*CSS*/"
+	jsMarker  = "/*JS*/"
+)
+
+func buildPage() (*Page, error) {
+	html, err := fs.ReadFile(src, "src/index.html")
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	js, err := bundleJS()
+	if err != nil {
+		return nil, err
+	}
+	css, err := minifyCSS()
+	if err != nil {
+		return nil, err
+	}
+	// Inlined text must not be able to close its element or open a comment
+	// that swallows the rest of the page.
+	for _, bad := range []string{"</script", "<!--", "<script"} {
+		if bytes.Contains(bytes.ToLower(js), []byte(bad)) {
+			return nil, fmt.Errorf("site: bundled script contains %q; rewrite the source so it does not", bad)
+		}
+	}
+	if bytes.Contains(bytes.ToLower(css), []byte("</style")) {
+		return nil, errors.New(`site: bundled style contains "</style"`)
+	}
+	if bytes.Count(html, []byte(cssMarker)) != 1 || bytes.Count(html, []byte(jsMarker)) != 1 {
+		return nil, fmt.Errorf("site: src/index.html must hold %s and %s once each", cssMarker, jsMarker)
+	}
+	html = bytes.Replace(html, []byte(cssMarker), css, 1)
+	html = bytes.Replace(html, []byte(jsMarker), js, 1)
+	csp := strings.Join([]string{
+		"default-src 'none'",
+		"script-src " + hashSource(js),
+		"style-src " + hashSource(css),
+		"img-src data:",
+		"connect-src 'self'",
+		"frame-src 'self'",
+		"base-uri 'none'",
+		"form-action 'none'",
+		"frame-ancestors 'none'",
+	}, "; ")
+	return &Page{HTML: html, CSP: csp}, nil
+}
+
+func hashSource(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// bundleJS bundles src/main.js and its imports from the embedded sources.
+func bundleJS() ([]byte, error) {
+	const ns = "site"
+	plugin := api.Plugin{
+		Name: "embedded-sources",
+		Setup: func(b api.PluginBuild) {
+			b.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+				if a.Kind == api.ResolveEntryPoint {
+					return api.OnResolveResult{Path: path.Join("src", a.Path), Namespace: ns}, nil
+				}
+				if !strings.HasPrefix(a.Path, "./") && !strings.HasPrefix(a.Path, "../") {
+					return api.OnResolveResult{}, fmt.Errorf("site: import %q from %s: only relative imports of files in site/src", a.Path, a.Importer)
+				}
+				return api.OnResolveResult{Path: path.Join(path.Dir(a.Importer), a.Path), Namespace: ns}, nil
+			})
+			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: ns}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+				data, err := fs.ReadFile(src, a.Path)
+				if err != nil {
+					return api.OnLoadResult{}, err
+				}
+				s := string(data)
+				return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
+			})
+		},
+	}
+	res := api.Build(api.BuildOptions{
+		EntryPoints:       []string{"main.js"},
+		Bundle:            true,
+		Write:             false,
+		Format:            api.FormatIIFE,
+		Platform:          api.PlatformBrowser,
+		Target:            api.ES2022,
+		MinifyWhitespace:  true,
+		MinifySyntax:      true,
+		MinifyIdentifiers: true,
+		Charset:           api.CharsetUTF8,
+		LegalComments:     api.LegalCommentsNone,
+		Outfile:           "runner.js",
+		Plugins:           []api.Plugin{plugin},
+		LogLevel:          api.LogLevelSilent,
+	})
+	if err := esbuildErr("bundle src/main.js", res.Errors); err != nil {
+		return nil, err
+	}
+	if len(res.OutputFiles) != 1 {
+		return nil, fmt.Errorf("site: bundle src/main.js: %d output files, want 1", len(res.OutputFiles))
+	}
+	return bytes.TrimSpace(res.OutputFiles[0].Contents), nil
+}
+
+func minifyCSS() ([]byte, error) {
+	data, err := fs.ReadFile(src, "src/runner.css")
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	res := api.Transform(string(data), api.TransformOptions{
+		Loader:           api.LoaderCSS,
+		MinifyWhitespace: true,
+		MinifySyntax:     true,
+		Charset:          api.CharsetUTF8,
+		Sourcefile:       "src/runner.css",
+		LegalComments:    api.LegalCommentsNone,
+		LogLevel:         api.LogLevelSilent,
+	})
+	if err := esbuildErr("minify src/runner.css", res.Errors); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(res.Code), nil
+}
+
+func esbuildErr(what string, msgs []api.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		if m.Location != nil {
+			fmt.Fprintf(&b, "\n%s:%d:%d: error: %s", m.Location.File, m.Location.Line, m.Location.Column, m.Text)
+		} else {
+			fmt.Fprintf(&b, "\nerror: %s", m.Text)
+		}
+	}
+	return fmt.Errorf("site: %s:%s", what, b.String())
+}

@@ -1,0 +1,54 @@
+package site
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestBuildInlinesAndHashes(t *testing.T) {
+	p, err := Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(p.HTML)
+	if strings.Contains(html, cssMarker) || strings.Contains(html, jsMarker) {
+		t.Fatal("a marker was left in the page")
+	}
+	for _, want := range []string{`data-snug-confirm="once"`, `data-snug-confirm="always"`, `data-snug-confirm="deny"`, `id="frames"`, `id="audit"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Count(p.CSP, "'sha256-") != 2 {
+		t.Errorf("CSP %q: want a hash for the script and one for the style", p.CSP)
+	}
+	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "*"} {
+		if strings.Contains(p.CSP, bad) {
+			t.Errorf("CSP %q allows %s", p.CSP, bad)
+		}
+	}
+}
+
+// The page is built at startup, so it must come out the same every time.
+func TestBuildDeterministic(t *testing.T) {
+	a, err := buildPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := buildPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.HTML, b.HTML) || a.CSP != b.CSP {
+		t.Fatal("two builds of the page differ")
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	for b.Loop() {
+		if _, err := buildPage(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

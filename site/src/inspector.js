@@ -1,0 +1,177 @@
+// The frame inspector: every frame the host saw or sent, in both directions,
+// with the host's verdict, and the net audit entries. The rows are capped so
+// a long session stays light; the counts are never capped.
+
+const MAX_ROWS = 1000;
+
+// Response frame types: each one the page delivers ends a request, except an
+// app-response with streaming:true.
+const TERMINAL_TYPES = new Set([
+  'snug:app-response',
+  'snug:db-response',
+  'snug:net-response',
+  'snug:open-url-result',
+]);
+
+export class Inspector {
+  constructor(root) {
+    this.root = root;
+    this.frames = root.querySelector('#frames tbody');
+    this.audit = root.querySelector('#audit tbody');
+    this.countsEl = root.querySelector('#counts');
+    this.counts = {
+      in: 0,
+      accept: 0,
+      ignore: 0,
+      reject: 0,
+      out: 0,
+      delivered: 0,
+      terminal: 0,
+      streaming: 0,
+      audit: 0,
+    };
+    this.cells = {};
+    const labels = {
+      in: 'frames in',
+      accept: 'accepted',
+      ignore: 'ignored',
+      reject: 'rejected',
+      out: 'frames out',
+      delivered: 'delivered',
+      terminal: 'terminal',
+      streaming: 'streaming',
+      audit: 'net audit',
+    };
+    for (const [k, label] of Object.entries(labels)) {
+      const dt = document.createElement('dt');
+      dt.textContent = label;
+      const dd = document.createElement('dd');
+      dd.id = 'count-' + k;
+      dd.textContent = '0';
+      this.cells[k] = dd;
+      this.countsEl.append(dt, dd);
+    }
+    this.pending = false;
+
+    for (const tab of root.querySelectorAll('[role="tab"]')) {
+      tab.addEventListener('click', () => this.show(tab.dataset.tab));
+    }
+    root.querySelector('#inspector-clear').addEventListener('click', () => {
+      this.frames.replaceChildren();
+      this.audit.replaceChildren();
+    });
+  }
+
+  show(name) {
+    for (const tab of this.root.querySelectorAll('[role="tab"]')) {
+      tab.setAttribute('aria-selected', String(tab.dataset.tab === name));
+    }
+    for (const panel of this.root.querySelectorAll('[data-panel]')) {
+      panel.hidden = panel.dataset.panel !== name;
+    }
+  }
+
+  /** One inspect entry from the host. */
+  entry(e) {
+    if (!e || typeof e !== 'object') return;
+    if (e.dir === 'in') {
+      this.counts.in++;
+      if (e.verdict === 'accept' || e.verdict === 'ignore' || e.verdict === 'reject') this.counts[e.verdict]++;
+    } else if (e.dir === 'out') {
+      this.counts.out++;
+    }
+    const tr = document.createElement('tr');
+    tr.dataset.dir = str(e.dir);
+    tr.dataset.type = str(e.type);
+    tr.dataset.verdict = str(e.verdict);
+    tr.dataset.slot = str(e.slot);
+    addCells(tr, [
+      [clock(e.time), 'time'],
+      [e.dir === 'in' ? 'app→host' : e.dir === 'out' ? 'host→app' : str(e.dir), 'dir'],
+      [str(e.slot), 'slot'],
+      [str(e.type).replace(/^snug:/, ''), 'type'],
+      [str(e.requestId), 'rid'],
+      [str(e.verdict), 'verdict'],
+      [str(e.code), 'code'],
+    ]);
+    tr.cells[3].title = str(e.type);
+    append(this.frames, tr);
+    this.refresh();
+  }
+
+  /** One frame the page posted into an app frame. */
+  delivered(frame) {
+    this.counts.delivered++;
+    if (frame && TERMINAL_TYPES.has(frame.type)) {
+      if (frame.type === 'snug:app-response' && frame.ok === true && frame.streaming === true) {
+        this.counts.streaming++;
+      } else {
+        this.counts.terminal++;
+      }
+    }
+    this.refresh();
+  }
+
+  /** One net audit entry from the host. */
+  auditEntry(a) {
+    if (!a || typeof a !== 'object') return;
+    this.counts.audit++;
+    const tr = document.createElement('tr');
+    tr.dataset.decision = str(a.decision ?? a.code);
+    const ms = a.durationMs ?? a.duration_ms ?? a.duration;
+    addCells(tr, [
+      [clock(a.time), 'time'],
+      [str(a.app), 'app'],
+      [str(a.method), 'method'],
+      [str(a.origin), 'origin'],
+      [str(a.code || a.decision), 'decision'],
+      [str(a.status ?? ''), 'status'],
+      [str(a.bytes ?? ''), 'bytes'],
+      [typeof ms === 'number' ? String(Math.round(ms)) : str(ms ?? ''), 'ms'],
+    ]);
+    append(this.audit, tr);
+    this.refresh();
+  }
+
+  refresh() {
+    // Counts are drawn at most once a frame, however many entries arrive.
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => this.draw());
+    // Hidden tabs get no animation frames; a timer draws there too.
+    setTimeout(() => this.draw(), 100);
+  }
+
+  draw() {
+    if (!this.pending) return;
+    this.pending = false;
+    for (const [k, v] of Object.entries(this.counts)) this.cells[k].textContent = String(v);
+    this.countsEl.dataset.counts = JSON.stringify(this.counts);
+  }
+}
+
+function str(v) {
+  return v === undefined || v === null ? '' : String(v);
+}
+
+function clock(t) {
+  const d = t ? new Date(t) : new Date();
+  if (Number.isNaN(d.getTime())) return str(t);
+  return d.toTimeString().slice(0, 8) + '.' + String(d.getMilliseconds()).padStart(3, '0');
+}
+
+function addCells(tr, cells) {
+  for (const [text, cls] of cells) {
+    const td = document.createElement('td');
+    td.className = cls;
+    td.textContent = text;
+    tr.append(td);
+  }
+}
+
+function append(tbody, tr) {
+  tbody.append(tr);
+  while (tbody.rows.length > MAX_ROWS) tbody.rows[0].remove();
+  const wrap = tbody.closest('.table-wrap');
+  if (wrap && wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 80) wrap.scrollTop = wrap.scrollHeight;
+}

@@ -1,0 +1,126 @@
+// The Snug runner page. It owns the app frames and the host's own dialogs;
+// the Go host behind /ws owns every decision. Frames cross this page
+// unchanged in both directions: the host parses each one again.
+
+import { Relay } from './relay.js';
+import { Stage, safeColor } from './stage.js';
+import { Inspector } from './inspector.js';
+import { Confirms } from './confirm.js';
+
+const $ = (sel) => document.querySelector(sel);
+
+const params = new URLSearchParams(location.search);
+const wanted = params.getAll('app');
+let mountedWanted = false;
+
+const inspector = new Inspector($('#inspector'));
+const connEl = $('#conn');
+const relay = new Relay(wsURL(), {
+  message: onMessage,
+  open: onOpen,
+  state(s) {
+    connEl.dataset.state = s;
+    connEl.textContent = s === 'open' ? 'connected' : s;
+    if (s === 'closed') confirms.reset();
+  },
+});
+const stage = new Stage($('#stage'), relay, {
+  delivered: (slot, frame) => inspector.delivered(frame),
+});
+const confirms = new Confirms($('#confirm'), (id, decision) => {
+  relay.send({ t: 'confirm-answer', id, decision });
+});
+
+// Routing is by event.source; see Stage.route.
+window.addEventListener('message', (ev) => stage.route(ev));
+
+let connectedOnce = false;
+function onOpen() {
+  relay.send({ t: 'theme', mode: theme.mode });
+  if (connectedOnce) stage.remountAll();
+  connectedOnce = true;
+}
+
+function onMessage(msg) {
+  switch (msg.t) {
+    case 'apps':
+      if (!Array.isArray(msg.apps)) return;
+      stage.setApps(msg.apps);
+      renderApps(msg.apps);
+      if (!mountedWanted) {
+        mountedWanted = true;
+        for (const app of wanted) stage.mount(app);
+      }
+      break;
+    case 'frame':
+      if (typeof msg.slot === 'string') stage.deliver(msg.slot, msg.frame);
+      break;
+    case 'confirm':
+      confirms.ask(msg);
+      break;
+    case 'inspect':
+      inspector.entry(msg.entry);
+      break;
+    case 'audit':
+      inspector.auditEntry(msg.entry);
+      break;
+    case 'reload':
+      if (typeof msg.app === 'string') stage.reloadApp(msg.app);
+      break;
+  }
+}
+
+function renderApps(apps) {
+  const list = $('#app-list');
+  list.replaceChildren();
+  for (const a of apps) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'app-button';
+    b.dataset.app = a.app;
+    const icon = document.createElement('span');
+    icon.className = 'icon';
+    icon.setAttribute('aria-hidden', 'true');
+    icon.textContent = a.iconEmoji || '▢';
+    const color = safeColor(a.iconColor);
+    if (color) icon.style.background = color;
+    const name = document.createElement('span');
+    name.className = 'app-name';
+    name.textContent = a.displayName || a.app;
+    b.title = a.appId ? `${a.displayName || a.app} (${a.appId})` : a.app;
+    b.append(icon, name);
+    b.addEventListener('click', () => stage.mount(a.app));
+    li.append(b);
+    list.append(li);
+  }
+}
+
+// Theme: the runner's own look, and the mode the host tells the apps.
+const theme = {
+  mode: matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light',
+  button: $('#theme-toggle'),
+  apply() {
+    document.documentElement.dataset.theme = this.mode;
+    this.button.setAttribute('aria-pressed', String(this.mode === 'dark'));
+    this.button.textContent = this.mode === 'dark' ? 'Light theme' : 'Dark theme';
+  },
+};
+theme.apply();
+theme.button.addEventListener('click', () => {
+  theme.mode = theme.mode === 'dark' ? 'light' : 'dark';
+  theme.apply();
+  relay.send({ t: 'theme', mode: theme.mode });
+});
+
+const inspectorToggle = $('#inspector-toggle');
+inspectorToggle.addEventListener('click', () => {
+  const layout = $('.layout');
+  const hidden = layout.classList.toggle('no-inspector');
+  inspectorToggle.setAttribute('aria-pressed', String(!hidden));
+});
+
+function wsURL() {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  return `${scheme}//${location.host}/ws`;
+}

@@ -1,0 +1,218 @@
+// The stage owns the app frames. Each frame is an <iframe sandbox="allow-scripts">
+// loading its app document by URL (a srcdoc frame resolves href="#x" against
+// the runner's URL and breaks hash-routed apps). The page's id for a frame
+// element is its slot; the host keys its sessions by slot, never by what the
+// app says about itself (R4).
+
+const MIN_HEIGHT = 80;
+const MAX_HEIGHT = 100000;
+
+export class Stage {
+  /**
+   * @param {HTMLElement} root
+   * @param {import('./relay.js').Relay} relay
+   * @param {{delivered: (slot: string, frame: any) => void}} hooks
+   */
+  constructor(root, relay, hooks) {
+    this.root = root;
+    this.relay = relay;
+    this.hooks = hooks;
+    this.empty = root.querySelector('#stage-empty');
+    /** @type {Map<string, any>} installed apps by host key */
+    this.apps = new Map();
+    /** @type {Map<string, Instance>} running frames by slot */
+    this.instances = new Map();
+    this.nextSlot = 1;
+  }
+
+  setApps(list) {
+    this.apps.clear();
+    for (const a of list) this.apps.set(a.app, a);
+    for (const inst of this.instances.values()) inst.renderHead(this.apps.get(inst.app));
+  }
+
+  /** Opens a new instance of app and returns its slot. */
+  mount(app, before = null) {
+    const info = this.apps.get(app);
+    if (!info) return null;
+    const slot = 's' + this.nextSlot++;
+    const inst = new Instance(this, slot, app, info);
+    this.instances.set(slot, inst);
+    // The host must know the slot before the frame can load or speak.
+    this.relay.send({ t: 'mount', slot, app });
+    this.root.insertBefore(inst.el, before);
+    this.empty.hidden = true;
+    return slot;
+  }
+
+  unmount(slot) {
+    const inst = this.instances.get(slot);
+    if (!inst) return null;
+    this.instances.delete(slot);
+    inst.dead = true;
+    const next = inst.el.nextSibling;
+    inst.el.remove();
+    this.relay.send({ t: 'unmount', slot });
+    this.empty.hidden = this.instances.size > 0;
+    return next;
+  }
+
+  /** Replaces every frame of app with a fresh one (the app was rebuilt). */
+  reloadApp(app) {
+    for (const inst of [...this.instances.values()]) {
+      if (inst.app !== app) continue;
+      const next = this.unmount(inst.slot);
+      this.mount(app, next);
+    }
+  }
+
+  /** After a new connection the host knows no slot: start every frame again. */
+  remountAll() {
+    const old = [...this.instances.values()];
+    for (const inst of old) {
+      this.instances.delete(inst.slot);
+      inst.dead = true;
+      const next = inst.el.nextSibling;
+      inst.el.remove();
+      this.mount(inst.app, next);
+    }
+  }
+
+  /**
+   * Routes a window message by event.source: only a message whose source is
+   * the contentWindow of a live frame goes to the host, tagged with that
+   * frame's slot. Its origin is "null" for every sandboxed frame, so the
+   * origin says nothing; the source is the identity.
+   */
+  route(ev) {
+    if (!ev.source) return;
+    for (const inst of this.instances.values()) {
+      if (inst.iframe.contentWindow !== ev.source) continue;
+      if (inst.dead) return;
+      const frame = ev.data;
+      this.relay.send({ t: 'frame', slot: inst.slot, frame });
+      inst.observeOutgoing(frame);
+      return;
+    }
+  }
+
+  /** Posts a frame from the host into its slot's frame. */
+  deliver(slot, frame) {
+    const inst = this.instances.get(slot);
+    if (!inst || inst.dead) return;
+    const win = inst.iframe.contentWindow;
+    if (!win) return;
+    inst.observeIncoming(frame);
+    // Sandboxed frames have an opaque origin: '*' is the only target origin
+    // that reaches them. The window reference is what addresses the frame.
+    win.postMessage(frame, '*');
+    this.hooks.delivered(slot, frame);
+  }
+}
+
+class Instance {
+  constructor(stage, slot, app, info) {
+    this.stage = stage;
+    this.slot = slot;
+    this.app = app;
+    this.loads = 0;
+    this.dead = false;
+
+    const el = document.createElement('article');
+    el.className = 'instance';
+    el.dataset.slot = slot;
+    el.dataset.app = app;
+    el.dataset.state = 'loading';
+
+    const head = document.createElement('div');
+    head.className = 'instance-head';
+    this.icon = document.createElement('span');
+    this.icon.className = 'icon';
+    this.icon.setAttribute('aria-hidden', 'true');
+    this.name = document.createElement('strong');
+    this.name.className = 'name';
+    this.meta = document.createElement('span');
+    this.meta.className = 'meta';
+    this.state = document.createElement('span');
+    this.state.className = 'meta state';
+    this.state.textContent = 'loading';
+    const spacer = document.createElement('span');
+    spacer.className = 'spacer';
+    const close = document.createElement('button');
+    close.type = 'button';
+    close.className = 'close';
+    close.textContent = 'Close';
+    close.title = 'Close this instance';
+    close.addEventListener('click', () => stage.unmount(slot));
+    head.append(this.icon, this.name, this.meta, this.state, spacer, close);
+
+    const iframe = document.createElement('iframe');
+    // The sandbox is allow-scripts and nothing more (C2): an opaque origin,
+    // no popups, no top navigation, no forms, no same-origin access.
+    iframe.setAttribute('sandbox', 'allow-scripts');
+    iframe.setAttribute('referrerpolicy', 'no-referrer');
+    iframe.setAttribute('allow', '');
+    iframe.addEventListener('load', () => this.onLoad());
+    // src is set before the element is inserted, so no about:blank load
+    // fires first and the first load is the app document's.
+    iframe.src = info.url;
+    this.iframe = iframe;
+
+    el.append(head, iframe);
+    this.el = el;
+    this.renderHead(info);
+  }
+
+  renderHead(info) {
+    if (!info) return;
+    this.icon.textContent = info.iconEmoji || '▢';
+    this.icon.style.background = safeColor(info.iconColor) || '';
+    this.name.textContent = info.displayName || info.app;
+    this.iframe.title = info.displayName || info.app;
+  }
+
+  onLoad() {
+    if (this.dead) return;
+    this.loads++;
+    this.stage.relay.send({ t: 'load', slot: this.slot });
+    if (this.loads === 1) {
+      this.setState('live', 'live');
+      return;
+    }
+    // A second load means the frame navigated away from the document the
+    // host served. Nothing more is posted to it; the host ends its work.
+    this.dead = true;
+    this.setState('dead', 'navigated: stopped');
+  }
+
+  setState(state, text) {
+    this.el.dataset.state = state;
+    this.state.textContent = text;
+  }
+
+  /** Looks at what the app sent, for the runner's own display only. */
+  observeOutgoing(frame) {
+    if (!frame || typeof frame !== 'object') return;
+    if (frame.type === 'snug:app-event' && frame.event === 'resize') {
+      const h = frame.data && frame.data.height;
+      if (Number.isInteger(h) && h >= 0 && h <= MAX_HEIGHT) {
+        this.iframe.style.height = Math.max(MIN_HEIGHT, h) + 'px';
+      }
+    }
+  }
+
+  /** Shows the handshake the host made with this frame. */
+  observeIncoming(frame) {
+    if (frame && frame.type === 'snug:host-ready') {
+      const versions = Array.isArray(frame.protocolVersions) ? frame.protocolVersions.join(',') : '';
+      this.meta.textContent = `${this.slot} · instance ${frame.instanceId} · v${versions}`;
+      this.el.dataset.instanceId = String(frame.instanceId);
+    }
+  }
+}
+
+/** Accepts a CSS colour the app announced only if the browser parses it as one. */
+export function safeColor(c) {
+  if (typeof c !== 'string' || c.length > 32) return '';
+  return CSS.supports('color', c) ? c : '';
+}
