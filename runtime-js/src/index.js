@@ -1,0 +1,4 @@
+// Entry point of dist/snug.js: installs the `snug` global.
+import { snug } from "./snug.js";
+
+globalThis.snug = snug;

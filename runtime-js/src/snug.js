@@ -1,0 +1,270 @@
+// The Snug app runtime: the one global, `snug`, that a micro-app talks
+// through. It runs inside a sandboxed iframe (origin "null"), so the only
+// peer it trusts is window.parent, recognised by event.source, and it posts
+// with targetOrigin "*" (a null origin cannot be named). Every frame that
+// arrives is checked by the generated validators (../gen, from schemas/) and
+// dropped when invalid; nothing about a frame is restated here by hand.
+//
+// Limits: one runtime per document; requests wait for the handshake
+// (announce sent, then host-ready received) before they go out.
+
+import {
+  CODE_CANCELLED,
+  CODE_HOST_ERROR,
+  CODE_MALFORMED,
+  EVENT_RESIZE,
+  EVENT_THEME_CHANGE,
+  PROTOCOL_VERSIONS,
+  RESIZE_HEIGHT_MAX,
+  STRIP_HEADERS,
+  TYPE_APP_ANNOUNCE,
+  TYPE_APP_CANCEL,
+  TYPE_APP_EVENT,
+  TYPE_APP_MESSAGE,
+  TYPE_APP_RESPONSE,
+  TYPE_DB_REQUEST,
+  TYPE_DB_RESPONSE,
+  TYPE_HOST_EVENT,
+  TYPE_HOST_READY,
+  TYPE_NET_REQUEST,
+  TYPE_NET_RESPONSE,
+  TYPE_OPEN_URL_REQUEST,
+  TYPE_OPEN_URL_RESULT,
+  VERSION,
+  isKnownCode,
+} from "../gen/constants.mjs";
+import { HOST_TO_APP } from "../gen/validate.mjs";
+import { fromBase64, toBase64 } from "./bytes.js";
+
+/** An error from the host or from the runtime, with the spec's fields. */
+export class SnugError extends Error {
+  constructor(e) {
+    super(e.message);
+    this.name = "SnugError";
+    // R5: an unknown code keeps its retryable flag and renders as HOST_ERROR.
+    this.code = isKnownCode(e.code) ? e.code : CODE_HOST_ERROR;
+    this.hostCode = e.code;
+    this.retryable = !!e.retryable;
+    this.rawExcerpt = e.rawExcerpt;
+    this.attemptsRemaining = e.attemptsRemaining;
+    this.retryAfterMs = e.retryAfterMs;
+  }
+}
+
+const W = window;
+const D = document;
+const P = W.parent;
+const root = D.documentElement;
+const pending = new Map(); // requestId -> {t: expected type, s: onText, r: settle}
+const listeners = {}; // event -> Set of functions
+let lastId = 0;
+let app; // the announced identity; undefined until announced
+let host; // the latest host-ready's fields, one object updated in place
+let resolveReady;
+let tokens = [];
+let height = -1;
+let resizeTimer;
+let observing;
+
+const ready = new Promise((r) => (resolveReady = r));
+
+// post sends one frame to the host. The JSON round trip drops undefined
+// fields and anything that is not JSON, so the host sees exactly the wire form.
+const post = (type, fields) => P.postMessage(JSON.parse(JSON.stringify({ v: VERSION, type, ...fields })), "*");
+
+const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
+
+const fail = (code, message) => Promise.reject(new SnugError({ code, message }));
+
+const applyTheme = (theme) => {
+  root.setAttribute("data-theme", theme.mode);
+  tokens.forEach((name) => root.style.removeProperty(name));
+  tokens = Object.keys(theme.tokens || {});
+  tokens.forEach((name) => root.style.setProperty(name, theme.tokens[name]));
+};
+
+const measure = () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    const h = Math.min(RESIZE_HEIGHT_MAX, Math.ceil(root.getBoundingClientRect().height));
+    if (h !== height) emit(EVENT_RESIZE, { height: (height = h) });
+  }, 60);
+};
+
+const meta = (name) => D.querySelector(`meta[name="snug:${name}"]`)?.content || undefined;
+
+/**
+ * Sends snug:app-announce: the fields given, else the page's
+ * <meta name="snug:…"> tags. Called on its own once the document is parsed;
+ * calling it again re-announces (the host supersedes in-flight work, R4).
+ */
+function announce(a = {}) {
+  const pick = (k, tag) => a[k] || meta(tag);
+  app = {
+    appId: pick("appId", "app-id") || "app",
+    displayName: pick("displayName", "display-name") || D.title || "App",
+    description: pick("description", "description"),
+    iconEmoji: pick("iconEmoji", "icon-emoji"),
+    iconColor: pick("iconColor", "icon-color"),
+  };
+  post(TYPE_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
+}
+
+// request sends one request frame and settles with its terminal answer of
+// type `expect`. cap names a capability the host must advertise.
+async function request(type, expect, fields, cap, signal, onText) {
+  const info = await ready;
+  if (type == TYPE_APP_MESSAGE) fields.appId = app.appId;
+  if (cap && !info.capabilities[cap])
+    return fail(
+      CODE_HOST_ERROR,
+      `this host does not offer "${cap}" (capabilities.${cap} is not true): check snug.capabilities.${cap} and render a fallback`,
+    );
+  return new Promise((resolve, reject) => {
+    const requestId = "r" + ++lastId;
+    const cancelled = () => reject(new SnugError({ code: CODE_CANCELLED, message: "cancelled by the app" }));
+    if (signal?.aborted) return cancelled();
+    const done = () => {
+      pending.delete(requestId);
+      signal?.removeEventListener("abort", abort);
+    };
+    const abort = () => {
+      done();
+      post(TYPE_APP_CANCEL, { requestId, instanceId: info.instanceId });
+      cancelled();
+    };
+    signal?.addEventListener("abort", abort);
+    pending.set(requestId, {
+      t: expect,
+      s: onText,
+      r: (f) => {
+        done();
+        f.ok === false ? reject(new SnugError(f.error)) : resolve(f);
+      },
+    });
+    post(type, { requestId, instanceId: info.instanceId, ...fields });
+  });
+}
+
+const db = (fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, fields, "db").then((f) => f.result);
+
+function emit(event, data) {
+  ready.then((info) => post(TYPE_APP_EVENT, { instanceId: info.instanceId, event, data }));
+}
+
+const response = (f) => {
+  const b64 = f.bodyEncoding == "base64";
+  const bytes = () => (b64 ? fromBase64(f.body) : new TextEncoder().encode(f.body));
+  const r = {
+    ok: f.status > 199 && f.status < 300,
+    status: f.status,
+    headers: new Headers(f.headers),
+    truncated: !!f.truncated,
+    text: async () => (b64 ? new TextDecoder().decode(bytes()) : f.body),
+    json: async () => JSON.parse(await r.text()),
+    arrayBuffer: async () => bytes().slice().buffer,
+    bytes: async () => bytes(),
+  };
+  return r;
+};
+
+W.addEventListener("message", (e) => {
+  const f = e.data;
+  const valid = e.source === P && f && HOST_TO_APP[f.type];
+  if (!valid || valid(f).length) return;
+  if (f.type == TYPE_HOST_READY) {
+    host = Object.assign(host || {}, {
+      instanceId: f.instanceId,
+      protocolVersions: f.protocolVersions,
+      capabilities: f.capabilities,
+      theme: f.theme,
+      locale: f.locale,
+    });
+    applyTheme(f.theme);
+    // host-ready before our announce is the load-time greeting; the ack of
+    // the announce follows, and requests wait for it.
+    if (app) {
+      resolveReady(host);
+      if (!observing && W.ResizeObserver) new ResizeObserver(measure).observe(root), (observing = 1);
+    }
+    fire(TYPE_HOST_READY, host);
+  } else if (f.type == TYPE_HOST_EVENT) {
+    if (f.event == EVENT_THEME_CHANGE && f.data?.theme) {
+      applyTheme(f.data.theme);
+      if (host) host.theme = f.data.theme;
+    }
+    fire(f.event, f.data);
+  } else {
+    const p = pending.get(f.requestId);
+    if (p && p.t == f.type) f.streaming ? p.s?.(f.text) : p.r(f);
+  }
+});
+
+if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", () => app || announce());
+else setTimeout(() => app || announce());
+
+/** The global the build injects; see snug.d.ts for the documented API. */
+export const snug = {
+  ready,
+  announce,
+  SnugError,
+  get capabilities() {
+    return host?.capabilities;
+  },
+  get theme() {
+    return host?.theme;
+  },
+  get locale() {
+    return host?.locale;
+  },
+  get instanceId() {
+    return host?.instanceId;
+  },
+  ask: (action, payload, o = {}) =>
+    request(
+      TYPE_APP_MESSAGE,
+      TYPE_APP_RESPONSE,
+      { action, payload, state: o.state, responseSchema: o.schema },
+      0,
+      o.signal,
+      o.onText,
+    ).then((f) => f.data),
+  db: {
+    exec: (sql, params) => db({ op: "exec", sql, params }),
+    query: (sql, params) =>
+      db({ op: "exec", sql, params }).then((r) =>
+        r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]]))),
+      ),
+    get: (key) => db({ op: "kvGet", key }).then((r) => (r.found ? r.value : null)),
+    set: (key, value) => db({ op: "kvSet", key, value: value ?? null }).then(() => {}),
+    export: () => db({ op: "export" }).then((r) => fromBase64(r.data)),
+    import: (bytes) => db({ op: "import", data: toBase64(bytes) }),
+  },
+  net: {
+    fetch(url, o = {}) {
+      const headers = {};
+      new Headers(o.headers).forEach((value, name) => (headers[name] = value));
+      for (const name in headers)
+        if (STRIP_HEADERS.includes(name))
+          return fail(
+            CODE_MALFORMED,
+            `snug.net.fetch: the "${name}" header is refused: credentials never enter the app; the host injects them for connections the user approved, so remove the header`,
+          );
+      const method = (o.method || "GET").toUpperCase();
+      return request(
+        TYPE_NET_REQUEST,
+        TYPE_NET_RESPONSE,
+        { url: String(url), method, headers: Object.keys(headers).length ? headers : undefined, body: o.body },
+        "net",
+        o.signal,
+      ).then(response);
+    },
+  },
+  openUrl: (url) => request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: String(url) }, "openUrl").then((f) => f.status),
+  on(event, fn) {
+    (listeners[event] ||= new Set()).add(fn);
+    return () => snug.off(event, fn);
+  },
+  off: (event, fn) => listeners[event]?.delete(fn),
+  emit,
+};
