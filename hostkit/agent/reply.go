@@ -1,6 +1,19 @@
 package agent
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
 
 // ReplyError is why a reply yielded no data; the Bridge answers it with
 // PARSE_FAILED carrying RawExcerpt.
@@ -11,19 +24,260 @@ type ReplyError struct {
 
 func (e *ReplyError) Error() string { return "agent reply: " + e.Reason }
 
-// ParseReply extracts the reply's JSON object with graduated tolerance: the
-// whole text, then each fenced code block, then each balanced {...} span,
-// taking the first candidate that parses as an object and satisfies schema
-// (a JSON Schema, nil for none). A reply that is null, an array or a scalar is
-// rejected. Failures are *ReplyError; a schema that does not compile is a
-// *SchemaError.
-func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
-	panic("unfinished")
-}
-
 // SchemaError means a responseSchema is not a usable JSON Schema (it does not
 // compile, or refers to anything outside itself).
 type SchemaError struct{ Err error }
 
 func (e *SchemaError) Error() string { return "responseSchema: " + e.Err.Error() }
 func (e *SchemaError) Unwrap() error { return e.Err }
+
+// maxBalancedStarts bounds the balanced-object stage: it tries at most this
+// many '{' positions, so a reply full of braces costs linear time, not
+// quadratic.
+const maxBalancedStarts = 64
+
+// ParseReply extracts the reply's JSON object with graduated tolerance (Part
+// I §6): the whole text, then each fenced code block, then each balanced
+// {...} span, taking the first candidate that parses as an object and
+// satisfies schema (a JSON Schema, nil for none). When the whole text is
+// JSON, it is the answer: a reply that is null, an array or a scalar is
+// rejected rather than mined for an object inside it. Failures are
+// *ReplyError; a schema that does not compile is a *SchemaError.
+func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
+	var sch *jsonschema.Schema
+	if len(schema) > 0 {
+		var err error
+		if sch, err = CompileSchema(schema); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(reason string) error {
+		return &ReplyError{Reason: reason, RawExcerpt: Excerpt(text)}
+	}
+	var firstViolation error
+	try := func(cand string) (json.RawMessage, bool) {
+		v, ok := decodeObject(cand)
+		if !ok {
+			return nil, false
+		}
+		if sch != nil {
+			if err := sch.Validate(v); err != nil {
+				if firstViolation == nil {
+					firstViolation = err
+				}
+				return nil, false
+			}
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(cand)); err != nil {
+			return nil, false
+		}
+		return buf.Bytes(), true
+	}
+
+	trimmed := strings.TrimSpace(text)
+	if json.Valid([]byte(trimmed)) {
+		if !strings.HasPrefix(trimmed, "{") {
+			return nil, fail("the reply is " + kindOf(trimmed) + ", not a JSON object")
+		}
+		if data, ok := try(trimmed); ok {
+			return data, nil
+		}
+		return nil, fail(violationReason(firstViolation))
+	}
+	for _, block := range fencedBlocks(text) {
+		if data, ok := try(block); ok {
+			return data, nil
+		}
+	}
+	starts := 0
+	for i := 0; i < len(text) && starts < maxBalancedStarts; i++ {
+		if text[i] != '{' {
+			continue
+		}
+		starts++
+		end := balancedEnd(text, i)
+		if end < 0 {
+			// No closing brace from here; none from a later start either
+			// unless a string quote misled the scan, so keep looking.
+			continue
+		}
+		if data, ok := try(text[i:end]); ok {
+			return data, nil
+		}
+	}
+	if firstViolation != nil {
+		return nil, fail(violationReason(firstViolation))
+	}
+	return nil, fail("no JSON object in the reply")
+}
+
+func violationReason(err error) string {
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		// The innermost cause names the failing keyword and location.
+		for len(ve.Causes) > 0 {
+			ve = ve.Causes[0]
+		}
+		loc := ve.InstanceLocation
+		if loc == "" {
+			loc = "/"
+		}
+		return fmt.Sprintf("data does not match responseSchema: at %s: %s", loc, ve.Message)
+	}
+	return fmt.Sprintf("data does not match responseSchema: %v", err)
+}
+
+// decodeObject parses s as exactly one JSON value that is an object, with
+// numbers kept as json.Number for the schema validator.
+func decodeObject(s string) (any, bool) {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "{") {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	_, ok := v.(map[string]any)
+	return v, ok
+}
+
+func kindOf(jsonText string) string {
+	switch jsonText[0] {
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+// fencedBlocks returns the bodies of the Markdown code fences in text, in
+// order; the info string after the opening ``` (json, JSON, jsonc, …) is
+// dropped. An unclosed fence runs to the end of the text.
+func fencedBlocks(text string) []string {
+	var blocks []string
+	rest := text
+	for {
+		i := strings.Index(rest, "```")
+		if i < 0 {
+			return blocks
+		}
+		rest = rest[i+3:]
+		// Skip the info string: the rest of the opening line.
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 && !strings.Contains(rest[:nl], "{") {
+			rest = rest[nl+1:]
+		}
+		j := strings.Index(rest, "```")
+		if j < 0 {
+			return append(blocks, rest)
+		}
+		blocks = append(blocks, rest[:j])
+		rest = rest[j+3:]
+	}
+}
+
+// balancedEnd returns the index just past the '}' that closes the '{' at
+// text[start], skipping braces inside JSON strings, or -1.
+func balancedEnd(text string, start int) int {
+	depth := 0
+	inString := false
+	for i := start; i < len(text); i++ {
+		c := text[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// Excerpt returns text's first frame.MaxRawExcerpt code points (invalid
+// UTF-8 replaced), the rawExcerpt of a PARSE_FAILED error.
+func Excerpt(text string) string {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	if utf8.RuneCountInString(text) <= frame.MaxRawExcerpt {
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == frame.MaxRawExcerpt {
+			return text[:i]
+		}
+		n++
+	}
+	return text
+}
+
+// schemaURL is the in-memory address a responseSchema compiles under.
+// Nothing outside the schema itself can be loaded: see CompileSchema.
+const schemaURL = "snug:///response-schema.json"
+
+var schemaCache struct {
+	sync.Mutex
+	m map[string]*jsonschema.Schema
+}
+
+// maxCachedSchemas bounds the compiled-schema cache; when full it is emptied
+// (apps reuse a handful of schemas, so this rarely happens).
+const maxCachedSchemas = 256
+
+// CompileSchema compiles a responseSchema with santhosh-tekuri/jsonschema/v5.
+// A $ref or $schema that would load anything outside the schema (file:,
+// http:, another document) is refused: an app's schema must not make the host
+// read files or fetch URLs. Compiled schemas are cached by their bytes.
+func CompileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
+	key := string(schema)
+	schemaCache.Lock()
+	if s, ok := schemaCache.m[key]; ok {
+		schemaCache.Unlock()
+		return s, nil
+	}
+	schemaCache.Unlock()
+
+	c := jsonschema.NewCompiler()
+	c.LoadURL = func(u string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("refusing to load %q: a responseSchema must be self-contained", u)
+	}
+	if err := c.AddResource(schemaURL, bytes.NewReader(schema)); err != nil {
+		return nil, &SchemaError{Err: err}
+	}
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, &SchemaError{Err: err}
+	}
+	schemaCache.Lock()
+	if schemaCache.m == nil || len(schemaCache.m) >= maxCachedSchemas {
+		schemaCache.m = make(map[string]*jsonschema.Schema)
+	}
+	schemaCache.m[key] = s
+	schemaCache.Unlock()
+	return s, nil
+}

@@ -1,0 +1,125 @@
+// Package mock is the offline agent.Backend, the embedded default: it needs
+// no key and no network. For a request with a responseSchema it answers a
+// JSON object generated to be valid against that schema; without one it
+// answers {"message": …}. The answer streams in chunks and is a function of
+// the request alone (its action, payload, state and schema), so a test or a
+// demo sees the same reply every time.
+//
+// Its limit: it generates from the schema keywords that describe values
+// (type, properties, required, additionalProperties, min/maxProperties,
+// items, prefixItems, min/maxItems, uniqueItems, contains, enum, const,
+// min/maxLength, format, minimum, maximum, exclusive bounds, multipleOf,
+// allOf, anyOf, oneOf, local $ref) and checks the result with the real
+// validator, retrying other choices; a schema it cannot satisfy (a pattern
+// it does not guess, contradictory keywords) yields its best attempt, which
+// the bridge then reports as PARSE_FAILED like any other invalid reply.
+package mock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/snuggen/snuggen/hostkit/agent"
+)
+
+// DefaultChunkSize is how many bytes of the answer each streamed step adds.
+const DefaultChunkSize = 24
+
+// Options configure a Backend. The zero value streams DefaultChunkSize-byte
+// chunks with no delay.
+type Options struct {
+	ChunkSize int           // bytes per streamed step (rune-aligned); 0 = DefaultChunkSize
+	Delay     time.Duration // pause before each step, to imitate a slow model; 0 = none
+}
+
+// Backend is the offline agent.
+type Backend struct{ opts Options }
+
+// New returns the mock backend.
+func New(opts Options) *Backend {
+	if opts.ChunkSize <= 0 {
+		opts.ChunkSize = DefaultChunkSize
+	}
+	return &Backend{opts: opts}
+}
+
+// Complete answers req: a JSON object valid against req.Schema (or
+// {"message": …}), streamed cumulatively through onText.
+func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText func(string)) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("mock: %w", err)
+	}
+	answer, err := Answer(req)
+	if err != nil {
+		return "", fmt.Errorf("mock: %w", err)
+	}
+	for end := 0; end < len(answer); {
+		next := min(end+b.opts.ChunkSize, len(answer))
+		for next < len(answer) && !utf8.RuneStart(answer[next]) {
+			next++
+		}
+		end = next
+		if b.opts.Delay > 0 {
+			t := time.NewTimer(b.opts.Delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return "", fmt.Errorf("mock: %w", ctx.Err())
+			case <-t.C:
+			}
+		} else if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("mock: %w", err)
+		}
+		if onText != nil {
+			onText(answer[:end])
+		}
+	}
+	return answer, nil
+}
+
+// Answer is the reply text the mock gives to req, without streaming.
+func Answer(req agent.Completion) (string, error) {
+	action, seed := "", hashOf(req.User)
+	if env, ok := agent.Detect(req.User); ok {
+		action = env.Action
+		seed = hashOf(env.Action, string(env.Payload), string(env.State), string(env.ResponseSchema))
+	}
+	var data json.RawMessage
+	if len(req.Schema) > 0 {
+		var err error
+		if data, err = Generate(req.Schema, seed, action); err != nil && data == nil {
+			return "", err
+		}
+	} else {
+		msg := "Mock agent reply (offline, no model): received the request."
+		if action != "" {
+			msg = fmt.Sprintf("Mock agent reply (offline, no model) to %q.", action)
+		}
+		data = mustJSON(map[string]string{"message": msg})
+	}
+	return string(data), nil
+}
+
+func hashOf(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+func mustJSON(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only called with maps of strings and generated values
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
