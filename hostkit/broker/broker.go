@@ -1,0 +1,262 @@
+// Package broker is the heart of hostkit: it owns every app instance's
+// session and everything between a frame arriving from an iframe and the
+// answer going back. It mints instanceIds, sends host-ready, keeps requestIds
+// unique per instance, routes each accepted request to the capability that
+// answers it (agent, db, net, open-url) and guarantees R3: every accepted
+// requestId gets exactly one terminal frame and nothing after it.
+//
+// Its limit: the broker decides, it does not transport. A Session is opened by
+// a transport (hostkit/relay) for one iframe it can identify by itself (R4:
+// connection and slot, never the announced appId), and every frame for that
+// iframe leaves through the Session's Port. What a capability does is the
+// capability's business: the broker only calls the handler configured for it
+// and turns whatever happens into one terminal frame.
+package broker
+
+// Design note: the terminal latch (R3).
+//
+// Every accepted request is one *request holding a mutex and a done flag.
+// The only way to put a frame for a requestId on the wire is through that
+// latch: stream() sends a non-terminal frame only while done is false, and
+// finish() sets done, sends the terminal frame and removes the request from
+// its session, all under the latch's mutex, so the terminal is the last frame
+// for that id and no second one can follow. Every ending goes through
+// finish(): the handler's return value, a recovered panic, the context's
+// deadline (a context.AfterFunc registered when the request starts), app-cancel,
+// a re-announce (SUPERSEDED), a second load or unmount (the instance is dead:
+// the frame is latched but not delivered), and Shutdown. Whichever comes
+// first wins; the others find the latch closed and do nothing. finish() also
+// cancels the handler's context, so a handler that is still running learns it
+// lost and its late answer is dropped by the latch.
+//
+// A requestId is recorded as used the moment the broker decides to answer it
+// (accepted, or refused with a terminal error). A frame that reuses an id in
+// flight or already answered gets no frame on the wire at all: any answer
+// would carry that id and so would disturb, or follow, the original's
+// terminal. The refusal is reported to the transport's inspector instead.
+//
+// Lock order: request.mu, then Session.mu. Code holding Session.mu never
+// takes a request's mutex; it copies what it needs and lets go first. Ports
+// must not block (the relay queues), since they are called with the latch
+// held to keep a request's frames in order.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// Default limits.
+const (
+	// DefaultMaxInFlight is the per-instance limit on requests in flight.
+	DefaultMaxInFlight = 32
+	// DefaultTimeout bounds one request from acceptance to its terminal frame.
+	DefaultTimeout = 2 * time.Minute
+)
+
+// Options configure a Broker. A nil capability is not offered: host-ready
+// advertises it as false and a request for it is answered HOST_ERROR.
+type Options struct {
+	// Agent answers app-message (see Agent for the agent.Bridge adapter).
+	Agent AgentHandler
+	// DB answers db-request (see Store for the store adapter).
+	DB DBHandler
+	// Net answers net-request (see Netgate for the netgate adapter).
+	Net NetHandler
+	// OpenURL answers open-url-request (see OpenURL for the openurl adapter).
+	OpenURL OpenURLHandler
+
+	// OnAnnounce receives each accepted app-announce, after host-ready went out
+	// (metadata for the runner's app list). Called from the transport's
+	// goroutine; it must not block.
+	OnAnnounce func(s *Session, a *frame.AppAnnounce)
+	// OnResize receives an accepted resize app-event with its height.
+	OnResize func(s *Session, height int)
+	// OnAppEvent receives every other accepted app-event (unknown events
+	// included: the host decides; the broker ignores them).
+	OnAppEvent func(s *Session, e *frame.AppEvent)
+
+	// Theme is the theme mode host-ready carries until SetTheme changes it:
+	// "light" (the default) or "dark".
+	Theme string
+	// Locale is host-ready's optional locale (BCP 47); empty omits it.
+	Locale string
+
+	// MaxInFlight limits requests in flight per instance (DefaultMaxInFlight
+	// when zero). One more is answered HOST_ERROR at once.
+	MaxInFlight int
+	// Timeout bounds each request (DefaultTimeout when zero); a request still
+	// running then is answered HOST_ERROR and its handler's context ends.
+	Timeout time.Duration
+}
+
+// Port is the broker's line to one iframe, implemented by the transport.
+// Send gets the frame and its JSON encoding (already checked against the
+// frame's size class). Send must not block: it is called while the request's
+// terminal latch is held, so that a request's frames stay in order.
+type Port interface {
+	Send(f frame.Frame, raw []byte)
+}
+
+// Broker holds the sessions of every app instance a host runs. It is safe for
+// concurrent use.
+type Broker struct {
+	opts Options
+
+	ctx    context.Context // parent of every request's context; ends on Shutdown
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // handler goroutines
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+	closing  bool
+	theme    string
+}
+
+// New returns a Broker with opts.
+func New(opts Options) *Broker {
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Theme == "" {
+		opts.Theme = "light"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Broker{
+		opts:     opts,
+		ctx:      ctx,
+		cancel:   cancel,
+		sessions: make(map[*Session]struct{}),
+		theme:    opts.Theme,
+	}
+}
+
+// ErrClosed is returned by Open after Shutdown began.
+var ErrClosed = errors.New("broker: shut down")
+
+// Open starts a session for one iframe of the installed app app (the host's
+// own key, from the app's URL, never from a frame) whose frames leave through
+// port. The session's instanceId is minted now; host-ready goes out on Load
+// and as the answer to every app-announce.
+func (b *Broker) Open(app string, port Port) (*Session, error) {
+	id, err := mintInstanceID()
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		b:          b,
+		app:        app,
+		port:       port,
+		instanceID: id,
+		inflight:   make(map[string]*request),
+		used:       make(map[string]struct{}),
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return nil, ErrClosed
+	}
+	b.sessions[s] = struct{}{}
+	return s, nil
+}
+
+// mintInstanceID returns 128 random bits, URL-safe base64 (22 characters).
+func mintInstanceID() (string, error) {
+	var buf [16]byte
+	if _, err := rand.Read(buf[:]); err != nil {
+		return "", fmt.Errorf("broker: mint instanceId: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(buf[:]), nil
+}
+
+// Capabilities is what host-ready advertises: what is configured.
+func (b *Broker) Capabilities() frame.Capabilities {
+	return capabilities(b.opts)
+}
+
+// Theme returns the current theme mode.
+func (b *Broker) Theme() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.theme
+}
+
+// SetTheme changes the theme mode ("light" or "dark") that host-ready
+// carries and sends a theme-change host-event to every live instance.
+func (b *Broker) SetTheme(mode string) error {
+	ev, err := themeEvent(mode)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.theme = mode
+	live := b.liveLocked()
+	b.mu.Unlock()
+	for _, s := range live {
+		s.Event(ev)
+	}
+	return nil
+}
+
+// Broadcast sends a host-event to every live instance.
+func (b *Broker) Broadcast(ev *frame.HostEvent) {
+	b.mu.Lock()
+	live := b.liveLocked()
+	b.mu.Unlock()
+	for _, s := range live {
+		s.Event(ev)
+	}
+}
+
+func (b *Broker) liveLocked() []*Session {
+	out := make([]*Session, 0, len(b.sessions))
+	for s := range b.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (b *Broker) forget(s *Session) {
+	b.mu.Lock()
+	delete(b.sessions, s)
+	b.mu.Unlock()
+}
+
+// Shutdown sends every request in flight its terminal frame (CANCELLED, "the
+// host is shutting down") first, refuses new sessions and requests, ends every
+// handler's context, and then waits for the handlers to return or ctx to end.
+// Sessions stay open so that the transport can deliver the terminals; the
+// transport closes its connections after Shutdown returns.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	b.closing = true
+	live := b.liveLocked()
+	b.mu.Unlock()
+	for _, s := range live {
+		s.endAll(frame.CodeCancelled, "the host is shutting down")
+	}
+	b.cancel()
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("broker: shutdown: handlers still running: %w", ctx.Err())
+	}
+}
+
+func (b *Broker) isClosing() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closing
+}

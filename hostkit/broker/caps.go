@@ -1,0 +1,82 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// Call identifies who asked: the host's own view of the caller, never
+// anything the frame claims. The broker's handlers receive it, and it rides
+// in their context (CallFrom), so a confirm dialog deep inside a capability
+// can be routed back to the right iframe.
+type Call struct {
+	App        string   // the installed app's host key
+	InstanceID string   // the host-minted instanceId
+	RequestID  string   // the request being answered
+	Session    *Session // the instance; transports map it to their connection
+}
+
+type callKey struct{}
+
+// CallFrom returns the Call a handler's context carries.
+func CallFrom(ctx context.Context) (Call, bool) {
+	c, ok := ctx.Value(callKey{}).(Call)
+	return c, ok
+}
+
+// AgentHandler answers app-message. stream sends cumulative text (streaming
+// app-response frames) and may be called until AppMessage returns; the
+// returned frame is the terminal (final data or error). ctx ends when the
+// request is cancelled, superseded or timed out: return promptly then (the
+// answer is dropped).
+type AgentHandler interface {
+	AppMessage(ctx context.Context, c Call, m *frame.AppMessage, stream func(text string)) *frame.AppResponse
+}
+
+// DBHandler answers db-request with its terminal db-response.
+type DBHandler interface {
+	DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse
+}
+
+// NetHandler answers net-request with its terminal net-response.
+type NetHandler interface {
+	NetRequest(ctx context.Context, c Call, r *frame.NetRequest) *frame.NetResponse
+}
+
+// OpenURLHandler answers open-url-request with its open-url-result.
+type OpenURLHandler interface {
+	OpenURLRequest(ctx context.Context, c Call, r *frame.OpenURLRequest) *frame.OpenURLResult
+}
+
+// AgentFunc adapts a function to AgentHandler.
+type AgentFunc func(ctx context.Context, c Call, m *frame.AppMessage, stream func(text string)) *frame.AppResponse
+
+// AppMessage calls f.
+func (f AgentFunc) AppMessage(ctx context.Context, c Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
+	return f(ctx, c, m, stream)
+}
+
+// DBFunc adapts a function to DBHandler.
+type DBFunc func(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse
+
+// DBRequest calls f.
+func (f DBFunc) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse {
+	return f(ctx, c, r)
+}
+
+// NetFunc adapts a function to NetHandler.
+type NetFunc func(ctx context.Context, c Call, r *frame.NetRequest) *frame.NetResponse
+
+// NetRequest calls f.
+func (f NetFunc) NetRequest(ctx context.Context, c Call, r *frame.NetRequest) *frame.NetResponse {
+	return f(ctx, c, r)
+}
+
+// OpenURLFunc adapts a function to OpenURLHandler.
+type OpenURLFunc func(ctx context.Context, c Call, r *frame.OpenURLRequest) *frame.OpenURLResult
+
+// OpenURLRequest calls f.
+func (f OpenURLFunc) OpenURLRequest(ctx context.Context, c Call, r *frame.OpenURLRequest) *frame.OpenURLResult {
+	return f(ctx, c, r)
+}

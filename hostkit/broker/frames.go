@@ -1,0 +1,141 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/snuggen/snuggen/hostkit/events"
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+var errTooLarge = errors.New("the answer does not fit its frame's size class")
+
+func capabilities(o Options) frame.Capabilities {
+	net, openURL := o.Net != nil, o.OpenURL != nil
+	return frame.Capabilities{
+		Streaming: o.Agent != nil,
+		DB:        o.DB != nil,
+		Auth:      false,
+		Net:       &net,
+		OpenURL:   &openURL,
+	}
+}
+
+func hostReady(instanceID string, o Options, mode string) *frame.HostReady {
+	hr := &frame.HostReady{
+		InstanceID:       instanceID,
+		ProtocolVersions: frame.ProtocolVersions,
+		Capabilities:     capabilities(o),
+		Theme:            frame.Theme{Mode: mode},
+	}
+	if o.Locale != "" {
+		loc := o.Locale
+		hr.Locale = &loc
+	}
+	return hr
+}
+
+func themeEvent(mode string) (*frame.HostEvent, error) { return events.ThemeChange(mode) }
+
+func resizeHeight(e *frame.AppEvent) (int, error) { return events.ResizeHeight(e) }
+
+// errorFrame is the error answer of the paired response type.
+func errorFrame(respType, rid string, e *frame.Error) frame.Frame {
+	switch respType {
+	case frame.TypeDBResponse:
+		return &frame.DBResponse{RequestID: rid, OK: false, Error: e}
+	case frame.TypeNetResponse:
+		return &frame.NetResponse{RequestID: rid, OK: false, Error: e}
+	case frame.TypeOpenURLResult:
+		reason := e.Code + ": " + e.Message
+		if n := frame.MaxOpenURLReason; len([]rune(reason)) > n {
+			reason = string([]rune(reason)[:n])
+		}
+		return &frame.OpenURLResult{RequestID: rid, Status: frame.OpenURLStatusRefused, Reason: &reason}
+	}
+	return &frame.AppResponse{RequestID: rid, OK: false, Error: e}
+}
+
+func hostError(respType, msg string) frame.Frame {
+	return errorFrame(respType, "", frame.NewError(frame.CodeHostError, msg))
+}
+
+// sizeError replaces an answer that cannot be encoded or does not fit.
+func sizeError(respType, rid string, err error) frame.Frame {
+	code := frame.CodeHostError
+	if errors.Is(err, errTooLarge) {
+		switch respType {
+		case frame.TypeDBResponse:
+			code = frame.CodeDBResultTooLarge
+		case frame.TypeNetResponse:
+			code = frame.CodeNetSizeExceeded
+		}
+	}
+	msg := "the host could not encode its answer"
+	if errors.Is(err, errTooLarge) {
+		msg = "the answer is larger than the frame's size class allows"
+	}
+	return errorFrame(respType, rid, frame.NewError(code, msg))
+}
+
+func streamingFrame(rid, text string, seq int) *frame.AppResponse {
+	t := true
+	return &frame.AppResponse{RequestID: rid, OK: true, Streaming: &t, Text: &text, Seq: &seq}
+}
+
+func finalFrame(rid string, data json.RawMessage) *frame.AppResponse {
+	f := false
+	return &frame.AppResponse{RequestID: rid, OK: true, Streaming: &f, Data: data}
+}
+
+func isStreaming(r *frame.AppResponse) bool { return r.Streaming != nil && *r.Streaming }
+
+func isStreamingFrame(f frame.Frame) bool {
+	r, ok := f.(*frame.AppResponse)
+	return ok && r.OK && isStreaming(r)
+}
+
+// RequestIDOf returns the requestId of a host→app response frame, "" for
+// other frames.
+func RequestIDOf(f frame.Frame) string {
+	switch f := f.(type) {
+	case *frame.AppResponse:
+		return f.RequestID
+	case *frame.DBResponse:
+		return f.RequestID
+	case *frame.NetResponse:
+		return f.RequestID
+	case *frame.OpenURLResult:
+		return f.RequestID
+	}
+	return ""
+}
+
+func requestIDOf(f frame.Frame) string { return RequestIDOf(f) }
+
+func setRequestID(f frame.Frame, rid string) {
+	switch f := f.(type) {
+	case *frame.AppResponse:
+		f.RequestID = rid
+	case *frame.DBResponse:
+		f.RequestID = rid
+	case *frame.NetResponse:
+		f.RequestID = rid
+	case *frame.OpenURLResult:
+		f.RequestID = rid
+	}
+}
+
+// ErrorOf returns the error object a response frame carries, nil when none.
+// An open-url-result has no error object: its refusal is a status.
+func ErrorOf(f frame.Frame) *frame.Error {
+	switch f := f.(type) {
+	case *frame.AppResponse:
+		return f.Error
+	case *frame.DBResponse:
+		return f.Error
+	case *frame.NetResponse:
+		return f.Error
+	}
+	return nil
+}

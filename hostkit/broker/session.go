@@ -1,0 +1,393 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// Session is one app instance: one iframe as the transport identifies it
+// (R4). Its instanceId is minted by the host; the announced appId is only
+// metadata.
+type Session struct {
+	b          *Broker
+	app        string
+	port       Port
+	instanceID string
+
+	dead atomic.Bool // navigated (second load) or unmounted: nothing more is sent
+
+	mu       sync.Mutex
+	loads    int
+	announce *frame.AppAnnounce
+	inflight map[string]*request
+	used     map[string]struct{} // every requestId answered or being answered
+}
+
+// App is the installed app's host key the session was opened with.
+func (s *Session) App() string { return s.app }
+
+// InstanceID is the host-minted instanceId.
+func (s *Session) InstanceID() string { return s.instanceID }
+
+// Announced returns the last accepted app-announce, nil before the first.
+func (s *Session) Announced() *frame.AppAnnounce {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.announce
+}
+
+// Dead reports whether the instance navigated away or was unmounted.
+func (s *Session) Dead() bool { return s.dead.Load() }
+
+// InFlight reports how many requests are in flight.
+func (s *Session) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.inflight)
+}
+
+// Load reports that the iframe fired its load event. The first load sends
+// host-ready. A later load means the document navigated: the instance is
+// dead, its requests in flight end (their terminals are latched but not
+// delivered) and it is sent nothing more.
+func (s *Session) Load() {
+	s.mu.Lock()
+	s.loads++
+	first := s.loads == 1
+	s.mu.Unlock()
+	if first {
+		s.sendHostReady()
+		return
+	}
+	s.kill("the app instance navigated away")
+}
+
+// Close reports that the iframe was removed (unmount) or its transport went
+// away: like a navigation, the instance is dead.
+func (s *Session) Close() {
+	s.kill("the app instance was closed")
+	s.b.forget(s)
+}
+
+func (s *Session) kill(reason string) {
+	if s.dead.Swap(true) {
+		return
+	}
+	s.endAll(frame.CodeCancelled, reason)
+	if f, ok := s.b.opts.Agent.(interface{ Forget(instanceKey string) }); ok {
+		f.Forget(s.instanceID)
+	}
+}
+
+// Event sends a host-event to the instance unless it is dead. Build events
+// with hostkit/events (R7).
+func (s *Session) Event(ev *frame.HostEvent) {
+	s.send(ev)
+}
+
+// Verdict is what the broker did with one inbound frame, for a transport's
+// inspector.
+type Verdict struct {
+	Type      string // the frame's type when it had a string one
+	RequestID string // the frame's requestId when it had one
+	Verdict   string // "accept", "ignore" or "reject"
+	Code      string // the error code of a rejection
+	Message   string // why, for a rejection or an ignored frame
+}
+
+// Receive handles one raw frame that came from this session's iframe. It
+// never blocks on a capability: accepted requests run on their own
+// goroutines, owned by the broker.
+func (s *Session) Receive(ctx context.Context, raw []byte) Verdict {
+	if s.dead.Load() {
+		v := peek(raw)
+		v.Verdict, v.Message = "ignore", "the app instance is dead (it navigated or was closed)"
+		return v
+	}
+	d := dispatcher{s: s}
+	err := frame.Dispatch(ctx, raw, &d, d.reply)
+	var rej *frame.RejectError
+	switch {
+	case errors.As(err, &rej):
+		v := Verdict{Type: rej.Type, RequestID: rej.RequestID, Verdict: "reject", Code: rej.Code, Message: rej.Error()}
+		if d.v.Message != "" { // the answer was withheld
+			v.Message += "; " + d.v.Message
+		}
+		return v
+	case err != nil:
+		v := peek(raw)
+		v.Verdict, v.Code, v.Message = "reject", frame.CodeMalformed, err.Error()
+		return v
+	case !d.called:
+		v := peek(raw)
+		v.Verdict = "ignore"
+		if v.Message == "" {
+			v.Message = "not a known app-to-host frame (R2)"
+		}
+		return v
+	}
+	return d.v
+}
+
+// peek reads type and requestId for the inspector only; the frame itself was
+// judged by frame.Parse.
+func peek(raw []byte) Verdict {
+	var p struct {
+		Type      any `json:"type"`
+		RequestID any `json:"requestId"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	var v Verdict
+	v.Type, _ = p.Type.(string)
+	v.RequestID, _ = p.RequestID.(string)
+	return v
+}
+
+// dispatcher implements frame.Handlers for one Receive call.
+type dispatcher struct {
+	s      *Session
+	called bool
+	v      Verdict
+}
+
+// reply sends Dispatch's R1 answer to a frame that failed parsing, unless
+// its recovered requestId is in flight or used: the answer would carry that
+// id and disturb the original.
+func (d *dispatcher) reply(f frame.Frame) {
+	rid := requestIDOf(f)
+	s := d.s
+	s.mu.Lock()
+	_, busy := s.inflight[rid]
+	_, used := s.used[rid]
+	if busy || used {
+		s.mu.Unlock()
+		d.v.Message = fmt.Sprintf("no answer sent: requestId %q is already in use on this instance", rid)
+		return
+	}
+	s.used[rid] = struct{}{}
+	s.mu.Unlock()
+	s.send(f)
+}
+
+func (d *dispatcher) accept(typ, rid string) {
+	d.called = true
+	d.v = Verdict{Type: typ, RequestID: rid, Verdict: "accept"}
+}
+
+func (d *dispatcher) refuse(code, msg string) {
+	d.v.Verdict, d.v.Code, d.v.Message = "reject", code, msg
+}
+
+func (d *dispatcher) ignore(msg string) {
+	d.v.Verdict, d.v.Message = "ignore", msg
+}
+
+// AppAnnounce answers with host-ready after superseding in-flight work (R4).
+func (d *dispatcher) AppAnnounce(ctx context.Context, f *frame.AppAnnounce) {
+	d.accept(f.FrameType(), "")
+	s := d.s
+	s.endAll(frame.CodeSuperseded, "a new app-announce from the same iframe superseded this request")
+	s.mu.Lock()
+	s.announce = f
+	s.mu.Unlock()
+	s.sendHostReady()
+	if cb := s.b.opts.OnAnnounce; cb != nil {
+		cb(s, f)
+	}
+}
+
+// AppCancel ends the named request with CANCELLED. A cancel for an id not in
+// flight, or carrying another instanceId, does nothing.
+func (d *dispatcher) AppCancel(ctx context.Context, f *frame.AppCancel) {
+	d.accept(f.FrameType(), f.RequestID)
+	s := d.s
+	if f.InstanceID != s.instanceID {
+		d.refuse(frame.CodeMalformed, "instanceId does not match this iframe's instance; nothing cancelled")
+		return
+	}
+	s.mu.Lock()
+	r := s.inflight[f.RequestID]
+	s.mu.Unlock()
+	if r == nil {
+		d.ignore("no request in flight with this requestId")
+		return
+	}
+	r.fail(frame.CodeCancelled, "cancelled by the app")
+}
+
+// AppMessage sends the request to the agent.
+func (d *dispatcher) AppMessage(ctx context.Context, f *frame.AppMessage) {
+	h := d.s.b.opts.Agent
+	d.start(frame.TypeAppResponse, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "the agent", func(ctx context.Context, c Call, r *request) frame.Frame {
+		resp := h.AppMessage(ctx, c, f, r.stream)
+		if resp == nil {
+			return nil
+		}
+		if resp.OK && isStreaming(resp) {
+			return hostError(frame.TypeAppResponse, "the agent handler returned a streaming frame as its answer")
+		}
+		return resp
+	})
+}
+
+// DBRequest sends the request to the app's database.
+func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
+	h := d.s.b.opts.DB
+	d.start(frame.TypeDBResponse, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "db", func(ctx context.Context, c Call, r *request) frame.Frame {
+		if resp := h.DBRequest(ctx, c, f); resp != nil {
+			return resp
+		}
+		return nil
+	})
+}
+
+// NetRequest sends the request to the governed network.
+func (d *dispatcher) NetRequest(ctx context.Context, f *frame.NetRequest) {
+	h := d.s.b.opts.Net
+	d.start(frame.TypeNetResponse, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "net", func(ctx context.Context, c Call, r *request) frame.Frame {
+		if resp := h.NetRequest(ctx, c, f); resp != nil {
+			return resp
+		}
+		return nil
+	})
+}
+
+// OpenURLRequest sends the request to the open-url flow.
+func (d *dispatcher) OpenURLRequest(ctx context.Context, f *frame.OpenURLRequest) {
+	h := d.s.b.opts.OpenURL
+	d.start(frame.TypeOpenURLResult, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "open-url", func(ctx context.Context, c Call, r *request) frame.Frame {
+		if resp := h.OpenURLRequest(ctx, c, f); resp != nil {
+			return resp
+		}
+		return nil
+	})
+}
+
+// AppEvent delivers resize (and any other event) to the host's callbacks.
+func (d *dispatcher) AppEvent(ctx context.Context, f *frame.AppEvent) {
+	d.accept(f.FrameType(), "")
+	s := d.s
+	if f.InstanceID != s.instanceID {
+		d.refuse(frame.CodeMalformed, "instanceId does not match this iframe's instance; event dropped")
+		return
+	}
+	if f.Event == frame.EventResize {
+		h, err := resizeHeight(f)
+		if err != nil {
+			d.refuse(frame.CodeMalformed, err.Error())
+			return
+		}
+		if cb := s.b.opts.OnResize; cb != nil {
+			cb(s, h)
+		}
+		return
+	}
+	if cb := s.b.opts.OnAppEvent; cb != nil {
+		cb(s, f)
+		return
+	}
+	d.ignore("unknown app-event " + f.Event + " (ignored)")
+}
+
+// start accepts or refuses a request. Every refusal that is answered on the
+// wire marks the requestId used, like an accepted request, so no later frame
+// can carry that id again.
+func (d *dispatcher) start(respType, typ, rid, iid string, offered bool, what string, run func(ctx context.Context, c Call, r *request) frame.Frame) {
+	d.accept(typ, rid)
+	s := d.s
+	s.mu.Lock()
+	if _, busy := s.inflight[rid]; busy {
+		s.mu.Unlock()
+		d.refuse(frame.CodeMalformed, fmt.Sprintf("duplicate requestId %q: a request with this id is in flight; no answer sent, the original is untouched", rid))
+		return
+	}
+	if _, used := s.used[rid]; used {
+		s.mu.Unlock()
+		d.refuse(frame.CodeMalformed, fmt.Sprintf("duplicate requestId %q: this id was already answered; requestIds must be unique per instance (R4); no answer sent", rid))
+		return
+	}
+	s.used[rid] = struct{}{}
+	var refusal *frame.Error
+	switch {
+	case iid != s.instanceID:
+		refusal = frame.NewError(frame.CodeMalformed, "instanceId does not match the instance the host minted for this iframe (R4)")
+	case s.b.isClosing():
+		refusal = frame.NewError(frame.CodeCancelled, "the host is shutting down")
+	case !offered:
+		refusal = frame.NewError(frame.CodeHostError, "this host does not offer "+what)
+	case len(s.inflight) >= s.b.opts.MaxInFlight:
+		refusal = frame.NewError(frame.CodeHostError, fmt.Sprintf("too many requests in flight on this instance (limit %d); wait for an answer and retry", s.b.opts.MaxInFlight))
+	}
+	if refusal != nil {
+		s.mu.Unlock()
+		d.refuse(refusal.Code, refusal.Message)
+		s.send(errorFrame(respType, rid, refusal))
+		return
+	}
+	r := newRequest(s, rid, respType)
+	s.inflight[rid] = r
+	s.b.wg.Add(1)
+	s.mu.Unlock()
+
+	call := Call{App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}
+	go r.run(call, run)
+}
+
+// endAll ends every request in flight with code. On a dead session the
+// terminals are latched but not delivered.
+func (s *Session) endAll(code, msg string) {
+	s.mu.Lock()
+	rs := make([]*request, 0, len(s.inflight))
+	for _, r := range s.inflight {
+		rs = append(rs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range rs {
+		r.fail(code, msg)
+	}
+}
+
+func (s *Session) remove(r *request) {
+	s.mu.Lock()
+	if s.inflight[r.id] == r {
+		delete(s.inflight, r.id)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Session) sendHostReady() {
+	s.send(hostReady(s.instanceID, s.b.opts, s.b.Theme()))
+}
+
+// send marshals f, enforces its size class and hands it to the port, unless
+// the instance is dead. It reports whether the frame went out.
+func (s *Session) send(f frame.Frame) bool {
+	if s.dead.Load() {
+		return false
+	}
+	raw, err := frame.Marshal(f)
+	if err == nil && len(raw) > frame.SizeClass(f.FrameType()) {
+		err = errTooLarge
+	}
+	if err != nil {
+		rid := requestIDOf(f)
+		if rid == "" || isStreamingFrame(f) {
+			return false // nothing to answer, or display-provisional text: drop
+		}
+		f = sizeError(f.FrameType(), rid, err)
+		if raw, err = frame.Marshal(f); err != nil {
+			return false
+		}
+	}
+	s.port.Send(f, raw)
+	return true
+}
+
+// Port is the transport's line to this instance, as given to Open.
+func (s *Session) Port() Port { return s.port }

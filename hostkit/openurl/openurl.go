@@ -1,0 +1,172 @@
+// Package openurl is the host's side of the open-url pair (Part I §4): a
+// strict open-url-request, already validated by frame.Parse, becomes a
+// question in the host's own confirm dialog showing the full URL, and the
+// URL is opened only from the user's click in that dialog, with no opener and
+// no referrer. The answer is an open-url-result: opened, declined (the user
+// said no) or refused (policy: no UI to ask, the rate limit) with a reason.
+//
+// Its limit: it never opens anything itself. The Confirmer — the runner page
+// behind hostkit/relay — shows the dialog and opens the URL inside the click
+// handler, because only a user gesture in the host's own document may open a
+// window; the sandbox gains no capability (C2).
+package openurl
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// Answer is the user's decision.
+type Answer int
+
+const (
+	// Declined: the user said no (or closed the dialog).
+	Declined Answer = iota
+	// Opened: the user clicked Open and the runner opened the URL from that click.
+	Opened
+)
+
+// Prompt is what the dialog shows.
+type Prompt struct {
+	App string // the installed app's name as the host knows it (never the announced appId)
+	URL string // the full URL, exactly as it will be opened
+}
+
+// Confirmer shows the host's own confirm dialog with the full URL and opens
+// it only from the user's click there. It returns when the user decided, or
+// with ctx's error when ctx ended first. ErrNoUI means there is no user to ask.
+type Confirmer interface {
+	ConfirmOpen(ctx context.Context, p Prompt) (Answer, error)
+}
+
+// ErrNoUI is a Confirmer's "nobody to ask" (a headless host, a closed page).
+var ErrNoUI = errors.New("openurl: no user interface to ask")
+
+// Defaults of the per-app rate limit.
+const (
+	// DefaultPerMinute is how many dialogs an app may raise in a minute.
+	DefaultPerMinute = 6
+)
+
+// Options configure an Opener.
+type Options struct {
+	// PerMinute limits the dialogs one app may raise per minute
+	// (DefaultPerMinute when zero). One app has at most one dialog showing.
+	PerMinute int
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Opener answers open-url-requests through a Confirmer. It is safe for
+// concurrent use.
+type Opener struct {
+	c    Confirmer
+	opts Options
+
+	mu    sync.Mutex
+	apps  map[string]*appState
+}
+
+type appState struct {
+	showing bool
+	recent  []time.Time // dialog start times within the last minute
+}
+
+// New returns an Opener asking c; a nil c means no UI: every request is
+// refused.
+func New(c Confirmer, opts Options) *Opener {
+	if opts.PerMinute <= 0 {
+		opts.PerMinute = DefaultPerMinute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Opener{c: c, opts: opts, apps: make(map[string]*appState)}
+}
+
+// Open asks the user whether to open f's URL for app (the host's own key of
+// the installed app) and returns the result frame. A cancelled ctx is the
+// broker's business (it has already answered); the frame returned then is
+// refused and is dropped by the broker's latch.
+func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) *frame.OpenURLResult {
+	if o.c == nil {
+		return Result(f.RequestID, frame.OpenURLStatusRefused, "this host has no dialog to ask the user")
+	}
+	if reason := o.reserve(app); reason != "" {
+		return Result(f.RequestID, frame.OpenURLStatusRefused, reason)
+	}
+	defer o.release(app)
+	ans, err := o.c.ConfirmOpen(ctx, Prompt{App: app, URL: f.URL})
+	switch {
+	case errors.Is(err, ErrNoUI):
+		return Result(f.RequestID, frame.OpenURLStatusRefused, "no user interface to ask: the link was not opened")
+	case err != nil:
+		return Result(f.RequestID, frame.OpenURLStatusRefused, "the confirm dialog ended without an answer")
+	case ans == Opened:
+		return Result(f.RequestID, frame.OpenURLStatusOpened, "")
+	}
+	return Result(f.RequestID, frame.OpenURLStatusDeclined, "the user declined")
+}
+
+// reserve claims the app's dialog, or names why not.
+func (o *Opener) reserve(app string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	st := o.apps[app]
+	if st == nil {
+		st = &appState{}
+		o.apps[app] = st
+	}
+	if st.showing {
+		return "another link from this app is waiting for the user"
+	}
+	now := o.opts.Now()
+	keep := st.recent[:0]
+	for _, t := range st.recent {
+		if now.Sub(t) < time.Minute {
+			keep = append(keep, t)
+		}
+	}
+	st.recent = keep
+	if len(st.recent) >= o.opts.PerMinute {
+		return "rate limit: too many links asked for in the last minute"
+	}
+	st.recent = append(st.recent, now)
+	st.showing = true
+	return ""
+}
+
+func (o *Opener) release(app string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if st := o.apps[app]; st != nil {
+		st.showing = false
+	}
+}
+
+// Result builds an open-url-result; reason is cut to the frame's limit and
+// omitted when empty.
+func Result(requestID, status, reason string) *frame.OpenURLResult {
+	r := &frame.OpenURLResult{RequestID: requestID, Status: status}
+	if reason != "" {
+		reason = truncate(reason, frame.MaxOpenURLReason)
+		r.Reason = &reason
+	}
+	return r
+}
+
+// truncate cuts s to at most n code points.
+func truncate(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}

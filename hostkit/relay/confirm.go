@@ -1,0 +1,110 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/openurl"
+)
+
+// ErrNoUI means no page can ask the user: the request did not come through
+// this relay, or its iframe or connection is gone.
+var ErrNoUI = errors.New("relay: no runner page to ask the user")
+
+// Decisions a page answers a confirm with.
+const (
+	DecisionOnce   = "once"
+	DecisionAlways = "always"
+	DecisionDeny   = "deny"
+)
+
+// Prompt is one question for the user, shown in the runner's own dialog.
+type Prompt struct {
+	Kind   string // "net" or "open-url"
+	App    string // the app's name as the host knows it
+	Method string // the HTTP method (net)
+	URL    string // the full URL
+}
+
+// Confirm asks the user on the page that owns the iframe the request in ctx
+// came from (broker.CallFrom), and waits for the answer: DecisionOnce,
+// DecisionAlways or DecisionDeny. An answer that is none of those is a deny.
+// When ctx ends first the page is told to drop the question
+// ({"t":"confirm-cancel","id":…}) and ctx's error is returned.
+func (rl *Relay) Confirm(ctx context.Context, p Prompt) (string, error) {
+	call, ok := broker.CallFrom(ctx)
+	if !ok || call.Session == nil {
+		return "", ErrNoUI
+	}
+	port, ok := call.Session.Port().(*slotPort)
+	if !ok || port.c.rl != rl || call.Session.Dead() {
+		return "", ErrNoUI
+	}
+	c := port.c
+	id := "c" + strconv.FormatUint(rl.confirmSeq.Add(1), 10)
+	ch := make(chan string, 1)
+	c.mu.Lock()
+	if c.slots[port.slot] != port {
+		c.mu.Unlock()
+		return "", ErrNoUI
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	raw, err := json.Marshal(struct {
+		T      string `json:"t"`
+		ID     string `json:"id"`
+		Slot   string `json:"slot"`
+		Kind   string `json:"kind"`
+		App    string `json:"app"`
+		Method string `json:"method,omitempty"`
+		URL    string `json:"url"`
+	}{"confirm", id, port.slot, p.Kind, p.App, p.Method, p.URL})
+	if err != nil {
+		return "", fmt.Errorf("relay: confirm: %w", err)
+	}
+	if !c.q.push(raw) {
+		c.dropPending(id)
+		return "", ErrNoUI
+	}
+	select {
+	case d, open := <-ch:
+		if !open {
+			return "", ErrNoUI // the connection ended
+		}
+		switch d {
+		case DecisionOnce, DecisionAlways:
+			return d, nil
+		}
+		return DecisionDeny, nil
+	case <-ctx.Done():
+		c.dropPending(id)
+		c.q.push([]byte(`{"t":"confirm-cancel","id":` + strconv.Quote(id) + `}`))
+		return "", ctx.Err()
+	}
+}
+
+func (c *conn) dropPending(id string) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// ConfirmOpen implements openurl.Confirmer: the page shows the full URL and
+// opens it itself inside the click on "Open" (the user gesture), then
+// answers once.
+func (rl *Relay) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+	d, err := rl.Confirm(ctx, Prompt{Kind: "open-url", App: p.App, URL: p.URL})
+	switch {
+	case errors.Is(err, ErrNoUI):
+		return openurl.Declined, openurl.ErrNoUI
+	case err != nil:
+		return openurl.Declined, err
+	case d == DecisionDeny:
+		return openurl.Declined, nil
+	}
+	return openurl.Opened, nil
+}

@@ -1,0 +1,241 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// conn is one page connection: its slots, its outbound queue and its
+// pending confirm dialogs.
+type conn struct {
+	rl *Relay
+	ws *websocket.Conn
+	q  *queue
+
+	mu      sync.Mutex
+	slots   map[string]*slotPort
+	pending map[string]chan string // confirm id → decision
+}
+
+func newConn(rl *Relay, ws *websocket.Conn) *conn {
+	return &conn{
+		rl:      rl,
+		ws:      ws,
+		q:       newQueue(rl.opts.MaxQueueBytes),
+		slots:   make(map[string]*slotPort),
+		pending: make(map[string]chan string),
+	}
+}
+
+// inMsg is one page → host message.
+type inMsg struct {
+	T        string          `json:"t"`
+	Slot     string          `json:"slot"`
+	App      string          `json:"app"`
+	Frame    json.RawMessage `json:"frame"`
+	ID       string          `json:"id"`
+	Decision string          `json:"decision"`
+	Mode     string          `json:"mode"`
+}
+
+// serve runs the read loop on the HTTP handler's goroutine and the writer on
+// one more, and returns when both ended, with every session of the
+// connection closed.
+func (c *conn) serve() {
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.write()
+	}()
+	ctx := c.rl.ctx
+	for {
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			break
+		}
+		if typ != websocket.MessageText {
+			c.ws.Close(websocket.StatusUnsupportedData, "relay: text messages only")
+			break
+		}
+		c.handle(ctx, data)
+	}
+	c.mu.Lock()
+	slots := c.slots
+	c.slots = map[string]*slotPort{}
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	for _, p := range slots {
+		p.sess.Close()
+	}
+	c.q.close()
+	<-writerDone
+	c.ws.CloseNow()
+}
+
+// write sends queued messages in order until the queue is closed and empty.
+func (c *conn) write() {
+	for {
+		msgs, ok := c.q.take()
+		if !ok {
+			c.ws.Close(websocket.StatusGoingAway, "host closing")
+			return
+		}
+		for _, m := range msgs {
+			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+			err := c.ws.Write(ctx, websocket.MessageText, m)
+			cancel()
+			if err != nil {
+				c.q.close()
+				c.ws.CloseNow() // ends the read loop too
+				return
+			}
+		}
+	}
+}
+
+func (c *conn) handle(ctx context.Context, data []byte) {
+	var m inMsg
+	if err := json.Unmarshal(data, &m); err != nil {
+		return // not a relay message; the page never sends one
+	}
+	switch m.T {
+	case "mount":
+		c.mount(m.Slot, m.App)
+	case "load":
+		if p := c.slot(m.Slot); p != nil {
+			p.sess.Load()
+		}
+	case "frame":
+		p := c.slot(m.Slot)
+		if p == nil {
+			return
+		}
+		at := c.rl.opts.Now()
+		v := p.sess.Receive(ctx, m.Frame)
+		c.inspect(at, "in", m.Slot, v.Type, v.RequestID, v.Verdict, v.Code, v.Message)
+	case "unmount":
+		c.mu.Lock()
+		p := c.slots[m.Slot]
+		delete(c.slots, m.Slot)
+		c.mu.Unlock()
+		if p != nil {
+			p.sess.Close()
+		}
+	case "confirm-answer":
+		c.mu.Lock()
+		ch := c.pending[m.ID]
+		delete(c.pending, m.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m.Decision // buffered
+		}
+	case "theme":
+		_ = c.rl.b.SetTheme(m.Mode) // an unknown mode changes nothing
+	}
+}
+
+func (c *conn) slot(id string) *slotPort {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slots[id]
+}
+
+func (c *conn) mount(slot, app string) {
+	if !validSlot(slot) || app == "" {
+		return
+	}
+	if in := c.rl.opts.Installed; in != nil && !in(app) {
+		return
+	}
+	c.mu.Lock()
+	if _, taken := c.slots[slot]; taken {
+		c.mu.Unlock()
+		return // a slot names one iframe for the connection's life
+	}
+	p := &slotPort{c: c, slot: slot}
+	c.slots[slot] = p
+	c.mu.Unlock()
+	sess, err := c.rl.b.Open(app, p)
+	if err != nil {
+		c.mu.Lock()
+		delete(c.slots, slot)
+		c.mu.Unlock()
+		return
+	}
+	p.sess = sess
+}
+
+// inspectEntry is the page inspector's row (docs/architecture.md).
+type inspectEntry struct {
+	Time      string `json:"time"`
+	Dir       string `json:"dir"`
+	Slot      string `json:"slot"`
+	Type      string `json:"type,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	Verdict   string `json:"verdict"`
+	Code      string `json:"code,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+func (c *conn) inspect(at time.Time, dir, slot, typ, rid, verdict, code, msg string) {
+	if c.rl.opts.NoInspect {
+		return
+	}
+	raw, err := json.Marshal(struct {
+		T     string       `json:"t"`
+		Entry inspectEntry `json:"entry"`
+	}{"inspect", inspectEntry{at.UTC().Format(time.RFC3339Nano), dir, slot, typ, rid, verdict, code, msg}})
+	if err == nil {
+		c.q.push(raw)
+	}
+}
+
+// slotPort is the broker's Port for one slot of one connection.
+type slotPort struct {
+	c    *conn
+	slot string
+	sess *broker.Session // set right after Open, before any frame can arrive
+}
+
+// Send queues {"t":"frame","slot":…,"frame":raw} without re-encoding the
+// frame, then its inspect entry.
+func (p *slotPort) Send(f frame.Frame, raw []byte) {
+	msg := make([]byte, 0, len(raw)+len(p.slot)+32)
+	msg = append(msg, `{"t":"frame","slot":`...)
+	msg = strconv.AppendQuote(msg, p.slot) // validSlot: plain ASCII
+	msg = append(msg, `,"frame":`...)
+	msg = append(msg, raw...)
+	msg = append(msg, '}')
+	p.c.q.push(msg)
+	code := ""
+	if e := broker.ErrorOf(f); e != nil {
+		code = e.Code
+	}
+	p.c.inspect(p.c.rl.opts.Now(), "out", p.slot, f.FrameType(), broker.RequestIDOf(f), "accept", code, "")
+}
+
+// validSlot admits the page's short slot names ([A-Za-z0-9_.-], 1–64), which
+// also makes them safe to write into JSON verbatim.
+func validSlot(s string) bool {
+	if s == "" || len(s) > maxSlotLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_' || b == '.' || b == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,203 @@
+// Package relay is the runner page's WebSocket endpoint (GET /ws): it speaks
+// the relay protocol of docs/architecture.md ("The relay") between the page
+// that owns the app iframes and the broker that owns every decision. It opens
+// one broker session per (connection, slot) — the host's own iframe identity
+// (R4) — relays frames both ways, feeds the page's inspector with every frame
+// and its verdict, forwards net audit entries, and carries the host's confirm
+// dialogs (net and open-url) to the page and the user's answers back.
+//
+// Its limit: it trusts only the page it was built for. An upgrade whose
+// Origin is not the runner's own origin, or whose Host is not the address the
+// server is bound to (DNS rebinding), is refused before the handshake; the
+// frames it relays are judged again by the broker, never here.
+//
+// The WebSocket library is github.com/coder/websocket: maintained, small,
+// context-aware on every read and write, and it does the handshake checks we
+// need without a dependency tree.
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// Defaults.
+const (
+	// DefaultMaxQueueBytes bounds the messages waiting to be written to one
+	// connection; a page that reads slower than that is disconnected.
+	DefaultMaxQueueBytes = 64 << 20
+	// writeTimeout bounds one WebSocket write.
+	writeTimeout = 10 * time.Second
+	// maxSlotLen bounds a slot id (the page's own short names).
+	maxSlotLen = 64
+)
+
+// Options configure a Relay.
+type Options struct {
+	// Origin is the runner page's own origin, scheme://host[:port], exactly as
+	// a browser sends it in the Origin header. Required.
+	Origin string
+	// Host is the address the server is bound to, as the Host header carries
+	// it (host:port). Required.
+	Host string
+	// Installed reports whether app is an installed app's key; a mount of any
+	// other key is refused. Nil accepts every key.
+	Installed func(app string) bool
+	// NoInspect turns off the inspect entries (each frame costs one more
+	// message per direction).
+	NoInspect bool
+	// MaxQueueBytes bounds one connection's outbound queue
+	// (DefaultMaxQueueBytes when zero).
+	MaxQueueBytes int64
+	// Now is the clock for inspect entries (time.Now when nil).
+	Now func() time.Time
+}
+
+// Relay is the /ws handler. It is safe for concurrent use.
+type Relay struct {
+	b          *broker.Broker
+	opts       Options
+	originHost string
+
+	ctx    context.Context // ends on Close: every connection's reads stop
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // connections
+
+	confirmSeq atomic.Uint64
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	closed bool
+}
+
+// New returns the relay for b.
+func New(b *broker.Broker, opts Options) (*Relay, error) {
+	u, err := url.Parse(opts.Origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
+		return nil, fmt.Errorf("relay: Origin %q is not an origin like http://127.0.0.1:8080", opts.Origin)
+	}
+	if opts.Host == "" {
+		return nil, errors.New("relay: Host (the bound address, host:port) is required")
+	}
+	if opts.MaxQueueBytes <= 0 {
+		opts.MaxQueueBytes = DefaultMaxQueueBytes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Relay{b: b, opts: opts, originHost: u.Host, ctx: ctx, cancel: cancel, conns: make(map[*conn]struct{})}, nil
+}
+
+// ServeHTTP upgrades a request from the runner page to the relay WebSocket
+// and serves it until either side closes.
+func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		http.Error(w, "relay: GET only", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.Host != rl.opts.Host {
+		http.Error(w, "relay: Host "+strconv.Quote(r.Host)+" is not this server's address", http.StatusForbidden)
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != rl.opts.Origin {
+		http.Error(w, "relay: Origin "+strconv.Quote(origin)+" is not the runner's own origin", http.StatusForbidden)
+		return
+	}
+	rl.mu.Lock()
+	if rl.closed {
+		rl.mu.Unlock()
+		http.Error(w, "relay: shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	rl.wg.Add(1)
+	rl.mu.Unlock()
+	defer rl.wg.Done()
+
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		// The Origin was checked above, exactly; this keeps the library's own
+		// check consistent with it when the origin's host differs from Host.
+		OriginPatterns: []string{rl.originHost},
+	})
+	if err != nil {
+		return // Accept wrote the HTTP error
+	}
+	// The largest frame class plus the relay message around it.
+	ws.SetReadLimit(int64(frame.MaxDBFrameBytes) + 4096)
+	c := newConn(rl, ws)
+	rl.mu.Lock()
+	rl.conns[c] = struct{}{}
+	rl.mu.Unlock()
+	c.serve()
+	rl.mu.Lock()
+	delete(rl.conns, c)
+	rl.mu.Unlock()
+}
+
+// Broadcast sends one relay message (an object with a "t" member, such as
+// {"t":"apps",...} or {"t":"reload",...}) to every connected page.
+func (rl *Relay) Broadcast(msg any) error {
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("relay: broadcast: %w", err)
+	}
+	for _, c := range rl.connList() {
+		c.q.push(raw)
+	}
+	return nil
+}
+
+// Audit sends a net audit entry to every connected page's inspector.
+func (rl *Relay) Audit(entry any) {
+	_ = rl.Broadcast(struct {
+		T     string `json:"t"`
+		Entry any    `json:"entry"`
+	}{"audit", entry})
+}
+
+func (rl *Relay) connList() []*conn {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	out := make([]*conn, 0, len(rl.conns))
+	for c := range rl.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Close stops accepting connections and closes every one after its queued
+// messages are written (call broker.Shutdown first, so the terminals of the
+// requests in flight are among them), then waits for the connections to end
+// or ctx to expire.
+func (rl *Relay) Close(ctx context.Context) error {
+	rl.mu.Lock()
+	rl.closed = true
+	rl.mu.Unlock()
+	for _, c := range rl.connList() {
+		c.q.close() // the writer drains, then closes the socket
+	}
+	done := make(chan struct{})
+	go func() { rl.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		rl.cancel()
+		return nil
+	case <-ctx.Done():
+		rl.cancel() // stops every read; connections end now
+		<-done
+		return fmt.Errorf("relay: close: %w", ctx.Err())
+	}
+}
