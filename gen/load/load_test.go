@@ -1,0 +1,105 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/snuggen/snuggen/gen/model"
+	"github.com/snuggen/snuggen/schemas"
+)
+
+func TestLoadEmbedded(t *testing.T) {
+	m, err := Load(schemas.FS, "schemas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Frames) != 13 {
+		t.Fatalf("frames = %d, want 13", len(m.Frames))
+	}
+	nr := m.FrameByType("snug:net-request")
+	if nr == nil || !nr.Strict || nr.MaxBytes != 1<<20+64<<10 || nr.Answer != "snug:net-response" {
+		t.Fatalf("net-request = %+v", nr)
+	}
+	var url *model.Field
+	for _, f := range nr.Body.Fields {
+		if f.Name == "url" {
+			url = f
+		}
+	}
+	if url == nil || !url.Required || *url.Type.MaxLength != 4096 {
+		t.Fatalf("net-request url = %+v", url)
+	}
+	if got := m.FrameByType("snug:app-message").Answer; got != "snug:app-response" {
+		t.Errorf("app-message answer = %q", got)
+	}
+	if m.Error == nil || m.Envelope == nil || len(m.Rules.CSP) == 0 {
+		t.Fatalf("error/envelope/csp missing")
+	}
+	if got := m.Rules.CSP[1].Sources; strings.Join(got, " ") != "'unsafe-inline' https://cdn.jsdelivr.net https://cdnjs.cloudflare.com https://unpkg.com" {
+		t.Errorf("script-src = %v", got)
+	}
+}
+
+// copySchemas copies schemas/ into a map FS so a test can break one file.
+func copySchemas(t *testing.T) fstest.MapFS {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	ents, err := os.ReadDir("../../schemas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("../../schemas", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[e.Name()] = &fstest.MapFile{Data: b}
+	}
+	return fsys
+}
+
+func TestLoadDiagnostics(t *testing.T) {
+	cases := []struct {
+		name, file, old, new, want string
+	}{
+		{"typo keyword", "net-request.schema.json", `"url": { "type": "string", "minLength": 1, "maxLength": 4096 }`, `"url": { "type": "string", "minLength": 1, "maxLen": 4096 }`,
+			`schemas/net-request.schema.json:14:48: error: /properties/url/maxLen: unknown keyword "maxLen" (did you mean "maxLength"?)`},
+		{"bad json", "app-cancel.schema.json", `"required": [`, `"required" [`, `schemas/app-cancel.schema.json:7:14: error: invalid JSON: expected ':' after key "required"`},
+		{"meta-schema", "app-cancel.schema.json", `"minLength": 1, "maxLength": 128 }`, `"minLength": -1, "maxLength": 128 }`, `schemas/app-cancel.schema.json`},
+		{"strict mismatch", "open-url-request.schema.json", `"additionalProperties": false,`, ``, `rules.json marks snug:open-url-request strict`},
+		{"missing schema", "rules.json", `"schema": "host-event.schema.json"`, `"schema": "host-evnt.schema.json"`, `did you mean "host-event.schema.json"?`},
+		{"unknown size class", "rules.json", `"sizeClass": "db" }`, `"sizeClass": "dbb" }`, `unknown size class "dbb"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fsys := copySchemas(t)
+			data := string(fsys[c.file].Data)
+			if !strings.Contains(data, c.old) {
+				t.Fatalf("%s does not contain %q", c.file, c.old)
+			}
+			fsys[c.file] = &fstest.MapFile{Data: []byte(strings.Replace(data, c.old, c.new, 1))}
+			_, err := Load(fsys, "schemas")
+			if err == nil {
+				t.Fatal("Load succeeded on a broken spec")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("diagnostics:\n%v\nwant to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLoadUnusedSchema(t *testing.T) {
+	fsys := copySchemas(t)
+	fsys["stray.schema.json"] = &fstest.MapFile{Data: []byte(`{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://x/stray", "type": "object"}`)}
+	_, err := Load(fsys, "schemas")
+	if err == nil || !strings.Contains(err.Error(), "schemas/stray.schema.json:1:1: error: schema file is not used by rules.json") {
+		t.Fatalf("err = %v", err)
+	}
+}
