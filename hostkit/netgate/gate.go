@@ -1,0 +1,458 @@
+package netgate
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// App is the installed app a request comes from, as the host knows it: Key
+// is the host's own key (R4: the frame's source), never the announced appId.
+type App struct {
+	Key  string
+	Name string // shown to the user when asking
+	// Imported apps start unreviewed: NET_IMPORTED_UNAPPROVED until Review.
+	Imported bool
+	// Confirmer, when set, asks the user for this request instead of the
+	// gate's own (a host with one dialog per page session sets it).
+	Confirmer Confirmer
+}
+
+// Decision is the user's answer to a confirm dialog. The values are the
+// relay's confirm-answer decisions.
+type Decision string
+
+// The three answers a confirm dialog offers.
+const (
+	Once   Decision = "once"
+	Always Decision = "always"
+	Deny   Decision = "deny"
+)
+
+// ConfirmRequest is what the host's dialog shows: the app's name, the method
+// and the full URL (canonical, as it will be sent).
+type ConfirmRequest struct {
+	AppKey  string
+	AppName string
+	Method  string
+	URL     string
+	Origin  string
+}
+
+// Confirmer asks the user, in the host's own UI, whether an app may reach an
+// origin. It blocks until the user answers or ctx ends.
+type Confirmer interface {
+	ConfirmNet(ctx context.Context, req ConfirmRequest) (Decision, error)
+}
+
+// ConfirmFunc adapts a function to Confirmer.
+type ConfirmFunc func(ctx context.Context, req ConfirmRequest) (Decision, error)
+
+// ConfirmNet calls f.
+func (f ConfirmFunc) ConfirmNet(ctx context.Context, req ConfirmRequest) (Decision, error) {
+	return f(ctx, req)
+}
+
+// Resolver looks names up; *net.Resolver satisfies it (network "ip").
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// ConnectionEvent is a change to what an app may reach through a connection,
+// the source of a connection-event hint: State is "connected" when a grant
+// for the connection's origin is made and "revoked" when it goes.
+type ConnectionEvent struct {
+	App        string
+	Connection string
+	State      string
+}
+
+// Connection event states (the connection-event hint's state field).
+const (
+	StateConnected = "connected"
+	StateRevoked   = "revoked"
+)
+
+// Capabilities is what host-ready advertises for the net capability.
+type Capabilities struct {
+	Net  bool // the gate is wired
+	Auth bool // at least one connection is configured
+}
+
+// Option configures a Gate.
+type Option func(*options)
+
+type options struct {
+	resolver  Resolver
+	confirmer Confirmer
+	grants    string
+	sink      func(Entry)
+	hook      func(ConnectionEvent)
+	allowed   []netip.AddrPort
+	tls       *tls.Config
+	timeout   time.Duration
+	auditSize int
+	now       func() time.Time
+}
+
+// WithResolver replaces the system resolver (tests; `net check --resolve`).
+func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
+
+// WithConfirmer sets the default Confirmer. Without one (and without
+// App.Confirmer) a request to an origin with no grant is NET_NOT_APPROVED.
+func WithConfirmer(c Confirmer) Option { return func(o *options) { o.confirmer = c } }
+
+// WithGrantsFile persists grants and reviews in path (a JSON file in the
+// host's data directory). Without it grants last as long as the Gate.
+func WithGrantsFile(path string) Option { return func(o *options) { o.grants = path } }
+
+// WithAuditSink receives every audit entry as it is made.
+func WithAuditSink(f func(Entry)) Option { return func(o *options) { o.sink = f } }
+
+// WithAuditSize sets how many entries Audit keeps (default 1000).
+func WithAuditSize(n int) Option { return func(o *options) { o.auditSize = n } }
+
+// WithConnectionHook receives grant and revoke changes for connection-event
+// hints.
+func WithConnectionHook(f func(ConnectionEvent)) Option { return func(o *options) { o.hook = f } }
+
+// WithTimeout replaces the 30 s overall limit of one request (tests).
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithTLSConfig sets the TLS client config (tests trust httptest's cert with
+// it). The gate keeps a minimum of TLS 1.2.
+func WithTLSConfig(c *tls.Config) Option { return func(o *options) { o.tls = c } }
+
+// WithAllowedAddrs exempts exact address:port pairs from the SSRF ceiling.
+// It exists for tests that run real servers on loopback; a host never sets
+// it. Every other port of the same address stays refused.
+func WithAllowedAddrs(a ...netip.AddrPort) Option {
+	return func(o *options) { o.allowed = append(o.allowed, a...) }
+}
+
+// Gate is the governed network. Its methods are safe for concurrent use.
+type Gate struct {
+	cfg       *compiled
+	opts      options
+	transport *http.Transport
+	client    *http.Client
+	dialer    *net.Dialer
+	grants    *grantStore
+	rate      *limiter
+	audit     *auditLog
+}
+
+// New builds a Gate from cfg. It loads every connection's secret now, so a
+// missing one is an error here rather than a failed request later.
+func New(cfg Config, opts ...Option) (*Gate, error) {
+	g := &Gate{}
+	for _, o := range opts {
+		o(&g.opts)
+	}
+	if g.opts.resolver == nil {
+		g.opts.resolver = net.DefaultResolver
+	}
+	if g.opts.timeout <= 0 {
+		g.opts.timeout = DefaultTimeout
+	}
+	if g.opts.now == nil {
+		g.opts.now = time.Now
+	}
+	c, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	g.cfg = c
+	g.grants, err = openGrants(g.opts.grants)
+	if err != nil {
+		return nil, err
+	}
+	g.rate = newLimiter(c.perMinute, c.inFlight)
+	g.audit = newAuditLog(g.opts.auditSize, g.opts.sink)
+	g.dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: g.control}
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if g.opts.tls != nil {
+		tlsCfg = g.opts.tls.Clone()
+		if tlsCfg.MinVersion < tls.VersionTLS12 {
+			tlsCfg.MinVersion = tls.VersionTLS12
+		}
+	}
+	g.transport = &http.Transport{
+		Proxy:                  nil, // never a proxy from the environment
+		DialContext:            g.dialContext,
+		TLSClientConfig:        tlsCfg,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    16,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	g.client = &http.Client{
+		Transport: g.transport,
+		// Redirects are followed by the gate itself, hop by hop, so every
+		// hop passes the ceiling again and no header leaks across origins.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return g, nil
+}
+
+// Close drops idle connections. Requests in flight end with their contexts.
+func (g *Gate) Close() error {
+	g.transport.CloseIdleConnections()
+	return nil
+}
+
+// Capabilities reports what host-ready advertises: net is on, auth when at
+// least one connection is configured.
+func (g *Gate) Capabilities() Capabilities {
+	return Capabilities{Net: true, Auth: len(g.cfg.conns) > 0}
+}
+
+// Connections names the configured connections (never their secrets).
+func (g *Gate) Connections() []string {
+	out := make([]string, len(g.cfg.conns))
+	for i, c := range g.cfg.conns {
+		out[i] = c.name
+	}
+	return out
+}
+
+// Audit returns the most recent audit entries, oldest first.
+func (g *Gate) Audit() []Entry { return g.audit.entries() }
+
+// Grants lists an app's grants.
+func (g *Gate) Grants(appKey string) []Grant { return g.grants.list(appKey) }
+
+// Grant records an "always" for (appKey, origin) as if the user had said so
+// (a host's settings page). origin is any URL; its origin is kept.
+func (g *Gate) Grant(appKey, rawOrigin string) error {
+	t, f := parseTarget(rawOrigin)
+	if f != nil {
+		return fmt.Errorf("netgate: grant %q: %s", rawOrigin, f.msg)
+	}
+	added, err := g.grants.add(appKey, t.origin, g.opts.now())
+	if err != nil {
+		return err
+	}
+	if added {
+		g.announce(appKey, t.origin, StateConnected)
+	}
+	return nil
+}
+
+// Revoke removes the grant for (appKey, origin) and announces the revocation
+// of every connection on that origin.
+func (g *Gate) Revoke(appKey, rawOrigin string) error {
+	t, f := parseTarget(rawOrigin)
+	if f != nil {
+		return fmt.Errorf("netgate: revoke %q: %s", rawOrigin, f.msg)
+	}
+	removed, err := g.grants.remove(appKey, t.origin)
+	if err != nil {
+		return err
+	}
+	if removed {
+		g.announce(appKey, t.origin, StateRevoked)
+	}
+	return nil
+}
+
+// Review marks an imported app as reviewed by the user: from now on its
+// requests go through the confirm gate like any other app's.
+func (g *Gate) Review(appKey string) error { return g.grants.markReviewed(appKey) }
+
+// Forget drops every grant and the review of an app; a host calls it when an
+// app is removed or (re)installed by import, which starts with no grants.
+func (g *Gate) Forget(appKey string) error {
+	gone, err := g.grants.forget(appKey)
+	for _, gr := range gone {
+		g.announce(appKey, gr.Origin, StateRevoked)
+	}
+	return err
+}
+
+func (g *Gate) announce(app, origin, state string) {
+	if g.opts.hook == nil {
+		return
+	}
+	for _, c := range g.cfg.conns {
+		if c.origin == origin {
+			g.opts.hook(ConnectionEvent{App: app, Connection: c.name, State: state})
+		}
+	}
+}
+
+// CheckResult is the decision for one URL without sending anything.
+type CheckResult struct {
+	Allow bool `json:"allow"`
+	// Address is the vetted address the request would be dialed to.
+	Address string `json:"address,omitempty"`
+	// URL is the canonical URL the request would be sent to.
+	URL string `json:"url,omitempty"`
+	// Connection names the connection whose credential would be injected.
+	Connection string `json:"connection,omitempty"`
+	Code       string `json:"code,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// Check runs the ceiling (URL, scheme, deny list, resolution and the SSRF
+// tables) and the connection match for one request without sending it. With
+// a non-empty app.Key it also applies the import review; it never asks the
+// user and never uses the rate ceiling.
+func (g *Gate) Check(ctx context.Context, app App, method, rawURL string) CheckResult {
+	refuse := func(f *failure) CheckResult {
+		return CheckResult{Code: f.code, Reason: f.msg}
+	}
+	if f := checkMethod(method); f != nil {
+		return refuse(f)
+	}
+	t, f := parseTarget(rawURL)
+	if f != nil {
+		return refuse(f)
+	}
+	if f := g.ceiling(t); f != nil {
+		return refuse(f)
+	}
+	addrs, f := g.vet(ctx, t.host, t.port)
+	if f != nil {
+		return refuse(f)
+	}
+	conn, f := g.match(t)
+	if f != nil {
+		return refuse(f)
+	}
+	if app.Key != "" && app.Imported && !g.grants.reviewed(app.Key) {
+		return refuse(g.importedFailure(app))
+	}
+	res := CheckResult{Allow: true, URL: t.String(), Address: netip.AddrPortFrom(addrs[0].Unmap(), t.port).String()}
+	if conn != nil {
+		res.Connection = conn.name
+	}
+	return res
+}
+
+// ceiling is the part of the hard limits that needs no lookup: the scheme,
+// the deny list by name and names that are loopback by definition.
+func (g *Gate) ceiling(t *target) *failure {
+	if t.scheme != "https" && !g.cfg.devHTTP[t.host] {
+		return fail(frame.CodeNetSchemeBlocked, fmt.Sprintf("%s is plain http; only https is allowed (the operator lists development hosts in devHttpHosts)", t.origin))
+	}
+	if g.cfg.denyHosts[t.host] {
+		return fail(frame.CodeNetHostBlocked, fmt.Sprintf("%s is on the operator's deny list", t.host))
+	}
+	for _, s := range g.cfg.denySufx {
+		if strings.HasSuffix(t.host, s) {
+			return fail(frame.CodeNetHostBlocked, fmt.Sprintf("%s is on the operator's deny list (*%s)", t.host, s))
+		}
+	}
+	if !t.addr.IsValid() && isLocalName(t.host) {
+		return fail(frame.CodeNetSSRFBlocked, fmt.Sprintf("%s is a loopback name", t.host))
+	}
+	return nil
+}
+
+// vet resolves host (an IP literal is never handed to a resolver) and
+// refuses when any answer is in a blocked range or on the deny list; a name
+// whose answers mix public and private addresses is refused.
+func (g *Gate) vet(ctx context.Context, host string, port uint16) ([]netip.Addr, *failure) {
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		got, err := g.opts.resolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctxFailure(ctx, g.opts.timeout)
+			}
+			return nil, fail(frame.CodeNetFetchFailed, fmt.Sprintf("DNS lookup of %s failed: %v", host, dnsReason(err)))
+		}
+		if len(got) == 0 {
+			return nil, fail(frame.CodeNetFetchFailed, fmt.Sprintf("DNS lookup of %s returned no address", host))
+		}
+		addrs = got
+	}
+	for _, a := range addrs {
+		if g.allowed(netip.AddrPortFrom(a, port)) {
+			continue
+		}
+		if blocked, reason := Classify(a); blocked {
+			if a.String() == host {
+				return nil, fail(frame.CodeNetSSRFBlocked, reason)
+			}
+			return nil, fail(frame.CodeNetSSRFBlocked, fmt.Sprintf("%s resolves to %s", host, reason))
+		}
+	}
+	for _, a := range addrs {
+		for _, p := range g.cfg.denyNets {
+			if p.Contains(a.Unmap()) {
+				return nil, fail(frame.CodeNetHostBlocked, fmt.Sprintf("%s (%s) is on the operator's deny list (%s)", host, a, p))
+			}
+		}
+	}
+	return addrs, nil
+}
+
+func dnsReason(err error) string {
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		if de.IsNotFound {
+			return "no such host"
+		}
+		if de.IsTimeout {
+			return "timeout"
+		}
+		return de.Err
+	}
+	return err.Error()
+}
+
+func (g *Gate) allowed(ap netip.AddrPort) bool {
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	return slices.Contains(g.opts.allowed, ap)
+}
+
+// match finds the connection whose credential a request to t carries: none,
+// exactly one, or NET_AMBIGUOUS_CONNECTION.
+func (g *Gate) match(t *target) (*connection, *failure) {
+	var hit []*connection
+	path := t.url.EscapedPath()
+	for _, c := range g.cfg.conns {
+		if c.origin != t.origin {
+			continue
+		}
+		if c.path != "" && !pathHasPrefix(path, c.path) {
+			continue
+		}
+		hit = append(hit, c)
+	}
+	switch len(hit) {
+	case 0:
+		return nil, nil
+	case 1:
+		return hit[0], nil
+	}
+	names := make([]string, len(hit))
+	for i, c := range hit {
+		names[i] = c.name
+	}
+	return nil, fail(frame.CodeNetAmbiguousConnection, fmt.Sprintf("%s matches %d connections (%s); the operator must narrow them", t.String(), len(hit), strings.Join(names, ", ")))
+}
+
+// pathHasPrefix matches a URL prefix at a segment boundary: "/v1" matches
+// "/v1" and "/v1/x", not "/v10".
+func pathHasPrefix(path, prefix string) bool {
+	if !strings.HasPrefix(path, prefix) {
+		return false
+	}
+	return len(path) == len(prefix) || strings.HasSuffix(prefix, "/") || path[len(prefix)] == '/'
+}
