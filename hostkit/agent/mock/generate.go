@@ -20,6 +20,11 @@ const maxAttempts = 24
 // maxDepth stops a recursive schema ($ref to itself) from recursing forever.
 const maxDepth = 24
 
+// optionalDepth is the nesting below which only what a schema requires is
+// generated (required members, minItems items), so a recursive schema gives
+// a small tree instead of an exponential one.
+const optionalDepth = 4
+
 // Generate returns a JSON value valid against schema, chosen by seed; action
 // names the request in a "message" string. It checks each attempt with the
 // same validator the bridge uses. When no attempt validates it returns the
@@ -95,7 +100,11 @@ func (g *gen) value(s any, name string, depth int) any {
 	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
 		return e[g.pick(len(e))]
 	}
-	switch g.typeOf(m) {
+	t := g.typeOf(m)
+	if depth == 0 && m["type"] == nil && t == "string" {
+		t = "object" // a reply is an object
+	}
+	switch t {
 	case "object":
 		return g.object(m, name, depth)
 	case "array":
@@ -326,8 +335,13 @@ func (g *gen) object(m map[string]any, name string, depth int) any {
 	}
 	keys := append([]string{}, required...)
 	for _, k := range names {
-		if !isReq[k] && len(keys) < maxProps {
+		if !isReq[k] && len(keys) < maxProps && depth < optionalDepth {
 			keys = append(keys, k)
+		}
+	}
+	if depth == 0 && len(keys) == 0 && maxProps > 0 {
+		if ap, ok := m["additionalProperties"]; !ok || ap == true {
+			keys = append(keys, "message") // the reply contract's recommended member
 		}
 	}
 	out := make(map[string]any, len(keys))
@@ -367,11 +381,11 @@ func (g *gen) array(m map[string]any, name string, depth int) any {
 	}
 	closed := items == false
 	n := 2
+	if depth >= optionalDepth {
+		n = 0
+	}
 	if f := num(m["minItems"]); !math.IsNaN(f) {
 		n = max(n, int(f))
-		if int(f) > 2 {
-			n = int(f)
-		}
 	}
 	if len(prefix) > n {
 		n = len(prefix)

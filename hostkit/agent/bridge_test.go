@@ -1,0 +1,416 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/snuggen/snuggen/hostkit/agent"
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+func TestBridgeStreamsAndAnswers(t *testing.T) {
+	for _, wf := range wires {
+		t.Run(wf.name, func(t *testing.T) {
+			t.Parallel()
+			reply := `{"message":"Three items left.","count":3}`
+			fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+				wf.stream(w, chunked(reply, 7), true)
+			})
+			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
+			var frames []string
+			data, ferr := br.Ask(context.Background(), "slot-1", appMessage(`{"list":"groceries","Authorization":"Bearer APP-SECRET"}`, "", ""),
+				func(text string) { frames = append(frames, text) })
+			if ferr != nil {
+				t.Fatalf("Ask: %+v", ferr)
+			}
+			if string(data) != reply {
+				t.Fatalf("data %s, want %s", data, reply)
+			}
+			// Cumulative: each frame extends the previous one, the last is the whole reply.
+			if len(frames) != len(chunked(reply, 7)) {
+				t.Fatalf("%d streaming frames, want %d: %q", len(frames), len(chunked(reply, 7)), frames)
+			}
+			for i := 1; i < len(frames); i++ {
+				if !strings.HasPrefix(frames[i], frames[i-1]) || len(frames[i]) <= len(frames[i-1]) {
+					t.Fatalf("frame %d %q does not extend %q", i, frames[i], frames[i-1])
+				}
+			}
+			if frames[len(frames)-1] != reply {
+				t.Fatalf("last frame %q", frames[len(frames)-1])
+			}
+
+			req := fa.Request(0)
+			if req.path != wf.path {
+				t.Errorf("posted to %s, want %s", req.path, wf.path)
+			}
+			switch wf.name {
+			case "openai":
+				if got := req.header.Get("Authorization"); got != "Bearer "+testKey {
+					t.Errorf("Authorization %q", got)
+				}
+			case "anthropic":
+				if got := req.header.Get("x-api-key"); got != testKey {
+					t.Errorf("x-api-key %q", got)
+				}
+				if req.header.Get("anthropic-version") == "" {
+					t.Errorf("no anthropic-version header")
+				}
+			}
+			body := string(req.body)
+			if strings.Contains(body, testKey) {
+				t.Errorf("the API key is in the request body: %s", body)
+			}
+			if strings.Contains(body, "APP-SECRET") {
+				t.Errorf("the app's credential reached the agent (C1): %s", body)
+			}
+			var sent struct {
+				Stream   bool   `json:"stream"`
+				System   string `json:"system"`
+				Messages []struct {
+					Role, Content string
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(req.body, &sent); err != nil {
+				t.Fatal(err)
+			}
+			if !sent.Stream {
+				t.Errorf("stream not requested")
+			}
+			system, user := sent.System, ""
+			for _, m := range sent.Messages {
+				switch m.Role {
+				case "system":
+					system = m.Content
+				case "user":
+					user = m.Content
+				}
+			}
+			if !strings.Contains(system, "ONLY a JSON object") {
+				t.Errorf("system prompt lacks the reply contract: %q", system)
+			}
+			if env, ok := agent.Detect(user); !ok || env.Action != "summarize" {
+				t.Errorf("user message is not the envelope: %q", user)
+			}
+		})
+	}
+}
+
+func TestBridgeSchemaPromptAndSuppression(t *testing.T) {
+	wf := wires[0]
+	reply := `{"title":"milk","done":false}`
+	fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) { wf.stream(w, chunked(reply, 5), true) })
+	for _, suppress := range []bool{false, true} {
+		br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{SuppressSchemaStreaming: suppress})
+		n := 0
+		data, ferr := br.Ask(context.Background(), "k", appMessage("", "", todoSchema), func(string) { n++ })
+		if ferr != nil || string(data) != reply {
+			t.Fatalf("suppress=%v: %s %+v", suppress, data, ferr)
+		}
+		if suppress && n != 0 || !suppress && n == 0 {
+			t.Errorf("suppress=%v: %d streaming frames", suppress, n)
+		}
+	}
+	if body := string(fa.Request(0).body); !strings.Contains(body, `additionalProperties`) {
+		t.Errorf("the responseSchema is not in the prompt: %s", body)
+	}
+}
+
+// TestBridgeStall: an agent that starts and then never finishes is ended by
+// the caller's context, promptly.
+func TestBridgeStall(t *testing.T) {
+	for _, wf := range wires {
+		t.Run(wf.name, func(t *testing.T) {
+			t.Parallel()
+			fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+				wf.stream(w, []string{`{"message":`}, false)
+				<-r.Context().Done()
+			})
+			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+			defer cancel()
+			streamed := 0
+			start := time.Now()
+			_, ferr := br.Ask(ctx, "k", appMessage("", "", ""), func(string) { streamed++ })
+			if el := time.Since(start); el > 150*time.Millisecond+300*time.Millisecond {
+				t.Errorf("Ask returned %v after its deadline", el-150*time.Millisecond)
+			}
+			if ferr == nil || ferr.Code != frame.CodeCancelled {
+				t.Fatalf("err %+v, want CANCELLED", ferr)
+			}
+			if streamed != 1 {
+				t.Errorf("streamed %d frames before the stall, want 1", streamed)
+			}
+			if br.Remaining("k") != frame.ParseFailureBudget {
+				t.Errorf("a cancelled request spent parse budget")
+			}
+		})
+	}
+}
+
+// TestBridgeDropMidStream: the connection dies before the reply is complete;
+// the partial text is not parsed as an answer.
+func TestBridgeDropMidStream(t *testing.T) {
+	for _, wf := range wires {
+		t.Run(wf.name, func(t *testing.T) {
+			t.Parallel()
+			fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+				// A complete-looking object so far, then the connection drops.
+				wf.stream(w, []string{`{"message":"partial"}`}, false)
+				panic(http.ErrAbortHandler)
+			})
+			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
+			_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+			if ferr == nil || ferr.Code != frame.CodeNetworkError || !ferr.Retryable {
+				t.Fatalf("err %+v, want retryable NETWORK_ERROR", ferr)
+			}
+			// A stream that ends cleanly but without its end marker is just as incomplete.
+			fa2 := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+				wf.stream(w, []string{`{"message":"partial"}`}, false)
+			})
+			br2 := agent.NewBridge(wf.backend(t, fa2.srv.URL), agent.Options{})
+			if _, ferr := br2.Ask(context.Background(), "k", appMessage("", "", ""), nil); ferr == nil || ferr.Code != frame.CodeNetworkError {
+				t.Fatalf("unterminated stream: %+v, want NETWORK_ERROR", ferr)
+			}
+		})
+	}
+}
+
+// TestBridgeThreadConflict: 409s are retried after each delay of
+// frame.ThreadConflictBackoff, then answered THREAD_CONFLICT.
+func TestBridgeThreadConflict(t *testing.T) {
+	var total time.Duration
+	for _, d := range frame.ThreadConflictBackoff {
+		total += d
+	}
+	t.Run("always busy", func(t *testing.T) {
+		t.Parallel()
+		var times []time.Time
+		fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+			times = append(times, time.Now())
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			w.Write([]byte(`{"error":{"message":"thread is busy","type":"conflict"}}`))
+		})
+		br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
+		start := time.Now()
+		_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+		el := time.Since(start)
+		if ferr == nil || ferr.Code != frame.CodeThreadConflict || !ferr.Retryable {
+			t.Fatalf("err %+v, want retryable THREAD_CONFLICT", ferr)
+		}
+		if got, want := fa.Hits(), len(frame.ThreadConflictBackoff)+1; got != want {
+			t.Fatalf("%d attempts, want %d", got, want)
+		}
+		for i, d := range frame.ThreadConflictBackoff {
+			if gap := times[i+1].Sub(times[i]); gap < d || gap > d+150*time.Millisecond {
+				t.Errorf("retry %d after %v, want %v", i+1, gap, d)
+			}
+		}
+		if el < total {
+			t.Errorf("gave up after %v, before the backoff of %v", el, total)
+		}
+		if br.Remaining("k") != frame.ParseFailureBudget {
+			t.Errorf("a conflict spent parse budget")
+		}
+	})
+	t.Run("busy twice then free", func(t *testing.T) {
+		t.Parallel()
+		fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+			if hit <= 2 {
+				http.Error(w, "busy", http.StatusConflict)
+				return
+			}
+			wires[1].stream(w, []string{`{"ok":`, `true}`}, true)
+		})
+		br := agent.NewBridge(wires[1].backend(t, fa.srv.URL), agent.Options{})
+		start := time.Now()
+		data, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+		if ferr != nil || string(data) != `{"ok":true}` {
+			t.Fatalf("%s %+v", data, ferr)
+		}
+		if want := frame.ThreadConflictBackoff[0] + frame.ThreadConflictBackoff[1]; time.Since(start) < want {
+			t.Errorf("answered after %v, before the backoff of %v", time.Since(start), want)
+		}
+		if fa.Hits() != 3 {
+			t.Errorf("%d attempts, want 3", fa.Hits())
+		}
+	})
+	t.Run("cancelled during backoff", func(t *testing.T) {
+		t.Parallel()
+		fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+			http.Error(w, "busy", http.StatusConflict)
+		})
+		br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
+		ctx, cancel := context.WithTimeout(context.Background(), frame.ThreadConflictBackoff[0]/2)
+		defer cancel()
+		start := time.Now()
+		_, ferr := br.Ask(ctx, "k", appMessage("", "", ""), nil)
+		if ferr == nil || ferr.Code != frame.CodeCancelled {
+			t.Fatalf("%+v, want CANCELLED", ferr)
+		}
+		if el := time.Since(start); el > frame.ThreadConflictBackoff[0] {
+			t.Errorf("waited %v: the backoff ignored the context", el)
+		}
+	})
+}
+
+// TestBridgeParseBudget: prose replies are PARSE_FAILED with a countdown; the
+// fourth request is refused without reaching the agent until Reset; a good
+// reply resets the count.
+func TestBridgeParseBudget(t *testing.T) {
+	prose := "I think the list looks great! Let me know if you need anything else."
+	var good atomic.Bool
+	fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+		if good.Load() {
+			wires[0].stream(w, []string{`{"message":"ok"}`}, true)
+			return
+		}
+		wires[0].stream(w, chunked(prose, 10), true)
+	})
+	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
+	ask := func(key string) (json.RawMessage, *frame.Error) {
+		return br.Ask(context.Background(), key, appMessage("", "", ""), nil)
+	}
+	for i := 1; i <= frame.ParseFailureBudget; i++ {
+		_, ferr := ask("a")
+		if ferr == nil || ferr.Code != frame.CodeParseFailed {
+			t.Fatalf("attempt %d: %+v, want PARSE_FAILED", i, ferr)
+		}
+		if ferr.RawExcerpt == nil || *ferr.RawExcerpt != prose {
+			t.Errorf("attempt %d: rawExcerpt %v", i, ferr.RawExcerpt)
+		}
+		left := frame.ParseFailureBudget - i
+		if ferr.AttemptsRemaining == nil || *ferr.AttemptsRemaining != left {
+			t.Fatalf("attempt %d: attemptsRemaining %v, want %d", i, ferr.AttemptsRemaining, left)
+		}
+		if ferr.Retryable != (left > 0) {
+			t.Errorf("attempt %d: retryable %v with %d left", i, ferr.Retryable, left)
+		}
+	}
+	hits := fa.Hits()
+	_, ferr := ask("a")
+	if ferr == nil || ferr.Code != frame.CodeParseFailed || ferr.Retryable || *ferr.AttemptsRemaining != 0 {
+		t.Fatalf("spent budget: %+v", ferr)
+	}
+	if fa.Hits() != hits {
+		t.Fatalf("a refused instance still reached the agent")
+	}
+	// Another instance has its own budget.
+	if _, ferr := ask("b"); ferr == nil || *ferr.AttemptsRemaining != frame.ParseFailureBudget-1 {
+		t.Fatalf("instance b: %+v", ferr)
+	}
+	if err := br.Reset("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := br.Reset(""); err == nil {
+		t.Errorf("Reset of an empty key succeeded")
+	}
+	_, ferr = ask("a")
+	if ferr == nil || *ferr.AttemptsRemaining != frame.ParseFailureBudget-1 || fa.Hits() != hits+2 {
+		t.Fatalf("after Reset: %+v (hits %d)", ferr, fa.Hits())
+	}
+	// Consecutive: a success clears the count.
+	good.Store(true)
+	if _, ferr := ask("b"); ferr != nil {
+		t.Fatal(ferr)
+	}
+	good.Store(false)
+	if _, ferr := ask("b"); ferr == nil || *ferr.AttemptsRemaining != frame.ParseFailureBudget-1 {
+		t.Fatalf("after a success: %+v", ferr)
+	}
+}
+
+func TestBridgeRepliesThroughWire(t *testing.T) {
+	cases := []struct {
+		name, reply, schema, want, code string
+	}{
+		{"fenced", "Here is the JSON:\n```json\n{\"title\":\"milk\",\"done\":true}\n```", todoSchema, `{"title":"milk","done":true}`, ""},
+		{"embedded", `Sure — {"title":"eggs","done":false} is your item.`, todoSchema, `{"title":"eggs","done":false}`, ""},
+		{"schema violation", `{"title":"eggs","done":"yes"}`, todoSchema, "", frame.CodeParseFailed},
+		{"array", `[{"title":"eggs","done":false}]`, "", "", frame.CodeParseFailed},
+		{"bad schema", `{}`, `{"type":"no-such-type"}`, "", frame.CodeMalformed},
+	}
+	for _, wf := range wires {
+		for _, c := range cases {
+			t.Run(wf.name+"/"+c.name, func(t *testing.T) {
+				fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) { wf.stream(w, chunked(c.reply, 9), true) })
+				br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
+				data, ferr := br.Ask(context.Background(), "k", appMessage("", "", c.schema), nil)
+				if c.code == "" {
+					if ferr != nil || string(data) != c.want {
+						t.Fatalf("%s %+v, want %s", data, ferr, c.want)
+					}
+					return
+				}
+				if ferr == nil || ferr.Code != c.code {
+					t.Fatalf("%s %+v, want %s", data, ferr, c.code)
+				}
+				if c.code == frame.CodeMalformed {
+					if fa.Hits() != 0 || br.Remaining("k") != frame.ParseFailureBudget {
+						t.Errorf("a bad schema reached the agent or spent budget")
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestBackendHTTPErrors(t *testing.T) {
+	for _, wf := range wires {
+		t.Run(wf.name, func(t *testing.T) {
+			t.Parallel()
+			fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+				switch hit {
+				case 1: // an endpoint that echoes the key it was given
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusUnauthorized)
+					w.Write([]byte(`{"error":{"message":"invalid key ` + testKey + `"}}`))
+				case 2:
+					http.Error(w, "upstream exploded", http.StatusInternalServerError)
+				default: // an error event in the stream
+					sseHeader(w)
+					w.Write([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"))
+				}
+			})
+			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
+			for i := 1; i <= 3; i++ {
+				_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+				if ferr == nil || ferr.Code != frame.CodeNetworkError {
+					t.Fatalf("hit %d: %+v, want NETWORK_ERROR", i, ferr)
+				}
+				if strings.Contains(ferr.Message, testKey) {
+					t.Errorf("hit %d: the key leaked into the error: %s", i, ferr.Message)
+				}
+				if i == 1 && !strings.Contains(ferr.Message, "[REDACTED]") {
+					t.Errorf("hit 1: %s", ferr.Message)
+				}
+			}
+			// Nothing listening.
+			fa.srv.Close()
+			_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+			if ferr == nil || ferr.Code != frame.CodeNetworkError {
+				t.Fatalf("closed server: %+v, want NETWORK_ERROR", ferr)
+			}
+		})
+	}
+}
+
+// TestOpenAINonStreamingServer: a compatible server that ignores "stream"
+// and answers one JSON completion still works.
+func TestOpenAINonStreamingServer(t *testing.T) {
+	fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write([]byte(`{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{\"message\":\"hi\"}"},"finish_reason":"stop"}]}`))
+	})
+	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
+	var last string
+	data, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), func(s string) { last = s })
+	if ferr != nil || string(data) != `{"message":"hi"}` || last != `{"message":"hi"}` {
+		t.Fatalf("%s %+v (last stream %q)", data, ferr, last)
+	}
+}

@@ -1,0 +1,210 @@
+package mock_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/snuggen/snuggen/hostkit/agent"
+	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// schemas the mock must satisfy, checked with an independently compiled
+// validator.
+var schemas = map[string]string{
+	"flashcards": `{"type":"object","required":["cards"],"properties":{"cards":{"type":"array","minItems":3,"maxItems":5,
+		"items":{"type":"object","required":["front","back"],"properties":{"front":{"type":"string","minLength":1,"maxLength":80},"back":{"type":"string"}},"additionalProperties":false}}}}`,
+	"enum and const": `{"type":"object","required":["mood","v"],"properties":{"mood":{"enum":["happy","sad","😀"]},"v":{"const":2}}}`,
+	"numbers": `{"type":"object","required":["i","n","m","e","neg"],"properties":{"i":{"type":"integer","minimum":10,"maximum":12},
+		"n":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1},"m":{"type":"integer","multipleOf":7,"minimum":50},
+		"e":{"type":"integer","exclusiveMinimum":5,"exclusiveMaximum":7},"neg":{"type":"number","maximum":-3.5}}}`,
+	"string lengths": `{"type":"object","required":["short","long","exact"],"properties":{"short":{"type":"string","maxLength":3},
+		"long":{"type":"string","minLength":120},"exact":{"type":"string","minLength":5,"maxLength":5}}}`,
+	"formats": `{"type":"object","required":["when","day","mail","link","id"],"properties":{"when":{"type":"string","format":"date-time"},
+		"day":{"type":"string","format":"date"},"mail":{"type":"string","format":"email"},"link":{"type":"string","format":"uri"},"id":{"type":"string","format":"uuid"}}}`,
+	"nested arrays": `{"type":"object","required":["grid"],"properties":{"grid":{"type":"array","minItems":2,"items":{"type":"array","minItems":2,"maxItems":2,"items":{"type":"boolean"}}}}}`,
+	"unique enum items": `{"type":"object","required":["tags"],"properties":{"tags":{"type":"array","minItems":3,"uniqueItems":true,"items":{"enum":["a","b","c","d"]}}}}`,
+	"tuple": `{"type":"object","required":["pair"],"properties":{"pair":{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false,"minItems":2}}}`,
+	"refs and defs": `{"$defs":{"item":{"type":"object","required":["name","price"],"properties":{"name":{"type":"string"},"price":{"type":"number","minimum":0}}}},
+		"type":"object","required":["items","best"],"properties":{"items":{"type":"array","items":{"$ref":"#/$defs/item"}},"best":{"$ref":"#/$defs/item"}}}`,
+	"recursive": `{"$defs":{"node":{"type":"object","required":["label"],"properties":{"label":{"type":"string"},"children":{"type":"array","maxItems":2,"items":{"$ref":"#/$defs/node"}}}}},"$ref":"#/$defs/node"}`,
+	"allOf": `{"allOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}},{"required":["b"],"properties":{"b":{"type":"integer","minimum":3}}}]}`,
+	"oneOf": `{"type":"object","required":["shape"],"properties":{"shape":{"oneOf":[{"type":"object","required":["r"],"properties":{"r":{"type":"number","minimum":1}},"additionalProperties":false},
+		{"type":"object","required":["w","h"],"properties":{"w":{"type":"integer"},"h":{"type":"integer"}},"additionalProperties":false}]}}}`,
+	"anyOf nullable": `{"type":"object","required":["x","y"],"properties":{"x":{"anyOf":[{"type":"null"},{"type":"string","minLength":2}]},"y":{"type":["null","integer"]}}}`,
+	"minProperties": `{"type":"object","minProperties":3,"additionalProperties":{"type":"integer"}}`,
+	"maxProperties": `{"type":"object","maxProperties":1,"required":["only"],"properties":{"only":{"type":"string"},"other":{"type":"string"}}}`,
+	"contains": `{"type":"object","required":["xs"],"properties":{"xs":{"type":"array","contains":{"const":42},"items":{"type":"integer"}}}}`,
+	"untyped object": `{"required":["message","score"],"properties":{"message":{},"score":{"minimum":1,"maximum":5}}}`,
+	"draft-07": `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","required":["n","t"],"properties":{"n":{"type":"number","exclusiveMinimum":10},
+		"t":{"type":"array","items":[{"type":"string"},{"type":"boolean"}],"additionalItems":false}}}`,
+	"empty": `{}`,
+}
+
+func validator(t *testing.T, schema string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("test.json", strings.NewReader(schema)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("test.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func instance(t *testing.T, raw []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return v
+}
+
+func TestGenerateIsValid(t *testing.T) {
+	for name, schema := range schemas {
+		v := validator(t, schema)
+		for seed := range uint64(20) {
+			raw, err := mock.Generate(json.RawMessage(schema), seed*7919, "act")
+			if err != nil {
+				t.Fatalf("%s seed %d: %.300v (%.300s)", name, seed, err, raw)
+			}
+			inst := instance(t, raw)
+			if err := v.Validate(inst); err != nil {
+				t.Fatalf("%s seed %d: %.300s is invalid: %.300v", name, seed, raw, err)
+			}
+			if _, ok := inst.(map[string]any); !ok {
+				t.Fatalf("%s: %s is not an object", name, raw)
+			}
+		}
+	}
+}
+
+func TestGenerateUnsatisfiable(t *testing.T) {
+	// A pattern the mock cannot guess: it says so instead of claiming success.
+	raw, err := mock.Generate(json.RawMessage(`{"type":"object","required":["zip"],"properties":{"zip":{"type":"string","pattern":"^[0-9]{5}$"}}}`), 1, "")
+	if err == nil {
+		t.Fatalf("claimed %s is valid", raw)
+	}
+	if raw == nil {
+		t.Fatalf("no best attempt returned")
+	}
+}
+
+func completion(t *testing.T, requestID, payload, schema string) agent.Completion {
+	m := &frame.AppMessage{RequestID: requestID, InstanceID: "i1", AppID: "app", Action: "make-cards"}
+	if payload != "" {
+		m.Payload = json.RawMessage(payload)
+	}
+	if schema != "" {
+		m.ResponseSchema = json.RawMessage(schema)
+	}
+	env, err := agent.Envelope(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent.Completion{System: agent.DefaultSystemPrompt(m.ResponseSchema), User: string(env), Schema: m.ResponseSchema}
+}
+
+func TestMockStreamsDeterministically(t *testing.T) {
+	b := mock.New(mock.Options{ChunkSize: 5})
+	req := completion(t, "r1", `{"topic":"café ☕"}`, schemas["flashcards"])
+	var frames []string
+	text, err := b.Complete(context.Background(), req, func(s string) { frames = append(frames, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validator(t, schemas["flashcards"]).Validate(instance(t, []byte(text))); err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	if len(frames) < 2 || frames[len(frames)-1] != text {
+		t.Fatalf("frames %q", frames)
+	}
+	for i, f := range frames {
+		if !utf8.ValidString(f) {
+			t.Fatalf("frame %d splits a rune: %q", i, f)
+		}
+		if i > 0 && (!strings.HasPrefix(f, frames[i-1]) || len(f) == len(frames[i-1])) {
+			t.Fatalf("frame %d is not cumulative", i)
+		}
+	}
+	// Same request (another requestId) → same answer; another payload may differ.
+	again, err := b.Complete(context.Background(), completion(t, "r2", `{"topic":"café ☕"}`, schemas["flashcards"]), nil)
+	if err != nil || again != text {
+		t.Fatalf("not deterministic:\n%s\n%s", text, again)
+	}
+	// Without a schema: {"message": …} naming the action.
+	plain, err := b.Complete(context.Background(), completion(t, "r3", "", ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg map[string]string
+	if err := json.Unmarshal([]byte(plain), &msg); err != nil || len(msg) != 1 || !strings.Contains(msg["message"], "make-cards") {
+		t.Fatalf("plain answer %s", plain)
+	}
+}
+
+func TestMockHonoursContext(t *testing.T) {
+	b := mock.New(mock.Options{ChunkSize: 1, Delay: 50 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	n := 0
+	_, err := b.Complete(ctx, completion(t, "r1", "", ""), func(string) { n++ })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v", err)
+	}
+	if el := time.Since(start); el > 200*time.Millisecond {
+		t.Errorf("returned after %v", el)
+	}
+	if n != 1 {
+		t.Errorf("%d frames before the deadline, want 1", n)
+	}
+	done, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if _, err := mock.New(mock.Options{}).Complete(done, completion(t, "r1", "", ""), nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+}
+
+// TestBridgeWithMock: the default offline agent answers every schema through
+// the bridge, so apps run with no key.
+func TestBridgeWithMock(t *testing.T) {
+	br := agent.NewBridge(mock.New(mock.Options{}), agent.Options{})
+	for name, schema := range schemas {
+		m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "a", Action: name, ResponseSchema: json.RawMessage(schema)}
+		streamed := ""
+		data, ferr := br.Ask(context.Background(), "k", m, func(s string) { streamed = s })
+		if ferr != nil {
+			t.Fatalf("%s: %+v", name, ferr)
+		}
+		if err := validator(t, schema).Validate(instance(t, data)); err != nil {
+			t.Fatalf("%s: %s: %v", name, data, err)
+		}
+		if streamed == "" {
+			t.Errorf("%s: nothing streamed", name)
+		}
+	}
+}
+
+func BenchmarkMockAsk(b *testing.B) {
+	br := agent.NewBridge(mock.New(mock.Options{}), agent.Options{})
+	m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "a", Action: "cards", ResponseSchema: json.RawMessage(schemas["flashcards"])}
+	for b.Loop() {
+		if _, ferr := br.Ask(context.Background(), "k", m, func(string) {}); ferr != nil {
+			b.Fatal(ferr)
+		}
+	}
+}
