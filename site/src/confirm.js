@@ -75,6 +75,12 @@ export class Confirms {
     this.next();
   }
 
+  /** The host withdrew a question (its request ended first). */
+  cancel(id) {
+    this.queue = this.queue.filter((m) => m.id !== id);
+    if (this.current && this.current.id === id) this.next();
+  }
+
   /** The connection dropped: the host has ended every pending question. */
   reset() {
     this.queue = [];

@@ -11,7 +11,6 @@ const $ = (sel) => document.querySelector(sel);
 
 const params = new URLSearchParams(location.search);
 const wanted = params.getAll('app');
-let mountedWanted = false;
 
 const inspector = new Inspector($('#inspector'));
 const connEl = $('#conn');
@@ -35,28 +34,46 @@ const confirms = new Confirms($('#confirm'), (id, decision) => {
 window.addEventListener('message', (ev) => stage.route(ev));
 
 let connectedOnce = false;
-function onOpen() {
+async function onOpen() {
   relay.send({ t: 'theme', mode: theme.mode });
-  if (connectedOnce) stage.remountAll();
+  const reconnect = connectedOnce;
   connectedOnce = true;
+  // The installed apps come over HTTP on each connection; later changes
+  // (an announce's metadata, a rebuild) come as {"t":"apps"} messages.
+  let apps;
+  try {
+    const res = await fetch('/apps.json', { cache: 'no-store' });
+    apps = await res.json();
+  } catch {
+    return;
+  }
+  if (!Array.isArray(apps.apps)) return;
+  setApps(apps.apps);
+  if (reconnect) {
+    stage.remountAll();
+  } else {
+    for (const app of wanted) stage.mount(app);
+  }
+}
+
+function setApps(apps) {
+  stage.setApps(apps);
+  renderApps(apps);
 }
 
 function onMessage(msg) {
   switch (msg.t) {
     case 'apps':
-      if (!Array.isArray(msg.apps)) return;
-      stage.setApps(msg.apps);
-      renderApps(msg.apps);
-      if (!mountedWanted) {
-        mountedWanted = true;
-        for (const app of wanted) stage.mount(app);
-      }
+      if (Array.isArray(msg.apps)) setApps(msg.apps);
       break;
     case 'frame':
       if (typeof msg.slot === 'string') stage.deliver(msg.slot, msg.frame);
       break;
     case 'confirm':
       confirms.ask(msg);
+      break;
+    case 'confirm-cancel':
+      confirms.cancel(msg.id);
       break;
     case 'inspect':
       inspector.entry(msg.entry);

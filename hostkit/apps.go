@@ -1,0 +1,365 @@
+package hostkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/net/html"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/server"
+	"github.com/snuggen/snuggen/pack"
+)
+
+// Meta is an app's display metadata: from its build manifest, then from its
+// announce. It is what the runner's list shows; it is never an identity.
+type Meta struct {
+	AppID       string
+	DisplayName string
+	Description string
+	IconEmoji   string
+	IconColor   string
+}
+
+// App is one installed app. Key is the host's own name for it: the URL path
+// segment of its document and its storage namespace (letters, digits, '.',
+// '_' and '-'). Build returns its document ready to run; the host calls it
+// at New and on Apps.Reload, and serves the last good result.
+type App struct {
+	Key   string
+	Build func(ctx context.Context) (doc []byte, meta Meta, err error)
+}
+
+// RawApp is an app from raw HTML (an LLM's output as it came), packaged with
+// the same packager as snuggen build: the runtime injected, scripts and
+// styles bundled, the CSP meta added.
+func RawApp(key string, html []byte) App {
+	return App{Key: key, Build: func(ctx context.Context) ([]byte, Meta, error) {
+		return packApp(ctx, pack.Options{Path: key + ".html", HTML: html})
+	}}
+}
+
+// FileApp is an app from an HTML file on disk and the local files it
+// references, packaged on every build (so Reload picks up edits).
+func FileApp(key, path string) App {
+	return App{Key: key, Build: func(ctx context.Context) ([]byte, Meta, error) {
+		return packApp(ctx, pack.Options{Path: path})
+	}}
+}
+
+// BuiltApp is an app already built by snuggen build, served as it is.
+func BuiltApp(key string, doc []byte, meta Meta) App {
+	return App{Key: key, Build: func(context.Context) ([]byte, Meta, error) { return doc, meta, nil }}
+}
+
+// BuildError is a failed packaging, with the packager's diagnostics.
+type BuildError struct {
+	App         string
+	Diagnostics []pack.Diagnostic
+	Err         error
+}
+
+func (e *BuildError) Error() string {
+	msg := fmt.Sprintf("app %s: %v", e.App, e.Err)
+	for _, d := range e.Diagnostics {
+		if d.Severity == pack.SeverityError {
+			msg += "\n  " + d.String()
+		}
+	}
+	return msg
+}
+
+func (e *BuildError) Unwrap() error { return e.Err }
+
+func packApp(ctx context.Context, opts pack.Options) ([]byte, Meta, error) {
+	res, err := pack.Build(ctx, opts)
+	if err != nil {
+		be := &BuildError{App: opts.Path, Err: err}
+		if res != nil {
+			be.Diagnostics = res.Diagnostics
+		}
+		return nil, Meta{}, be
+	}
+	m := res.Manifest
+	return res.HTML, Meta{AppID: m.AppID, DisplayName: m.DisplayName, Description: m.Description, IconEmoji: m.IconEmoji, IconColor: m.IconColor}, nil
+}
+
+// Apps is the host's catalog of installed apps. It is safe for concurrent use.
+type Apps struct {
+	mu       sync.Mutex
+	order    []string
+	byKey    map[string]*appEntry
+	onChange func(reloaded string) // set by New: tells the pages
+}
+
+type appEntry struct {
+	app       App
+	doc       []byte
+	meta      Meta
+	announced *Meta
+}
+
+func newApps(list []App) (*Apps, error) {
+	a := &Apps{byKey: make(map[string]*appEntry)}
+	for _, app := range list {
+		if !validKey(app.Key) {
+			return nil, fmt.Errorf("hostkit: app key %q: use 1-64 letters, digits, '.', '_' or '-', not starting with '.'", app.Key)
+		}
+		if _, dup := a.byKey[app.Key]; dup {
+			return nil, fmt.Errorf("hostkit: app key %q installed twice; give one of them another name", app.Key)
+		}
+		if app.Build == nil {
+			return nil, fmt.Errorf("hostkit: app %q has no Build", app.Key)
+		}
+		a.byKey[app.Key] = &appEntry{app: app}
+		a.order = append(a.order, app.Key)
+	}
+	return a, nil
+}
+
+// ValidKey reports whether key can name an installed app.
+func ValidKey(key string) bool { return validKey(key) }
+
+func validKey(k string) bool {
+	if k == "" || len(k) > 64 || k[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		b := k[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '.' || b == '_' || b == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// BuildAll builds every app that has no document yet. Each failure is
+// returned; the other apps are built.
+func (a *Apps) BuildAll(ctx context.Context) []error {
+	var errs []error
+	for _, key := range a.Keys() {
+		a.mu.Lock()
+		e := a.byKey[key]
+		built := e.doc != nil
+		a.mu.Unlock()
+		if built {
+			continue
+		}
+		if err := a.build(ctx, key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func (a *Apps) build(ctx context.Context, key string) error {
+	a.mu.Lock()
+	e, ok := a.byKey[key]
+	a.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("hostkit: no app %q", key)
+	}
+	doc, meta, err := e.app.Build(ctx)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	e.doc, e.meta = doc, meta
+	a.mu.Unlock()
+	return nil
+}
+
+// Reload builds app key again and, when that works, tells every runner page
+// to reload its frames of it. A failed build keeps the last good document.
+func (a *Apps) Reload(ctx context.Context, key string) error {
+	if err := a.build(ctx, key); err != nil {
+		return err
+	}
+	if f := a.onChange; f != nil {
+		f(key)
+	}
+	return nil
+}
+
+// Keys lists the installed apps' keys in order.
+func (a *Apps) Keys() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.order)
+}
+
+func (a *Apps) installed(key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.byKey[key]
+	return ok
+}
+
+// Meta returns app key's display metadata (its announce wins over its build).
+func (a *Apps) Meta(key string) (Meta, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.byKey[key]
+	if !ok {
+		return Meta{}, false
+	}
+	if e.announced != nil {
+		return *e.announced, true
+	}
+	return e.meta, true
+}
+
+// Apps implements server.Catalog.
+func (a *Apps) Apps() []server.AppInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]server.AppInfo, 0, len(a.order))
+	for _, key := range a.order {
+		e := a.byKey[key]
+		m := e.meta
+		if e.announced != nil {
+			m = *e.announced
+		}
+		out = append(out, server.AppInfo{
+			App: key, URL: server.AppPath(key),
+			AppID: m.AppID, DisplayName: m.DisplayName, Description: m.Description,
+			IconEmoji: m.IconEmoji, IconColor: m.IconColor,
+		})
+	}
+	return out
+}
+
+// Document implements server.Catalog: the last good build, building now if
+// there is none yet.
+func (a *Apps) Document(ctx context.Context, key string) ([]byte, bool, error) {
+	a.mu.Lock()
+	e, ok := a.byKey[key]
+	var doc []byte
+	if ok {
+		doc = e.doc
+	}
+	a.mu.Unlock()
+	if !ok {
+		return nil, false, nil
+	}
+	if doc == nil {
+		if err := a.build(ctx, key); err != nil {
+			return nil, true, err
+		}
+		a.mu.Lock()
+		doc = e.doc
+		a.mu.Unlock()
+	}
+	return doc, true, nil
+}
+
+// announced records an accepted announce's metadata for app key and reports
+// whether the list changed.
+func (a *Apps) announced(key string, f *frame.AppAnnounce) bool {
+	m := Meta{AppID: f.AppID, DisplayName: f.DisplayName}
+	if f.Description != nil {
+		m.Description = *f.Description
+	}
+	if f.IconEmoji != nil {
+		m.IconEmoji = *f.IconEmoji
+	}
+	if f.IconColor != nil {
+		m.IconColor = *f.IconColor
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.byKey[key]
+	if !ok || (e.announced != nil && *e.announced == m) {
+		return false
+	}
+	e.announced = &m
+	return true
+}
+
+// KeyFromPath derives an app key from a file path: the file's base name
+// without extension, or the folder's name for an index.html/app.html.
+func KeyFromPath(path string) string {
+	base := filepath.Base(path)
+	ext := filepath.Ext(base)
+	name := base[:len(base)-len(ext)]
+	if name == "index" || name == "app" {
+		name = filepath.Base(filepath.Dir(path))
+	}
+	out := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		b := name[i]
+		switch {
+		case 'A' <= b && b <= 'Z':
+			out = append(out, b+'a'-'A')
+		case 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '_' || b == '-' || b == '.':
+			out = append(out, b)
+		default:
+			out = append(out, '-')
+		}
+	}
+	for len(out) > 0 && out[0] == '.' {
+		out = out[1:]
+	}
+	if len(out) > 64 {
+		out = out[:64]
+	}
+	if len(out) == 0 {
+		return "app"
+	}
+	return string(out)
+}
+
+
+// MetaFromHTML reads the <meta name="snug:…"> tags of a built app (the
+// names snuggen build writes from the app-announce fields). A missing
+// display name falls back to key.
+func MetaFromHTML(doc []byte, key string) Meta {
+	m := Meta{}
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		t := z.Token()
+		if t.Data == "body" {
+			break
+		}
+		if t.Data != "meta" {
+			continue
+		}
+		var name, content string
+		for _, a := range t.Attr {
+			switch a.Key {
+			case "name":
+				name = strings.ToLower(a.Val)
+			case "content":
+				content = a.Val
+			}
+		}
+		switch name {
+		case "snug:app-id":
+			m.AppID = content
+		case "snug:display-name":
+			m.DisplayName = content
+		case "snug:description":
+			m.Description = content
+		case "snug:icon-emoji":
+			m.IconEmoji = content
+		case "snug:icon-color":
+			m.IconColor = content
+		}
+	}
+	if m.DisplayName == "" {
+		m.DisplayName = key
+	}
+	return m
+}

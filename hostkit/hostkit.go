@@ -1,0 +1,313 @@
+// Package hostkit is the thin public surface of the Go host kit: New wires
+// the broker (sessions, R3), the agent bridge, per-app SQLite, the governed
+// network, open-url, the relay WebSocket and the runner page into one Host
+// that serves on a loopback address. Everything it wires is a package of its
+// own (hostkit/broker, hostkit/agent, hostkit/store, hostkit/netgate,
+// hostkit/openurl, hostkit/relay, hostkit/server, site); a host that needs
+// something else builds from those directly, starting from this file.
+//
+// A minimal host:
+//
+//	h, err := hostkit.New(
+//		hostkit.Addr("127.0.0.1:7878"),
+//		hostkit.WithApps(hostkit.RawApp("hello", helloHTML)),
+//		hostkit.WithDataDir(dir), // SQLite files and net grants
+//	)
+//	if err != nil { ... }
+//	fmt.Println("open", h.AppURL("hello"))
+//	go h.Serve()
+//	...
+//	h.Shutdown(ctx) // every request in flight gets its terminal frame first
+//
+// The agent is the offline mock unless WithAgent names another backend
+// (hostkit/agent/openai, hostkit/agent/anthropic). Without WithDataDir the
+// db capability is off; without WithNet the net capability is off.
+//
+// Its limit: New decides nothing about frames. The broker judges every frame;
+// the runner page only relays.
+package hostkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+
+	"github.com/snuggen/snuggen/hostkit/agent"
+	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/openurl"
+	"github.com/snuggen/snuggen/hostkit/relay"
+	"github.com/snuggen/snuggen/hostkit/server"
+	"github.com/snuggen/snuggen/hostkit/store"
+)
+
+// DefaultAddr is where a host listens without Addr: loopback, a free port.
+const DefaultAddr = "127.0.0.1:0"
+
+// Option configures New.
+type Option func(*config) error
+
+type config struct {
+	addr     string
+	ln       net.Listener
+	apps     []App
+	backend  agent.Backend
+	dataDir  string
+	net      *netgate.Config
+	netOpts  []netgate.Option
+	theme    string
+	brokerFn func(*broker.Options)
+}
+
+// Addr sets the address to listen on (DefaultAddr when unset). Port 0 picks
+// a free port; Host.URL reports it.
+func Addr(addr string) Option {
+	return func(c *config) error { c.addr = addr; return nil }
+}
+
+// Listener serves on ln instead of listening on Addr.
+func Listener(ln net.Listener) Option {
+	return func(c *config) error { c.ln = ln; return nil }
+}
+
+// WithApps installs apps (see RawApp, FileApp).
+func WithApps(apps ...App) Option {
+	return func(c *config) error { c.apps = append(c.apps, apps...); return nil }
+}
+
+// WithAgent sets the agent backend (the offline mock when unset).
+func WithAgent(b agent.Backend) Option {
+	return func(c *config) error { c.backend = b; return nil }
+}
+
+// WithDataDir keeps each app's SQLite database and the net grants under dir,
+// and turns the db capability on.
+func WithDataDir(dir string) Option {
+	return func(c *config) error { c.dataDir = dir; return nil }
+}
+
+// WithNet turns the governed network on with cfg (connections, deny list,
+// development allowances) and extra gate options. The runner page is the
+// gate's Confirmer: the user answers in the host's own dialog.
+func WithNet(cfg netgate.Config, opts ...netgate.Option) Option {
+	return func(c *config) error { c.net = &cfg; c.netOpts = opts; return nil }
+}
+
+// WithTheme sets the theme host-ready carries until the user toggles it:
+// "light" (the default) or "dark".
+func WithTheme(mode string) Option {
+	return func(c *config) error { c.theme = mode; return nil }
+}
+
+// WithBrokerOptions lets a host adjust the broker's options (limits,
+// timeouts) after New filled them in.
+func WithBrokerOptions(f func(*broker.Options)) Option {
+	return func(c *config) error { c.brokerFn = f; return nil }
+}
+
+// Host is a running Snug host: the listener, the HTTP server with the runner
+// page, the relay and the broker with its capabilities. Its fields are the
+// parts New wired, for a host that needs to reach one.
+type Host struct {
+	Apps   *Apps
+	Broker *broker.Broker
+	Relay  *relay.Relay
+	Server *server.Server
+	Store  *store.Store   // nil without WithDataDir
+	Net    *netgate.Gate  // nil without WithNet
+	Agent  *agent.Bridge
+
+	ln       net.Listener
+	origin   string
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// New listens and wires a Host. It does not serve yet: call Serve.
+func New(opts ...Option) (*Host, error) {
+	c := &config{addr: DefaultAddr}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	apps, err := newApps(c.apps)
+	if err != nil {
+		return nil, err
+	}
+	// Build every app now: the runner's list shows their names and icons,
+	// and a broken app is reported before the host serves anything.
+	if errs := apps.BuildAll(context.Background()); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	ln := c.ln
+	if ln == nil {
+		ln, err = net.Listen("tcp", c.addr)
+		if err != nil {
+			return nil, fmt.Errorf("hostkit: listen on %s: %w", c.addr, err)
+		}
+	}
+	h := &Host{Apps: apps, ln: ln, origin: "http://" + ln.Addr().String()}
+	if err := h.wire(c); err != nil {
+		ln.Close()
+		h.closeParts()
+		return nil, err
+	}
+	return h, nil
+}
+
+// confirmers forwards the capabilities' questions to the relay, which exists
+// only after the broker that needs the capabilities.
+type confirmers struct{ rl *relay.Relay }
+
+func (f *confirmers) ConfirmNet(ctx context.Context, req netgate.ConfirmRequest) (netgate.Decision, error) {
+	d, err := f.rl.Confirm(ctx, relay.Prompt{Kind: "net", App: req.AppName, Method: req.Method, URL: req.URL})
+	if err != nil {
+		return netgate.Deny, err
+	}
+	return netgate.Decision(d), nil
+}
+
+func (f *confirmers) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+	return f.rl.ConfirmOpen(ctx, p)
+}
+
+func (h *Host) wire(c *config) error {
+	ask := &confirmers{}
+	backend := c.backend
+	if backend == nil {
+		backend = mock.New(mock.Options{})
+	}
+	h.Agent = agent.NewBridge(backend, agent.Options{})
+	bo := broker.Options{
+		Agent:   broker.Agent(h.Agent),
+		OpenURL: broker.OpenURL(openurl.New(ask, openurl.Options{})),
+		Theme:   c.theme,
+		OnAnnounce: func(s *broker.Session, a *frame.AppAnnounce) {
+			if h.Apps.announced(s.App(), a) {
+				h.broadcastApps()
+			}
+		},
+	}
+	if c.dataDir != "" {
+		st, err := store.Open(filepath.Join(c.dataDir, "db"), store.Options{})
+		if err != nil {
+			return fmt.Errorf("hostkit: %w", err)
+		}
+		h.Store = st
+		bo.DB = broker.Store(st)
+	}
+	if c.net != nil {
+		nopts := append([]netgate.Option{
+			netgate.WithConfirmer(ask),
+			netgate.WithAuditSink(func(e netgate.Entry) {
+				if h.Relay != nil {
+					h.Relay.Audit(e)
+				}
+			}),
+		}, c.netOpts...)
+		if c.dataDir != "" {
+			nopts = append(nopts, netgate.WithGrantsFile(filepath.Join(c.dataDir, "grants.json")))
+		}
+		g, err := netgate.New(*c.net, nopts...)
+		if err != nil {
+			return fmt.Errorf("hostkit: %w", err)
+		}
+		h.Net = g
+		bo.Net = broker.Netgate(g)
+	}
+	if c.brokerFn != nil {
+		c.brokerFn(&bo)
+	}
+	h.Broker = broker.New(bo)
+	rl, err := relay.New(h.Broker, relay.Options{
+		Origin:    h.origin,
+		Host:      h.ln.Addr().String(),
+		Installed: h.Apps.installed,
+	})
+	if err != nil {
+		return fmt.Errorf("hostkit: %w", err)
+	}
+	h.Relay = rl
+	ask.rl = rl
+	h.Apps.onChange = func(reload string) {
+		if reload != "" {
+			_ = rl.Broadcast(map[string]string{"t": "reload", "app": reload})
+		}
+		h.broadcastApps()
+	}
+	srv, err := server.New(server.Options{Catalog: h.Apps, Relay: rl, Origin: h.origin})
+	if err != nil {
+		return fmt.Errorf("hostkit: %w", err)
+	}
+	h.Server = srv
+	return nil
+}
+
+func (h *Host) broadcastApps() {
+	if h.Relay == nil {
+		return
+	}
+	_ = h.Relay.Broadcast(struct {
+		T    string           `json:"t"`
+		Apps []server.AppInfo `json:"apps"`
+	}{"apps", h.Apps.Apps()})
+}
+
+// URL is the runner page's address, such as http://127.0.0.1:7878/.
+func (h *Host) URL() string { return h.origin + "/" }
+
+// Origin is the runner's origin, such as http://127.0.0.1:7878.
+func (h *Host) Origin() string { return h.origin }
+
+// AppURL is the runner's address with app mounted.
+func (h *Host) AppURL(app string) string { return h.Server.AppURL(app) }
+
+// Serve serves until Shutdown; it returns nil after a Shutdown.
+func (h *Host) Serve() error {
+	err := h.Server.Serve(h.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown ends the host in the order R3 needs: the broker first sends
+// every request in flight its terminal frame, the relay writes what it
+// queued and closes the page connections, then the HTTP server stops and
+// the store and the gate close. It is safe to call more than once.
+func (h *Host) Shutdown(ctx context.Context) error {
+	h.shutOnce.Do(func() {
+		var errs []error
+		if err := h.Broker.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if err := h.Relay.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if err := h.Server.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		_ = h.ln.Close() // Serve closes it too; this covers a host never served
+		errs = append(errs, h.closeParts())
+		h.shutErr = errors.Join(errs...)
+	})
+	return h.shutErr
+}
+
+func (h *Host) closeParts() error {
+	var errs []error
+	if h.Net != nil {
+		errs = append(errs, h.Net.Close())
+	}
+	if h.Store != nil {
+		errs = append(errs, h.Store.Close())
+	}
+	return errors.Join(errs...)
+}
