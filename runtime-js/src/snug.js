@@ -15,7 +15,7 @@ import {
   EVENT_RESIZE,
   EVENT_THEME_CHANGE,
   PROTOCOL_VERSIONS,
-  RESIZE_HEIGHT_MAX,
+  RESIZE_HEIGHT_MAXIMUM,
   STRIP_HEADERS,
   TYPE_APP_ANNOUNCE,
   TYPE_APP_CANCEL,
@@ -33,7 +33,7 @@ import {
   VERSION,
   isKnownCode,
 } from "../gen/constants.mjs";
-import { HOST_TO_APP } from "../gen/validate.mjs";
+import { HOST_TO_APP, validateTheme } from "../gen/validate.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
 
 /** An error from the host or from the runtime, with the spec's fields. */
@@ -86,7 +86,7 @@ const applyTheme = (theme) => {
 const measure = () => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
-    const h = Math.min(RESIZE_HEIGHT_MAX, Math.ceil(root.getBoundingClientRect().height));
+    const h = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
     if (h !== height) emit(EVENT_RESIZE, { height: (height = h) });
   }, 60);
 };
@@ -170,7 +170,7 @@ const response = (f) => {
 
 W.addEventListener("message", (e) => {
   const f = e.data;
-  const valid = e.source === P && f && HOST_TO_APP[f.type];
+  const valid = e.source === P && f?.v === VERSION && HOST_TO_APP[f.type];
   if (!valid || valid(f).length) return;
   if (f.type == TYPE_HOST_READY) {
     host = Object.assign(host || {}, {
@@ -189,9 +189,12 @@ W.addEventListener("message", (e) => {
     }
     fire(TYPE_HOST_READY, host);
   } else if (f.type == TYPE_HOST_EVENT) {
-    if (f.event == EVENT_THEME_CHANGE && f.data?.theme) {
-      applyTheme(f.data.theme);
-      if (host) host.theme = f.data.theme;
+    // theme-change's data.theme is an object by the event table; apply it
+    // only when it is a valid theme.
+    const theme = f.event == EVENT_THEME_CHANGE && f.data?.theme;
+    if (theme && !validateTheme(theme).length) {
+      applyTheme(theme);
+      if (host) host.theme = theme;
     }
     fire(f.event, f.data);
   } else {
