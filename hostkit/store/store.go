@@ -42,6 +42,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -89,57 +95,138 @@ type ExecResult struct {
 	LastInsertRowid int64    `json:"lastInsertRowid"`
 }
 
+// ErrClosed is returned by calls on a closed Store.
+var ErrClosed = errors.New("store: closed")
+
 // Store is the set of app databases under one directory. Its methods are
 // safe for concurrent use; calls for one app run one at a time.
 type Store struct {
 	dir  string
 	opts Options
+
+	ctx    context.Context // cancelled by Close: interrupts running statements
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	dbs    map[string]*appDB // by file name
 }
 
 // Open prepares a store over dir (created if missing, mode 0700) and removes
 // leftovers of imports or exports a crash interrupted. Databases open lazily.
-func Open(dir string, opts Options) (*Store, error) { panic("store: body follows") }
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.QuotaBytes <= 0 {
+		opts.QuotaBytes = DefaultQuotaBytes
+	}
+	if opts.StatementTimeout <= 0 {
+		opts.StatementTimeout = DefaultStatementTimeout
+	}
+	if opts.MaxMemoryBytes <= 0 {
+		opts.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if n := e.Name(); strings.Contains(n, importSuffix) || strings.Contains(n, exportSuffix) {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return nil, fmt.Errorf("store: open %s: remove leftover: %w", dir, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Store{dir: dir, opts: opts, ctx: ctx, cancel: cancel, dbs: map[string]*appDB{}}, nil
+}
 
-// Close waits for running calls (interrupting their statements) and closes
-// every database. Later calls fail.
-func (s *Store) Close() error { panic("store: body follows") }
+// Close interrupts running statements, waits for their calls to end and
+// closes every database. Later calls return ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.cancel()
+	dbs := make([]*appDB, 0, len(s.dbs))
+	for _, d := range s.dbs {
+		dbs = append(dbs, d)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, d := range dbs {
+		d.lock <- struct{}{} // held for good: the store is closed
+		errs = append(errs, d.closeConn())
+	}
+	return errors.Join(errs...)
+}
 
 // Exec runs exactly one SQL statement for app with params bound by position
-// (?, ?NNN). A param is a JSON scalar: string, float64, json.Number, bool or
-// nil (int and int64 are accepted from Go callers). Text with no statement,
-// or more than one statement, is DB_SQL_ERROR.
+// (?, ?NNN). A param is a JSON scalar: string, float64, json.Number, bool
+// (bound as 1 or 0) or nil; int and int64 are accepted from Go callers.
+// Text with no statement, or more than one statement, is DB_SQL_ERROR.
+// A statement that changes the database runs in its own transaction: it is
+// committed (and durable) when Exec returns nil, rolled back otherwise.
 func (s *Store) Exec(ctx context.Context, app, sql string, params []any) (*ExecResult, error) {
-	panic("store: body follows")
+	var res *ExecResult
+	err := s.do(ctx, app, "exec", func(d *appDB) (err error) {
+		res, err = d.exec(sql, params)
+		return err
+	})
+	return res, err
 }
 
 // KVGet reads the JSON value stored under key. A key never set (or set to
 // null, which deletes) gives found == false and a nil value.
 func (s *Store) KVGet(ctx context.Context, app, key string) (value json.RawMessage, found bool, err error) {
-	panic("store: body follows")
+	err = s.do(ctx, app, "kvGet", func(d *appDB) (err error) {
+		value, found, err = d.kvGet(key)
+		return err
+	})
+	return value, found, err
 }
 
 // KVSet stores value (any JSON, kept compacted) under key; the JSON null
 // deletes the key. The kv data lives in the app's database, in the reserved
 // table _snug_kv that the app's SQL cannot touch, and travels with Export.
 func (s *Store) KVSet(ctx context.Context, app, key string, value json.RawMessage) error {
-	panic("store: body follows")
+	return s.do(ctx, app, "kvSet", func(d *appDB) error {
+		return d.kvSet(key, value)
+	})
 }
 
 // Export returns a consistent, compacted snapshot of app's database as an
 // SQLite file (rollback-journal format, openable by any SQLite). A snapshot
 // larger than frame.MaxArtifactBytes is DB_RESULT_TOO_LARGE.
 func (s *Store) Export(ctx context.Context, app string) ([]byte, error) {
-	panic("store: body follows")
+	var data []byte
+	err := s.do(ctx, app, "export", func(d *appDB) (err error) {
+		data, err = d.export()
+		return err
+	})
+	return data, err
 }
 
 // Import replaces app's database with data, an SQLite file of at most
 // frame.MaxArtifactBytes. The file is checked (header, size, PRAGMA
-// integrity_check, schema policy: no virtual tables, no object touching the
-// reserved _snug_ names unless it is the kv table exactly; triggers and
-// views are allowed since apps can create them too and they run under the
-// same authorizer with trusted_schema off), written to a temporary file,
-// synced and renamed over the old one. On any failure the old database is
-// untouched and keeps working; a bad file is DB_IMPORT_INVALID.
+// integrity_check, and the schema policy: no virtual tables, nothing named
+// or referring to the reserved _snug_ names except the kv table exactly as
+// the store makes it, kv values that are valid JSON; triggers and views are
+// allowed, since apps can create them too and they run under the same
+// authorizer with trusted_schema off), written to a temporary file, synced
+// and renamed over the old one. On any failure the old database is
+// untouched and keeps working; a bad file is DB_IMPORT_INVALID, a file
+// larger than Options.QuotaBytes DB_QUOTA_EXCEEDED.
 func (s *Store) Import(ctx context.Context, app string, data []byte) (bytes int, err error) {
-	panic("store: body follows")
+	err = s.do(ctx, app, "import", func(d *appDB) error {
+		return d.importFile(data)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(data), nil
 }

@@ -1,0 +1,449 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// kvTable is the kv table exactly as sqlite_schema stores it; Import accepts
+// a _snug_kv table only when its definition is this one.
+const kvTable = `CREATE TABLE _snug_kv(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL CHECK (json_valid(value))) WITHOUT ROWID`
+
+const vacuumRefused = "ATTACH, DETACH and VACUUM are refused by the host"
+
+// reservedPrefix starts every name the app's SQL may not use.
+const reservedPrefix = "_snug_"
+
+// journalSizeLimit bounds the WAL file kept after a checkpoint.
+const journalSizeLimit = 4 << 20
+
+// appDB is one app's database: one connection, used by one call at a time.
+type appDB struct {
+	s    *Store
+	app  string // the host's key, for messages
+	path string
+	lock chan struct{} // one slot: held for the length of a call
+
+	// Below: owned by the lock holder.
+	conn    *sqlite3.Conn // nil until first use and after an import swap
+	kvGetSt *sqlite3.Stmt
+	kvPutSt *sqlite3.Stmt
+	kvDelSt *sqlite3.Stmt
+	opCtx   context.Context // the running call's context (with its timeout)
+	trusted bool            // the store's own statements: the authorizer allows all
+	denied  string          // why the authorizer last refused, for the message
+}
+
+// do runs fn on app's database under the call's lock and time limit, and
+// turns what fails into an *Error or a wrapped host error.
+func (s *Store) do(ctx context.Context, app, op string, fn func(*appDB) error) error {
+	name, err := FileName(app)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	d, err := s.acquire(ctx, app, name)
+	if err != nil {
+		return fmt.Errorf("store: %s %q: %w", op, app, err)
+	}
+	defer func() { <-d.lock }()
+
+	opCtx, cancel := context.WithTimeout(ctx, s.opts.StatementTimeout)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+	d.opCtx = opCtx
+	d.denied = ""
+
+	if d.conn == nil {
+		if err := d.openConn(); err != nil {
+			return fmt.Errorf("store: %s %q: %w", op, app, err)
+		}
+	}
+	d.conn.SetInterrupt(opCtx)
+	err = d.run(fn)
+	if d.conn != nil {
+		d.conn.SetInterrupt(context.Background())
+	}
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sqlite3.NOMEM) {
+		// The engine's memory reached its cap: start afresh so it shrinks.
+		if cerr := d.dropConn(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	err = s.classify(ctx, op, app, d, err)
+	var se *Error
+	if errors.As(err, &se) {
+		se.Message = clip(se.Message, maxMessageBytes)
+	}
+	return err
+}
+
+// maxMessageBytes bounds an app-facing message, well inside the error
+// object's message length.
+const maxMessageBytes = 480
+
+// clip cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// oomMessage is the text of the panic the driver raises, instead of
+// returning SQLITE_NOMEM, when the engine runs out of its capped memory.
+const oomMessage = "sqlite3: out of memory"
+
+func isOOM(v any) bool {
+	err, ok := v.(error)
+	return ok && err.Error() == oomMessage
+}
+
+// run calls fn, turning the driver's out-of-memory panic into NOMEM.
+func (d *appDB) run(fn func(*appDB) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if !isOOM(v) {
+				panic(v)
+			}
+			err = sqlite3.NOMEM
+		}
+	}()
+	return fn(d)
+}
+
+// dropConn closes a connection that ran out of memory; whatever the close
+// says, the connection is let go (its memory with it) and reopened on the
+// next call.
+func (d *appDB) dropConn() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if !isOOM(v) {
+				panic(v)
+			}
+			d.conn, d.kvGetSt, d.kvPutSt, d.kvDelSt = nil, nil, nil, nil
+			err = fmt.Errorf("close after out of memory: %v", v)
+		}
+	}()
+	if d.conn != nil && !d.conn.GetAutocommit() {
+		d.conn.SetInterrupt(context.Background())
+		_ = d.trustedExec("ROLLBACK")
+	}
+	return d.closeConn()
+}
+
+// acquire finds or makes the appDB for name and takes its lock.
+func (s *Store) acquire(ctx context.Context, app, name string) (*appDB, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	d := s.dbs[name]
+	if d == nil {
+		d = &appDB{s: s, app: app, path: filepath.Join(s.dir, name), lock: make(chan struct{}, 1)}
+		s.dbs[name] = d
+	}
+	s.mu.Unlock()
+	select {
+	case d.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.ctx.Done():
+		return nil, ErrClosed
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		<-d.lock
+		return nil, ErrClosed
+	}
+	return d, nil
+}
+
+// classify maps a failed call's error to the app-facing *Error, or keeps it
+// as the host's own failure.
+func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
+		return se
+	}
+	if errors.Is(err, sqlite3.INTERRUPT) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("store: %s %q: %w", op, app, ctx.Err())
+		case s.ctx.Err() != nil:
+			return fmt.Errorf("store: %s %q: %w", op, app, ErrClosed)
+		default:
+			return &Error{Code: frame.CodeDBTimeout, Message: fmt.Sprintf(
+				"the statement ran past the host's time limit of %s", s.opts.StatementTimeout)}
+		}
+	}
+	var code sqlite3.ErrorCode
+	if !errors.As(err, &code) {
+		return fmt.Errorf("store: %s %q: %w", op, app, err)
+	}
+	switch code {
+	case sqlite3.FULL:
+		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
+			"the database reached its quota of %s", sizeText(s.opts.QuotaBytes))}
+	case sqlite3.NOMEM:
+		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
+			"the statement needed more than the %s of memory the host allows", sizeText(s.opts.MaxMemoryBytes))}
+	case sqlite3.AUTH:
+		msg := d.denied
+		if msg == "" {
+			msg = "not authorized"
+		}
+		return &Error{Code: frame.CodeDBSQLError, Message: msg}
+	case sqlite3.IOERR, sqlite3.CORRUPT, sqlite3.NOTADB, sqlite3.CANTOPEN, sqlite3.BUSY,
+		sqlite3.LOCKED, sqlite3.READONLY, sqlite3.PERM, sqlite3.MISUSE, sqlite3.INTERNAL,
+		sqlite3.PROTOCOL, sqlite3.NOLFS, sqlite3.FORMAT:
+		return fmt.Errorf("store: %s %q: %w", op, app, err)
+	}
+	return &Error{Code: frame.CodeDBSQLError, Message: strings.TrimPrefix(err.Error(), "sqlite3: ")}
+}
+
+// openHardened opens path with the hardening every connection gets:
+// defensive mode, trusted_schema off, no ATTACH, WAL with synchronous=FULL
+// under an exclusive lock, temp storage in the capped memory, the quota.
+func openHardened(path string, opts Options) (*sqlite3.Conn, error) {
+	ctx := sqlite3.WithMaxMemory(context.Background(), opts.MaxMemoryBytes)
+	c, err := sqlite3.OpenContext(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := harden(c, opts); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return c, nil
+}
+
+func harden(c *sqlite3.Conn, opts Options) error {
+	for _, cfg := range []struct {
+		op sqlite3.DBConfig
+		on bool
+	}{
+		{sqlite3.DBCONFIG_DEFENSIVE, true},
+		{sqlite3.DBCONFIG_TRUSTED_SCHEMA, false},
+		{sqlite3.DBCONFIG_WRITABLE_SCHEMA, false},
+		{sqlite3.DBCONFIG_DQS_DML, false},
+		{sqlite3.DBCONFIG_DQS_DDL, false},
+		{sqlite3.DBCONFIG_ENABLE_FTS3_TOKENIZER, false},
+	} {
+		got, err := c.Config(cfg.op, cfg.on)
+		if err != nil {
+			return fmt.Errorf("db_config %d: %w", cfg.op, err)
+		}
+		if got != cfg.on {
+			return fmt.Errorf("db_config %d: stayed %v", cfg.op, got)
+		}
+	}
+	// ATTACH and VACUUM need a slot: none. (The driver's Config stops at
+	// DBCONFIG_REVERSE_SCANORDER, so ATTACH_CREATE/WRITE are not set; with
+	// no slot and the authorizer there is nothing to attach anyway.)
+	c.Limit(sqlite3.LIMIT_ATTACHED, 0)
+	c.Limit(sqlite3.LIMIT_LENGTH, frame.MaxDBFrameBytes)
+
+	// Exclusive locking before WAL: no shared-memory file, and no second
+	// process can open the database while this host has it.
+	err := c.Exec(fmt.Sprintf(`PRAGMA locking_mode=EXCLUSIVE;
+		PRAGMA journal_mode=WAL;
+		PRAGMA synchronous=FULL;
+		PRAGMA temp_store=MEMORY;
+		PRAGMA foreign_keys=ON;
+		PRAGMA journal_size_limit=%d;`, journalSizeLimit))
+	if err != nil {
+		return err
+	}
+	mode, err := pragmaText(c, "journal_mode")
+	if err != nil {
+		return err
+	}
+	if mode != "wal" {
+		return fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	pageSize, err := pragmaInt(c, "page_size")
+	if err != nil {
+		return err
+	}
+	maxPages := max(opts.QuotaBytes/pageSize, 1)
+	return c.Exec(fmt.Sprintf("PRAGMA max_page_count=%d", maxPages))
+}
+
+func pragmaText(c *sqlite3.Conn, name string) (string, error) {
+	st, _, err := c.Prepare("PRAGMA " + name)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	if !st.Step() {
+		return "", fmt.Errorf("PRAGMA %s: no row: %w", name, st.Err())
+	}
+	return st.ColumnText(0), nil
+}
+
+func pragmaInt(c *sqlite3.Conn, name string) (int64, error) {
+	st, _, err := c.Prepare("PRAGMA " + name)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if !st.Step() {
+		return 0, fmt.Errorf("PRAGMA %s: no row: %w", name, st.Err())
+	}
+	return st.ColumnInt64(0), nil
+}
+
+// openConn opens the app's database, creating it and its kv table on first
+// use, and installs the authorizer.
+func (d *appDB) openConn() error {
+	c, err := openHardened(d.path, d.s.opts)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	d.conn = c
+	d.trusted = true
+	defer func() { d.trusted = false }()
+	if err := c.SetAuthorizer(d.authorize); err != nil {
+		return errors.Join(fmt.Errorf("authorizer: %w", err), d.closeConn())
+	}
+	if err := c.Exec(strings.Replace(kvTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)); err != nil {
+		return errors.Join(fmt.Errorf("kv table: %w", err), d.closeConn())
+	}
+	for _, p := range []struct {
+		st  **sqlite3.Stmt
+		sql string
+	}{
+		{&d.kvGetSt, `SELECT value FROM _snug_kv WHERE key = ?`},
+		{&d.kvPutSt, `INSERT INTO _snug_kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`},
+		{&d.kvDelSt, `DELETE FROM _snug_kv WHERE key = ?`},
+	} {
+		st, _, err := c.PrepareFlags(p.sql, sqlite3.PREPARE_PERSISTENT)
+		if err != nil {
+			return errors.Join(fmt.Errorf("kv statement: %w", err), d.closeConn())
+		}
+		*p.st = st
+	}
+	return nil
+}
+
+// closeConn finalizes the kv statements and closes the connection, which
+// checkpoints the WAL into the database file and removes it.
+func (d *appDB) closeConn() error {
+	if d.conn == nil {
+		return nil
+	}
+	var errs []error
+	for _, st := range []**sqlite3.Stmt{&d.kvGetSt, &d.kvPutSt, &d.kvDelSt} {
+		if *st != nil {
+			errs = append(errs, (*st).Close())
+			*st = nil
+		}
+	}
+	d.conn.SetInterrupt(context.Background())
+	errs = append(errs, d.conn.Close())
+	d.conn = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close %s: %w", filepath.Base(d.path), err)
+	}
+	return nil
+}
+
+// safePragmas are the PRAGMAs an app may run, all read-only. A value of
+// false allows only the bare form (PRAGMA x); true also allows one argument
+// that names an object (PRAGMA table_info(t)). database_list is left out: it
+// shows the host's file path.
+var safePragmas = map[string]bool{
+	"application_id": false, "user_version": false, "schema_version": false,
+	"data_version": false, "page_size": false, "page_count": false,
+	"freelist_count": false, "max_page_count": false, "encoding": false,
+	"foreign_keys": false, "journal_mode": false, "synchronous": false,
+	"auto_vacuum": false, "collation_list": false, "function_list": false,
+	"module_list": false, "pragma_list": false,
+	"table_info": true, "table_xinfo": true, "table_list": true,
+	"index_list": true, "index_info": true, "index_xinfo": true,
+	"foreign_key_list": true, "foreign_key_check": true,
+	"integrity_check": true, "quick_check": true,
+}
+
+// authorize is the SQLite authorizer for app statements; the store's own
+// statements run trusted.
+func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, schema, inner string) sqlite3.AuthorizerReturnCode {
+	if d.trusted {
+		return sqlite3.AUTH_OK
+	}
+	switch action {
+	case sqlite3.AUTH_ATTACH, sqlite3.AUTH_DETACH:
+		// VACUUM and VACUUM INTO attach a database too and stop here.
+		return d.deny(vacuumRefused)
+	case sqlite3.AUTH_TRANSACTION, sqlite3.AUTH_SAVEPOINT:
+		return d.deny("BEGIN, COMMIT, ROLLBACK, SAVEPOINT and RELEASE are refused: " +
+			"each exec runs in its own transaction; put related changes in one statement")
+	case sqlite3.AUTH_CREATE_VTABLE, sqlite3.AUTH_DROP_VTABLE:
+		return d.deny("virtual tables are refused by the host")
+	case sqlite3.AUTH_FUNCTION:
+		if strings.EqualFold(name4, "load_extension") {
+			return d.deny("load_extension is refused by the host")
+		}
+	case sqlite3.AUTH_PRAGMA:
+		withArg, ok := safePragmas[strings.ToLower(name3)]
+		if !ok || (name4 != "" && !withArg) {
+			form := name3
+			if name4 != "" {
+				form += "=" + name4
+			}
+			return d.deny("PRAGMA " + form + " is refused: only read-only PRAGMAs are allowed " +
+				"(e.g. user_version, table_info(t), index_list(t), foreign_key_check)")
+		}
+	}
+	if isReserved(name3) || isReserved(name4) {
+		return d.deny("names starting with " + reservedPrefix + " are reserved by the host (kv storage)")
+	}
+	return sqlite3.AUTH_OK
+}
+
+func (d *appDB) deny(why string) sqlite3.AuthorizerReturnCode {
+	if d.denied == "" {
+		d.denied = why
+	}
+	return sqlite3.AUTH_DENY
+}
+
+func isReserved(name string) bool {
+	return len(name) >= len(reservedPrefix) && strings.EqualFold(name[:len(reservedPrefix)], reservedPrefix)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+func sizeText(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// frameOverhead is what a db-response needs besides its result's columns
+// and rows: v, type, a requestId of 128 code points escaped at worst, ok,
+// the result's keys, changes and lastInsertRowid.
+const frameOverhead = 2048
+
+// resultBudget is the most the columns and rows of a result may take in
+// JSON for the db-response to fit its frame.
+func resultBudget() int { return frame.MaxDBFrameBytes - frameOverhead }
+
+func sqlErr(format string, a ...any) *Error {
+	return &Error{Code: frame.CodeDBSQLError, Message: fmt.Sprintf(format, a...)}
+}
+
+func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
+	c := d.conn
+	st, tail, err := c.Prepare(sql)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, sqlErr("the SQL text holds no statement")
+	}
+	defer st.Close()
+	if !blankSQL(tail) {
+		return nil, sqlErr("the SQL text holds more than one statement: exec runs exactly one; send each statement in its own request")
+	}
+	if strings.EqualFold(firstWord(sql), "VACUUM") {
+		// Refused by the authorizer too (VACUUM attaches), but only once it
+		// runs, and inside the write transaction below it would fail first
+		// with a less clear message.
+		return nil, sqlErr(vacuumRefused)
+	}
+	if n := st.BindCount(); n != len(params) {
+		return nil, sqlErr("the statement has %d parameters and %d values were given", n, len(params))
+	}
+	for i, p := range params {
+		if err := bindParam(st, i+1, p); err != nil {
+			return nil, err
+		}
+	}
+
+	// A statement that writes runs inside its own transaction, so that a
+	// result too large, a timeout or a failed COMMIT leaves nothing behind.
+	write := !st.ReadOnly()
+	if write {
+		if err := d.trustedExec("BEGIN IMMEDIATE"); err != nil {
+			return nil, err
+		}
+	}
+	res, err := d.step(st)
+	if write {
+		if err == nil {
+			err = d.trustedExec("COMMIT")
+		}
+		if err != nil && !c.GetAutocommit() {
+			// An interrupted call may end here: roll back regardless.
+			c.SetInterrupt(context.Background())
+			if rerr := d.trustedExec("ROLLBACK"); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// step reads the rows of st, counting their JSON size as it goes.
+func (d *appDB) step(st *sqlite3.Stmt) (*ExecResult, error) {
+	c := d.conn
+	n := st.ColumnCount()
+	res := &ExecResult{Columns: make([]string, n), Rows: [][]any{}}
+	size := 0
+	for i := range n {
+		res.Columns[i] = st.ColumnName(i)
+		size += jsonStringLen(res.Columns[i]) + 1
+	}
+	budget := resultBudget()
+	c.SetLastInsertRowID(0)
+	before := c.TotalChanges()
+	for st.Step() {
+		row := make([]any, n)
+		size += 3 // [ ] ,
+		for i := range n {
+			var v any
+			switch st.ColumnType(i) {
+			case sqlite3.INTEGER:
+				x := st.ColumnInt64(i)
+				v = x
+				size += len(strconv.AppendInt(nil, x, 10))
+			case sqlite3.FLOAT:
+				f := st.ColumnFloat(i)
+				switch {
+				case math.IsInf(f, 1):
+					v = json.Number("1e999")
+				case math.IsInf(f, -1):
+					v = json.Number("-1e999")
+				default:
+					v = f
+				}
+				size += 25 // the longest float64 in JSON
+			case sqlite3.TEXT:
+				s := st.ColumnText(i)
+				v = s
+				size += jsonStringLen(s)
+			case sqlite3.BLOB:
+				b := st.ColumnBlob(i, nil)
+				if b == nil {
+					b = []byte{}
+				}
+				v = b
+				size += 2 + (len(b)+2)/3*4
+			default:
+				size += 4
+			}
+			row[i] = v
+			size++ // ,
+			if size > budget {
+				return nil, &Error{Code: frame.CodeDBResultTooLarge, Message: fmt.Sprintf(
+					"the result passed %s after %d rows: it cannot fit the db frame; select fewer rows or columns (LIMIT/OFFSET)",
+					sizeText(int64(budget)), len(res.Rows))}
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	if c.TotalChanges() != before {
+		res.Changes = c.Changes()
+	}
+	res.LastInsertRowid = c.LastInsertRowID()
+	return res, nil
+}
+
+// trustedExec runs the store's own SQL past the authorizer.
+func (d *appDB) trustedExec(sql string) error {
+	d.trusted = true
+	defer func() { d.trusted = false }()
+	return d.conn.Exec(sql)
+}
+
+// bindParam binds one JSON scalar. A float64 with an integer value in the
+// int64 range binds as INTEGER, as a JavaScript number like 3 means 3.
+func bindParam(st *sqlite3.Stmt, i int, p any) error {
+	switch v := p.(type) {
+	case nil:
+		return st.BindNull(i)
+	case string:
+		return st.BindText(i, v)
+	case bool:
+		return st.BindBool(i, v)
+	case int:
+		return st.BindInt64(i, int64(v))
+	case int64:
+		return st.BindInt64(i, v)
+	case float64:
+		if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {
+			return st.BindInt64(i, int64(v))
+		}
+		return st.BindFloat(i, v)
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return st.BindInt64(i, n)
+		}
+		f, err := v.Float64()
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return sqlErr("parameter %d: %q is not a number", i, string(v))
+		}
+		return st.BindFloat(i, f) // out of range: ±Inf, as JavaScript reads it
+	default:
+		return sqlErr("parameter %d: a %T is not a JSON scalar (string, number, boolean or null)", i, p)
+	}
+}
+
+// firstWord is the first word of s after white space, comments and
+// semicolons.
+func firstWord(s string) string {
+	s = s[skipBlank(s):]
+	end := 0
+	for end < len(s) && (s[end] >= 'a' && s[end] <= 'z' || s[end] >= 'A' && s[end] <= 'Z') {
+		end++
+	}
+	return s[:end]
+}
+
+// blankSQL reports whether s holds only white space, comments and semicolons.
+func blankSQL(s string) bool { return skipBlank(s) == len(s) }
+
+// skipBlank is the index of the first byte of s that is not white space,
+// part of a comment or a semicolon (len(s) when there is none).
+func skipBlank(s string) int {
+	i := 0
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == ';':
+			i++
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			i += 2
+			for i < len(s) && !(s[i] == '*' && i+1 < len(s) && s[i+1] == '/') {
+				i++
+			}
+			i = min(i+2, len(s))
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// jsonStringLen is the length of s as a JSON string the way encoding/json
+// writes it (quotes, escapes, HTML-safe escapes, invalid UTF-8 as \ufffd).
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && w == 1:
+			n += 6
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += w
+		}
+		i += w
+	}
+	return n
+}

@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// sqliteMagic opens every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+func tempName(path, suffix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return path + suffix + hex.EncodeToString(b[:])
+}
+
+// removeFiles removes path and the journal files SQLite may leave beside it.
+func removeFiles(path string) error {
+	var errs []error
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d *appDB) export() (data []byte, err error) {
+	tmp := tempName(d.path, exportSuffix)
+	defer func() {
+		if rerr := removeFiles(tmp); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	// VACUUM INTO writes a compacted copy from one read transaction: a
+	// consistent snapshot. It attaches the target, so it needs one slot.
+	d.trusted = true
+	c := d.conn
+	c.Limit(sqlite3.LIMIT_ATTACHED, 1)
+	defer func() {
+		c.Limit(sqlite3.LIMIT_ATTACHED, 0)
+		d.trusted = false
+	}()
+	st, _, err := c.Prepare("VACUUM INTO ?")
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if err := st.BindText(1, tmp); err != nil {
+		return nil, err
+	}
+	if err := st.Exec(); err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(tmp)
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() > int64(frame.MaxArtifactBytes) {
+		return nil, &Error{Code: frame.CodeDBResultTooLarge, Message: fmt.Sprintf(
+			"the compacted database is %s: an export holds at most %s",
+			sizeText(info.Size()), sizeText(int64(frame.MaxArtifactBytes)))}
+	}
+	return os.ReadFile(tmp)
+}
+
+func importErr(format string, a ...any) *Error {
+	return &Error{Code: frame.CodeDBImportInvalid, Message: fmt.Sprintf(format, a...)}
+}
+
+// checkHeader checks what the first 100 bytes of an SQLite file promise
+// against the file as given.
+func checkHeader(data []byte) error {
+	if len(data) < 100 || string(data[:16]) != sqliteMagic {
+		return importErr("the data is not an SQLite database file (no \"SQLite format 3\" header)")
+	}
+	pageSize := int(binary.BigEndian.Uint16(data[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return importErr("the header's page size %d is not a power of two from 512 to 65536", pageSize)
+	}
+	if len(data)%pageSize != 0 {
+		return importErr("the file is %d bytes, not a whole number of %d-byte pages (truncated?)", len(data), pageSize)
+	}
+	if w, r := data[18], data[19]; w < 1 || w > 2 || r < 1 || r > 2 {
+		return importErr("the header's file format versions (%d, %d) are not 1 (rollback) or 2 (WAL)", w, r)
+	}
+	if data[21] != 64 || data[22] != 32 || data[23] != 32 {
+		return importErr("the header's payload fractions are not 64, 32, 32")
+	}
+	pages := len(data) / pageSize
+	// The in-header page count is valid when its version-valid-for number
+	// matches the change counter (SQLite 3.7.0 and later).
+	counted := int(binary.BigEndian.Uint32(data[28:32]))
+	if counted != 0 && binary.BigEndian.Uint32(data[92:96]) == binary.BigEndian.Uint32(data[24:28]) && counted != pages {
+		return importErr("the header counts %d pages and the file holds %d (truncated or padded)", counted, pages)
+	}
+	if enc := binary.BigEndian.Uint32(data[56:60]); enc > 3 {
+		return importErr("the header's text encoding %d is not 1, 2 or 3", enc)
+	}
+	return nil
+}
+
+func (d *appDB) importFile(data []byte) (err error) {
+	if len(data) > frame.MaxArtifactBytes {
+		return importErr("the file is %s: an import holds at most %s",
+			sizeText(int64(len(data))), sizeText(int64(frame.MaxArtifactBytes)))
+	}
+	if int64(len(data)) > d.s.opts.QuotaBytes {
+		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
+			"the file is %s: the database quota is %s", sizeText(int64(len(data))), sizeText(d.s.opts.QuotaBytes))}
+	}
+	if err := checkHeader(data); err != nil {
+		return err
+	}
+
+	tmp := tempName(d.path, importSuffix)
+	renamed := false
+	defer func() {
+		if renamed {
+			return
+		}
+		if rerr := removeFiles(tmp); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	if err := writeSynced(tmp, data); err != nil {
+		return err
+	}
+	if err := d.validate(tmp); err != nil {
+		return err
+	}
+	// The checks left tmp in WAL mode with its WAL checkpointed and
+	// removed: make that durable too.
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+
+	// Swap. Closing the old connection checkpoints and removes its WAL,
+	// which must not survive to be replayed onto the new file.
+	if err := d.closeConn(); err != nil {
+		return err
+	}
+	if info, err := os.Stat(d.path + "-wal"); err == nil && info.Size() > 0 {
+		return fmt.Errorf("import: %s-wal still holds %d bytes after close", filepath.Base(d.path), info.Size())
+	}
+	if err := os.Rename(tmp, d.path); err != nil {
+		return err
+	}
+	renamed = true
+	for _, p := range []string{d.path + "-wal", d.path + "-shm", d.path + "-journal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := syncDir(filepath.Dir(d.path)); err != nil {
+		return err
+	}
+	return d.openConn()
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// validate opens the candidate file with the same hardening as an app
+// database and runs the integrity check and the schema policy.
+func (d *appDB) validate(path string) (err error) {
+	c, err := openHardened(path, d.s.opts)
+	if err != nil {
+		var sqe *sqlite3.Error
+		if errors.As(err, &sqe) && sqe.Code() != sqlite3.IOERR && sqe.Code() != sqlite3.CANTOPEN {
+			return importErr("the file does not open as a database: %s", strings.TrimPrefix(sqe.Error(), "sqlite3: "))
+		}
+		return err
+	}
+	defer func() { err = errors.Join(err, c.Close()) }()
+	c.SetInterrupt(d.opCtx)
+	err = checkContent(c)
+	c.SetInterrupt(context.Background())
+	var sqe *sqlite3.Error
+	if err != nil && errors.As(err, &sqe) && sqe.Code() != sqlite3.INTERRUPT && sqe.Code() != sqlite3.IOERR {
+		return importErr("the file is damaged: %s", strings.TrimPrefix(sqe.Error(), "sqlite3: "))
+	}
+	return err
+}
+
+func checkContent(c *sqlite3.Conn) error {
+	st, _, err := c.Prepare("PRAGMA integrity_check(5)")
+	if err != nil {
+		return err
+	}
+	var problems []string
+	for st.Step() {
+		if s := st.ColumnText(0); s != "ok" {
+			problems = append(problems, s)
+		}
+	}
+	if err := errors.Join(st.Err(), st.Close()); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return importErr("the integrity check failed: %s", strings.ReplaceAll(strings.Join(problems, "; "), "\n", "; "))
+	}
+
+	st, _, err = c.Prepare("SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema")
+	if err != nil {
+		return err
+	}
+	hasKV := false
+	var bad error
+	for st.Step() && bad == nil {
+		typ, name, tbl, sql := st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3)
+		switch {
+		case typ == "table" && name == "_snug_kv" && sql == kvTable:
+			hasKV = true
+		case isReserved(name) || isReserved(tbl):
+			bad = importErr("the schema holds %s %q: names starting with %s are reserved by the host", typ, name, reservedPrefix)
+		case strings.HasPrefix(strings.ToUpper(sql), "CREATE VIRTUAL TABLE"):
+			bad = importErr("the schema holds virtual table %q: virtual tables are refused by the host", name)
+		case (typ == "trigger" || typ == "view") && strings.Contains(strings.ToLower(sql), reservedPrefix):
+			bad = importErr("%s %q refers to the reserved %s names", typ, name, reservedPrefix)
+		}
+	}
+	if err := errors.Join(st.Err(), st.Close()); err != nil {
+		return err
+	}
+	if bad != nil {
+		return bad
+	}
+	if hasKV {
+		st, _, err = c.Prepare("SELECT count(*) FROM _snug_kv WHERE NOT json_valid(value)")
+		if err != nil {
+			return err
+		}
+		n := int64(0)
+		if st.Step() {
+			n = st.ColumnInt64(0)
+		}
+		if err := errors.Join(st.Err(), st.Close()); err != nil {
+			return err
+		}
+		if n > 0 {
+			return importErr("the kv table holds %d values that are not JSON", n)
+		}
+	}
+	return nil
+}
