@@ -1,0 +1,231 @@
+package pack
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+	"golang.org/x/net/html"
+
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
+)
+
+// emptyFS has no files: a page given as HTML alone references none.
+type emptyFS struct{}
+
+func (emptyFS) Open(name string) (fs.File, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+func (b *builder) runtime() []byte {
+	if b.opts.Runtime != nil {
+		return b.opts.Runtime
+	}
+	return runtimejs.Script
+}
+
+// normalizeNewlines does what the HTML parser does to an element's text, so
+// a hash of the text we write matches the text the browser hashes.
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+}
+
+func cspHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// assemble escapes and splices the bundled code back into the page, adds
+// the head the build owns (charset, CSP, missing metadata, the runtime) and
+// proves the result by parsing it.
+func (b *builder) assemble() ([]byte, error) {
+	rt, _ := escapeJS(normalizeNewlines(string(b.runtime())))
+	rtSlot := &slot{open: "<script>", close: "</script>", content: rt, script: true}
+
+	var slots []*slot
+	var scriptHashes, styleHashes []string
+	scriptHashes = append(scriptHashes, cspHash(rt))
+	fixups := []*slot{}
+	for _, p := range append(append([]part(nil), b.parts...), b.tail...) {
+		if p.slot != nil && !p.slot.skip {
+			fixups = append(fixups, p.slot)
+		}
+	}
+	for _, s := range fixups {
+		s.content = normalizeNewlines(s.content)
+		if s.script {
+			if esc, changed := escapeJS(s.content); changed {
+				if err := checkJS(esc, s == b.modSlot); err != nil {
+					return nil, fmt.Errorf("escaping an inlined script left it invalid (%v); please report this", err)
+				}
+				s.content = esc
+			}
+			scriptHashes = append(scriptHashes, cspHash(s.content))
+		} else {
+			s.content = escapeCSS(s.content)
+			styleHashes = append(styleHashes, cspHash(s.content))
+		}
+		slots = append(slots, s)
+	}
+	slots = append(slots, rtSlot)
+
+	var head strings.Builder
+	head.WriteString(`<meta charset="utf-8">`)
+	head.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + escapeAttr(b.csp(dedupe(scriptHashes), dedupe(styleHashes))) + `">`)
+	for _, f := range announceFields {
+		if _, ok := b.meta[f.Prop]; !ok && f.Required {
+			head.WriteString(`<meta name="` + f.Meta + `" content="` + escapeAttr(b.defaultMeta(f.Prop)) + `">`)
+		}
+	}
+	head.WriteString(rtSlot.open + rtSlot.content + rtSlot.close)
+
+	at := b.headAt
+	if at < 0 {
+		at = b.afterDoctype
+	}
+	end := b.bodyEnd
+	if end < 0 || end < at {
+		end = len(b.parts)
+	}
+	var out bytes.Buffer
+	write := func(ps []part) {
+		for _, p := range ps {
+			if p.slot == nil {
+				out.WriteString(p.text)
+			} else if !p.slot.skip {
+				out.WriteString(p.slot.open + p.slot.content + p.slot.close)
+			}
+		}
+	}
+	write(b.parts[:at])
+	out.WriteString(head.String())
+	write(b.parts[at:end])
+	write(b.tail)
+	write(b.parts[end:])
+	if err := verify(out.Bytes(), slots); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func dedupe(l []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range l {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkJS parses escaped code again.
+func checkJS(code string, module bool) error {
+	opts := api.TransformOptions{Loader: api.LoaderJS, LogLevel: api.LogLevelSilent}
+	if module {
+		opts.Format = api.FormatESModule
+	}
+	r := api.Transform(code, opts)
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("%s", r.Errors[0].Text)
+	}
+	return nil
+}
+
+// verify parses the output as a browser would and checks that every
+// inlined script and style came out as one element with its whole text:
+// nothing in the app's code ended an element early or swallowed the page.
+func verify(doc []byte, slots []*slot) error {
+	root, err := html.Parse(bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("the output does not parse as HTML: %w", err)
+	}
+	texts := map[string]int{}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && (n.Data == "script" || n.Data == "style") {
+			var t strings.Builder
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.TextNode {
+					t.WriteString(c.Data)
+				}
+			}
+			texts[n.Data+"\x00"+t.String()]++
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(root)
+	for _, s := range slots {
+		tag := "style"
+		if s.script {
+			tag = "script"
+		}
+		k := tag + "\x00" + s.content
+		if texts[k] == 0 {
+			return fmt.Errorf("an inlined <%s> does not survive parsing the output intact; please report this", tag)
+		}
+		texts[k]--
+	}
+	return nil
+}
+
+// csp renders the sandbox's policy for a meta tag: the inline allowance of
+// script-src and style-src becomes the hashes of what the build inlined
+// (unless the page has inline event handlers, which hashes cannot allow),
+// style attributes stay allowed (style-src-attr), and directives a meta tag
+// cannot carry are left out.
+func (b *builder) csp(scriptHashes, styleHashes []string) string {
+	var ds []string
+	hasAttr := false
+	for _, d := range sandboxCSP() {
+		switch d.Name {
+		case "sandbox", "frame-ancestors", "report-uri", "report-to":
+			continue
+		case "style-src-attr":
+			hasAttr = true
+		}
+		var src []string
+		for _, s := range d.Sources {
+			if s == "'unsafe-inline'" {
+				switch {
+				case d.Name == "script-src" && !b.handlers:
+					src = append(src, scriptHashes...)
+					continue
+				case d.Name == "style-src":
+					src = append(src, styleHashes...)
+					continue
+				}
+			}
+			src = append(src, s)
+		}
+		if len(src) == 0 {
+			src = []string{"'none'"}
+		}
+		ds = append(ds, d.Name+" "+strings.Join(src, " "))
+	}
+	if !hasAttr {
+		ds = append(ds, "style-src-attr 'unsafe-inline'")
+	}
+	return strings.Join(ds, "; ")
+}
+
+func (b *builder) manifest() Manifest {
+	return Manifest{
+		AppID:        b.metaValue("appId"),
+		DisplayName:  b.metaValue("displayName"),
+		Description:  b.metaValue("description"),
+		IconEmoji:    b.metaValue("iconEmoji"),
+		IconColor:    b.metaValue("iconColor"),
+		Capabilities: append([]string{}, b.capabilities...),
+	}
+}

@@ -1,0 +1,488 @@
+package pack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+const (
+	nsInline = "snug-inline" // a <script> or <style> body of the page
+	nsFS     = "snug-fs"     // a file inside Options.FS
+	outDir   = "/snug-out"   // virtual: nothing is written
+)
+
+// loaders maps a file extension to the esbuild loader that reads it.
+var loaders = map[string]api.Loader{
+	".js": api.LoaderJS, ".mjs": api.LoaderJS, ".cjs": api.LoaderJS, ".jsx": api.LoaderJSX,
+	".ts": api.LoaderTS, ".mts": api.LoaderTS, ".cts": api.LoaderTS, ".tsx": api.LoaderTSX,
+	".css": api.LoaderCSS, ".json": api.LoaderJSON, ".txt": api.LoaderText,
+}
+
+func loaderFor(p string) (api.Loader, bool) {
+	ext := strings.ToLower(path.Ext(p))
+	if l, ok := loaders[ext]; ok {
+		return l, true
+	}
+	if isAsset(p) {
+		return api.LoaderDataURL, true
+	}
+	return api.LoaderNone, false
+}
+
+// esbuild options shared by every call: minified, modern, deterministic.
+const target = api.ES2022
+
+// bundle runs esbuild: one build for the module scripts (as one ES module)
+// and every stylesheet, one transform per classic script, and the sandbox
+// checks on the app's own code, all in parallel.
+func (b *builder) bundle(ctx context.Context) {
+	var wg sync.WaitGroup
+	if len(b.modules) > 0 || len(b.styles) > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.buildModulesAndStyles() }()
+	}
+	for _, u := range b.classic {
+		if u.offset == -2 {
+			continue // an import map, kept as written
+		}
+		wg.Add(1)
+		go func(u *scriptUnit) { defer wg.Done(); b.transformClassic(u) }(u)
+	}
+	wg.Wait()
+	if b.hasErrors() || ctx.Err() != nil {
+		return
+	}
+	b.lint()
+}
+
+func (b *builder) transformClassic(u *scriptUnit) {
+	r := api.Transform(string(u.code), api.TransformOptions{
+		Loader:            api.LoaderJS,
+		Sourcefile:        u.key,
+		MinifyWhitespace:  true,
+		MinifyIdentifiers: true,
+		MinifySyntax:      true,
+		Target:            target,
+		Platform:          api.PlatformBrowser,
+		Charset:           api.CharsetUTF8,
+		LegalComments:     api.LegalCommentsNone,
+		LogLevel:          api.LogLevelSilent,
+	})
+	for _, m := range r.Errors {
+		b.esbuildDiag(m, SeverityError, func(string) (string, []byte, int, bool) { return u.locate() })
+	}
+	u.slot.content = string(r.Code)
+}
+
+// locate names where a classic script's text lives.
+func (u *scriptUnit) locate() (file string, src []byte, offset int, inPage bool) {
+	if u.file == "" {
+		return "", nil, u.offset, true
+	}
+	return u.file, u.code, 0, false
+}
+
+// pluginMsgs carries the diagnostics the plugin raised, by the unique text
+// it handed esbuild, so they come back with esbuild's location attached.
+type pluginMsgs struct {
+	mu sync.Mutex
+	m  map[string]Diagnostic
+}
+
+func (p *pluginMsgs) put(d Diagnostic) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]Diagnostic{}
+	}
+	key := fmt.Sprintf("snug#%d: %s", len(p.m), d.Message)
+	p.m[key] = d
+	return key
+}
+
+func (p *pluginMsgs) get(text string) (Diagnostic, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.m[text]
+	return d, ok
+}
+
+func (b *builder) buildModulesAndStyles() {
+	var entries []api.EntryPoint
+	inline := map[string]string{}    // key -> content
+	inlineOffset := map[string]int{} // key -> offset in the page
+	inlineLoader := map[string]api.Loader{}
+	spec := func(file string) string {
+		if b.src.fsys != nil {
+			return nsFS + ":" + file
+		}
+		return file
+	}
+	if len(b.modules) > 0 {
+		var main strings.Builder
+		for _, m := range b.modules {
+			s := spec(m.file)
+			if m.file == "" {
+				s = nsInline + ":" + m.key
+				inline[m.key] = string(m.code)
+				inlineOffset[m.key] = m.offset
+				inlineLoader[m.key] = api.LoaderJS
+			}
+			main.WriteString("import " + strconv.Quote(s) + ";\n")
+		}
+		inline["main"] = main.String()
+		inlineOffset["main"] = -1
+		inlineLoader["main"] = api.LoaderJS
+		entries = append(entries, api.EntryPoint{InputPath: nsInline + ":main", OutputPath: "main"})
+	}
+	for _, c := range b.styles {
+		in := spec(c.file)
+		if c.file == "" {
+			in = nsInline + ":" + c.key
+			inline[c.key] = string(c.code)
+			inlineOffset[c.key] = c.offset
+			inlineLoader[c.key] = api.LoaderCSS
+		}
+		entries = append(entries, api.EntryPoint{InputPath: in, OutputPath: c.key})
+	}
+
+	var msgs pluginMsgs
+	pageDir := b.src.root
+	plugin := api.Plugin{Name: "snug", Setup: func(pb api.PluginBuild) {
+		pb.OnResolve(api.OnResolveOptions{Filter: `^` + nsInline + `:`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			return api.OnResolveResult{Path: strings.TrimPrefix(a.Path, nsInline+":"), Namespace: nsInline}, nil
+		})
+		pb.OnResolve(api.OnResolveOptions{Filter: `^` + nsFS + `:`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			return api.OnResolveResult{Path: strings.TrimPrefix(a.Path, nsFS+":"), Namespace: nsFS}, nil
+		})
+		pb.OnResolve(api.OnResolveOptions{Filter: `^(https?:)?//`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			if msg, why, fix, ok := remoteCheck(a.Path, "import"); !ok {
+				return api.OnResolveResult{Errors: []api.Message{{Text: msgs.put(Diagnostic{Code: "cdn.not-allowed", Message: msg, Why: why, Fix: fix})}}}, nil
+			}
+			return api.OnResolveResult{Path: a.Path, External: true}, nil
+		})
+		pb.OnResolve(api.OnResolveOptions{Filter: `.*`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			if strings.HasPrefix(a.Path, "data:") {
+				return api.OnResolveResult{}, nil
+			}
+			for _, s := range b.importMap {
+				if a.Path == s || (strings.HasSuffix(s, "/") && strings.HasPrefix(a.Path, s)) {
+					return api.OnResolveResult{Path: a.Path, External: true}, nil
+				}
+			}
+			if b.src.fsys != nil {
+				return b.resolveFS(a, &msgs)
+			}
+			if strings.HasPrefix(a.Path, "/") {
+				// "/x" means the app's root folder, as a URL would.
+				return api.OnResolveResult{Path: filepath.Join(pageDir, filepath.FromSlash(a.Path))}, nil
+			}
+			return api.OnResolveResult{}, nil
+		})
+		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsInline}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+			c := inline[a.Path]
+			return api.OnLoadResult{Contents: &c, Loader: inlineLoader[a.Path], ResolveDir: b.resolveDir(), PluginData: b.src.root}, nil
+		})
+		load := func(a api.OnLoadArgs) (api.OnLoadResult, error) { return b.load(a.Path, &msgs) }
+		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsFS}, load)
+		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "file"}, load)
+	}}
+
+	wd := pageDir
+	if b.src.fsys != nil {
+		wd = outDir
+	}
+	r := api.Build(api.BuildOptions{
+		EntryPointsAdvanced: entries,
+		Bundle:              true,
+		Write:               false,
+		Outdir:              outDir,
+		AbsWorkingDir:       wd,
+		Format:              api.FormatESModule,
+		Platform:            api.PlatformBrowser,
+		Target:              target,
+		MinifyWhitespace:    true,
+		MinifyIdentifiers:   true,
+		MinifySyntax:        true,
+		Charset:             api.CharsetUTF8,
+		LegalComments:       api.LegalCommentsNone,
+		Metafile:            true,
+		LogLevel:            api.LogLevelSilent,
+		Plugins:             []api.Plugin{plugin},
+	})
+	locate := func(file string) (string, []byte, int, bool) {
+		if strings.HasPrefix(file, nsInline+":") {
+			return "", nil, inlineOffset[strings.TrimPrefix(file, nsInline+":")], true
+		}
+		file = strings.TrimPrefix(file, nsFS+":")
+		if b.src.fsys == nil && !filepath.IsAbs(file) {
+			file = filepath.Join(pageDir, filepath.FromSlash(file))
+		}
+		return file, nil, 0, false
+	}
+	for _, m := range r.Errors {
+		if d, ok := msgs.get(m.Text); ok {
+			b.esbuildDiagAs(m, d, locate)
+			continue
+		}
+		b.esbuildDiag(m, SeverityError, locate)
+	}
+	if len(r.Errors) > 0 {
+		return
+	}
+	b.checkCycles(r.Metafile)
+	for _, f := range r.OutputFiles {
+		name := strings.TrimPrefix(filepath.ToSlash(f.Path), outDir+"/")
+		switch {
+		case name == "main.js":
+			b.modSlot.content = string(f.Contents)
+		case name == "main.css":
+			b.modCSS.content = string(f.Contents)
+			b.modCSS.skip = len(strings.TrimSpace(b.modCSS.content)) == 0
+		case strings.HasSuffix(name, ".css"):
+			key := strings.TrimSuffix(name, ".css")
+			for _, c := range b.styles {
+				if c.key == key {
+					c.slot.content = string(f.Contents)
+				}
+			}
+		}
+	}
+	if b.modSlot != nil {
+		b.modSlot.skip = strings.TrimSpace(b.modSlot.content) == ""
+	}
+}
+
+// resolveDir is the directory esbuild resolves an inline source's imports
+// against (disk only; FS resolution uses plugin data).
+func (b *builder) resolveDir() string {
+	if b.src.fsys != nil {
+		return ""
+	}
+	return b.src.root
+}
+
+// load reads one file for esbuild: it checks assets against the size
+// limit and text against UTF-8, and records what the build read.
+func (b *builder) load(p string, msgs *pluginMsgs) (api.OnLoadResult, error) {
+	fail := func(d Diagnostic) (api.OnLoadResult, error) {
+		return api.OnLoadResult{Errors: []api.Message{{Text: msgs.put(d)}}}, nil
+	}
+	loader, ok := loaderFor(p)
+	if !ok {
+		return fail(Diagnostic{Code: "ref.unsupported", Message: fmt.Sprintf("cannot inline %s: unknown file type %q", b.src.rel(p), path.Ext(p)),
+			Why: "the build inlines scripts, styles, JSON, text, images, fonts and media", Fix: "import a supported file, or load the data through snug.db"})
+	}
+	if loader == api.LoaderDataURL {
+		fi, err := b.src.stat(p)
+		if err == nil && fi.Size() > b.maxAsset {
+			return fail(Diagnostic{Code: "asset.too-large", Message: fmt.Sprintf("%s is %d bytes, over the %d-byte limit for an inlined asset", b.src.rel(p), fi.Size(), b.maxAsset),
+				Why: "assets ride inside the app's one HTML file as data URIs", Fix: "shrink or compress it (or raise the limit with --max-asset)"})
+		}
+	}
+	data, err := b.src.read(p)
+	if err != nil {
+		return fail(Diagnostic{Code: "ref.missing", Message: fmt.Sprintf("cannot read %s: %v", b.src.rel(p), err)})
+	}
+	b.addInput(p)
+	res := api.OnLoadResult{Loader: loader, PluginData: path.Dir(filepath.ToSlash(p))}
+	if b.src.fsys == nil {
+		res.ResolveDir = filepath.Dir(p)
+	}
+	if loader != api.LoaderDataURL {
+		if off, ok := invalidUTF8(data); !ok {
+			b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "code is inlined into a UTF-8 page", "save the file as UTF-8")
+			return api.OnLoadResult{Errors: []api.Message{{Text: msgs.put(Diagnostic{Code: "utf8.invalid", Message: "the file is not valid UTF-8"})}}}, nil
+		}
+		if !strings.Contains(filepath.ToSlash(p), "node_modules/") && loader != api.LoaderCSS && loader != api.LoaderJSON && loader != api.LoaderText {
+			b.mu.Lock()
+			b.sources[p] = data
+			b.mu.Unlock()
+		}
+	}
+	s := string(data)
+	res.Contents = &s
+	return res, nil
+}
+
+// esbuildDiag converts an esbuild message. locate maps the message's file
+// to the page (inPage, with the offset of the inline source) or to a file.
+func (b *builder) esbuildDiag(m api.Message, sev Severity, locate func(string) (string, []byte, int, bool)) {
+	b.esbuildDiagAs(m, Diagnostic{Severity: sev, Code: "bundle", Message: m.Text}, locate)
+}
+
+func (b *builder) esbuildDiagAs(m api.Message, d Diagnostic, locate func(string) (string, []byte, int, bool)) {
+	if d.Severity == "" {
+		d.Severity = SeverityError
+	}
+	if d.Code == "bundle" && len(m.Notes) > 0 && m.Notes[0].Location == nil {
+		d.Fix = m.Notes[0].Text
+	}
+	if d.Code == "bundle" && strings.HasPrefix(m.Text, "Could not resolve") {
+		d.Code = "ref.missing"
+		d.Why = "every local file and package the app imports is bundled at build time"
+		if d.Fix == "" {
+			d.Fix = "check the path (relative to the importing file) or install the package into node_modules"
+		}
+	}
+	if m.Location == nil {
+		d.File = b.pageName
+		b.add(d)
+		return
+	}
+	file := m.Location.File
+	if m.Location.Namespace != "" && m.Location.Namespace != "file" {
+		file = m.Location.Namespace + ":" + strings.TrimPrefix(file, m.Location.Namespace+":")
+	}
+	p, _, offset, inPage := locate(file)
+	if inPage {
+		if offset < 0 {
+			d.File = b.pageName
+			b.add(d)
+			return
+		}
+		d.File = b.pageName
+		base := offset
+		// esbuild's line/column are within the inline source.
+		sl, sc, _ := position(b.html, b.lines, base)
+		line := sl + m.Location.Line - 1
+		col := m.Location.Column + 1
+		if m.Location.Line == 1 {
+			col = sc + m.Location.Column
+		}
+		d.Line, d.Column = line, col
+		_, _, d.LineText = position(b.html, b.lines, b.lines[min(line-1, len(b.lines)-1)])
+		b.add(d)
+		return
+	}
+	d.File = b.src.rel(p)
+	d.Line, d.Column, d.LineText = m.Location.Line, m.Location.Column+1, m.Location.LineText
+	b.add(d)
+}
+
+// checkCycles reports an import cycle among the app's own modules: modules
+// in a cycle see each other half-initialized, a bug esbuild accepts.
+func (b *builder) checkCycles(meta string) {
+	var mf struct {
+		Inputs map[string]struct {
+			Imports []struct {
+				Path     string `json:"path"`
+				Original string `json:"original"`
+				External bool   `json:"external"`
+			} `json:"imports"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(meta), &mf); err != nil {
+		return
+	}
+	own := func(p string) bool {
+		return !strings.Contains(p, "node_modules/") && !strings.HasPrefix(p, nsInline+":main")
+	}
+	var names []string
+	for n := range mf.Inputs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	state := map[string]int{} // 0 new, 1 on stack, 2 done
+	var stack []string
+	var found []string
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		state[n] = 1
+		stack = append(stack, n)
+		for _, imp := range mf.Inputs[n].Imports {
+			if imp.External || !own(imp.Path) {
+				continue
+			}
+			if _, ok := mf.Inputs[imp.Path]; !ok {
+				continue
+			}
+			switch state[imp.Path] {
+			case 1:
+				i := len(stack) - 1
+				for stack[i] != imp.Path {
+					i--
+				}
+				found = append(append([]string(nil), stack[i:]...), imp.Path)
+				return true
+			case 0:
+				if visit(imp.Path) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = 2
+		return false
+	}
+	for _, n := range names {
+		if own(n) && state[n] == 0 && visit(n) {
+			break
+		}
+	}
+	if found == nil {
+		return
+	}
+	pretty := func(n string) string {
+		if strings.HasPrefix(n, nsInline+":") {
+			return b.pageName
+		}
+		n = strings.TrimPrefix(n, nsFS+":")
+		if b.src.fsys == nil {
+			return b.src.rel(filepath.Join(b.src.root, filepath.FromSlash(n)))
+		}
+		return b.src.rel(n)
+	}
+	var chain []string
+	for _, n := range found {
+		chain = append(chain, pretty(n))
+	}
+	d := Diagnostic{Severity: SeverityError, Code: "import.cycle", Message: "import cycle: " + strings.Join(chain, " → "),
+		Why: "modules in a cycle run before the ones they import are initialized",
+		Fix: "move what both modules need into a third module that both import"}
+	// Point at the import that closes the cycle.
+	from, to := found[len(found)-2], found[len(found)-1]
+	var spec string
+	for _, imp := range mf.Inputs[from].Imports {
+		if imp.Path == to {
+			spec = imp.Original
+		}
+	}
+	d.File = pretty(from)
+	if !strings.HasPrefix(from, nsInline+":") {
+		p := strings.TrimPrefix(from, nsFS+":")
+		if b.src.fsys == nil {
+			p = filepath.Join(b.src.root, filepath.FromSlash(p))
+		}
+		b.mu.Lock()
+		src := b.sources[p]
+		b.mu.Unlock()
+		if i := findImport(src, spec); i >= 0 {
+			d.Line, d.Column, d.LineText = position(src, lineStarts(src), i)
+		}
+	}
+	b.add(d)
+}
+
+func findImport(src []byte, spec string) int {
+	if spec == "" {
+		return -1
+	}
+	re := regexp.MustCompile(`['"]` + regexp.QuoteMeta(spec) + `['"]`)
+	if loc := re.FindIndex(src); loc != nil {
+		return loc[0]
+	}
+	return -1
+}

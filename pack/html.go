@@ -1,0 +1,952 @@
+package pack
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+)
+
+// part is one piece of the output: literal text, or a slot filled once the
+// bundler has run.
+type part struct {
+	text string
+	slot *slot
+}
+
+// slot is an element whose content comes from esbuild: a <script> or a
+// <style>.
+type slot struct {
+	open    string // start tag, e.g. `<script type="module">`
+	close   string // "</script>" or "</style>"
+	content string // filled after bundling
+	script  bool
+	skip    bool // emit nothing (e.g. a module output that came out empty)
+}
+
+// scriptUnit is one classic script (inline or a local src file).
+type scriptUnit struct {
+	key     string // "s0", ...
+	file    string // read path for a src script, "" inline
+	code    []byte
+	offset  int // byte offset of inline content in the page, -1 for a file
+	slot    *slot
+	display string // file name for diagnostics
+}
+
+// cssUnit is one stylesheet: an inline <style> or a local <link rel=stylesheet>.
+type cssUnit struct {
+	key    string // "c0", ...
+	file   string
+	code   []byte
+	offset int
+	slot   *slot
+}
+
+// moduleUnit is one module script: inline or a local src file.
+type moduleUnit struct {
+	key    string // "m0", ...
+	file   string
+	code   []byte
+	offset int
+}
+
+type metaValue struct {
+	value  string
+	offset int
+}
+
+type builder struct {
+	opts     Options
+	src      source
+	page     string // read path of the page
+	pageName string // page name relative to its directory (diagnostics)
+	html     []byte
+	lines    []int
+	maxAsset int64
+
+	mu     sync.Mutex
+	diags  []Diagnostic
+	inputs map[string]bool
+	// sources of local (non node_modules) script files by read path, for
+	// the sandbox checks and cycle locations.
+	sources map[string][]byte
+
+	parts        []part
+	headAt       int // index in parts where the injected head goes; -1 unset
+	bodyEnd      int // index in parts of </body>, -1 unset
+	tail         []part
+	classic      []*scriptUnit
+	styles       []*cssUnit
+	modules      []*moduleUnit
+	modSlot      *slot
+	modCSS       *slot
+	importMap    []string // bare specifiers an import map sends to a CDN
+	meta         map[string]metaValue
+	handlers     bool
+	title        string
+	capabilities []string
+	afterDoctype int
+}
+
+func newBuilder(opts Options) (*builder, error) {
+	b := &builder{opts: opts, headAt: -1, bodyEnd: -1, inputs: map[string]bool{}, sources: map[string][]byte{}, meta: map[string]metaValue{}}
+	b.maxAsset = opts.MaxAssetBytes
+	if b.maxAsset <= 0 {
+		b.maxAsset = DefaultMaxAssetBytes
+	}
+	if opts.FS != nil {
+		p := cleanFS(filepath.ToSlash(opts.Path))
+		if !fs.ValidPath(p) {
+			return nil, fmt.Errorf("pack: %q is not a valid path inside the FS", opts.Path)
+		}
+		b.src = source{fsys: opts.FS, root: path.Dir(p)}
+		b.page = p
+		b.pageName = path.Base(p)
+	} else {
+		abs, err := filepath.Abs(opts.Path)
+		if err != nil {
+			return nil, fmt.Errorf("pack: %w", err)
+		}
+		b.src = source{root: filepath.Dir(abs)}
+		b.page = abs
+		b.pageName = filepath.Base(abs)
+	}
+	if opts.HTML != nil && opts.FS == nil {
+		// A page given alone has no local files: never read the disk
+		// around it (hostkit packages untrusted HTML this way).
+		b.src = source{fsys: emptyFS{}, root: "."}
+		b.pageName = filepath.Base(opts.Path)
+		b.page = b.pageName
+	}
+	if opts.HTML != nil {
+		b.html = opts.HTML
+	} else {
+		data, err := b.src.read(b.page)
+		if err != nil {
+			return nil, fmt.Errorf("pack: reading the page: %w", err)
+		}
+		b.html = data
+		b.inputs[b.page] = true
+	}
+	b.lines = lineStarts(b.html)
+	return b, nil
+}
+
+func lineStarts(src []byte) []int {
+	ls := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			ls = append(ls, i+1)
+		}
+	}
+	return ls
+}
+
+// position turns a byte offset in src (with line starts ls) into a 1-based
+// line, a 1-based byte column and the line's text.
+func position(src []byte, ls []int, off int) (line, col int, text string) {
+	i := sort.Search(len(ls), func(i int) bool { return ls[i] > off }) - 1
+	if i < 0 {
+		i = 0
+	}
+	end := len(src)
+	if i+1 < len(ls) {
+		end = ls[i+1] - 1
+	}
+	t := string(src[ls[i]:end])
+	return i + 1, off - ls[i] + 1, strings.TrimRight(t, "\r")
+}
+
+// diag records a diagnostic at a byte offset in the page.
+func (b *builder) diagAt(off int, sev Severity, code, msg, why, fix string) {
+	d := Diagnostic{Severity: sev, Code: code, File: b.pageName, Message: msg, Why: why, Fix: fix}
+	if off >= 0 {
+		d.Line, d.Column, d.LineText = position(b.html, b.lines, off)
+	}
+	b.add(d)
+}
+
+func (b *builder) add(d Diagnostic) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.diags {
+		if e.Code == d.Code && e.File == d.File && e.Line == d.Line && e.Column == d.Column && e.Message == d.Message {
+			return
+		}
+	}
+	b.diags = append(b.diags, d)
+}
+
+func (b *builder) hasErrors() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, d := range b.diags {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) addInput(p string) {
+	b.mu.Lock()
+	b.inputs[p] = true
+	b.mu.Unlock()
+}
+
+func (b *builder) run(ctx context.Context) *Result {
+	res := &Result{}
+	if off, ok := invalidUTF8(b.html); !ok {
+		b.diagAt(off, SeverityError, "utf8.invalid", "the page is not valid UTF-8", "a Snug app is one UTF-8 HTML file",
+			"save the file as UTF-8")
+	} else {
+		b.scan()
+		b.checkMeta()
+		if !b.hasErrors() {
+			b.bundle(ctx)
+		}
+	}
+	if !b.hasErrors() {
+		out, err := b.assemble()
+		if err != nil {
+			b.add(Diagnostic{Severity: SeverityError, Code: "internal", File: b.pageName, Message: err.Error()})
+		} else {
+			res.HTML = out
+		}
+	}
+	res.Diagnostics = b.diags
+	for p := range b.inputs {
+		res.Inputs = append(res.Inputs, p)
+	}
+	sort.Strings(res.Inputs)
+	res.Manifest = b.manifest()
+	return res
+}
+
+// invalidUTF8 returns the offset of the first invalid byte.
+func invalidUTF8(p []byte) (int, bool) {
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i, false
+		}
+		i += n
+	}
+	return 0, true
+}
+
+// attrOffset finds attribute key in a raw start tag; it returns the offset
+// of the key within raw, or 0.
+func attrOffset(raw []byte, key string) int {
+	low := bytes.ToLower(raw)
+	k := []byte(key)
+	for i := 1; i+len(k) <= len(low); i++ {
+		j := bytes.Index(low[i:], k)
+		if j < 0 {
+			return 0
+		}
+		i += j
+		before := low[i-1]
+		after := byte('>')
+		if i+len(k) < len(low) {
+			after = low[i+len(k)]
+		}
+		if (before == ' ' || before == '\t' || before == '\n' || before == '\r' || before == '/' || before == '\f') &&
+			(after == '=' || after == ' ' || after == '>' || after == '/' || after == '\t' || after == '\n' || after == '\r') {
+			return i
+		}
+	}
+	return 0
+}
+
+func getAttr(t html.Token, key string) (string, bool) {
+	for _, a := range t.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func setAttr(t *html.Token, key, val string) {
+	for i, a := range t.Attr {
+		if a.Namespace == "" && a.Key == key {
+			t.Attr[i].Val = val
+			return
+		}
+	}
+	t.Attr = append(t.Attr, html.Attribute{Key: key, Val: val})
+}
+
+func dropAttrs(t *html.Token, keys ...string) {
+	out := t.Attr[:0]
+	for _, a := range t.Attr {
+		keep := true
+		for _, k := range keys {
+			if a.Key == k {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	t.Attr = out
+}
+
+// startTag serializes a start tag with its attributes escaped.
+func startTag(t html.Token) string {
+	var b strings.Builder
+	b.WriteString("<")
+	b.WriteString(t.Data)
+	for _, a := range t.Attr {
+		b.WriteString(" ")
+		if a.Namespace != "" {
+			b.WriteString(a.Namespace + ":")
+		}
+		b.WriteString(a.Key)
+		b.WriteString(`="`)
+		b.WriteString(escapeAttr(a.Val))
+		b.WriteString(`"`)
+	}
+	if t.Type == html.SelfClosingTagToken {
+		b.WriteString("/")
+	}
+	b.WriteString(">")
+	return b.String()
+}
+
+var attrEscaper = strings.NewReplacer("&", "&amp;", `"`, "&quot;")
+
+func escapeAttr(s string) string { return attrEscaper.Replace(s) }
+
+func relTokens(v string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Fields(strings.ToLower(v)) {
+		m[f] = true
+	}
+	return m
+}
+
+// scan walks the page's tokens once: it copies what stays, rewrites what
+// changes, collects scripts and styles for the bundler, and checks the
+// sandbox rules that live in markup.
+func (b *builder) scan() {
+	z := html.NewTokenizer(bytes.NewReader(b.html))
+	off := 0
+	scriptN, styleN, modN := 0, 0, 0
+	emit := func(s string) { b.parts = append(b.parts, part{text: s}) }
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		raw := string(z.Raw())
+		start := off
+		off += len(raw)
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			if tt == html.DoctypeToken {
+				emit(raw)
+				b.afterDoctype = len(b.parts)
+				continue
+			}
+			if tt == html.EndTagToken {
+				name, _ := z.TagName()
+				switch string(name) {
+				case "head":
+					if b.headAt < 0 {
+						b.headAt = len(b.parts)
+					}
+				case "body", "html":
+					if b.bodyEnd < 0 {
+						b.bodyEnd = len(b.parts)
+					}
+				}
+			}
+			emit(raw)
+			continue
+		}
+		t := z.Token()
+		attrAt := func(key string) int { return start + attrOffset([]byte(raw), key) }
+		b.checkHandlers(t, raw, start)
+		switch t.Data {
+		case "html":
+			emit(raw)
+			if b.headAt < 0 {
+				b.headAt = len(b.parts)
+			}
+			continue
+		case "head":
+			emit(raw)
+			b.headAt = len(b.parts)
+			continue
+		case "title":
+			emit(raw)
+			if z.Next() == html.TextToken {
+				text := string(z.Raw())
+				off += len(text)
+				b.title = strings.TrimSpace(html.UnescapeString(text))
+				emit(text)
+			} else {
+				end := string(z.Raw())
+				off += len(end)
+				emit(end)
+			}
+			continue
+		case "script":
+			content, contentAt, end, ok := b.rawContent(z, &off)
+			if !ok {
+				b.diagAt(start, SeverityError, "html.unclosed", "<script> is never closed", "the rest of the page would be script", "add </script>")
+				return
+			}
+			b.script(t, raw, start, content, contentAt, end, &scriptN, &modN, attrAt)
+			continue
+		case "style":
+			content, contentAt, _, ok := b.rawContent(z, &off)
+			if !ok {
+				b.diagAt(start, SeverityError, "html.unclosed", "<style> is never closed", "the rest of the page would be CSS", "add </style>")
+				return
+			}
+			u := &cssUnit{key: fmt.Sprintf("c%d", styleN), code: []byte(content), offset: contentAt}
+			styleN++
+			u.slot = &slot{open: raw, close: "</style>"}
+			b.styles = append(b.styles, u)
+			b.parts = append(b.parts, part{slot: u.slot})
+			continue
+		case "link":
+			b.link(t, raw, start, &styleN, attrAt)
+			continue
+		case "meta":
+			if b.metaTag(t, start, attrAt) {
+				emit(raw)
+			}
+			continue
+		case "a", "area":
+			b.anchor(t, start, attrAt)
+		case "form":
+			if v, ok := getAttr(t, "action"); ok {
+				b.diagAt(attrAt("action"), SeverityWarning, "html.form-action",
+					fmt.Sprintf("<form action=%s> cannot submit", quote(v)),
+					"the sandbox has no allow-forms and its CSP has form-action 'none'",
+					"handle the submit event (e.preventDefault()) and send the data with snug.net.fetch or keep it with snug.db")
+			}
+		case "base":
+			b.diagAt(start, SeverityError, "html.base", "<base> is not allowed", "the sandbox's CSP has base-uri 'none'", "remove it and write each reference relative to the page")
+			continue
+		}
+		if nt, changed := b.assets(t, raw, start, attrAt); changed {
+			emit(startTag(nt))
+		} else {
+			emit(raw)
+		}
+	}
+}
+
+// rawContent reads the text of a raw-text element after its start tag.
+func (b *builder) rawContent(z *html.Tokenizer, off *int) (content string, contentAt int, end string, ok bool) {
+	contentAt = *off
+	tt := z.Next()
+	if tt == html.TextToken {
+		content = string(z.Raw())
+		*off += len(content)
+		tt = z.Next()
+	}
+	if tt != html.EndTagToken {
+		return "", 0, "", false
+	}
+	end = string(z.Raw())
+	*off += len(end)
+	return content, contentAt, end, true
+}
+
+func (b *builder) checkHandlers(t html.Token, raw string, start int) {
+	for _, a := range t.Attr {
+		if len(a.Key) > 2 && strings.HasPrefix(a.Key, "on") {
+			b.handlers = true
+			b.diagAt(start+attrOffset([]byte(raw), a.Key), SeverityWarning, "html.inline-handler",
+				fmt.Sprintf("inline event handler %s on <%s>", a.Key, t.Data),
+				"inline handlers force 'unsafe-inline' into the CSP, so injected markup could run script",
+				fmt.Sprintf("remove %s=\"…\" and call el.addEventListener(%q, …) from a script", a.Key, strings.TrimPrefix(a.Key, "on")))
+		}
+	}
+}
+
+var jsTypes = map[string]bool{"": true, "text/javascript": true, "application/javascript": true, "module": true,
+	"text/ecmascript": true, "application/ecmascript": true, "application/x-javascript": true, "text/jsx": false}
+
+func (b *builder) script(t html.Token, raw string, start int, content string, contentAt int, end string, scriptN, modN *int, attrAt func(string) int) {
+	typ, _ := getAttr(t, "type")
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	if _, nomodule := getAttr(t, "nomodule"); nomodule {
+		return // a module-capable browser never runs it
+	}
+	if typ == "importmap" {
+		b.importMapScript(content, contentAt)
+		u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), code: []byte(content), offset: -2}
+		*scriptN++
+		u.slot = &slot{open: raw, close: end, content: content, script: true}
+		b.parts = append(b.parts, part{slot: u.slot})
+		return
+	}
+	if !jsTypes[typ] {
+		// A data block (JSON, a template): not run, kept as written.
+		b.parts = append(b.parts, part{text: raw + content + end})
+		return
+	}
+	module := typ == "module"
+	src, hasSrc := getAttr(t, "src")
+	if hasSrc {
+		switch classifyRef(src) {
+		case refRemote:
+			if msg, why, fix, ok := remoteCheck(src, "script"); !ok {
+				b.diagAt(attrAt("src"), SeverityError, "cdn.not-allowed", msg, why, fix)
+			}
+			b.parts = append(b.parts, part{text: raw + end})
+			return
+		case refLocal:
+		default:
+			b.diagAt(attrAt("src"), SeverityError, "ref.unsupported", fmt.Sprintf("cannot inline script src=%s", quote(src)),
+				"a script must be a local file or an https URL on the CDN allowlist", "save the script next to the page and reference it by a relative path")
+			return
+		}
+		p := b.src.local(localPath(src))
+		data, err := b.src.read(p)
+		if err != nil {
+			b.diagAt(attrAt("src"), SeverityError, "ref.missing", fmt.Sprintf("script %s not found", quote(src)),
+				"every local file the page references is inlined at build time", "check the path; it is relative to "+b.pageName)
+			return
+		}
+		b.addInput(p)
+		if off, ok := invalidUTF8(data); !ok {
+			b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "scripts are inlined into a UTF-8 page", "save the file as UTF-8")
+			return
+		}
+		if !strings.Contains(p, "node_modules") {
+			b.mu.Lock()
+			b.sources[p] = data
+			b.mu.Unlock()
+		}
+		if module {
+			b.addModule(&moduleUnit{key: fmt.Sprintf("m%d", *modN), file: p, offset: -1})
+			*modN++
+			return
+		}
+		u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), file: p, code: data, offset: -1, display: b.src.rel(p)}
+		*scriptN++
+		nt := t
+		dropAttrs(&nt, "src", "async", "defer", "integrity", "crossorigin", "charset", "referrerpolicy", "fetchpriority")
+		u.slot = &slot{open: startTag(nt), close: "</script>", script: true}
+		b.classic = append(b.classic, u)
+		_, async := getAttr(t, "async")
+		_, deferred := getAttr(t, "defer")
+		if async || deferred {
+			// An inline script runs at once; a deferred one ran after
+			// parsing, so it moves to the end of the body.
+			b.tail = append(b.tail, part{slot: u.slot})
+		} else {
+			b.parts = append(b.parts, part{slot: u.slot})
+		}
+		return
+	}
+	if module {
+		b.addModule(&moduleUnit{key: fmt.Sprintf("m%d", *modN), code: []byte(content), offset: contentAt})
+		*modN++
+		return
+	}
+	u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), code: []byte(content), offset: contentAt, display: b.pageName}
+	*scriptN++
+	u.slot = &slot{open: raw, close: "</script>", script: true}
+	b.classic = append(b.classic, u)
+	b.parts = append(b.parts, part{slot: u.slot})
+}
+
+// addModule records a module script; all of a page's modules are bundled
+// into one module placed where the first one was, so modules they share are
+// instantiated once, as in the browser.
+func (b *builder) addModule(m *moduleUnit) {
+	if b.modSlot == nil {
+		b.modCSS = &slot{open: "<style>", close: "</style>", skip: true}
+		b.modSlot = &slot{open: `<script type="module">`, close: "</script>", script: true}
+		b.parts = append(b.parts, part{slot: b.modCSS}, part{slot: b.modSlot})
+	}
+	b.modules = append(b.modules, m)
+}
+
+func (b *builder) importMapScript(content string, at int) {
+	var m struct {
+		Imports map[string]string `json:"imports"`
+	}
+	if err := jsonUnmarshal([]byte(content), &m); err != nil {
+		b.diagAt(at, SeverityError, "html.importmap", "the import map is not valid JSON: "+err.Error(), "", "fix the JSON")
+		return
+	}
+	for spec, target := range m.Imports {
+		if classifyRef(target) != refRemote {
+			b.diagAt(at, SeverityError, "html.importmap", fmt.Sprintf("import map entry %q points at %s", spec, quote(target)),
+				"only CDN URLs can stay mapped; local modules are bundled", "import the local file by its relative path instead")
+			continue
+		}
+		if msg, why, fix, ok := remoteCheck(target, "module"); !ok {
+			b.diagAt(at, SeverityError, "cdn.not-allowed", msg, why, fix)
+			continue
+		}
+		b.importMap = append(b.importMap, spec)
+	}
+	sort.Strings(b.importMap)
+}
+
+func (b *builder) link(t html.Token, raw string, start int, styleN *int, attrAt func(string) int) {
+	rel, _ := getAttr(t, "rel")
+	rels := relTokens(rel)
+	href, _ := getAttr(t, "href")
+	kind := classifyRef(href)
+	for _, r := range append(blockedLinkRels(), "modulepreload") {
+		if !rels[r] {
+			continue
+		}
+		if kind == refRemote || kind == refScheme {
+			b.diagAt(start, SeverityError, "html.resource-hint",
+				fmt.Sprintf("<link rel=%s> to %s", r, quote(href)),
+				"Chromium opens a connection and resolves the name for a hint whatever the CSP says, so the hint leaks that the app ran",
+				"remove the link; the build inlines what the app needs")
+		}
+		return // a hint for something inlined is useless: drop it
+	}
+	switch {
+	case rels["stylesheet"]:
+		switch kind {
+		case refRemote:
+			if msg, why, fix, ok := remoteCheck(href, "stylesheet"); !ok {
+				b.diagAt(attrAt("href"), SeverityError, "cdn.not-allowed", msg, why, fix)
+			}
+			b.parts = append(b.parts, part{text: raw})
+		case refLocal:
+			p := b.src.local(localPath(href))
+			data, err := b.src.read(p)
+			if err != nil {
+				b.diagAt(attrAt("href"), SeverityError, "ref.missing", fmt.Sprintf("stylesheet %s not found", quote(href)),
+					"every local file the page references is inlined at build time", "check the path; it is relative to "+b.pageName)
+				return
+			}
+			b.addInput(p)
+			if off, ok := invalidUTF8(data); !ok {
+				b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "styles are inlined into a UTF-8 page", "save the file as UTF-8")
+				return
+			}
+			u := &cssUnit{key: fmt.Sprintf("c%d", *styleN), file: p, offset: -1}
+			*styleN++
+			open := "<style>"
+			if media, ok := getAttr(t, "media"); ok {
+				open = `<style media="` + escapeAttr(media) + `">`
+			}
+			u.slot = &slot{open: open, close: "</style>"}
+			b.styles = append(b.styles, u)
+			b.parts = append(b.parts, part{slot: u.slot})
+		case refData:
+			b.parts = append(b.parts, part{text: raw})
+		default:
+			b.diagAt(attrAt("href"), SeverityError, "ref.unsupported", fmt.Sprintf("cannot inline stylesheet %s", quote(href)),
+				"a stylesheet must be a local file or an https URL on the CDN allowlist", "save it next to the page")
+		}
+	case rels["icon"] || rels["apple-touch-icon"] || rels["mask-icon"]:
+		if nt, changed := b.assets(t, raw, start, attrAt); changed {
+			b.parts = append(b.parts, part{text: startTag(nt)})
+		} else {
+			b.parts = append(b.parts, part{text: raw})
+		}
+	case rels["manifest"]:
+		b.diagAt(start, SeverityWarning, "html.manifest", "<link rel=manifest> is dropped",
+			"a sandboxed app is not installable on its own; the host lists it", "describe the app with <meta name=\"snug:…\"> tags")
+	default:
+		if kind == refLocal {
+			b.diagAt(attrAt("href"), SeverityWarning, "ref.local-link", fmt.Sprintf("<link rel=%s> to local file %s is dropped", rel, quote(href)),
+				"the built app is one file; nothing else travels with it", "remove the link")
+			return
+		}
+		b.parts = append(b.parts, part{text: raw})
+	}
+}
+
+func (b *builder) anchor(t html.Token, start int, attrAt func(string) int) {
+	href, _ := getAttr(t, "href")
+	target, _ := getAttr(t, "target")
+	kind := classifyRef(href)
+	if strings.EqualFold(target, "_blank") || strings.EqualFold(target, "_top") || strings.EqualFold(target, "_parent") {
+		b.diagAt(attrAt("target"), SeverityWarning, "sandbox.navigation",
+			fmt.Sprintf("<%s target=%s> does nothing", t.Data, target),
+			"the sandbox has no allow-popups and no top navigation",
+			"call await snug.openUrl(url) from a click handler: the host confirms and opens it in the user's browser")
+		return
+	}
+	switch kind {
+	case refRemote:
+		b.diagAt(attrAt("href"), SeverityWarning, "sandbox.navigation",
+			fmt.Sprintf("link to %s navigates the app's own frame away", quote(href)),
+			"the host treats a frame that navigates as gone and stops talking to it",
+			"call await snug.openUrl(url) from a click handler: the host confirms and opens it in the user's browser")
+	case refLocal:
+		b.diagAt(attrAt("href"), SeverityWarning, "ref.local-link",
+			fmt.Sprintf("link to local file %s leaves the app", quote(href)),
+			"the built app is one file; other pages do not travel with it",
+			"show the other view inside this page (hide and show sections)")
+	}
+}
+
+// metaTag reads snug:* metadata and drops tags the build replaces; it
+// reports whether to keep the tag.
+func (b *builder) metaTag(t html.Token, start int, attrAt func(string) int) bool {
+	if _, ok := getAttr(t, "charset"); ok {
+		return false // the build writes its own, first
+	}
+	if eq, ok := getAttr(t, "http-equiv"); ok {
+		switch strings.ToLower(strings.TrimSpace(eq)) {
+		case "content-type":
+			return false
+		case "content-security-policy":
+			b.diagAt(start, SeverityWarning, "html.csp-replaced", "the page's own Content-Security-Policy meta is replaced",
+				"the build writes the policy that matches the sandbox, with hashes of the inlined code",
+				"remove the tag")
+			return false
+		case "refresh":
+			b.diagAt(start, SeverityWarning, "sandbox.navigation", "<meta http-equiv=refresh> navigates the app's frame away",
+				"the host treats a frame that navigates as gone", "update the page from a timer instead")
+			return true
+		}
+	}
+	name, _ := getAttr(t, "name")
+	if strings.HasPrefix(strings.ToLower(name), "snug:") {
+		known := false
+		for _, f := range announceFields {
+			if strings.EqualFold(f.Meta, name) {
+				known = true
+				content, _ := getAttr(t, "content")
+				if _, dup := b.meta[f.Prop]; !dup {
+					b.meta[f.Prop] = metaValue{value: content, offset: attrAt("content")}
+				}
+			}
+		}
+		if !known {
+			var names []string
+			for _, f := range announceFields {
+				names = append(names, f.Meta)
+			}
+			b.diagAt(start, SeverityWarning, "meta.unknown", fmt.Sprintf("unknown metadata %s", quote(name)),
+				"the runtime announces only the app-announce fields", "use one of "+strings.Join(names, ", "))
+		}
+	}
+	return true
+}
+
+// checkMeta checks snug:* metadata against the app-announce schema and
+// fills defaults for what is missing.
+func (b *builder) checkMeta() {
+	for _, f := range announceFields {
+		v, ok := b.meta[f.Prop]
+		if !ok {
+			if !f.Required {
+				continue
+			}
+			def := b.defaultMeta(f.Prop)
+			b.diagAt(-1, SeverityWarning, "meta.missing", fmt.Sprintf("no <meta name=%q>; using %q", f.Meta, def),
+				"the runtime announces the app to the host with it",
+				fmt.Sprintf("add <meta name=%q content=\"…\"> to <head>", f.Meta))
+			continue
+		}
+		n := runeLen(v.value)
+		switch {
+		case f.Required && strings.TrimSpace(v.value) == "":
+			b.diagAt(v.offset, SeverityError, "meta.empty", fmt.Sprintf("%s is empty", f.Meta),
+				"the host rejects an announce without "+f.Prop, "give it a value")
+		case f.Max > 0 && n > f.Max:
+			b.diagAt(v.offset, SeverityError, "meta.too-long", fmt.Sprintf("%s is %d characters, more than %d", f.Meta, n, f.Max),
+				"the host rejects an app-announce whose "+f.Prop+" is longer", fmt.Sprintf("shorten it to %d characters", f.Max))
+		}
+	}
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9.-]+`)
+
+func (b *builder) defaultMeta(prop string) string {
+	base := strings.TrimSuffix(b.pageName, path.Ext(b.pageName))
+	if base == "index" || base == "app" {
+		if d := filepath.Base(b.src.root); d != "." && d != "/" && d != "" {
+			base = d
+		}
+	}
+	switch prop {
+	case "appId":
+		s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(base), "-"), "-")
+		if s == "" {
+			s = "app"
+		}
+		return s
+	case "displayName":
+		if b.title != "" {
+			return b.title
+		}
+		return base
+	}
+	return ""
+}
+
+func (b *builder) metaValue(prop string) string {
+	if v, ok := b.meta[prop]; ok {
+		return v.value
+	}
+	for _, f := range announceFields {
+		if f.Prop == prop && f.Required {
+			return b.defaultMeta(prop)
+		}
+	}
+	return ""
+}
+
+// fileDiag records a diagnostic at a byte offset in a local file.
+func (b *builder) fileDiag(p string, data []byte, off int, sev Severity, code, msg, why, fix string) {
+	d := Diagnostic{Severity: sev, Code: code, File: b.src.rel(p), Message: msg, Why: why, Fix: fix}
+	d.Line, d.Column, d.LineText = position(data, lineStarts(data), off)
+	b.add(d)
+}
+
+var cssURLRE = regexp.MustCompile(`url\(\s*(['"]?)([^'")]*)(['"]?)\s*\)`)
+
+// assets inlines the local files an element loads (images, media, icons)
+// and checks remote ones against the allowlist.
+func (b *builder) assets(t html.Token, raw string, start int, attrAt func(string) int) (html.Token, bool) {
+	changed := false
+	one := func(key, ref string) (string, bool) {
+		switch classifyRef(ref) {
+		case refLocal:
+			p := b.src.local(localPath(ref))
+			uri, ok := b.inlineAsset(p, ref, attrAt(key))
+			return uri, ok
+		case refRemote:
+			if msg, why, fix, ok := remoteCheck(ref, "<"+t.Data+"> "+key); !ok {
+				b.diagAt(attrAt(key), SeverityError, "cdn.not-allowed", msg, why, fix)
+			}
+		}
+		return ref, false
+	}
+	for i, a := range t.Attr {
+		if a.Namespace != "" && !(a.Namespace == "xlink" && a.Key == "href") {
+			continue
+		}
+		var load bool
+		switch a.Key {
+		case "src":
+			load = t.Data == "img" || t.Data == "source" || t.Data == "video" || t.Data == "audio" || t.Data == "track" || t.Data == "embed" ||
+				(t.Data == "input" && strings.EqualFold(attrVal(t, "type"), "image"))
+		case "poster":
+			load = t.Data == "video"
+		case "href":
+			load = t.Data == "link" || t.Data == "image" || t.Data == "use" || t.Data == "feimage"
+		case "data":
+			load = t.Data == "object"
+		case "srcset":
+			if t.Data == "img" || t.Data == "source" {
+				if v, ok := b.srcset(a.Val, func(ref string) (string, bool) { return one("srcset", ref) }); ok {
+					t.Attr[i].Val = v
+					changed = true
+				}
+			}
+			continue
+		case "style":
+			if v, ok := b.styleAttr(a.Val, attrAt("style")); ok {
+				t.Attr[i].Val = v
+				changed = true
+			}
+			continue
+		}
+		if !load {
+			continue
+		}
+		if t.Data == "embed" || t.Data == "object" {
+			b.diagAt(attrAt(a.Key), SeverityError, "html.embed", fmt.Sprintf("<%s> cannot load in the sandbox", t.Data),
+				"the sandbox's CSP has object-src 'none'", "show images with <img> and media with <video>/<audio>")
+			continue
+		}
+		if v, ok := one(a.Key, a.Val); ok {
+			t.Attr[i].Val = v
+			changed = true
+		}
+	}
+	return t, changed
+}
+
+func attrVal(t html.Token, key string) string {
+	v, _ := getAttr(t, key)
+	return v
+}
+
+func (b *builder) srcset(v string, one func(string) (string, bool)) (string, bool) {
+	if strings.Contains(v, "data:") {
+		return v, false
+	}
+	changed := false
+	cands := strings.Split(v, ",")
+	for i, c := range cands {
+		f := strings.Fields(c)
+		if len(f) == 0 {
+			continue
+		}
+		if nv, ok := one(f[0]); ok {
+			f[0] = nv
+			changed = true
+		}
+		cands[i] = strings.Join(f, " ")
+	}
+	return strings.Join(cands, ", "), changed
+}
+
+func (b *builder) styleAttr(v string, at int) (string, bool) {
+	changed := false
+	out := cssURLRE.ReplaceAllStringFunc(v, func(m string) string {
+		sm := cssURLRE.FindStringSubmatch(m)
+		ref := sm[2]
+		switch classifyRef(ref) {
+		case refLocal:
+			if uri, ok := b.inlineAsset(b.src.local(localPath(ref)), ref, at); ok {
+				changed = true
+				return `url("` + uri + `")`
+			}
+		case refRemote:
+			if msg, why, fix, ok := remoteCheck(ref, "style url()"); !ok {
+				b.diagAt(at, SeverityError, "cdn.not-allowed", msg, why, fix)
+			}
+		}
+		return m
+	})
+	return out, changed
+}
+
+// inlineAsset reads a local asset and returns its data URI.
+func (b *builder) inlineAsset(p, ref string, at int) (string, bool) {
+	fi, err := b.src.stat(p)
+	if err != nil || fi.IsDir() {
+		b.diagAt(at, SeverityError, "ref.missing", fmt.Sprintf("file %s not found", quote(ref)),
+			"every local file the page references is inlined at build time", "check the path; it is relative to "+b.pageName)
+		return "", false
+	}
+	if fi.Size() > b.maxAsset {
+		b.diagAt(at, SeverityError, "asset.too-large", fmt.Sprintf("%s is %d bytes, over the %d-byte limit for an inlined asset", quote(ref), fi.Size(), b.maxAsset),
+			"assets ride inside the app's one HTML file as data URIs", "shrink or compress it (or raise the limit with --max-asset)")
+		return "", false
+	}
+	data, err := b.src.read(p)
+	if err != nil {
+		b.diagAt(at, SeverityError, "ref.missing", fmt.Sprintf("cannot read %s: %v", quote(ref), err), "", "check the file")
+		return "", false
+	}
+	b.addInput(p)
+	return dataURI(p, data), true
+}

@@ -1,0 +1,303 @@
+package pack
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// The sandbox checks find the app's references to browser APIs the sandbox
+// takes away, and its uses of the snug runtime, with esbuild's own scope
+// analysis: each name is "defined" to a marker identifier, which esbuild
+// substitutes only where the name is global (a local variable or a property
+// called fetch is left alone); the markers' places come back through the
+// transform's source map.
+
+type lintRule struct {
+	code  string
+	sev   Severity
+	names []string // global names, without the window./globalThis./self. forms
+	why   string
+	fix   string
+}
+
+var lintRules = []lintRule{
+	{"sandbox.network", SeverityError, []string{"fetch", "XMLHttpRequest", "WebSocket", "EventSource", "navigator.sendBeacon"},
+		"the sandbox has no network of its own (CSP connect-src 'none')",
+		"use snug.net.fetch(url, {method, headers, body}): the host asks the user, then makes the request"},
+	{"sandbox.storage", SeverityError, []string{"localStorage", "sessionStorage", "indexedDB", "document.cookie"},
+		"the sandboxed frame has an opaque origin, so browser storage throws SecurityError",
+		"use snug.db.get/snug.db.set for values or snug.db.exec for SQL: the host keeps them per app"},
+	{"sandbox.navigation", SeverityError, []string{"top.location", "parent.location"},
+		"the sandbox cannot navigate the host's page",
+		"use await snug.openUrl(url): the host confirms and opens it in the user's browser"},
+	{"sandbox.navigation", SeverityWarning, []string{"open"},
+		"the sandbox has no allow-popups, so window.open returns null",
+		"use await snug.openUrl(url): the host confirms and opens it in the user's browser"},
+	{"sandbox.modal", SeverityWarning, []string{"alert", "confirm", "prompt"},
+		"the sandbox has no allow-modals: the call returns at once (confirm gives false, prompt null)",
+		"show the message or question in the page, e.g. with a <dialog> element"},
+}
+
+// capabilityNames maps a runtime entry point to the capability it uses.
+var capabilityNames = []struct{ expr, name string }{
+	{"snug.ask", "ask"}, {"snug.db", "db"}, {"snug.net", "net"}, {"snug.openUrl", "openUrl"},
+}
+
+type marker struct {
+	rule    int // index in lintRules, or -1 for a capability
+	name    string
+	capName string
+}
+
+var markers, lintDefine = func() ([]marker, map[string]string) {
+	var ms []marker
+	def := map[string]string{}
+	add := func(key string, m marker) {
+		def[key] = fmt.Sprintf("__snug_lint_%d__", len(ms))
+		ms = append(ms, m)
+	}
+	for i, r := range lintRules {
+		for _, n := range r.names {
+			m := marker{rule: i, name: n}
+			if n == "open" {
+				m.name = "window.open"
+			}
+			add(n, m)
+			for _, g := range []string{"window.", "globalThis.", "self."} {
+				add(g+n, marker{rule: i, name: g + n})
+			}
+		}
+	}
+	for _, c := range capabilityNames {
+		add(c.expr, marker{rule: -1, capName: c.name})
+	}
+	return ms, def
+}()
+
+var markerRE = regexp.MustCompile(`__snug_lint_(\d+)__`)
+
+// lintUnit is one piece of the app's own code to check.
+type lintUnit struct {
+	code   string
+	loader api.Loader
+	file   string // read path; "" for inline code in the page
+	offset int    // inline: offset of the code in the page
+}
+
+// lint runs the sandbox checks over the app's own scripts (not packages in
+// node_modules) and records the capabilities it uses.
+func (b *builder) lint() {
+	var units []lintUnit
+	for _, u := range b.classic {
+		if u.offset == -2 {
+			continue
+		}
+		if u.file == "" {
+			units = append(units, lintUnit{code: string(u.code), loader: api.LoaderJS, offset: u.offset})
+		}
+	}
+	for _, m := range b.modules {
+		if m.file == "" {
+			units = append(units, lintUnit{code: string(m.code), loader: api.LoaderJS, offset: m.offset})
+		}
+	}
+	b.mu.Lock()
+	var files []string
+	for p := range b.sources {
+		files = append(files, p)
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		l, _ := loaderFor(p)
+		units = append(units, lintUnit{code: string(b.sources[p]), loader: l, file: p})
+	}
+	b.mu.Unlock()
+
+	caps := make([]map[string]bool, len(units))
+	var wg sync.WaitGroup
+	for i := range units {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			caps[i] = b.lintOne(units[i])
+		}(i)
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, c := range caps {
+		for k := range c {
+			seen[k] = true
+		}
+	}
+	b.capabilities = b.capabilities[:0]
+	for _, c := range capabilityNames {
+		if seen[c.name] {
+			b.capabilities = append(b.capabilities, c.name)
+		}
+	}
+}
+
+func (b *builder) lintOne(u lintUnit) map[string]bool {
+	r := api.Transform(u.code, api.TransformOptions{
+		Loader:     u.loader,
+		Sourcefile: "x",
+		Sourcemap:  api.SourceMapExternal,
+		Define:     lintDefine,
+		Target:     api.ESNext,
+		LogLevel:   api.LogLevelSilent,
+	})
+	if len(r.Errors) > 0 {
+		return nil // the build reported it already
+	}
+	caps := map[string]bool{}
+	out := string(r.Code)
+	if !strings.Contains(out, "__snug_lint_") {
+		return caps
+	}
+	sm, err := decodeSourceMap(r.Map)
+	if err != nil {
+		return caps
+	}
+	outLines := lineStarts(r.Code)
+	src := []byte(u.code)
+	srcLines := lineStarts(src)
+	for _, loc := range markerRE.FindAllStringSubmatchIndex(out, -1) {
+		idx, _ := strconv.Atoi(out[loc[2]:loc[3]])
+		m := markers[idx]
+		if m.rule < 0 {
+			caps[m.capName] = true
+			continue
+		}
+		genLine, genCol := offsetToLineCol16(r.Code, outLines, loc[0])
+		line, col16, ok := sm.lookup(genLine, genCol)
+		if !ok {
+			continue
+		}
+		rule := lintRules[m.rule]
+		d := Diagnostic{Severity: rule.sev, Code: rule.code, Message: m.name + " is not available in the sandbox", Why: rule.why, Fix: rule.fix}
+		if line >= len(srcLines) {
+			continue
+		}
+		off := srcLines[line] + col16ToBytes(src[srcLines[line]:], col16)
+		if u.file == "" {
+			d.File = b.pageName
+			d.Line, d.Column, d.LineText = position(b.html, b.lines, u.offset+off)
+		} else {
+			d.File = b.src.rel(u.file)
+			d.Line, d.Column, d.LineText = position(src, srcLines, off)
+		}
+		b.add(d)
+	}
+	return caps
+}
+
+func offsetToLineCol16(src []byte, ls []int, off int) (int, int) {
+	line, _, _ := position(src, ls, off)
+	start := ls[line-1]
+	return line - 1, utf16Len(src[start:off])
+}
+
+func utf16Len(p []byte) int {
+	n := 0
+	for len(p) > 0 {
+		r, size := utf8.DecodeRune(p)
+		p = p[size:]
+		n += len(utf16.Encode([]rune{r}))
+	}
+	return n
+}
+
+func col16ToBytes(line []byte, col16 int) int {
+	n, i := 0, 0
+	for i < len(line) && n < col16 {
+		r, size := utf8.DecodeRune(line[i:])
+		n += len(utf16.Encode([]rune{r}))
+		i += size
+	}
+	return i
+}
+
+// sourceMap holds the decoded mappings of a one-source map: per generated
+// line, segments of (generated column, source line, source column).
+type sourceMap struct {
+	lines [][][3]int
+}
+
+func decodeSourceMap(raw []byte) (*sourceMap, error) {
+	var m struct {
+		Mappings string `json:"mappings"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	sm := &sourceMap{}
+	srcLine, srcCol := 0, 0
+	for _, lineText := range strings.Split(m.Mappings, ";") {
+		var segs [][3]int
+		genCol := 0
+		for _, seg := range strings.Split(lineText, ",") {
+			if seg == "" {
+				continue
+			}
+			vals, err := decodeVLQ(seg)
+			if err != nil {
+				return nil, err
+			}
+			genCol += vals[0]
+			if len(vals) >= 4 {
+				srcLine += vals[2]
+				srcCol += vals[3]
+				segs = append(segs, [3]int{genCol, srcLine, srcCol})
+			}
+		}
+		sm.lines = append(sm.lines, segs)
+	}
+	return sm, nil
+}
+
+// lookup finds the source place of a generated line and column (0-based).
+func (sm *sourceMap) lookup(line, col int) (int, int, bool) {
+	if line >= len(sm.lines) {
+		return 0, 0, false
+	}
+	segs := sm.lines[line]
+	i := sort.Search(len(segs), func(i int) bool { return segs[i][0] > col }) - 1
+	if i < 0 {
+		return 0, 0, false
+	}
+	return segs[i][1], segs[i][2], true
+}
+
+const b64chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+func decodeVLQ(s string) ([]int, error) {
+	var out []int
+	val, shift := 0, 0
+	for i := 0; i < len(s); i++ {
+		d := strings.IndexByte(b64chars, s[i])
+		if d < 0 {
+			return nil, fmt.Errorf("bad source map character %q", s[i])
+		}
+		val += (d & 31) << shift
+		if d&32 != 0 {
+			shift += 5
+			continue
+		}
+		if val&1 != 0 {
+			out = append(out, -(val >> 1))
+		} else {
+			out = append(out, val>>1)
+		}
+		val, shift = 0, 0
+	}
+	return out, nil
+}
