@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
@@ -29,7 +30,10 @@ func secretForms(secret string) []string {
 			forms = append(forms, s)
 		}
 	}
-	add(url.QueryEscape(secret))
+	q := url.QueryEscape(secret)
+	add(q)
+	add(strings.ReplaceAll(q, "+", "%20"))
+	add(lowerEscapes(q))
 	add(url.PathEscape(secret))
 	if b, err := json.Marshal(secret); err == nil {
 		add(string(b[1 : len(b)-1]))
@@ -44,6 +48,18 @@ func secretForms(secret string) []string {
 	add(base64.StdEncoding.EncodeToString([]byte(secret)))
 	add(base64.RawURLEncoding.EncodeToString([]byte(secret)))
 	return forms
+}
+
+// lowerEscapes spells percent-escapes with lower-case hex digits.
+func lowerEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1] = byte(unicode.ToLower(rune(b[i+1])))
+			b[i+2] = byte(unicode.ToLower(rune(b[i+2])))
+		}
+	}
+	return string(b)
 }
 
 // scrubBytes replaces every form of every secret with [REDACTED].

@@ -456,3 +456,43 @@ func pathHasPrefix(path, prefix string) bool {
 	}
 	return len(path) == len(prefix) || strings.HasSuffix(prefix, "/") || path[len(prefix)] == '/'
 }
+
+// StaticResolver answers names from a fixed table only, like curl's
+// --resolve: `snuggen net check --resolve NAME=IP` and tests use it. A name
+// not in the table is not found. Keys are canonical host names.
+type StaticResolver map[string][]netip.Addr
+
+// LookupNetIP returns the table's addresses for host.
+func (r StaticResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if a, ok := r[host]; ok && len(a) > 0 {
+		return slices.Clone(a), nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// ParseResolve reads one NAME=IP[,IP...] pair into r; NAME is canonicalized
+// the way URL hosts are (lower case, IDN, one trailing dot dropped).
+func (r StaticResolver) ParseResolve(pair string) error {
+	name, ips, ok := strings.Cut(pair, "=")
+	if !ok || name == "" || ips == "" {
+		return fmt.Errorf("--resolve %q: want NAME=IP (IP may repeat: NAME=IP1,IP2)", pair)
+	}
+	host, addr, f := canonicalHost(name)
+	if f != nil {
+		return fmt.Errorf("--resolve %q: %s", pair, f.msg)
+	}
+	if addr.IsValid() {
+		return fmt.Errorf("--resolve %q: %s is an address; addresses are never resolved", pair, name)
+	}
+	for _, s := range strings.Split(ips, ",") {
+		a, err := netip.ParseAddr(strings.Trim(s, "[]"))
+		if err != nil {
+			return fmt.Errorf("--resolve %q: %q is not an IP address", pair, s)
+		}
+		r[host] = append(r[host], a)
+	}
+	return nil
+}
