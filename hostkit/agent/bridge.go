@@ -20,7 +20,14 @@ type Options struct {
 	// SuppressSchemaStreaming drops streaming text for requests that carry a
 	// responseSchema (R3 allows it): the app then sees only the terminal data.
 	SuppressSchemaStreaming bool
+	// Timeout bounds one Ask, thread-conflict retries included; an agent that
+	// has not finished by then is answered NETWORK_ERROR. 0 means no bound
+	// beyond the caller's context.
+	Timeout time.Duration
 }
+
+// errAgentTimeout is the cause of a context ended by Options.Timeout.
+var errAgentTimeout = errors.New("the agent did not finish in time")
 
 // Bridge answers app-messages through one Backend. It is safe for concurrent
 // use; its per-instance state is the parse-failure budget.
@@ -92,9 +99,15 @@ func (b *Bridge) Ask(ctx context.Context, instanceKey string, m *frame.AppMessag
 		onText = nil
 	}
 
-	text, err := b.complete(ctx, req, onText)
+	actx := ctx
+	if b.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeoutCause(ctx, b.opts.Timeout, errAgentTimeout)
+		defer cancel()
+	}
+	text, err := b.complete(actx, req, onText)
 	if err != nil {
-		return nil, b.backendError(ctx, err)
+		return nil, b.backendError(ctx, actx, err)
 	}
 	data, err := ParseReply(text, m.ResponseSchema)
 	if err != nil {
@@ -102,7 +115,7 @@ func (b *Bridge) Ask(ctx context.Context, instanceKey string, m *frame.AppMessag
 		if !errors.As(err, &re) {
 			return nil, frame.NewError(frame.CodeHostError, err.Error())
 		}
-		left := frame.ParseFailureBudget - b.fail(instanceKey)
+		left := max(frame.ParseFailureBudget-b.fail(instanceKey), 0)
 		return nil, parseFailed(re.Reason, re.RawExcerpt, left)
 	}
 	b.succeed(instanceKey)
@@ -127,11 +140,14 @@ func (b *Bridge) complete(ctx context.Context, req Completion, onText func(strin
 	}
 }
 
-// backendError maps a backend failure to the spec's code.
-func (b *Bridge) backendError(ctx context.Context, err error) *frame.Error {
+// backendError maps a backend failure to the spec's code; ctx is the
+// caller's context, actx the one bounded by Options.Timeout.
+func (b *Bridge) backendError(ctx, actx context.Context, err error) *frame.Error {
 	switch {
 	case ctx.Err() != nil:
 		return frame.NewError(frame.CodeCancelled, fmt.Sprintf("agent request ended: %v", context.Cause(ctx)))
+	case actx.Err() != nil:
+		return frame.NewError(frame.CodeNetworkError, fmt.Sprintf("%v (%v)", context.Cause(actx), b.opts.Timeout))
 	case errors.Is(err, ErrThreadConflict):
 		e := frame.NewError(frame.CodeThreadConflict, "the agent thread stayed busy: "+err.Error())
 		last := int(frame.ThreadConflictBackoff[len(frame.ThreadConflictBackoff)-1] / time.Millisecond)

@@ -152,6 +152,24 @@ func TestBridgeStall(t *testing.T) {
 	}
 }
 
+// TestBridgeTimeout: the host's own bound on an agent that stalls is a
+// NETWORK_ERROR (retryable), not a cancellation.
+func TestBridgeTimeout(t *testing.T) {
+	fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+		wires[0].stream(w, []string{`{`}, false)
+		<-r.Context().Done()
+	})
+	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{Timeout: 100 * time.Millisecond})
+	start := time.Now()
+	_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+	if ferr == nil || ferr.Code != frame.CodeNetworkError || !ferr.Retryable {
+		t.Fatalf("%+v, want retryable NETWORK_ERROR", ferr)
+	}
+	if el := time.Since(start); el > 500*time.Millisecond {
+		t.Errorf("took %v", el)
+	}
+}
+
 // TestBridgeDropMidStream: the connection dies before the reply is complete;
 // the partial text is not parsed as an answer.
 func TestBridgeDropMidStream(t *testing.T) {

@@ -12,11 +12,23 @@ import (
 	"github.com/snuggen/snuggen/schemas"
 )
 
-// envelopeSchemaFile is the chat envelope's schema inside schemas.FS.
-const envelopeSchemaFile = "chat-envelope.schema.json"
-
+// envelopeSchema is the chat envelope's schema, the file rules.json names
+// under "envelopeSchema".
 var envelopeSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	src, err := schemas.FS.ReadFile(envelopeSchemaFile)
+	rules, err := schemas.FS.ReadFile(schemas.RulesFile)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		EnvelopeSchema string `json:"envelopeSchema"`
+	}
+	if err := json.Unmarshal(rules, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", schemas.RulesFile, err)
+	}
+	if r.EnvelopeSchema == "" {
+		return nil, fmt.Errorf("%s: no envelopeSchema", schemas.RulesFile)
+	}
+	src, err := schemas.FS.ReadFile(r.EnvelopeSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +36,7 @@ var envelopeSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	c.LoadURL = func(u string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("refusing to load %q", u)
 	}
-	url := "snug:///" + envelopeSchemaFile
+	url := "snug:///" + r.EnvelopeSchema
 	if err := c.AddResource(url, bytes.NewReader(src)); err != nil {
 		return nil, err
 	}
