@@ -61,7 +61,7 @@ func (b *builder) bundle(ctx context.Context) {
 		go func(u *scriptUnit) { defer wg.Done(); b.transformClassic(u) }(u)
 	}
 	wg.Wait()
-	if b.hasErrors() || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return
 	}
 	b.lint()
@@ -185,7 +185,7 @@ func (b *builder) buildModulesAndStyles() {
 			if b.src.fsys != nil {
 				return b.resolveFS(a, &msgs)
 			}
-			if strings.HasPrefix(a.Path, "/") {
+			if strings.HasPrefix(a.Path, "/") && a.Kind != api.ResolveEntryPoint && !(a.Namespace == nsInline && a.Importer == "main") {
 				// "/x" means the app's root folder, as a URL would.
 				return api.OnResolveResult{Path: filepath.Join(pageDir, filepath.FromSlash(a.Path))}, nil
 			}

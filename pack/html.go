@@ -212,9 +212,7 @@ func (b *builder) run(ctx context.Context) *Result {
 	} else {
 		b.scan()
 		b.checkMeta()
-		if !b.hasErrors() {
-			b.bundle(ctx)
-		}
+		b.bundle(ctx)
 	}
 	if !b.hasErrors() {
 		out, err := b.assemble()
