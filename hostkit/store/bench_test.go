@@ -1,0 +1,157 @@
+package store
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+const benchKeys = 1000
+
+func benchStore(b *testing.B) *Store {
+	b.Helper()
+	s, _ := newStore(b, Options{})
+	for i := range benchKeys {
+		if err := s.KVSet(bg, "app", "key"+strconv.Itoa(i), json.RawMessage(`{"n":`+strconv.Itoa(i)+`,"label":"some value"}`)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+// benchRaw is the baseline: the same table read through the driver alone,
+// with a prepared statement and none of the store's work (lock, interrupt
+// context, authorizer, JSON check).
+func benchRaw(b *testing.B) (*sqlite3.Conn, *sqlite3.Stmt) {
+	b.Helper()
+	c, err := sqlite3.Open(filepath.Join(b.TempDir(), "raw.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	if err := c.Exec("PRAGMA journal_mode=WAL; " + kvTable); err != nil {
+		b.Fatal(err)
+	}
+	ins, _, err := c.Prepare("INSERT INTO _snug_kv VALUES (?, ?)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range benchKeys {
+		ins.BindText(1, "key"+strconv.Itoa(i))
+		ins.BindText(2, `{"n":`+strconv.Itoa(i)+`,"label":"some value"}`)
+		if err := ins.Exec(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ins.Close()
+	st, _, err := c.Prepare("SELECT value FROM _snug_kv WHERE key = ?")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return c, st
+}
+
+// BenchmarkKVGet is the direct store call the broker's benchmark compares
+// its WebSocket round trip with; "raw" is the driver alone.
+func BenchmarkKVGet(b *testing.B) {
+	b.Run("raw", func(b *testing.B) {
+		_, st := benchRaw(b)
+		var out []byte
+		for i := 0; b.Loop(); i++ {
+			st.BindText(1, "key"+strconv.Itoa(i%benchKeys))
+			if !st.Step() {
+				b.Fatal("no row", st.Err())
+			}
+			out = append(out[:0], st.ColumnRawText(0)...)
+			st.Reset()
+		}
+	})
+	b.Run("store", func(b *testing.B) {
+		s := benchStore(b)
+		for i := 0; b.Loop(); i++ {
+			if _, found, err := s.KVGet(bg, "app", "key"+strconv.Itoa(i%benchKeys)); err != nil || !found {
+				b.Fatal(found, err)
+			}
+		}
+	})
+	// 16 goroutines on one app's database (2 cores: SetParallelism(8)).
+	b.Run("store-16", func(b *testing.B) {
+		s := benchStore(b)
+		b.SetParallelism(8)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				if _, found, err := s.KVGet(bg, "app", "key"+strconv.Itoa(i%benchKeys)); err != nil || !found {
+					b.Error(found, err)
+					return
+				}
+			}
+		})
+	})
+	// 16 goroutines over 16 apps: one connection each.
+	b.Run("store-16-apps", func(b *testing.B) {
+		s := benchStore(b)
+		for a := range 16 {
+			if err := s.KVSet(bg, "app"+strconv.Itoa(a), "key", json.RawMessage(`1`)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetParallelism(8)
+		b.ResetTimer()
+		var n atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			app := "app" + strconv.Itoa(int(n.Add(1)%16))
+			for pb.Next() {
+				if _, found, err := s.KVGet(bg, app, "key"); err != nil || !found {
+					b.Error(found, err)
+					return
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkKVSet writes a new value each time: one durable commit (an
+// fdatasync of the WAL) per call.
+func BenchmarkKVSet(b *testing.B) {
+	s := benchStore(b)
+	for i := 0; b.Loop(); i++ {
+		if err := s.KVSet(bg, "app", "key"+strconv.Itoa(i%benchKeys), json.RawMessage(strconv.Itoa(i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExec(b *testing.B) {
+	s := benchStore(b)
+	mustExec(b, s, "app", "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
+	for i := range 1000 {
+		mustExec(b, s, "app", "INSERT INTO t VALUES (?, ?)", i, "row "+strconv.Itoa(i))
+	}
+	b.Run("select-by-id", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.Exec(bg, "app", "SELECT id, body FROM t WHERE id = ?", []any{float64(i % 1000)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("select-100-rows", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Exec(bg, "app", "SELECT id, body FROM t LIMIT 100", nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("insert", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.Exec(bg, "app", "INSERT INTO t(body) VALUES (?)", []any{"x"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
