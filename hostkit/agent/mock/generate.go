@@ -68,6 +68,7 @@ type gen struct {
 	rng     uint64
 	action  string
 	attempt int
+	ordinal string // " 2" while generating the second item of an array
 }
 
 // next is splitmix64: small, fast, and the same on every platform.
@@ -414,7 +415,9 @@ func (g *gen) array(m map[string]any, name string, depth int) any {
 		case items != nil:
 			sub = items
 		}
-		itemName := fmt.Sprintf("%s %d", strings.TrimSpace(singular(name)), i+1)
+		outer := g.ordinal
+		g.ordinal = fmt.Sprintf("%s %d", outer, i+1)
+		itemName := singular(name)
 		v := g.value(sub, itemName, depth+1)
 		if unique {
 			// Re-draw a few times when a value repeats (enums, booleans).
@@ -423,6 +426,7 @@ func (g *gen) array(m map[string]any, name string, depth int) any {
 			}
 			seen[string(mustJSON(v))] = true
 		}
+		g.ordinal = outer
 		out = append(out, v)
 	}
 	return out
@@ -536,9 +540,9 @@ func (g *gen) str(m map[string]any, name string) any {
 	} else if name == "message" && g.action != "" {
 		s = fmt.Sprintf("Mock reply to %q.", g.action)
 	} else if name == "" {
-		s = "mock text"
+		s = "mock text" + g.ordinal
 	} else {
-		s = fmt.Sprintf("mock %s", name)
+		s = fmt.Sprintf("mock %s%s", name, g.ordinal)
 		if g.attempt > 0 {
 			s += fmt.Sprintf(" %d", g.pick(1000))
 		}
