@@ -148,7 +148,9 @@ type data struct {
 	CheckImports       string
 	FrameRules         string
 	RefinementMessages string
-	OpenURLResultConst string
+	RefusingTypes      string
+	Refusal            string
+	RecoverField       string
 	DefaultAnswerConst string
 
 	Decls     []string
@@ -159,7 +161,7 @@ type data struct {
 }
 
 type frameData struct {
-	Type, Direction, Const, Fn, Desc, MaxBytesName, AnswerConst string
+	Type, Direction, Const, Fn, Schema, Desc, MaxBytesName, AnswerConst string
 	Strict                                                      bool
 	Refine                                                      []string
 }
@@ -170,7 +172,7 @@ type nameValue struct{ Name, Value, Lit string }
 
 type eventData struct{ Name, Direction, Const string }
 
-type objectData struct{ Title, Fn, Desc string }
+type objectData struct{ Title, Fn, Schema, Desc string }
 
 // screaming turns "net-request" or "lastInsertRowid" into NET_REQUEST or LAST_INSERT_ROWID.
 func screaming(s string) string {
@@ -346,7 +348,7 @@ func prepare(m *model.Model) (*data, error) {
 	for _, f := range m.Frames {
 		fd := &frameData{
 			Type: f.Type, Direction: f.Direction, Strict: f.Strict,
-			Const: typeConst(f.Type), Fn: "validate" + f.Title,
+			Const: typeConst(f.Type), Fn: "validate" + f.Title, Schema: "SCHEMA_" + screaming(f.Title),
 			Desc: h.object(f.Body), AnswerConst: "null",
 		}
 		fd.MaxBytesName = sizeLimit[f.SizeClass]
@@ -364,6 +366,11 @@ func prepare(m *model.Model) (*data, error) {
 		for _, ref := range r.Refinements {
 			if ref.Frame != f.Type {
 				continue
+			}
+			if f.Direction == model.HostToApp {
+				// The runtime checks incoming frames with valid(), which runs
+				// no refinement: it would accept what a host must not send.
+				return nil, fmt.Errorf("js: refinement %s applies to host→app frame %s; the runtime's valid() has no refinements (add them to templates/js/validate.mjs.tmpl first)", ref.ID, f.Type)
 			}
 			line, err := refinementCall(ref, listNames, usedLists)
 			if err != nil {
@@ -395,29 +402,35 @@ func prepare(m *model.Model) (*data, error) {
 	d.DefaultAnswerConst = typeConst(r.DefaultAnswer)
 	checkImports[d.DefaultAnswerConst] = true
 
-	// The answer whose frame has no ok field is answered as refused with the
-	// code in its reason (host-obligations.md, "Answering a frame that fails").
+	// An answer type with no error seat refuses instead (rules.json refusal):
+	// status refused, the code in reason.
+	var refusing []string
 	for _, f := range m.Frames {
 		if f.Answer == "" {
 			continue
 		}
 		a := byType[f.Answer]
-		if fieldOf(a.Body, "ok") == nil {
-			if fieldOf(a.Body, "status") == nil || fieldOf(a.Body, "reason") == nil {
-				return nil, fmt.Errorf("js: answer type %s has neither ok nor status and reason", a.Type)
-			}
-			if d.OpenURLResultConst != "" && d.OpenURLResultConst != typeConst(a.Type) {
-				return nil, fmt.Errorf("js: more than one status-shaped answer type (%s)", a.Type)
-			}
-			d.OpenURLResultConst = typeConst(a.Type)
+		if fieldOf(a.Body, "error") != nil {
+			continue
+		}
+		rf := r.Refusal
+		if rf.Field == "" || fieldOf(a.Body, rf.Field) == nil || fieldOf(a.Body, rf.ReasonField) == nil {
+			return nil, fmt.Errorf("js: answer type %s has no error field and rules.json refusal %+v does not fit it", a.Type, rf)
+		}
+		if c := typeConst(a.Type); !contains(refusing, c) {
+			refusing = append(refusing, c)
 		}
 	}
-	if d.OpenURLResultConst == "" {
-		d.OpenURLResultConst = "null"
+	d.RefusingTypes = "[" + strings.Join(refusing, ", ") + "]"
+	d.Refusal = jsonText(r.Refusal)
+	if r.RecoverField == "" {
+		return nil, fmt.Errorf("js: rules.json requestIdRecovery names no field")
 	}
+	d.RecoverField = jsonText(r.RecoverField)
 
 	for _, o := range titled {
-		d.Objects = append(d.Objects, objectData{Title: o.Name, Fn: "validate" + o.Name, Desc: h.typ(&model.Type{Kind: model.Struct, Object: o})})
+		d.Objects = append(d.Objects, objectData{Title: o.Name, Fn: "validate" + o.Name, Schema: "SCHEMA_" + screaming(o.Name),
+			Desc: h.typ(&model.Type{Kind: model.Struct, Object: o})})
 	}
 	d.Shared = h.shared
 
@@ -448,6 +461,15 @@ func codeSet(r *model.Rules) map[string]bool {
 		s[e.Code] = true
 	}
 	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func fieldOf(o *model.Object, name string) *model.Field {
@@ -589,7 +611,8 @@ func typeLit(t *model.Type, sub func(*model.Type) string) string {
 	if t.Kind == model.Struct && t.Object != nil {
 		return objectLit(t.Object, sub)
 	}
-	parts := []string{"k:" + jsonText(kindLetter[t.Kind])}
+	letter := jsonText(kindLetter[t.Kind])
+	parts := []string{"k:" + letter}
 	add := func(k string, v any) { parts = append(parts, k+":"+jsonText(v)) }
 	if t.MinLength != nil {
 		add("n", *t.MinLength)
@@ -627,19 +650,24 @@ func typeLit(t *model.Type, sub func(*model.Type) string) string {
 	if t.Elem != nil {
 		parts = append(parts, "t:"+sub(t.Elem))
 	}
+	if len(parts) == 1 {
+		return letter // no constraint: the kind letter alone
+	}
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
 func objectLit(o *model.Object, sub func(*model.Type) string) string {
-	var fields []string
+	var fields, required []string
 	for _, f := range o.Fields {
-		req := 0
+		fields = append(fields, jsonText(f.Name)+":"+sub(f.Type))
 		if f.Required {
-			req = 1
+			required = append(required, f.Name)
 		}
-		fields = append(fields, fmt.Sprintf("[%s,%d,%s]", jsonText(f.Name), req, sub(f.Type)))
 	}
-	s := `{k:"o",f:[` + strings.Join(fields, ",") + "]"
+	s := `{k:"o",f:{` + strings.Join(fields, ",") + "}"
+	if len(required) > 0 {
+		s += ",q:" + jsonText(required)
+	}
 	if o.Strict {
 		s += ",s:1"
 	}

@@ -28,7 +28,7 @@ var STRIP_HEADERS = ["authorization", "cookie", "set-cookie", "x-api-key", "prox
 // snug-runtime:gen/validate.mjs
 var STAGE = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "propertyNames": 1, "required": 0, "type": 0 };
 var isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
-var has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+var has = Object.hasOwn;
 var codePoints = (s) => {
   let n = 0;
   for (const _ of s) n++;
@@ -37,6 +37,7 @@ var codePoints = (s) => {
 var ptr = (p, key) => p + "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
 function check(t, v, p, out, top) {
   const bad = (rule, at = p) => out.push({ path: at, rule });
+  if (typeof t == "string") t = { k: t };
   const k = t.k;
   if (k == "s" ? typeof v != "string" : k == "i" ? !Number.isInteger(v) : k == "n" ? typeof v != "number" : k == "b" ? typeof v != "boolean" : k == "a" ? !Array.isArray(v) : k == "x" ? v !== null && typeof v == "object" : k != "*" && !isObject(v))
     return bad("type");
@@ -64,12 +65,12 @@ function check(t, v, p, out, top) {
         if (t.t) check(t.t, v[key], ptr(p, key), out);
       }
     if (k == "o") {
-      for (const [name, required, ft] of t.f)
-        if (has(v, name)) check(ft, v[name], ptr(p, name), out);
-        else if (required) bad("required", ptr(p, name));
+      for (const name in t.f)
+        if (has(v, name)) check(t.f[name], v[name], ptr(p, name), out);
+        else if (t.q?.includes(name)) bad("required", ptr(p, name));
       if (t.s) {
         for (const key of keys)
-          if (!t.f.some((f) => f[0] === key) && !(top && (key == "v" || key == "type")))
+          if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
             bad("additionalProperties", ptr(p, key));
       }
       for (const [field, equals, names] of t.w || [])
@@ -150,7 +151,7 @@ var urlProblem = (u) => {
     if (!HOST_CHARS.test(host)) return "host";
     const name = host.endsWith(".") ? host.slice(0, -1) : host;
     const last = name.slice(name.lastIndexOf(".") + 1);
-    if ((/^[0-9]+$/.test(last) || /^0x/i.test(last)) && !ipv4(name)) return "host";
+    if ((/^[0-9]+$/.test(last) || /^0x/i.test(last)) && !ipv4(host)) return "host";
   }
   if (!/^[0-9]*$/.test(port) || +port > 65535) return "port";
   const hash = tail.indexOf("#");
@@ -167,33 +168,46 @@ var urlReadIdentically = (f, out, field, ids) => {
   if (problem) out.push({ path: ptr("", field), rule: ids[problem] });
 };
 var t0 = { k: "s", n: 1, x: 128 };
-var t1 = { k: "o", f: [["streaming", 1, { k: "b" }], ["db", 1, { k: "b" }], ["auth", 1, { k: "b" }], ["net", 0, { k: "b" }], ["openUrl", 0, { k: "b" }]] };
-var t2 = { k: "o", f: [["mode", 1, { k: "s", e: ["light", "dark"] }], ["tokens", 0, { k: "m", xp: 64, t: { k: "s" } }]] };
+var t1 = { k: "o", f: { "streaming": "b", "db": "b", "auth": "b", "net": "b", "openUrl": "b" }, q: ["streaming", "db", "auth"] };
+var t2 = { k: "o", f: { "mode": { k: "s", e: ["light", "dark"] }, "tokens": { k: "m", xp: 64, t: "s" } }, q: ["mode"] };
 var t3 = { k: "i", lo: 0 };
 var t4 = { k: "s", n: 1, x: 64 };
 var t5 = { k: "s", x: 1e3 };
 var t6 = { k: "s", x: 200 };
-var t7 = { k: "o", f: [["code", 1, t4], ["message", 1, t5], ["retryable", 1, { k: "b" }], ["rawExcerpt", 0, t6], ["attemptsRemaining", 0, t3], ["retryAfterMs", 0, t3]] };
-var t8 = { k: "o", f: [["columns", 0, { k: "a", t: { k: "s" } }], ["rows", 0, { k: "a", t: { k: "a", t: { k: "x" } } }], ["changes", 0, t3], ["lastInsertRowid", 0, { k: "i" }], ["data", 0, { k: "s" }], ["bytes", 0, t3], ["format", 0, { k: "s", c: "sqlite3" }], ["found", 0, { k: "b" }], ["value", 0, { k: "*" }]] };
-var validateAppAnnounce = (frame) => run({ k: "o", f: [["appId", 1, t0], ["displayName", 1, { k: "s", n: 1, x: 80 }], ["description", 0, { k: "s", x: 400 }], ["iconEmoji", 0, { k: "s", x: 8 }], ["iconColor", 0, { k: "s", x: 32 }], ["protocolVersions", 0, { k: "a", t: { k: "i" } }]] }, frame);
-var validateHostReady = (frame) => run({ k: "o", f: [["instanceId", 1, t0], ["protocolVersions", 1, { k: "a", ni: 1, t: { k: "i" } }], ["capabilities", 1, t1], ["theme", 1, t2], ["locale", 0, { k: "s", n: 2, x: 35 }]] }, frame);
-var validateAppMessage = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["instanceId", 1, t0], ["appId", 1, t0], ["action", 1, t0], ["payload", 0, { k: "r" }], ["state", 0, { k: "*" }], ["responseSchema", 0, { k: "r" }]] }, frame);
-var validateAppCancel = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["instanceId", 1, t0]] }, frame);
-var validateAppResponse = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["ok", 1, { k: "b" }], ["streaming", 0, { k: "b" }], ["text", 0, { k: "s" }], ["seq", 0, t3], ["data", 0, { k: "r" }], ["error", 0, t7]], w: [["ok", true, ["streaming"]], ["ok", false, ["error"]], ["streaming", true, ["text"]], ["streaming", false, ["data"]]] }, frame);
-var validateDBRequest = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["instanceId", 1, t0], ["op", 1, { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }], ["sql", 0, { k: "s", n: 1, x: 1e5 }], ["params", 0, { k: "a", xi: 999, t: { k: "x" } }], ["key", 0, { k: "s", n: 1, x: 512 }], ["value", 0, { k: "*" }], ["data", 0, { k: "s", x: 6990508 }]], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] }, frame);
-var validateDBResponse = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["ok", 1, { k: "b" }], ["result", 0, t8], ["error", 0, t7]], w: [["ok", true, ["result"]], ["ok", false, ["error"]]] }, frame);
-var validateNetRequest = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["instanceId", 1, t0], ["url", 1, { k: "s", n: 1, x: 4096 }], ["method", 1, { k: "s", e: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] }], ["headers", 0, { k: "m", kn: 1, kx: 128, t: { k: "s", x: 4096 } }], ["body", 0, { k: "s", x: 262144 }]], s: 1 }, frame, (f, out) => {
+var t7 = { k: "o", f: { "code": t4, "message": t5, "retryable": "b", "rawExcerpt": t6, "attemptsRemaining": t3, "retryAfterMs": t3 }, q: ["code", "message", "retryable"] };
+var t8 = { k: "o", f: { "columns": { k: "a", t: "s" }, "rows": { k: "a", t: { k: "a", t: "x" } }, "changes": t3, "lastInsertRowid": "i", "data": "s", "bytes": t3, "format": { k: "s", c: "sqlite3" }, "found": "b", "value": "*" } };
+var SCHEMA_APP_ANNOUNCE = { k: "o", f: { "appId": t0, "displayName": { k: "s", n: 1, x: 80 }, "description": { k: "s", x: 400 }, "iconEmoji": { k: "s", x: 8 }, "iconColor": { k: "s", x: 32 }, "protocolVersions": { k: "a", t: "i" } }, q: ["appId", "displayName"] };
+var validateAppAnnounce = (frame) => run(SCHEMA_APP_ANNOUNCE, frame);
+var SCHEMA_HOST_READY = { k: "o", f: { "instanceId": t0, "protocolVersions": { k: "a", ni: 1, t: "i" }, "capabilities": t1, "theme": t2, "locale": { k: "s", n: 2, x: 35 } }, q: ["instanceId", "protocolVersions", "capabilities", "theme"] };
+var validateHostReady = (frame) => run(SCHEMA_HOST_READY, frame);
+var SCHEMA_APP_MESSAGE = { k: "o", f: { "requestId": t0, "instanceId": t0, "appId": t0, "action": t0, "payload": "r", "state": "*", "responseSchema": "r" }, q: ["requestId", "instanceId", "appId", "action"] };
+var validateAppMessage = (frame) => run(SCHEMA_APP_MESSAGE, frame);
+var SCHEMA_APP_CANCEL = { k: "o", f: { "requestId": t0, "instanceId": t0 }, q: ["requestId", "instanceId"] };
+var validateAppCancel = (frame) => run(SCHEMA_APP_CANCEL, frame);
+var SCHEMA_APP_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "streaming": "b", "text": "s", "seq": t3, "data": "r", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["streaming"]], ["ok", false, ["error"]], ["streaming", true, ["text"]], ["streaming", false, ["data"]]] };
+var validateAppResponse = (frame) => run(SCHEMA_APP_RESPONSE, frame);
+var SCHEMA_D_B_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": { k: "s", x: 6990508 } }, q: ["requestId", "instanceId", "op"], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] };
+var validateDBRequest = (frame) => run(SCHEMA_D_B_REQUEST, frame);
+var SCHEMA_D_B_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t8, "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["result"]], ["ok", false, ["error"]]] };
+var validateDBResponse = (frame) => run(SCHEMA_D_B_RESPONSE, frame);
+var SCHEMA_NET_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 4096 }, "method": { k: "s", e: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] }, "headers": { k: "m", kn: 1, kx: 128, t: { k: "s", x: 4096 } }, "body": { k: "s", x: 262144 } }, q: ["requestId", "instanceId", "url", "method"], s: 1 };
+var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (f, out) => {
   forbidWhen(f, out, "net.body.method", "body", "method", ["GET", "HEAD"]);
   keysNotIn(f, out, "net.header.credential", "headers", STRIP_HEADERS, true);
   keysUnique(f, out, "net.header.duplicate", "headers", true);
 });
-var validateNetResponse = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["ok", 1, { k: "b" }], ["status", 0, { k: "i", lo: 100, hi: 599 }], ["headers", 0, { k: "m", t: { k: "s" } }], ["body", 0, { k: "s" }], ["bodyEncoding", 0, { k: "s", e: ["utf8", "base64"] }], ["truncated", 0, { k: "b" }], ["error", 0, t7]], w: [["ok", true, ["status", "headers", "body"]], ["ok", false, ["error"]]] }, frame);
-var validateOpenURLRequest = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["instanceId", 1, t0], ["url", 1, { k: "s", n: 1, x: 2048 }]], s: 1 }, frame, (f, out) => {
+var SCHEMA_NET_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "status": { k: "i", lo: 100, hi: 599 }, "headers": { k: "m", t: "s" }, "body": "s", "bodyEncoding": { k: "s", e: ["utf8", "base64"] }, "truncated": "b", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["status", "headers", "body"]], ["ok", false, ["error"]]] };
+var validateNetResponse = (frame) => run(SCHEMA_NET_RESPONSE, frame);
+var SCHEMA_OPEN_U_R_L_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 2048 } }, q: ["requestId", "instanceId", "url"], s: 1 };
+var validateOpenURLRequest = (frame) => run(SCHEMA_OPEN_U_R_L_REQUEST, frame, (f, out) => {
   urlReadIdentically(f, out, "url", { "char": "openurl.url.char", "host": "openurl.url.host", "percent": "openurl.url.percent", "port": "openurl.url.port", "scheme": "openurl.url.scheme", "userinfo": "openurl.url.userinfo" });
 });
-var validateOpenURLResult = (frame) => run({ k: "o", f: [["requestId", 1, t0], ["status", 1, { k: "s", e: ["opened", "declined", "refused"] }], ["reason", 0, { k: "s", x: 300 }]] }, frame);
-var validateHostEvent = (frame) => run({ k: "o", f: [["event", 1, t4], ["data", 0, { k: "r" }]] }, frame);
-var validateAppEvent = (frame) => run({ k: "o", f: [["instanceId", 1, t0], ["event", 1, t4], ["data", 0, { k: "r" }]] }, frame);
+var SCHEMA_OPEN_U_R_L_RESULT = { k: "o", f: { "requestId": t0, "status": { k: "s", e: ["opened", "declined", "refused"] }, "reason": { k: "s", x: 300 } }, q: ["requestId", "status"] };
+var validateOpenURLResult = (frame) => run(SCHEMA_OPEN_U_R_L_RESULT, frame);
+var SCHEMA_HOST_EVENT = { k: "o", f: { "event": t4, "data": "r" }, q: ["event"] };
+var validateHostEvent = (frame) => run(SCHEMA_HOST_EVENT, frame);
+var SCHEMA_APP_EVENT = { k: "o", f: { "instanceId": t0, "event": t4, "data": "r" }, q: ["instanceId", "event"] };
+var validateAppEvent = (frame) => run(SCHEMA_APP_EVENT, frame);
 
 // snug-runtime:gen/check.mjs
 var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };
@@ -258,8 +272,11 @@ function hasDuplicateKey(text) {
   }
   return false;
 }
+var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
+var REFUSAL = { "field": "status", "value": "refused", "reasonField": "reason" };
 function answerFor(type, requestId, code, message) {
-  if (type == TYPE_OPEN_URL_RESULT) return { v: VERSION, type, requestId, status: "refused", reason: code };
+  if (REFUSING_TYPES.includes(type))
+    return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: code };
   return {
     v: VERSION,
     type,
@@ -270,7 +287,7 @@ function answerFor(type, requestId, code, message) {
 }
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
-  const id = isObject2(frame) ? frame.requestId : void 0;
+  const id = isObject2(frame) ? frame["requestId"] : void 0;
   const n = typeof id == "string" ? codePoints2(id) : -1;
   const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
   const known = FRAMES[frameType];

@@ -83,8 +83,13 @@ function hasDuplicateKey(text) {
   return false;
 }
 
+/** Answer types with no error seat, and how they refuse (rules.json refusal). */
+const REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
+const REFUSAL = {"field":"status","value":"refused","reasonField":"reason"};
+
 function answerFor(type, requestId, code, message) {
-  if (type == TYPE_OPEN_URL_RESULT) return { v: VERSION, type, requestId, status: "refused", reason: code };
+  if (REFUSING_TYPES.includes(type))
+    return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: code };
   return {
     v: VERSION,
     type,
@@ -96,7 +101,7 @@ function answerFor(type, requestId, code, message) {
 
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
-  const id = isObject(frame) ? frame.requestId : undefined;
+  const id = isObject(frame) ? frame["requestId"] : undefined;
   const n = typeof id == "string" ? codePoints(id) : -1;
   const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
   const known = FRAMES[frameType];

@@ -9,18 +9,19 @@
 
 import { STRIP_HEADERS } from "./constants.mjs";
 
-// Descriptor keys: k kind (s string, i integer, n number, b boolean, o object
+// A descriptor is a kind letter alone when the type has no constraint, else
+// an object. Keys: k kind (s string, i integer, n number, b boolean, o object
 // with fields, r object, m map, a array, * any, x scalar), n/x min/max length
 // in code points, lo/hi minimum/maximum, e enum, c const, f fields
-// [name, required, type], s strict, w conditions [field, equals, required],
-// t item or value type, ni/xi min/max items, xp max properties, kn/kx key
-// length bounds.
+// {name: type}, q required field names, s strict, w conditions
+// [field, equals, required], t item or value type, ni/xi min/max items,
+// xp max properties, kn/kx key length bounds.
 
 /** Stage of each rule id: only the first stage with violations is reported. */
 const STAGE = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"propertyNames":1,"required":0,"type":0};
 
 const isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
-const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const has = Object.hasOwn;
 const codePoints = (s) => {
   let n = 0;
   for (const _ of s) n++;
@@ -30,6 +31,7 @@ const ptr = (p, key) => p + "/" + String(key).replace(/~/g, "~0").replace(/\//g,
 
 function check(t, v, p, out, top) {
   const bad = (rule, at = p) => out.push({ path: at, rule });
+  if (typeof t == "string") t = { k: t };
   const k = t.k;
   if (
     k == "s" ? typeof v != "string"
@@ -65,18 +67,54 @@ function check(t, v, p, out, top) {
         if (t.t) check(t.t, v[key], ptr(p, key), out);
       }
     if (k == "o") {
-      for (const [name, required, ft] of t.f)
-        if (has(v, name)) check(ft, v[name], ptr(p, name), out);
-        else if (required) bad("required", ptr(p, name));
+      for (const name in t.f)
+        if (has(v, name)) check(t.f[name], v[name], ptr(p, name), out);
+        else if (t.q?.includes(name)) bad("required", ptr(p, name));
       if (t.s)
         for (const key of keys)
-          if (!t.f.some((f) => f[0] === key) && !(top && (key == "v" || key == "type")))
+          if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
             bad("additionalProperties", ptr(p, key));
       for (const [field, equals, names] of t.w || [])
         if (has(v, field) && v[field] === equals)
           for (const name of names) if (!has(v, name)) bad("required", ptr(p, name));
     }
   }
+}
+
+/**
+ * Reports whether v satisfies descriptor t: the same verdict as the full
+ * check, without paths or rule ids. The runtime uses it on every incoming
+ * frame (host→app frames have no refinements).
+ */
+export function valid(t, v, top) {
+  if (typeof t == "string") t = { k: t };
+  const k = t.k;
+  const sized = (n, lo, hi) => !(n < lo || n > hi);
+  if (
+    k == "s" ? typeof v != "string"
+    : k == "i" ? !Number.isInteger(v)
+    : k == "n" ? typeof v != "number"
+    : k == "b" ? typeof v != "boolean"
+    : k == "a" ? !Array.isArray(v)
+    : k == "x" ? v !== null && typeof v == "object"
+    : k != "*" && !isObject(v)
+  )
+    return false;
+  if ((t.c !== undefined && v !== t.c) || (t.e && !t.e.includes(v)) || !sized(v, t.lo, t.hi)) return false;
+  if (k == "s") return sized(codePoints(v), t.n, t.x);
+  if (k == "a") return sized(v.length, t.ni, t.xi) && (!t.t || v.every((item) => valid(t.t, item)));
+  if (k == "o" || k == "m" || k == "r") {
+    const keys = Object.keys(v);
+    if (keys.length > t.xp) return false;
+    if (k == "m") return keys.every((key) => sized(codePoints(key), t.kn, t.kx) && (!t.t || valid(t.t, v[key])));
+    if (k == "o")
+      return (
+        Object.keys(t.f).every((name) => (has(v, name) ? valid(t.f[name], v[name]) : !t.q?.includes(name))) &&
+        (!t.s || keys.every((key) => has(t.f, key) || (top && (key == "v" || key == "type")))) &&
+        (t.w || []).every(([field, equals, names]) => v[field] !== equals || names.every((n) => has(v, n)))
+      );
+  }
+  return true;
 }
 
 function run(t, frame, refine) {
@@ -164,7 +202,7 @@ const urlProblem = (u) => {
     if (!HOST_CHARS.test(host)) return "host";
     const name = host.endsWith(".") ? host.slice(0, -1) : host;
     const last = name.slice(name.lastIndexOf(".") + 1);
-    if ((/^[0-9]+$/.test(last) || /^0x/i.test(last)) && !ipv4(name)) return "host";
+    if ((/^[0-9]+$/.test(last) || /^0x/i.test(last)) && !ipv4(host)) return "host";
   }
   if (!/^[0-9]*$/.test(port) || +port > 65535) return "port";
   const hash = tail.indexOf("#");
@@ -184,90 +222,124 @@ const urlReadIdentically = (f, out, field, ids) => {
 // ---- descriptors ---------------------------------------------------------------
 
 const t0 = {k:"s",n:1,x:128};
-const t1 = {k:"o",f:[["streaming",1,{k:"b"}],["db",1,{k:"b"}],["auth",1,{k:"b"}],["net",0,{k:"b"}],["openUrl",0,{k:"b"}]]};
-const t2 = {k:"o",f:[["mode",1,{k:"s",e:["light","dark"]}],["tokens",0,{k:"m",xp:64,t:{k:"s"}}]]};
+const t1 = {k:"o",f:{"streaming":"b","db":"b","auth":"b","net":"b","openUrl":"b"},q:["streaming","db","auth"]};
+const t2 = {k:"o",f:{"mode":{k:"s",e:["light","dark"]},"tokens":{k:"m",xp:64,t:"s"}},q:["mode"]};
 const t3 = {k:"i",lo:0};
 const t4 = {k:"s",n:1,x:64};
 const t5 = {k:"s",x:1000};
 const t6 = {k:"s",x:200};
-const t7 = {k:"o",f:[["code",1,t4],["message",1,t5],["retryable",1,{k:"b"}],["rawExcerpt",0,t6],["attemptsRemaining",0,t3],["retryAfterMs",0,t3]]};
-const t8 = {k:"o",f:[["columns",0,{k:"a",t:{k:"s"}}],["rows",0,{k:"a",t:{k:"a",t:{k:"x"}}}],["changes",0,t3],["lastInsertRowid",0,{k:"i"}],["data",0,{k:"s"}],["bytes",0,t3],["format",0,{k:"s",c:"sqlite3"}],["found",0,{k:"b"}],["value",0,{k:"*"}]]};
+const t7 = {k:"o",f:{"code":t4,"message":t5,"retryable":"b","rawExcerpt":t6,"attemptsRemaining":t3,"retryAfterMs":t3},q:["code","message","retryable"]};
+const t8 = {k:"o",f:{"columns":{k:"a",t:"s"},"rows":{k:"a",t:{k:"a",t:"x"}},"changes":t3,"lastInsertRowid":"i","data":"s","bytes":t3,"format":{k:"s",c:"sqlite3"},"found":"b","value":"*"}};
 
 // ---- one validator per frame -------------------------------------------------
 
+/** The schema of a snug:app-announce frame, for valid(). */
+export const SCHEMA_APP_ANNOUNCE = {k:"o",f:{"appId":t0,"displayName":{k:"s",n:1,x:80},"description":{k:"s",x:400},"iconEmoji":{k:"s",x:8},"iconColor":{k:"s",x:32},"protocolVersions":{k:"a",t:"i"}},q:["appId","displayName"]};
 /** Validates a snug:app-announce frame (app->host): the violations, empty when valid. */
 export const validateAppAnnounce = (frame) =>
-  run({k:"o",f:[["appId",1,t0],["displayName",1,{k:"s",n:1,x:80}],["description",0,{k:"s",x:400}],["iconEmoji",0,{k:"s",x:8}],["iconColor",0,{k:"s",x:32}],["protocolVersions",0,{k:"a",t:{k:"i"}}]]}, frame);
+  run(SCHEMA_APP_ANNOUNCE, frame);
 
+/** The schema of a snug:host-ready frame, for valid(). */
+export const SCHEMA_HOST_READY = {k:"o",f:{"instanceId":t0,"protocolVersions":{k:"a",ni:1,t:"i"},"capabilities":t1,"theme":t2,"locale":{k:"s",n:2,x:35}},q:["instanceId","protocolVersions","capabilities","theme"]};
 /** Validates a snug:host-ready frame (host->app): the violations, empty when valid. */
 export const validateHostReady = (frame) =>
-  run({k:"o",f:[["instanceId",1,t0],["protocolVersions",1,{k:"a",ni:1,t:{k:"i"}}],["capabilities",1,t1],["theme",1,t2],["locale",0,{k:"s",n:2,x:35}]]}, frame);
+  run(SCHEMA_HOST_READY, frame);
 
+/** The schema of a snug:app-message frame, for valid(). */
+export const SCHEMA_APP_MESSAGE = {k:"o",f:{"requestId":t0,"instanceId":t0,"appId":t0,"action":t0,"payload":"r","state":"*","responseSchema":"r"},q:["requestId","instanceId","appId","action"]};
 /** Validates a snug:app-message frame (app->host): the violations, empty when valid. */
 export const validateAppMessage = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["instanceId",1,t0],["appId",1,t0],["action",1,t0],["payload",0,{k:"r"}],["state",0,{k:"*"}],["responseSchema",0,{k:"r"}]]}, frame);
+  run(SCHEMA_APP_MESSAGE, frame);
 
+/** The schema of a snug:app-cancel frame, for valid(). */
+export const SCHEMA_APP_CANCEL = {k:"o",f:{"requestId":t0,"instanceId":t0},q:["requestId","instanceId"]};
 /** Validates a snug:app-cancel frame (app->host): the violations, empty when valid. */
 export const validateAppCancel = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["instanceId",1,t0]]}, frame);
+  run(SCHEMA_APP_CANCEL, frame);
 
+/** The schema of a snug:app-response frame, for valid(). */
+export const SCHEMA_APP_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","streaming":"b","text":"s","seq":t3,"data":"r","error":t7},q:["requestId","ok"],w:[["ok",true,["streaming"]],["ok",false,["error"]],["streaming",true,["text"]],["streaming",false,["data"]]]};
 /** Validates a snug:app-response frame (host->app): the violations, empty when valid. */
 export const validateAppResponse = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["ok",1,{k:"b"}],["streaming",0,{k:"b"}],["text",0,{k:"s"}],["seq",0,t3],["data",0,{k:"r"}],["error",0,t7]],w:[["ok",true,["streaming"]],["ok",false,["error"]],["streaming",true,["text"]],["streaming",false,["data"]]]}, frame);
+  run(SCHEMA_APP_RESPONSE, frame);
 
+/** The schema of a snug:db-request frame, for valid(). */
+export const SCHEMA_D_B_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":{k:"s",x:6990508}},q:["requestId","instanceId","op"],w:[["op","exec",["sql"]],["op","kvGet",["key"]],["op","kvSet",["key","value"]],["op","import",["data"]]]};
 /** Validates a snug:db-request frame (app->host): the violations, empty when valid. */
 export const validateDBRequest = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["instanceId",1,t0],["op",1,{k:"s",e:["exec","export","import","kvGet","kvSet"]}],["sql",0,{k:"s",n:1,x:100000}],["params",0,{k:"a",xi:999,t:{k:"x"}}],["key",0,{k:"s",n:1,x:512}],["value",0,{k:"*"}],["data",0,{k:"s",x:6990508}]],w:[["op","exec",["sql"]],["op","kvGet",["key"]],["op","kvSet",["key","value"]],["op","import",["data"]]]}, frame);
+  run(SCHEMA_D_B_REQUEST, frame);
 
+/** The schema of a snug:db-response frame, for valid(). */
+export const SCHEMA_D_B_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","result":t8,"error":t7},q:["requestId","ok"],w:[["ok",true,["result"]],["ok",false,["error"]]]};
 /** Validates a snug:db-response frame (host->app): the violations, empty when valid. */
 export const validateDBResponse = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["ok",1,{k:"b"}],["result",0,t8],["error",0,t7]],w:[["ok",true,["result"]],["ok",false,["error"]]]}, frame);
+  run(SCHEMA_D_B_RESPONSE, frame);
 
+/** The schema of a snug:net-request frame, for valid(). */
+export const SCHEMA_NET_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"url":{k:"s",n:1,x:4096},"method":{k:"s",e:["GET","HEAD","POST","PUT","PATCH","DELETE"]},"headers":{k:"m",kn:1,kx:128,t:{k:"s",x:4096}},"body":{k:"s",x:262144}},q:["requestId","instanceId","url","method"],s:1};
 /** Validates a snug:net-request frame (app->host, strict): the violations, empty when valid. */
 export const validateNetRequest = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["instanceId",1,t0],["url",1,{k:"s",n:1,x:4096}],["method",1,{k:"s",e:["GET","HEAD","POST","PUT","PATCH","DELETE"]}],["headers",0,{k:"m",kn:1,kx:128,t:{k:"s",x:4096}}],["body",0,{k:"s",x:262144}]],s:1}, frame, (f, out) => {
+  run(SCHEMA_NET_REQUEST, frame, (f, out) => {
     forbidWhen(f, out, "net.body.method", "body", "method", ["GET","HEAD"]);
     keysNotIn(f, out, "net.header.credential", "headers", STRIP_HEADERS, true);
     keysUnique(f, out, "net.header.duplicate", "headers", true);
   });
 
+/** The schema of a snug:net-response frame, for valid(). */
+export const SCHEMA_NET_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","status":{k:"i",lo:100,hi:599},"headers":{k:"m",t:"s"},"body":"s","bodyEncoding":{k:"s",e:["utf8","base64"]},"truncated":"b","error":t7},q:["requestId","ok"],w:[["ok",true,["status","headers","body"]],["ok",false,["error"]]]};
 /** Validates a snug:net-response frame (host->app): the violations, empty when valid. */
 export const validateNetResponse = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["ok",1,{k:"b"}],["status",0,{k:"i",lo:100,hi:599}],["headers",0,{k:"m",t:{k:"s"}}],["body",0,{k:"s"}],["bodyEncoding",0,{k:"s",e:["utf8","base64"]}],["truncated",0,{k:"b"}],["error",0,t7]],w:[["ok",true,["status","headers","body"]],["ok",false,["error"]]]}, frame);
+  run(SCHEMA_NET_RESPONSE, frame);
 
+/** The schema of a snug:open-url-request frame, for valid(). */
+export const SCHEMA_OPEN_U_R_L_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"url":{k:"s",n:1,x:2048}},q:["requestId","instanceId","url"],s:1};
 /** Validates a snug:open-url-request frame (app->host, strict): the violations, empty when valid. */
 export const validateOpenURLRequest = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["instanceId",1,t0],["url",1,{k:"s",n:1,x:2048}]],s:1}, frame, (f, out) => {
+  run(SCHEMA_OPEN_U_R_L_REQUEST, frame, (f, out) => {
     urlReadIdentically(f, out, "url", {"char":"openurl.url.char","host":"openurl.url.host","percent":"openurl.url.percent","port":"openurl.url.port","scheme":"openurl.url.scheme","userinfo":"openurl.url.userinfo"});
   });
 
+/** The schema of a snug:open-url-result frame, for valid(). */
+export const SCHEMA_OPEN_U_R_L_RESULT = {k:"o",f:{"requestId":t0,"status":{k:"s",e:["opened","declined","refused"]},"reason":{k:"s",x:300}},q:["requestId","status"]};
 /** Validates a snug:open-url-result frame (host->app): the violations, empty when valid. */
 export const validateOpenURLResult = (frame) =>
-  run({k:"o",f:[["requestId",1,t0],["status",1,{k:"s",e:["opened","declined","refused"]}],["reason",0,{k:"s",x:300}]]}, frame);
+  run(SCHEMA_OPEN_U_R_L_RESULT, frame);
 
+/** The schema of a snug:host-event frame, for valid(). */
+export const SCHEMA_HOST_EVENT = {k:"o",f:{"event":t4,"data":"r"},q:["event"]};
 /** Validates a snug:host-event frame (host->app): the violations, empty when valid. */
 export const validateHostEvent = (frame) =>
-  run({k:"o",f:[["event",1,t4],["data",0,{k:"r"}]]}, frame);
+  run(SCHEMA_HOST_EVENT, frame);
 
+/** The schema of a snug:app-event frame, for valid(). */
+export const SCHEMA_APP_EVENT = {k:"o",f:{"instanceId":t0,"event":t4,"data":"r"},q:["instanceId","event"]};
 /** Validates a snug:app-event frame (app->host): the violations, empty when valid. */
 export const validateAppEvent = (frame) =>
-  run({k:"o",f:[["instanceId",1,t0],["event",1,t4],["data",0,{k:"r"}]]}, frame);
+  run(SCHEMA_APP_EVENT, frame);
 
 // ---- objects with a title, for checking a part on its own ---------------------
 
+/** The schema of a Capabilities object, for valid(). */
+export const SCHEMA_CAPABILITIES = t1;
 /** Validates a Capabilities object: the violations, empty when valid. */
-export const validateCapabilities = (value) => run(t1, value);
+export const validateCapabilities = (value) => run(SCHEMA_CAPABILITIES, value);
 
+/** The schema of a Theme object, for valid(). */
+export const SCHEMA_THEME = t2;
 /** Validates a Theme object: the violations, empty when valid. */
-export const validateTheme = (value) => run(t2, value);
+export const validateTheme = (value) => run(SCHEMA_THEME, value);
 
+/** The schema of a Error object, for valid(). */
+export const SCHEMA_ERROR = t7;
 /** Validates a Error object: the violations, empty when valid. */
-export const validateError = (value) => run(t7, value);
+export const validateError = (value) => run(SCHEMA_ERROR, value);
 
+/** The schema of a DBResult object, for valid(). */
+export const SCHEMA_D_B_RESULT = t8;
 /** Validates a DBResult object: the violations, empty when valid. */
-export const validateDBResult = (value) => run(t8, value);
+export const validateDBResult = (value) => run(SCHEMA_D_B_RESULT, value);
 
-/** Validator of each host→app frame type: what an app accepts. */
-export const HOST_TO_APP = { "snug:host-ready": validateHostReady, "snug:app-response": validateAppResponse, "snug:db-response": validateDBResponse, "snug:net-response": validateNetResponse, "snug:open-url-result": validateOpenURLResult, "snug:host-event": validateHostEvent, };
+/** Schema of each host→app frame type, for valid(): what an app accepts. */
+export const HOST_TO_APP = { "snug:host-ready": SCHEMA_HOST_READY, "snug:app-response": SCHEMA_APP_RESPONSE, "snug:db-response": SCHEMA_D_B_RESPONSE, "snug:net-response": SCHEMA_NET_RESPONSE, "snug:open-url-result": SCHEMA_OPEN_U_R_L_RESULT, "snug:host-event": SCHEMA_HOST_EVENT, };
 /** Validator of each app→host frame type: what a host accepts. */
 export const APP_TO_HOST = { "snug:app-announce": validateAppAnnounce, "snug:app-message": validateAppMessage, "snug:app-cancel": validateAppCancel, "snug:db-request": validateDBRequest, "snug:net-request": validateNetRequest, "snug:open-url-request": validateOpenURLRequest, "snug:app-event": validateAppEvent, };

@@ -33,21 +33,20 @@ import {
   VERSION,
   isKnownCode,
 } from "../gen/constants.mjs";
-import { HOST_TO_APP, validateTheme } from "../gen/validate.mjs";
+import { HOST_TO_APP, SCHEMA_THEME, valid } from "../gen/validate.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
 
 /** An error from the host or from the runtime, with the spec's fields. */
 export class SnugError extends Error {
   constructor(e) {
     super(e.message);
-    this.name = "SnugError";
-    // R5: an unknown code keeps its retryable flag and renders as HOST_ERROR.
-    this.code = isKnownCode(e.code) ? e.code : CODE_HOST_ERROR;
-    this.hostCode = e.code;
-    this.retryable = !!e.retryable;
-    this.rawExcerpt = e.rawExcerpt;
-    this.attemptsRemaining = e.attemptsRemaining;
-    this.retryAfterMs = e.retryAfterMs;
+    // R5: an unknown code keeps its retryable flag and renders as HOST_ERROR;
+    // hostCode keeps the code as sent.
+    Object.assign(this, e, {
+      name: "SnugError",
+      code: isKnownCode(e.code) ? e.code : CODE_HOST_ERROR,
+      hostCode: e.code,
+    });
   }
 }
 
@@ -74,7 +73,7 @@ const post = (type, fields) => P.postMessage(JSON.parse(JSON.stringify({ v: VERS
 
 const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
 
-const fail = (code, message) => Promise.reject(new SnugError({ code, message }));
+const fail = (code, message) => Promise.reject(new SnugError({ code, message, retryable: false }));
 
 const applyTheme = (theme) => {
   root.setAttribute("data-theme", theme.mode);
@@ -91,22 +90,18 @@ const measure = () => {
   }, 60);
 };
 
-const meta = (name) => D.querySelector(`meta[name="snug:${name}"]`)?.content || undefined;
-
 /**
  * Sends snug:app-announce: the fields given, else the page's
  * <meta name="snug:…"> tags. Called on its own once the document is parsed;
  * calling it again re-announces (the host supersedes in-flight work, R4).
  */
 function announce(a = {}) {
-  const pick = (k, tag) => a[k] || meta(tag);
-  app = {
-    appId: pick("appId", "app-id") || "app",
-    displayName: pick("displayName", "display-name") || D.title || "App",
-    description: pick("description", "description"),
-    iconEmoji: pick("iconEmoji", "icon-emoji"),
-    iconColor: pick("iconColor", "icon-color"),
-  };
+  app = {};
+  // Each field from the argument, else from <meta name="snug:kebab-name">.
+  for (const k of ["appId", "displayName", "description", "iconEmoji", "iconColor"])
+    app[k] = a[k] || D.querySelector(`meta[name="snug:${k.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}"]`)?.content || undefined;
+  app.appId ||= "app";
+  app.displayName ||= D.title || app.appId;
   post(TYPE_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
 }
 
@@ -118,11 +113,11 @@ async function request(type, expect, fields, cap, signal, onText) {
   if (cap && !info.capabilities[cap])
     return fail(
       CODE_HOST_ERROR,
-      `this host does not offer "${cap}" (capabilities.${cap} is not true): check snug.capabilities.${cap} and render a fallback`,
+      `this host does not offer "${cap}" (snug.capabilities.${cap} is not true): render a fallback`,
     );
   return new Promise((resolve, reject) => {
     const requestId = "r" + ++lastId;
-    const cancelled = () => reject(new SnugError({ code: CODE_CANCELLED, message: "cancelled by the app" }));
+    const cancelled = () => reject(new SnugError({ code: CODE_CANCELLED, message: "cancelled", retryable: false }));
     if (signal?.aborted) return cancelled();
     const done = () => {
       pending.delete(requestId);
@@ -163,23 +158,17 @@ const response = (f) => {
     text: async () => (b64 ? new TextDecoder().decode(bytes()) : f.body),
     json: async () => JSON.parse(await r.text()),
     arrayBuffer: async () => bytes().slice().buffer,
-    bytes: async () => bytes(),
   };
   return r;
 };
 
 W.addEventListener("message", (e) => {
   const f = e.data;
-  const valid = e.source === P && f?.v === VERSION && HOST_TO_APP[f.type];
-  if (!valid || valid(f).length) return;
+  const schema = e.source === P && f?.v === VERSION && HOST_TO_APP[f.type];
+  if (!schema || !valid(schema, f)) return;
   if (f.type == TYPE_HOST_READY) {
-    host = Object.assign(host || {}, {
-      instanceId: f.instanceId,
-      protocolVersions: f.protocolVersions,
-      capabilities: f.capabilities,
-      theme: f.theme,
-      locale: f.locale,
-    });
+    // One object, updated in place: what snug.ready resolved with stays current.
+    host = Object.assign(host || {}, f);
     applyTheme(f.theme);
     // host-ready before our announce is the load-time greeting; the ack of
     // the announce follows, and requests wait for it.
@@ -192,7 +181,7 @@ W.addEventListener("message", (e) => {
     // theme-change's data.theme is an object by the event table; apply it
     // only when it is a valid theme.
     const theme = f.event == EVENT_THEME_CHANGE && f.data?.theme;
-    if (theme && !validateTheme(theme).length) {
+    if (theme && valid(SCHEMA_THEME, theme)) {
       applyTheme(theme);
       if (host) host.theme = theme;
     }
@@ -213,15 +202,6 @@ export const snug = {
   SnugError,
   get capabilities() {
     return host?.capabilities;
-  },
-  get theme() {
-    return host?.theme;
-  },
-  get locale() {
-    return host?.locale;
-  },
-  get instanceId() {
-    return host?.instanceId;
   },
   ask: (action, payload, o = {}) =>
     request(
@@ -251,7 +231,7 @@ export const snug = {
         if (STRIP_HEADERS.includes(name))
           return fail(
             CODE_MALFORMED,
-            `snug.net.fetch: the "${name}" header is refused: credentials never enter the app; the host injects them for connections the user approved, so remove the header`,
+            `snug.net.fetch: header "${name}" refused: the host injects credentials for connections the user approved; remove it`,
           );
       const method = (o.method || "GET").toUpperCase();
       return request(

@@ -67,7 +67,7 @@ test("announce from meta tags, then host-ready resolves ready", async () => {
   assert.equal(info.locale, "en-US");
   same(info.protocolVersions, [1]);
   assert.equal(info.capabilities.db, true);
-  assert.equal(env.snug.instanceId, "inst-7");
+  assert.equal((await env.snug.ready).instanceId, "inst-7");
   assert.equal(env.snug.capabilities.net, true);
 });
 
@@ -97,7 +97,7 @@ test("repeated host-ready updates capabilities, theme and instanceId", async () 
     }),
   );
   assert.deepEqual(seen, ["i2"]);
-  assert.equal(env.snug.instanceId, "i2");
+  assert.equal((await env.snug.ready).instanceId, "i2");
   assert.equal(env.snug.capabilities.net, undefined);
   assert.equal(env.attrs["data-theme"], "dark");
   assert.equal(env.styles["--snug-bg"], undefined, "tokens of the old theme removed");
@@ -129,7 +129,7 @@ test("re-announce sends a new announce and the ack updates the instance", async 
   const a = await env.next("snug:app-announce");
   assert.equal(a.appId, "again");
   await env.send(hostReady({ instanceId: "i9" }));
-  assert.equal(env.snug.instanceId, "i9");
+  assert.equal((await env.snug.ready).instanceId, "i9");
 });
 
 test("document already parsed: announce goes out on its own", async () => {
@@ -620,7 +620,7 @@ test("theme: data-theme and tokens applied, updated on theme-change", async () =
   assert.equal(env.attrs["data-theme"], "dark");
   assert.equal(env.styles["--snug-bg"], "#000");
   assert.equal(env.styles["--snug-fg"], undefined);
-  assert.equal(env.snug.theme.mode, "dark");
+  assert.equal((await env.snug.ready).theme.mode, "dark");
   assert.deepEqual(seen, ["dark"]);
 });
 
