@@ -162,8 +162,8 @@ type data struct {
 
 type frameData struct {
 	Type, Direction, Const, Fn, Schema, Desc, MaxBytesName, AnswerConst string
-	Strict                                                      bool
-	Refine                                                      []string
+	Strict                                                              bool
+	Refine                                                              []string
 }
 
 type codeData struct{ Const, Code, When string }
