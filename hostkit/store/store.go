@@ -1,42 +1,75 @@
 // Package store keeps the db pair's data: one SQLite database per installed
 // app, under one data directory, reached through Exec, KVGet/KVSet, Export
-// and Import.
+// and Import. Its limit: it is the storage engine only; frame parsing,
+// base64 and answering are the broker's.
 //
 // The namespace is the host's own key for an installed app (the app argument
 // of every method), never the appId an app announces. The key is escaped into
-// a file name that cannot leave the directory (see FileName).
+// a file name that cannot leave the directory (see FileName). A data
+// directory belongs to one Store: each database is held under an exclusive
+// lock, so a second Store or process gets a host error, not a shared file.
 //
-// # Limits and hardening
+// # Hardening
 //
 // Every app statement runs on a connection that
-//   - refuses ATTACH, DETACH, VACUUM (with or without INTO), explicit
-//     transactions (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE), virtual
-//     tables, every PRAGMA outside a read-only safe list, and any use of the
-//     reserved names starting with "_snug_" (the kv table);
-//   - runs in SQLite's defensive mode with trusted_schema off, double-quoted
-//     string literals off, and no extension loading (the engine is built
-//     without it);
+//   - refuses, through the authorizer, ATTACH, DETACH, VACUUM (with or
+//     without INTO: both attach a database), explicit transactions (BEGIN,
+//     COMMIT, ROLLBACK, SAVEPOINT, RELEASE), virtual tables, every PRAGMA
+//     outside a read-only safe list (safePragmas; database_list is out since
+//     it shows a host path), and every name starting with "_snug_";
+//   - has no slot to attach a database into (SQLITE_LIMIT_ATTACHED 0);
+//   - runs in defensive mode with trusted_schema, writable_schema, the
+//     fts3_tokenizer and double-quoted string literals off; the engine is
+//     built without load_extension, so that function does not exist;
 //   - stops a statement after Options.StatementTimeout (DB_TIMEOUT);
-//   - stops the database at Options.QuotaBytes (DB_QUOTA_EXCEEDED) and the
-//     engine's memory at Options.MaxMemoryBytes;
-//   - stops reading rows once the answer could not fit the db frame
-//     (DB_RESULT_TOO_LARGE).
+//   - stops the database at Options.QuotaBytes through max_page_count
+//     (DB_QUOTA_EXCEEDED) and the engine's memory, temp tables and sorts
+//     included (temp_store=MEMORY), at Options.MaxMemoryBytes
+//     (DB_QUOTA_EXCEEDED too);
+//   - stops reading rows once their JSON could not fit the db frame
+//     (DB_RESULT_TOO_LARGE), counting each value as encoding/json writes it.
 //
-// Each Exec is one statement in its own transaction: an acknowledged write
-// is durable (WAL, synchronous=FULL) and survives a kill -9 of the host.
+// # Semantics an app sees
+//
+// Exec runs one statement. A statement that writes runs in its own
+// transaction, committed before Exec returns: an acknowledged write is
+// durable (WAL, synchronous=FULL; it survives a kill -9 of the host) and a
+// failed one (timeout, quota, result too large) leaves nothing behind.
+// Several calls cannot share a transaction, since instances of one app share
+// its database and a transaction left open by one would swallow the
+// others' writes; related changes go in one statement (multi-row VALUES,
+// UPSERT, INSERT ... SELECT, RETURNING). Foreign keys are enforced.
+// Values come back as int64 (precise in JavaScript up to 2^53), float64,
+// string, []byte for a BLOB (base64 in JSON), nil, and 1e999/-1e999 for an
+// infinite REAL.
+//
+// The kv pairs live in the app's own database, in the table _snug_kv that
+// the app's SQL cannot read, write or name; they travel with Export.
+//
+// Import checks the header against the file, the size, PRAGMA
+// integrity_check (which also checks NOT NULL and CHECK constraints), and the
+// schema policy: no virtual table, nothing named after or referring to the
+// _snug_ names except the kv table exactly as the store makes it. Triggers
+// and views are allowed: an app can create them with Exec too, and they run
+// under the same authorizer with trusted_schema off.
 //
 // # Driver
 //
-// The driver is github.com/ncruces/go-sqlite3: SQLite translated from Wasm
-// to Go, so no cgo and plain cross-builds. It was chosen over
-// github.com/mattn/go-sqlite3 (cgo) and modernc.org/sqlite because it exposes
-// the whole hardening surface directly (authorizer, sqlite3_db_config,
-// sqlite3_limit, interrupts through a context), is compiled without
-// load_extension at all, and runs each connection in its own sandboxed
-// memory with a hard cap, so a hostile statement can exhaust neither the
-// host's memory nor escape into it.
+// The driver is github.com/ncruces/go-sqlite3: SQLite compiled to Wasm and
+// translated to Go, so no cgo and plain cross-builds. It was chosen over
+// github.com/mattn/go-sqlite3 (cgo) and modernc.org/sqlite (also pure Go,
+// but built around database/sql, with less of the C API at hand and all
+// connections in one process heap) because it exposes the whole hardening
+// surface directly
+// (authorizer, sqlite3_db_config, sqlite3_limit, interrupts through a
+// context checked by the progress handler), is built without load_extension,
+// and runs each connection in its own memory with a hard cap, so a hostile
+// statement can neither exhaust the host's memory nor reach outside it. The
+// driver panics when that cap is reached; the store recovers, reports
+// DB_QUOTA_EXCEEDED and reopens the connection.
 //
-// The store owns no goroutine outside a call; Close ends every connection.
+// The store starts no goroutine of its own; Close interrupts running
+// statements, waits for their calls and closes every connection.
 package store
 
 import (

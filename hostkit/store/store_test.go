@@ -608,6 +608,8 @@ func TestImportMalicious(t *testing.T) {
 		{"trigger into kv", frame.CodeDBImportInvalid, "reserved", rawDB(t, kvTable,
 			"CREATE TABLE t(x)", "CREATE TRIGGER plant AFTER INSERT ON t BEGIN INSERT INTO _snug_kv VALUES ('k', '1'); END")},
 		{"view of kv", frame.CodeDBImportInvalid, "reserved", rawDB(t, kvTable, "CREATE VIEW peek AS SELECT * FROM _snug_kv")},
+		{"foreign key to kv", frame.CodeDBImportInvalid, "reserved", rawDB(t, kvTable,
+			"CREATE TABLE t(k TEXT REFERENCES _snug_kv(key) ON DELETE RESTRICT)")},
 		{"kv not JSON", frame.CodeDBImportInvalid, "CHECK constraint failed in _snug_kv", rawDB(t, kvTable,
 			"PRAGMA ignore_check_constraints = ON", "INSERT INTO _snug_kv VALUES ('k', '{broken')")},
 		{"virtual table", frame.CodeDBImportInvalid, "virtual", rawDB(t, "PRAGMA writable_schema = ON",

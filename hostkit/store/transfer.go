@@ -246,7 +246,8 @@ func checkContent(c *sqlite3.Conn) error {
 			bad = importErr("the schema holds %s %q: names starting with %s are reserved by the host", typ, name, reservedPrefix)
 		case strings.HasPrefix(strings.ToUpper(sql), "CREATE VIRTUAL TABLE"):
 			bad = importErr("the schema holds virtual table %q: virtual tables are refused by the host", name)
-		case (typ == "trigger" || typ == "view") && strings.Contains(strings.ToLower(sql), reservedPrefix):
+		case strings.Contains(strings.ToLower(sql), reservedPrefix):
+			// A trigger, view or foreign key reaching into the kv table.
 			bad = importErr("%s %q refers to the reserved %s names", typ, name, reservedPrefix)
 		}
 	}
