@@ -1,0 +1,2 @@
+import { c } from "./c.js";
+export const b = c + 1;
