@@ -2,14 +2,20 @@ package js
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"flag"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/snuggen/snuggen/gen/load"
 	"github.com/snuggen/snuggen/gen/model"
+	"github.com/snuggen/snuggen/internal/testenv"
 	"github.com/snuggen/snuggen/schemas"
 )
 
@@ -72,5 +78,80 @@ func TestGeneratedHeader(t *testing.T) {
 		if !strings.HasPrefix(string(f.Contents), Header+"\n") {
 			t.Errorf("%s does not begin with %q", f.Name, Header)
 		}
+	}
+}
+
+// A schema change flows through: an optional field added to a temp copy of
+// schemas/ appears in the generated validator, typings and bundle, and the
+// generated validator enforces its constraint when node runs it.
+func TestSchemaChangeFlowsThrough(t *testing.T) {
+	dir := t.TempDir()
+	ents, err := fs.ReadDir(schemas.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := fs.ReadFile(schemas.FS, e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "host-event.schema.json" {
+			var s map[string]any
+			if err := json.Unmarshal(b, &s); err != nil {
+				t.Fatal(err)
+			}
+			s["properties"].(map[string]any)["priority"] = map[string]any{"type": "integer", "minimum": 0, "maximum": 5}
+			if b, err = json.MarshalIndent(s, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := load.Load(os.DirFS(dir), dir)
+	if err != nil {
+		t.Fatalf("load the changed copy: %v", err)
+	}
+	files, err := Generate(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for _, f := range files {
+		p := filepath.Join(out, filepath.FromSlash(f.Name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, f.Contents, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		switch f.Name {
+		case PathTypes:
+			if !strings.Contains(string(f.Contents), "priority?: number;") {
+				t.Errorf("%s has no priority field", f.Name)
+			}
+		case PathScript, PathFrames, PathValidate:
+			if !strings.Contains(string(f.Contents), "priority") {
+				t.Errorf("%s does not mention the new field", f.Name)
+			}
+		}
+	}
+	node := testenv.Node(t)
+	script := `import { checkFrame } from "./runtime-js/dist/frames.mjs";
+const f = (priority) => ({ v: 1, type: "snug:host-event", event: "hint", priority });
+const a = checkFrame(f(5)), b = checkFrame(f(6)), c = checkFrame(f("high"));
+console.log(JSON.stringify([a.verdict, b.errors.map((e) => e.rule), c.errors.map((e) => e.rule)]));`
+	if err := os.WriteFile(filepath.Join(out, "probe.mjs"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "probe.mjs")
+	cmd.Dir = out
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node probe.mjs: %v\n%s", err, got)
+	}
+	if want := `["accept",["maximum"],["type"]]`; strings.TrimSpace(string(got)) != want {
+		t.Errorf("changed schema under node: got %s, want %s", got, want)
 	}
 }
