@@ -226,13 +226,17 @@ type rulesDoc struct {
 		Strict    bool   `json:"strict"`
 		Answer    string `json:"answer"`
 	} `json:"frames"`
-	ErrorSchema    string            `json:"errorSchema"`
-	EnvelopeSchema string            `json:"envelopeSchema"`
-	DefaultAnswer  string            `json:"defaultAnswer"`
-	SizeClasses    []model.SizeClass `json:"sizeClasses"`
-	Limits         []model.Limit     `json:"limits"`
-	Backoff        []int             `json:"threadConflictBackoffMs"`
-	Recovery       struct {
+	ErrorSchema    string `json:"errorSchema"`
+	EnvelopeSchema string `json:"envelopeSchema"`
+	DefaultAnswer  string `json:"defaultAnswer"`
+	Refusal        struct {
+		model.Refusal
+		Comment string `json:"$comment"`
+	} `json:"refusal"`
+	SizeClasses []model.SizeClass `json:"sizeClasses"`
+	Limits      []model.Limit     `json:"limits"`
+	Backoff     []int             `json:"threadConflictBackoffMs"`
+	Recovery    struct {
 		Field     string `json:"field"`
 		MinLength int    `json:"minLength"`
 		MaxLength int    `json:"maxLength"`
@@ -309,6 +313,7 @@ func (l *loader) build(rf *file) *model.Model {
 		SizeClasses:      rd.SizeClasses,
 		Limits:           rd.Limits,
 		ThreadConflictMs: rd.Backoff,
+		RecoverField:     rd.Recovery.Field,
 		RecoverMinLength: rd.Recovery.MinLength,
 		RecoverMaxLength: rd.Recovery.MaxLength,
 		Stages:           rd.Stages,
@@ -318,6 +323,7 @@ func (l *loader) build(rf *file) *model.Model {
 		EnvelopeVersion:  rd.Envelope.Version,
 		SandboxTokens:    rd.Sandbox.Iframe,
 		DefaultAnswer:    rd.DefaultAnswer,
+		Refusal:          rd.Refusal.Refusal,
 	}
 	for name, vals := range rd.Lists {
 		r.Lists = append(r.Lists, model.List{Name: name, Values: vals})

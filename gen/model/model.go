@@ -151,7 +151,8 @@ type Rules struct {
 	SizeClasses       []SizeClass
 	Limits            []Limit
 	ThreadConflictMs  []int
-	RecoverMinLength  int // requestId recovery, code points
+	RecoverField      string // requestId recovery: the top-level key
+	RecoverMinLength  int    // requestId recovery, code points
 	RecoverMaxLength  int
 	Stages            []Stage
 	FrameRules        []FrameRule
@@ -165,7 +166,16 @@ type Rules struct {
 	SandboxTokens     []string
 	CSP               []CSPDirective // list references already expanded
 	DefaultAnswer     string         // the answer type for a request with no pair
+	Refusal           Refusal        // how an answer type without an error seat refuses
 	ParseFailureLimit int            // PARSE_FAILURE_BUDGET
+}
+
+// Refusal says how a rejected request is answered when its answer type has no
+// error object: Field set to Value, the code in ReasonField.
+type Refusal struct {
+	Field       string `json:"field"`
+	Value       string `json:"value"`
+	ReasonField string `json:"reasonField"`
 }
 
 // SizeClass is one R6 size class.

@@ -1,5 +1,7 @@
 package cli
 
-// protocolVersion is replaced by the generated frame.Version once
-// hostkit/frame exists.
-const protocolVersion = 1
+import "github.com/snuggen/snuggen/hostkit/frame"
+
+// protocolVersion is the protocol version snuggen speaks, from the generated
+// frame package.
+const protocolVersion = frame.Version

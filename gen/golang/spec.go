@@ -1,0 +1,312 @@
+package golang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/snuggen/snuggen/gen/model"
+)
+
+func lits[T any](vs []T) []jen.Code {
+	out := make([]jen.Code, len(vs))
+	for i, v := range vs {
+		out[i] = jen.Lit(v)
+	}
+	return out
+}
+
+// spec emits constants, codes, limits, lists and their helpers.
+func (g *gen) spec(f *jen.File) {
+	m, r := g.m, g.m.Rules
+	f.PackageComment(`Package frame is the Snug wire protocol for Go hosts, generated from schemas/
+by snuggen gen: one struct per frame type, Parse (R1 versioning and requestId
+recovery, R2 additivity, R6 size classes, every schema constraint and every
+refinement of rules.json), Validate, Marshal, the error registry, limits,
+lists, the runner's sandbox policy, and Handlers + Dispatch for a broker.
+
+Parse decodes with a decoder generated for each frame's shape: keys are
+matched case-sensitively (encoding/json would let "URL" fill url), lengths
+count Unicode code points, and a rejected frame comes back as *RejectError
+carrying the code, the recovered requestId and violations with stable rule
+ids. Limit: it checks frames, not what a host does with them (grants, the
+SSRF ceiling, the confirm gate are the capability packages' work).
+
+Do not edit: change schemas/ and run snuggen gen.`)
+
+	f.Comment("Version is the protocol version every frame carries in v.")
+	f.Const().Id("Version").Op("=").Lit(m.Version)
+	f.Comment("ProtocolVersions lists the versions this package speaks (advertised in host-ready).")
+	f.Var().Id("ProtocolVersions").Op("=").Index().Int().Values(lits(m.ProtocolVersions)...)
+
+	// Frame types.
+	var defs []jen.Code
+	for _, fr := range m.Frames {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s is %s (%s).", typeConst(fr.Type), fr.Type, fr.Direction)),
+			jen.Id(typeConst(fr.Type)).Op("=").Lit(fr.Type))
+	}
+	f.Comment("Frame types.")
+	f.Const().Defs(defs...)
+
+	// Error codes.
+	defs = nil
+	for _, e := range r.Errors {
+		doc := fmt.Sprintf("%s: %s.", codeConst(e.Code), strings.TrimSuffix(e.When, "."))
+		defs = append(defs, jen.Comment(doc), jen.Id(codeConst(e.Code)).Op("=").Lit(e.Code))
+	}
+	f.Comment("Error codes: Part I R5, Appendix A and the db extension codes.")
+	f.Const().Defs(defs...)
+
+	f.Comment("Retryable reports the registry's retryable column for code; false for a code")
+	f.Comment("not in it. PARSE_FAILED is retryable while attempts remain, so true here.")
+	f.Func().Id("Retryable").Params(jen.Id("code").String()).Bool().BlockFunc(func(b *jen.Group) {
+		var yes []jen.Code
+		for _, e := range r.Errors {
+			if e.Retryable != model.RetryNo {
+				yes = append(yes, jen.Id(codeConst(e.Code)))
+			}
+		}
+		b.Switch(jen.Id("code")).Block(
+			jen.Case(yes...).Block(jen.Return(jen.True())),
+		)
+		b.Return(jen.False())
+	})
+	f.Comment("Known reports whether code is in the error registry. Receivers render an")
+	f.Comment("unknown code as HOST_ERROR and treat it per its retryable field.")
+	f.Func().Id("Known").Params(jen.Id("code").String()).Bool().BlockFunc(func(b *jen.Group) {
+		var all []jen.Code
+		for _, e := range r.Errors {
+			all = append(all, jen.Id(codeConst(e.Code)))
+		}
+		b.Switch(jen.Id("code")).Block(jen.Case(all...).Block(jen.Return(jen.True())))
+		b.Return(jen.False())
+	})
+	f.Comment("NewError builds an error object with Retryable filled from the registry.")
+	f.Func().Id("NewError").Params(jen.List(jen.Id("code"), jen.Id("message")).String()).Op("*").Id(m.Error.Name).Block(
+		jen.Return(jen.Op("&").Id(m.Error.Name).Values(jen.Dict{
+			jen.Id("Code"):      jen.Id("code"),
+			jen.Id("Message"):   jen.Id("message"),
+			jen.Id("Retryable"): jen.Id("Retryable").Call(jen.Id("code")),
+		})),
+	)
+
+	// Limits.
+	defs = nil
+	for _, l := range r.Limits {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s is %s. %s", goName(l.Name), l.Name, l.Doc)), jen.Id(goName(l.Name)).Op("=").Lit(l.Value))
+	}
+	f.Comment("Limits (R6 and the rules file).")
+	f.Const().Defs(defs...)
+
+	f.Comment("ThreadConflictBackoff is the agent-thread backoff before THREAD_CONFLICT.")
+	var bo []jen.Code
+	for _, ms := range r.ThreadConflictMs {
+		bo = append(bo, jen.Lit(ms).Op("*").Qual("time", "Millisecond"))
+	}
+	f.Var().Id("ThreadConflictBackoff").Op("=").Index().Qual("time", "Duration").Values(bo...)
+
+	f.Comment("SizeClass returns the largest frame in bytes for frameType (R6); the default")
+	f.Comment("class for a type it does not know.")
+	f.Func().Id("SizeClass").Params(jen.Id("frameType").String()).Int().BlockFunc(func(b *jen.Group) {
+		byClass := map[string][]jen.Code{}
+		var classes []string
+		var def string
+		for _, sc := range r.SizeClasses {
+			if def == "" {
+				def = sc.Limit
+			}
+		}
+		for _, fr := range m.Frames {
+			lim := ""
+			for _, sc := range r.SizeClasses {
+				if sc.Name == fr.SizeClass {
+					lim = sc.Limit
+				}
+			}
+			if lim == def {
+				continue
+			}
+			if _, ok := byClass[lim]; !ok {
+				classes = append(classes, lim)
+			}
+			byClass[lim] = append(byClass[lim], jen.Id(typeConst(fr.Type)))
+		}
+		var cases []jen.Code
+		for _, c := range classes {
+			cases = append(cases, jen.Case(byClass[c]...).Block(jen.Return(jen.Id(goName(c)))))
+		}
+		b.Switch(jen.Id("frameType")).Block(cases...)
+		b.Return(jen.Id(goName(def)))
+	})
+
+	// Lists.
+	for _, l := range r.Lists {
+		f.Comment(fmt.Sprintf("%s is %s from the rules file.", goName(l.Name), l.Name))
+		f.Var().Id(goName(l.Name)).Op("=").Index().String().Values(lits(l.Values)...)
+	}
+	f.Comment("IsStripHeader reports whether name (any case) is in STRIP_HEADERS.")
+	f.Func().Id("IsStripHeader").Params(jen.Id("name").String()).Bool().Block(
+		jen.Return(jen.Id("inFold").Call(jen.Id(goName("STRIP_HEADERS")), jen.Id("name"))),
+	)
+	f.Comment("ResponseHeaderAllowed reports whether a response header may cross to the app:")
+	f.Comment("the whitelist or a glob of RESPONSE_HEADER_GLOBS, case-insensitively.")
+	f.Func().Id("ResponseHeaderAllowed").Params(jen.Id("name").String()).Bool().Block(
+		jen.If(jen.Id("inFold").Call(jen.Id(goName("RESPONSE_HEADER_WHITELIST")), jen.Id("name"))).Block(jen.Return(jen.True())),
+		jen.For(jen.List(jen.Id("_"), jen.Id("g")).Op(":=").Range().Id(goName("RESPONSE_HEADER_GLOBS"))).Block(
+			jen.If(jen.List(jen.Id("prefix"), jen.Id("ok")).Op(":=").Qual("strings", "CutSuffix").Call(jen.Id("g"), jen.Lit("*")),
+				jen.Id("ok").Op("&&").Len(jen.Id("name")).Op(">=").Len(jen.Id("prefix")).Op("&&").
+					Qual("strings", "EqualFold").Call(jen.Id("name").Index(jen.Empty(), jen.Len(jen.Id("prefix"))), jen.Id("prefix"))).Block(jen.Return(jen.True())),
+			jen.If(jen.Qual("strings", "EqualFold").Call(jen.Id("g"), jen.Id("name"))).Block(jen.Return(jen.True())),
+		),
+		jen.Return(jen.False()),
+	)
+	f.Func().Id("inFold").Params(jen.Id("list").Index().String(), jen.Id("s").String()).Bool().Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("list")).Block(
+			jen.If(jen.Qual("strings", "EqualFold").Call(jen.Id("x"), jen.Id("s"))).Block(jen.Return(jen.True())),
+		),
+		jen.Return(jen.False()),
+	)
+
+	f.Comment("EnvelopeTag starts an app-originated chat turn: EnvelopeTag, a newline, the JSON.")
+	f.Const().Id("EnvelopeTag").Op("=").Lit(r.EnvelopeTag)
+	f.Comment("EnvelopeMarker is the envelope JSON's version key; it carries EnvelopeVersion.")
+	f.Const().Id("EnvelopeMarker").Op("=").Lit(r.EnvelopeMarker)
+	f.Comment("EnvelopeVersion is the value of the envelope's marker (snug: 1).")
+	f.Const().Id("EnvelopeVersion").Op("=").Lit(r.EnvelopeVersion)
+
+	// Events.
+	defs = nil
+	var hostEv, appEv []jen.Code
+	for _, e := range r.Events {
+		var fields []string
+		for _, d := range e.Data {
+			fields = append(fields, d.Name)
+		}
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s is the %s event (%s), data {%s}.", eventConst(e.Name), e.Name, e.Direction, strings.Join(fields, ", "))),
+			jen.Id(eventConst(e.Name)).Op("=").Lit(e.Name))
+		if e.Direction == model.HostToApp {
+			hostEv = append(hostEv, jen.Id(eventConst(e.Name)))
+		} else {
+			appEv = append(appEv, jen.Id(eventConst(e.Name)))
+		}
+	}
+	f.Comment("Events known in v1; others are ignored.")
+	f.Const().Defs(defs...)
+	f.Comment("HostEvents are the known host→app events.")
+	f.Var().Id("HostEvents").Op("=").Index().String().Values(hostEv...)
+	f.Comment("AppEvents are the known app→host events.")
+	f.Var().Id("AppEvents").Op("=").Index().String().Values(appEv...)
+	g.eventFields(f)
+
+	// Sandbox.
+	f.Comment("SandboxTokens is the app iframe's sandbox attribute: these tokens and nothing more.")
+	f.Var().Id("SandboxTokens").Op("=").Index().String().Values(lits(r.SandboxTokens)...)
+	f.Comment("CSPDirective is one directive of a Content-Security-Policy.")
+	f.Type().Id("CSPDirective").Struct(
+		jen.Id("Name").String(),
+		jen.Id("Sources").Index().String(),
+	)
+	var dirs []jen.Code
+	for _, d := range r.CSP {
+		dirs = append(dirs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(d.Name), jen.Id("Sources"): jen.Index().String().Values(lits(d.Sources)...)}))
+	}
+	f.Comment("SandboxCSP is the app document's CSP, in order: script and style from inline and")
+	f.Comment("CDN_ALLOWLIST, images and fonts from data:, blob: and the allowlist, no connect,")
+	f.Comment("frame, form-action, object, worker or base-uri source.")
+	f.Var().Id("SandboxCSP").Op("=").Index().Id("CSPDirective").Values(dirs...)
+	f.Comment("CSPString renders directives as a Content-Security-Policy header value.")
+	f.Func().Id("CSPString").Params(jen.Id("d").Index().Id("CSPDirective")).String().Block(
+		jen.Var().Id("b").Qual("strings", "Builder"),
+		jen.For(jen.List(jen.Id("i"), jen.Id("x")).Op(":=").Range().Id("d")).Block(
+			jen.If(jen.Id("i").Op(">").Lit(0)).Block(jen.Id("b").Dot("WriteString").Call(jen.Lit("; "))),
+			jen.Id("b").Dot("WriteString").Call(jen.Id("x").Dot("Name")),
+			jen.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("x").Dot("Sources")).Block(
+				jen.Id("b").Dot("WriteByte").Call(jen.LitRune(' ')),
+				jen.Id("b").Dot("WriteString").Call(jen.Id("s")),
+			),
+		),
+		jen.Return(jen.Id("b").Dot("String").Call()),
+	)
+
+	// Rule ids.
+	defs = nil
+	for _, fr := range r.FrameRules {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s: %s (%s).", ruleConst(fr.ID), fr.Message, fr.Code)), jen.Id(ruleConst(fr.ID)).Op("=").Lit(fr.ID))
+	}
+	for _, x := range r.Refinements {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s (%s): %s.", ruleConst(x.ID), x.Frame, x.Message)), jen.Id(ruleConst(x.ID)).Op("=").Lit(x.ID))
+		for _, c := range x.Checks {
+			defs = append(defs, jen.Comment(fmt.Sprintf("%s (%s): %s.", ruleConst(c.ID), x.Frame, c.Message)), jen.Id(ruleConst(c.ID)).Op("=").Lit(c.ID))
+		}
+	}
+	var kws []string
+	seen := map[string]bool{}
+	for _, s := range r.Stages {
+		for _, k := range s.Keywords {
+			if !seen[k] {
+				seen[k] = true
+				kws = append(kws, k)
+			}
+		}
+	}
+	sort.Strings(kws)
+	for _, k := range kws {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s: the JSON Schema keyword %s failed.", ruleConst("schema-"+k), k)), jen.Id(ruleConst("schema-"+k)).Op("=").Lit(k))
+	}
+	f.Comment("Rule ids of violations: frame-level rules, refinements (rules.json) and the")
+	f.Comment("JSON Schema keywords, shared with the JS validators.")
+	f.Const().Defs(defs...)
+}
+
+// eventFields emits EventSpec values describing each known event's data.
+func (g *gen) eventFields(f *jen.File) {
+	f.Comment("EventField is one field of a known event's data object.")
+	f.Type().Id("EventField").Struct(
+		jen.Id("Name").String().Comment("key in data"),
+		jen.Id("Type").String().Comment("string, integer, boolean or object"),
+		jen.Id("MinLength").Int().Comment("strings: code points; 0 = none"),
+		jen.Id("MaxLength").Int().Comment("strings: code points; 0 = none"),
+		jen.Id("Minimum").Op("*").Int64(),
+		jen.Id("Maximum").Op("*").Int64(),
+		jen.Id("Enum").Index().String(),
+	)
+	f.Comment("EventSpec is a known event: its name, direction and data fields.")
+	f.Type().Id("EventSpec").Struct(
+		jen.Id("Name").String(),
+		jen.Id("Direction").String().Comment(`"app->host" or "host->app"`),
+		jen.Id("Data").Index().Id("EventField"),
+	)
+	var specs []jen.Code
+	for _, e := range g.m.Rules.Events {
+		var fields []jen.Code
+		for _, d := range e.Data {
+			dict := jen.Dict{jen.Id("Name"): jen.Lit(d.Name), jen.Id("Type"): jen.Lit(d.Type)}
+			if d.MinLength != nil {
+				dict[jen.Id("MinLength")] = jen.Lit(*d.MinLength)
+			}
+			if d.MaxLength != nil {
+				dict[jen.Id("MaxLength")] = jen.Lit(*d.MaxLength)
+			}
+			if d.Minimum != nil {
+				dict[jen.Id("Minimum")] = jen.Id("int64p").Call(jen.Lit(*d.Minimum))
+			}
+			if d.Maximum != nil {
+				dict[jen.Id("Maximum")] = jen.Id("int64p").Call(jen.Lit(*d.Maximum))
+			}
+			if d.Enum != nil {
+				dict[jen.Id("Enum")] = jen.Index().String().Values(lits(d.Enum)...)
+			}
+			fields = append(fields, jen.Values(dict))
+		}
+		specs = append(specs, jen.Values(jen.Dict{
+			jen.Id("Name"):      jen.Id(eventConst(e.Name)),
+			jen.Id("Direction"): jen.Lit(e.Direction),
+			jen.Id("Data"):      jen.Index().Id("EventField").Values(fields...),
+		}))
+	}
+	f.Comment("EventSpecs describes every known event's data.")
+	f.Var().Id("EventSpecs").Op("=").Index().Id("EventSpec").Values(specs...)
+	f.Func().Id("int64p").Params(jen.Id("v").Int64()).Op("*").Int64().Block(jen.Return(jen.Op("&").Id("v")))
+}

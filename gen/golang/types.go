@@ -1,0 +1,176 @@
+package golang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/snuggen/snuggen/gen/model"
+)
+
+// goType is the Go type of a value; optional scalars and structs are
+// pointers so a missing field differs from a zero value.
+func (g *gen) goType(t *model.Type, optional bool) *jen.Statement {
+	ptr := func(s *jen.Statement) *jen.Statement {
+		if optional {
+			return jen.Op("*").Add(s)
+		}
+		return s
+	}
+	switch t.Kind {
+	case model.String:
+		return ptr(jen.String())
+	case model.Integer:
+		return ptr(jen.Int())
+	case model.Number:
+		return ptr(jen.Float64())
+	case model.Boolean:
+		return ptr(jen.Bool())
+	case model.Struct:
+		return ptr(jen.Id(t.Object.Name))
+	case model.RawObject, model.Any:
+		return jen.Qual(encJSON, "RawMessage")
+	case model.Map:
+		return jen.Map(jen.String()).Add(g.goType(t.Elem, false))
+	case model.Array:
+		return jen.Index().Add(g.goType(t.Elem, false))
+	case model.Scalar:
+		return jen.Any()
+	}
+	panic(fmt.Sprintf("golang: unknown kind %v", t.Kind))
+}
+
+// fieldDoc describes a field's shape and constraints for its doc comment.
+func fieldDoc(f *model.Field) string {
+	var parts []string
+	t := f.Type
+	if f.Doc != "" {
+		parts = append(parts, strings.TrimSuffix(f.Doc, "."))
+	}
+	if !f.Required {
+		parts = append(parts, "optional")
+	}
+	switch {
+	case t.MinLength != nil && t.MaxLength != nil:
+		parts = append(parts, fmt.Sprintf("%d–%d code points", *t.MinLength, *t.MaxLength))
+	case t.MaxLength != nil:
+		parts = append(parts, fmt.Sprintf("≤%d code points", *t.MaxLength))
+	case t.MinLength != nil:
+		parts = append(parts, fmt.Sprintf("≥%d code points", *t.MinLength))
+	}
+	if t.Minimum != nil || t.Maximum != nil {
+		lo, hi := "", ""
+		if t.Minimum != nil {
+			lo = fmt.Sprint(*t.Minimum)
+		}
+		if t.Maximum != nil {
+			hi = fmt.Sprint(*t.Maximum)
+		}
+		parts = append(parts, fmt.Sprintf("range [%s, %s]", lo, hi))
+	}
+	if t.Enum != nil {
+		parts = append(parts, "one of "+strings.Join(t.Enum, ", "))
+	}
+	if t.Const != nil {
+		parts = append(parts, "always "+*t.Const)
+	}
+	if t.MaxItems != nil {
+		parts = append(parts, fmt.Sprintf("≤%d items", *t.MaxItems))
+	}
+	if t.MinItems != nil {
+		parts = append(parts, fmt.Sprintf("≥%d items", *t.MinItems))
+	}
+	if t.MaxProperties != nil {
+		parts = append(parts, fmt.Sprintf("≤%d entries", *t.MaxProperties))
+	}
+	if t.Kind == model.Any || t.Kind == model.RawObject {
+		parts = append(parts, "raw JSON, nil when absent")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (g *gen) structFields(o *model.Object) []jen.Code {
+	var fs []jen.Code
+	for _, fl := range o.Fields {
+		tag := fl.Name
+		if !fl.Required {
+			tag += ",omitempty"
+		}
+		fs = append(fs, jen.Id(goName(fl.Name)).Add(g.goType(fl.Type, !fl.Required)).Tag(map[string]string{"json": tag}).Comment(fieldDoc(fl)))
+	}
+	return fs
+}
+
+func docLine(s string) string {
+	s = strings.TrimSpace(s)
+	if s != "" && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// frames emits the Frame interface, one struct per frame and per nested
+// object, FrameType methods, Marshal and the chat envelope struct.
+func (g *gen) frames(f *jen.File) {
+	f.Comment("Frame is any of the thirteen frames. Structs hold every field but v and type,")
+	f.Comment("which Marshal sets from FrameType.")
+	f.Type().Id("Frame").Interface(jen.Id("FrameType").Params().String())
+
+	for _, fr := range g.m.Frames {
+		f.Commentf("%s is %s (%s). %s", fr.Title, fr.Type, fr.Direction, docLine(fr.Doc))
+		f.Type().Id(fr.Title).Struct(g.structFields(fr.Body)...)
+		f.Commentf("FrameType returns %s.", fr.Type)
+		f.Func().Params(jen.Op("*").Id(fr.Title)).Id("FrameType").Params().String().Block(jen.Return(jen.Id(typeConst(fr.Type))))
+	}
+	for _, name := range g.order {
+		o := g.structs[name]
+		doc := docLine(o.Doc)
+		if doc == "" {
+			doc = "is an object of the frame schemas."
+			if o == g.m.Error {
+				doc = "is the error object."
+			}
+			f.Commentf("%s %s", name, doc)
+		} else {
+			f.Commentf("%s: %s", name, doc)
+		}
+		f.Type().Id(name).Struct(g.structFields(o)...)
+	}
+	if env := g.m.Envelope; env != nil {
+		f.Comment("Envelope is the chat envelope's JSON without its version marker; the wire form")
+		f.Comment("is EnvelopeTag, a newline, then the JSON with EnvelopeMarker: EnvelopeVersion first.")
+		f.Type().Id("Envelope").Struct(g.structFields(env)...)
+	}
+
+	f.Comment("Marshal encodes f as a frame: v and type first, then its fields. It does not")
+	f.Comment("validate; call the frame's Validate for that.")
+	f.Func().Id("Marshal").Params(jen.Id("f").Id("Frame")).Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.List(jen.Id("body"), jen.Err()).Op(":=").Qual(encJSON, "Marshal").Call(jen.Id("f")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("frame: marshal %s: %w"), jen.Id("f").Dot("FrameType").Call(), jen.Err())),
+		),
+		jen.Return(jen.Id("withHeader").Call(jen.Lit(`{"v":`+fmt.Sprint(g.m.Version)+`,"type":`), jen.Id("f").Dot("FrameType").Call(), jen.Id("body")), jen.Nil()),
+	)
+	f.Comment("MarshalEnvelope encodes e in the envelope's wire form: the tag, a newline, the JSON.")
+	f.Func().Id("MarshalEnvelope").Params(jen.Id("e").Op("*").Id("Envelope")).Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.List(jen.Id("body"), jen.Err()).Op(":=").Qual(encJSON, "Marshal").Call(jen.Id("e")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("frame: marshal envelope: %w"), jen.Err())),
+		),
+		jen.Id("out").Op(":=").Append(jen.Index().Byte().Call(jen.Id("EnvelopeTag").Op("+").Lit("\n{\"").Op("+").Id("EnvelopeMarker").Op("+").Lit("\":")), jen.Qual("strconv", "Itoa").Call(jen.Id("EnvelopeVersion")).Op("...")),
+		jen.If(jen.Len(jen.Id("body")).Op(">").Lit(2)).Block(
+			jen.Id("out").Op("=").Append(jen.Id("out"), jen.LitRune(',')),
+		),
+		jen.Return(jen.Append(jen.Id("out"), jen.Id("body").Index(jen.Lit(1), jen.Empty()).Op("...")), jen.Nil()),
+	)
+	f.Func().Id("withHeader").Params(jen.List(jen.Id("prefix"), jen.Id("typ")).String(), jen.Id("body").Index().Byte()).Index().Byte().Block(
+		jen.Id("out").Op(":=").Make(jen.Index().Byte(), jen.Lit(0), jen.Len(jen.Id("prefix")).Op("+").Len(jen.Id("typ")).Op("+").Len(jen.Id("body")).Op("+").Lit(4)),
+		jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("prefix").Op("...")),
+		jen.Id("out").Op("=").Qual("strconv", "AppendQuote").Call(jen.Id("out"), jen.Id("typ")),
+		jen.If(jen.Len(jen.Id("body")).Op(">").Lit(2)).Block(
+			jen.Id("out").Op("=").Append(jen.Id("out"), jen.LitRune(',')),
+		),
+		jen.Return(jen.Append(jen.Id("out"), jen.Id("body").Index(jen.Lit(1), jen.Empty()).Op("..."))),
+	)
+}

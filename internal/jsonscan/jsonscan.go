@@ -1,0 +1,541 @@
+// Package jsonscan is the small JSON reader the generated frame decoders in
+// hostkit/frame are built on. It reads one document held in a string and hands
+// out values in document order, without reflection: object keys exactly as
+// written (case-sensitive, escapes resolved), strings that share memory with
+// the document when they need no unescaping, integers, skipped values as raw
+// text. It knows nothing about Snug; the spec lives in the generated code.
+//
+// Limits: the document must be valid UTF-8 (a JSON text always is), nesting
+// deeper than MaxDepth is a syntax error, and a lone surrogate escape becomes
+// U+FFFD, as in encoding/json.
+package jsonscan
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting of arrays and objects a Decoder accepts.
+const MaxDepth = 10000
+
+// Kind is the kind of the next value.
+type Kind byte
+
+// Kinds of values.
+const (
+	Invalid Kind = iota
+	Object
+	Array
+	String
+	Number
+	Bool
+	Null
+)
+
+// SyntaxError is a JSON syntax error at a byte offset.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("JSON syntax error at byte %d: %s", e.Offset, e.Msg) }
+
+// Decoder reads one JSON document. After the first syntax error Err is set
+// and every method reports failure.
+type Decoder struct {
+	s     string
+	i     int
+	depth int
+	Err   *SyntaxError
+}
+
+// Reset makes d read s from the beginning.
+func (d *Decoder) Reset(s string) { *d = Decoder{s: s} }
+
+// Offset is the current byte offset.
+func (d *Decoder) Offset() int { return d.i }
+
+func (d *Decoder) fail(msg string) {
+	if d.Err == nil {
+		d.Err = &SyntaxError{Offset: d.i, Msg: msg}
+	}
+}
+
+func (d *Decoder) ws() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// Peek returns the kind of the next value without consuming it.
+func (d *Decoder) Peek() Kind {
+	if d.Err != nil {
+		return Invalid
+	}
+	d.ws()
+	if d.i >= len(d.s) {
+		return Invalid
+	}
+	switch c := d.s[d.i]; {
+	case c == '{':
+		return Object
+	case c == '[':
+		return Array
+	case c == '"':
+		return String
+	case c == 't' || c == 'f':
+		return Bool
+	case c == 'n':
+		return Null
+	case c == '-' || (c >= '0' && c <= '9'):
+		return Number
+	}
+	return Invalid
+}
+
+// End checks that only whitespace follows the document.
+func (d *Decoder) End() bool {
+	if d.Err != nil {
+		return false
+	}
+	d.ws()
+	if d.i != len(d.s) {
+		d.fail("unexpected text after the JSON value")
+		return false
+	}
+	return true
+}
+
+// BeginObject consumes '{' and reports whether the next value was an object.
+// It does not consume anything when it is not.
+func (d *Decoder) BeginObject() bool {
+	if d.Peek() != Object {
+		return false
+	}
+	d.depth++
+	if d.depth > MaxDepth {
+		d.fail("nesting too deep")
+		return false
+	}
+	d.i++
+	return true
+}
+
+// BeginArray consumes '[' and reports whether the next value was an array.
+func (d *Decoder) BeginArray() bool {
+	if d.Peek() != Array {
+		return false
+	}
+	d.depth++
+	if d.depth > MaxDepth {
+		d.fail("nesting too deep")
+		return false
+	}
+	d.i++
+	return true
+}
+
+// More reports whether another member (after BeginObject) or element (after
+// BeginArray) follows, consuming the separating comma or the closing bracket.
+// first is true for the first call after Begin.
+func (d *Decoder) More(first bool, closer byte) bool {
+	if d.Err != nil {
+		return false
+	}
+	d.ws()
+	if d.i >= len(d.s) {
+		d.fail("unexpected end of input")
+		return false
+	}
+	c := d.s[d.i]
+	if c == closer {
+		d.i++
+		d.depth--
+		return false
+	}
+	if first {
+		return true
+	}
+	if c != ',' {
+		d.fail(fmt.Sprintf("expected ',' or '%c'", closer))
+		return false
+	}
+	d.i++
+	return true
+}
+
+// ObjMore is More for objects.
+func (d *Decoder) ObjMore(first bool) bool { return d.More(first, '}') }
+
+// ArrMore is More for arrays.
+func (d *Decoder) ArrMore(first bool) bool { return d.More(first, ']') }
+
+// Key reads an object key and the colon after it.
+func (d *Decoder) Key() (string, bool) {
+	d.ws()
+	if d.i >= len(d.s) || d.s[d.i] != '"' {
+		d.fail("expected a string key")
+		return "", false
+	}
+	k, ok := d.str()
+	if !ok {
+		return "", false
+	}
+	d.ws()
+	if d.i >= len(d.s) || d.s[d.i] != ':' {
+		d.fail("expected ':' after an object key")
+		return "", false
+	}
+	d.i++
+	return k, true
+}
+
+// String reads a string. When the next value is not a string it consumes
+// nothing and returns false with Err unset.
+func (d *Decoder) String() (string, bool) {
+	if d.Peek() != String {
+		return "", false
+	}
+	return d.str()
+}
+
+func (d *Decoder) str() (string, bool) {
+	start := d.i + 1
+	j := start
+	for j < len(d.s) {
+		c := d.s[j]
+		if c == '"' {
+			d.i = j + 1
+			return d.s[start:j], true
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+		j++
+	}
+	return d.slowStr(start)
+}
+
+func (d *Decoder) slowStr(start int) (string, bool) {
+	var b []byte
+	j := start
+	for j < len(d.s) {
+		c := d.s[j]
+		switch {
+		case c == '"':
+			d.i = j + 1
+			if b == nil {
+				return d.s[start:j], true
+			}
+			return string(b), true
+		case c == '\\':
+			if b == nil {
+				b = make([]byte, 0, j-start+16)
+				b = append(b, d.s[start:j]...)
+			}
+			if j+1 >= len(d.s) {
+				d.i = j
+				d.fail("unterminated string")
+				return "", false
+			}
+			e := d.s[j+1]
+			j += 2
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(d.s, j)
+				if !ok {
+					d.i = j
+					d.fail("invalid \\u escape")
+					return "", false
+				}
+				j += 4
+				if utf16.IsSurrogate(r) {
+					if r2, ok := hex4(d.s, j+2); ok && j+1 < len(d.s) && d.s[j] == '\\' && d.s[j+1] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							j += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				d.i = j - 1
+				d.fail("invalid escape")
+				return "", false
+			}
+		case c < 0x20:
+			d.i = j
+			d.fail("control character in a string")
+			return "", false
+		case c < 0x80:
+			if b != nil {
+				b = append(b, c)
+			}
+			j++
+		default:
+			r, size := utf8.DecodeRuneInString(d.s[j:])
+			if r == utf8.RuneError && size == 1 {
+				d.i = j
+				d.fail("invalid UTF-8 in a string")
+				return "", false
+			}
+			if b != nil {
+				b = append(b, d.s[j:j+size]...)
+			}
+			j += size
+		}
+	}
+	d.i = j
+	d.fail("unterminated string")
+	return "", false
+}
+
+func hex4(s string, j int) (rune, bool) {
+	if j+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for k := 0; k < 4; k++ {
+		c := s[j+k]
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// Bool reads true or false. When the next value is not a boolean it consumes
+// nothing and returns ok false.
+func (d *Decoder) Bool() (v, ok bool) {
+	if d.Peek() != Bool {
+		return false, false
+	}
+	if strings.HasPrefix(d.s[d.i:], "true") {
+		d.i += 4
+		return true, true
+	}
+	if strings.HasPrefix(d.s[d.i:], "false") {
+		d.i += 5
+		return false, true
+	}
+	d.fail("invalid literal")
+	return false, false
+}
+
+// Null consumes null and reports whether it was there.
+func (d *Decoder) Null() bool {
+	if d.Peek() != Null {
+		return false
+	}
+	if strings.HasPrefix(d.s[d.i:], "null") {
+		d.i += 4
+		return true
+	}
+	d.fail("invalid literal")
+	return false
+}
+
+// Number reads a number's text. When the next value is not a number it
+// consumes nothing and returns false.
+func (d *Decoder) Number() (string, bool) {
+	if d.Peek() != Number {
+		return "", false
+	}
+	start := d.i
+	j := d.i
+	if d.s[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(d.s) && d.s[j] == '0':
+		j++
+	case j < len(d.s) && d.s[j] >= '1' && d.s[j] <= '9':
+		for j < len(d.s) && d.s[j] >= '0' && d.s[j] <= '9' {
+			j++
+		}
+	default:
+		d.i = j
+		d.fail("invalid number")
+		return "", false
+	}
+	if j < len(d.s) && d.s[j] == '.' {
+		j++
+		k := j
+		for j < len(d.s) && d.s[j] >= '0' && d.s[j] <= '9' {
+			j++
+		}
+		if j == k {
+			d.i = j
+			d.fail("invalid number")
+			return "", false
+		}
+	}
+	if j < len(d.s) && (d.s[j] == 'e' || d.s[j] == 'E') {
+		j++
+		if j < len(d.s) && (d.s[j] == '+' || d.s[j] == '-') {
+			j++
+		}
+		k := j
+		for j < len(d.s) && d.s[j] >= '0' && d.s[j] <= '9' {
+			j++
+		}
+		if j == k {
+			d.i = j
+			d.fail("invalid number")
+			return "", false
+		}
+	}
+	d.i = j
+	return d.s[start:j], true
+}
+
+// Int reads a number and reports whether it is an integer in JSON Schema's
+// sense (no fractional part: 1.0 and 1e2 are integers). Integers beyond the
+// int64 range are clamped to it. isNum is false, with nothing consumed, when
+// the next value is not a number.
+func (d *Decoder) Int() (v int64, isInt, isNum bool) {
+	raw, ok := d.Number()
+	if !ok {
+		return 0, false, false
+	}
+	v, isInt = ParseInt(raw)
+	return v, isInt, true
+}
+
+// ParseInt interprets a valid JSON number's text as an integer.
+func ParseInt(raw string) (int64, bool) {
+	if len(raw) <= 18 && strings.IndexAny(raw, ".eE") < 0 {
+		v, err := strconv.ParseInt(raw, 10, 64)
+		return v, err == nil
+	}
+	r, ok := new(big.Rat).SetString(raw)
+	if !ok || !r.IsInt() {
+		return 0, false
+	}
+	n := r.Num()
+	switch {
+	case n.IsInt64():
+		return n.Int64(), true
+	case n.Sign() > 0:
+		return math.MaxInt64, true
+	default:
+		return math.MinInt64, true
+	}
+}
+
+// Skip reads and checks any value, returning its raw text.
+func (d *Decoder) Skip() (string, bool) {
+	d.ws()
+	start := d.i
+	switch d.Peek() {
+	case Object:
+		d.BeginObject()
+		for first := true; d.ObjMore(first); first = false {
+			if _, ok := d.Key(); !ok {
+				return "", false
+			}
+			if _, ok := d.Skip(); !ok {
+				return "", false
+			}
+		}
+	case Array:
+		d.BeginArray()
+		for first := true; d.ArrMore(first); first = false {
+			if _, ok := d.Skip(); !ok {
+				return "", false
+			}
+		}
+	case String:
+		d.str()
+	case Number:
+		d.Number()
+	case Bool:
+		d.Bool()
+	case Null:
+		d.Null()
+	default:
+		if d.Err == nil {
+			if d.i >= len(d.s) {
+				d.fail("unexpected end of input")
+			} else {
+				d.fail(fmt.Sprintf("unexpected character %q", d.s[d.i]))
+			}
+		}
+	}
+	if d.Err != nil {
+		return "", false
+	}
+	return d.s[start:d.i], true
+}
+
+// Scalar reads a string, number, boolean or null as a Go value: string,
+// json.Number, bool or nil. ok is false, with nothing consumed, for an object
+// or an array.
+func (d *Decoder) Scalar() (v any, ok bool) {
+	switch d.Peek() {
+	case String:
+		s, ok := d.str()
+		return s, ok
+	case Number:
+		n, ok := d.Number()
+		return json.Number(n), ok
+	case Bool:
+		return d.Bool()
+	case Null:
+		return nil, d.Null()
+	}
+	return nil, false
+}
+
+// LenAtLeast reports whether s holds at least n Unicode code points,
+// counting only when the byte length cannot decide.
+func LenAtLeast(s string, n int) bool {
+	if len(s) < n {
+		return false
+	}
+	if len(s) >= 4*n {
+		return true
+	}
+	return utf8.RuneCountInString(s) >= n
+}
+
+// LenAtMost reports whether s holds at most n Unicode code points, counting
+// only when the byte length cannot decide.
+func LenAtMost(s string, n int) bool {
+	if len(s) <= n {
+		return true
+	}
+	return utf8.RuneCountInString(s) <= n
+}
