@@ -329,11 +329,12 @@ func buildOne(ctx context.Context, o *buildOptions, job appJob) appResult {
 	if err == nil && job.output != "" {
 		if werr := writeAtomic(job.output, res.HTML); werr != nil {
 			r.err = werr
-		} else if o.manifest != "" {
-			m, _ := json.MarshalIndent(res.Manifest, "", "  ")
-			if werr := writeAtomic(o.manifest, append(m, '\n')); werr != nil {
-				r.err = werr
-			}
+		}
+	}
+	if r.err == nil && o.manifest != "" {
+		m, _ := json.MarshalIndent(res.Manifest, "", "  ")
+		if werr := writeAtomic(o.manifest, append(m, '\n')); werr != nil {
+			r.err = werr
 		}
 	}
 	r.took = time.Since(start)
