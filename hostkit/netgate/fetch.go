@@ -89,10 +89,8 @@ func (g *Gate) fetch(ctx context.Context, app App, req *frame.NetRequest, e *Ent
 	}
 	defer release()
 	// The user's time to answer the dialog is not the request's: the
-	// timeout covers the lookup, and then the exchange on its own.
-	vctx, cancel := context.WithTimeout(ctx, g.opts.timeout)
-	addrs, f := g.vet(vctx, t.host, t.port)
-	cancel()
+	// timeout covers the lookup (vet has its own), then the exchange.
+	addrs, f := g.vet(ctx, t.host, t.port)
 	if f != nil {
 		return nil, f
 	}
@@ -104,7 +102,7 @@ func (g *Gate) fetch(ctx context.Context, app App, req *frame.NetRequest, e *Ent
 	if f != nil {
 		return nil, f
 	}
-	ctx, cancel = context.WithTimeout(ctx, g.opts.timeout)
+	ctx, cancel := context.WithTimeout(ctx, g.opts.timeout)
 	defer cancel()
 	return g.exchange(ctx, app, t, addrs, conn, req.Method, hdr, body, e)
 }
@@ -176,11 +174,12 @@ func (g *Gate) exchange(ctx context.Context, app App, t *target, addrs []netip.A
 		if body != nil {
 			rd = bytes.NewReader(body)
 		}
-		hreq, err := http.NewRequestWithContext(withPins(ctx, t, addrs), method, t.String(), rd)
+		// Built from the one parse: no string goes through url.Parse again.
+		hreq, err := http.NewRequestWithContext(withPins(ctx, t, addrs), method, "", rd)
 		if err != nil {
 			return nil, invalid("the request cannot be built: %v", err)
 		}
-		hreq.URL = t.url
+		hreq.URL, hreq.Host = t.url, t.url.Host
 		for k, v := range hdr {
 			hreq.Header.Set(k, v)
 		}

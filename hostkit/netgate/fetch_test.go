@@ -350,12 +350,12 @@ func TestSchemeAndDenyList(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	res := StaticResolver{
-		"api.example.com":     {netip.MustParseAddr("127.0.0.1")},
-		"tracker.example":     {netip.MustParseAddr("127.0.0.1")},
-		"x.ads.example":       {netip.MustParseAddr("127.0.0.1")},
-		"evilnet.example":     {netip.MustParseAddr("8.8.4.4")},
-		"dev.example":         {netip.MustParseAddr("127.0.0.1")},
-		"notads.example":      {netip.MustParseAddr("127.0.0.1")},
+		"api.example.com": {netip.MustParseAddr("127.0.0.1")},
+		"tracker.example": {netip.MustParseAddr("127.0.0.1")},
+		"x.ads.example":   {netip.MustParseAddr("127.0.0.1")},
+		"evilnet.example": {netip.MustParseAddr("8.8.4.4")},
+		"dev.example":     {netip.MustParseAddr("127.0.0.1")},
+		"notads.example":  {netip.MustParseAddr("127.0.0.1")},
 	}
 	cfg := Config{Deny: []string{"Tracker.Example.", "*.ads.example", "8.8.4.0/24"}, DevHTTPHosts: []string{"dev.example"}}
 	g := loopGate(t, cfg, res, []*httptest.Server{srv}, WithConfirmer(always()))

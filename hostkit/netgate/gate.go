@@ -369,6 +369,8 @@ func (g *Gate) vet(ctx context.Context, host string, port uint16) ([]netip.Addr,
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
 	} else {
+		ctx, cancel := context.WithTimeout(ctx, g.opts.timeout)
+		defer cancel()
 		got, err := g.opts.resolver.LookupNetIP(ctx, "ip", host)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -1,0 +1,92 @@
+package netgate
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
+)
+
+// BenchmarkNet compares one GET through the gate with the same GET by a
+// plain http.Client to the same loopback server, in one run. bench/net.sh
+// turns the output into the ratio of medians and the gate's requests/s.
+//
+//	go test -run '^$' -bench BenchmarkNet -count 5 ./hostkit/netgate/
+func BenchmarkNet(b *testing.B) {
+	payload := []byte(`{"items":[{"id":1,"title":"milk"},{"id":2,"title":"bread"}],"next":null}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(payload)
+	}))
+	defer srv.Close()
+	url := srv.URL + "/items?page=1"
+
+	direct := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	defer direct.CloseIdleConnections()
+	directGet := func() error {
+		hreq, _ := http.NewRequest("GET", url, nil)
+		hreq.Header.Set("Accept", "application/json")
+		resp, err := direct.Do(hreq)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		return err
+	}
+
+	g := loopGate(b, Config{Rate: Rate{PerMinute: 1 << 30, InFlight: 1 << 20}}, nil, []*httptest.Server{srv}, WithConfirmer(always()))
+	app := App{Key: "bench", Name: "Bench"}
+	req := &frame.NetRequest{RequestID: "r1", InstanceID: "i1", URL: url, Method: "GET", Headers: map[string]string{"Accept": "application/json"}}
+	gateGet := func() error {
+		if r := g.Fetch(context.Background(), app, req); !r.Ok {
+			b.Fatalf("gate: %s", describeResp(r))
+		}
+		return nil
+	}
+	// Warm both paths (connections, the grant).
+	for range 10 {
+		directGet()
+		gateGet()
+	}
+
+	serial := func(name string, do func() error) {
+		b.Run(name, func(b *testing.B) {
+			d := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				start := time.Now()
+				if err := do(); err != nil {
+					b.Fatal(err)
+				}
+				d = append(d, time.Since(start))
+			}
+			slices.Sort(d)
+			b.ReportMetric(float64(d[len(d)/2].Nanoseconds()), "p50-ns")
+		})
+	}
+	parallel := func(name string, do func() error) {
+		b.Run(name, func(b *testing.B) {
+			b.SetParallelism(2)
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := do(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+		})
+	}
+	serial("direct", directGet)
+	serial("gate", gateGet)
+	parallel("direct-parallel", directGet)
+	parallel("gate-parallel", gateGet)
+}
