@@ -89,32 +89,28 @@ function check(t, v, p, out, top) {
 export function valid(t, v, top) {
   if (typeof t == "string") t = { k: t };
   const k = t.k;
-  const sized = (n, lo, hi) => !(n < lo || n > hi);
-  if (
-    k == "s" ? typeof v != "string"
-    : k == "i" ? !Number.isInteger(v)
-    : k == "n" ? typeof v != "number"
-    : k == "b" ? typeof v != "boolean"
-    : k == "a" ? !Array.isArray(v)
-    : k == "x" ? v !== null && typeof v == "object"
-    : k != "*" && !isObject(v)
-  )
-    return false;
-  if ((t.c !== undefined && v !== t.c) || (t.e && !t.e.includes(v)) || !sized(v, t.lo, t.hi)) return false;
-  if (k == "s") return sized(codePoints(v), t.n, t.x);
-  if (k == "a") return sized(v.length, t.ni, t.xi) && (!t.t || v.every((item) => valid(t.t, item)));
-  if (k == "o" || k == "m" || k == "r") {
-    const keys = Object.keys(v);
-    if (keys.length > t.xp) return false;
-    if (k == "m") return keys.every((key) => sized(codePoints(key), t.kn, t.kx) && (!t.t || valid(t.t, v[key])));
-    if (k == "o")
-      return (
-        Object.keys(t.f).every((name) => (has(v, name) ? valid(t.f[name], v[name]) : !t.q?.includes(name))) &&
+  const list = Array.isArray(v);
+  const keys = isObject(v) ? Object.keys(v) : [];
+  const within = (n, lo, hi) => !(n < lo || n > hi);
+  return (
+    (k == "*" ||
+      (k == "i" ? Number.isInteger(v)
+      : k == "a" ? list
+      : k == "x" ? v === null || typeof v != "object"
+      : "omr".includes(k) ? isObject(v)
+      : typeof v == { s: "string", n: "number", b: "boolean" }[k])) &&
+    (t.c === undefined || v === t.c) &&
+    (!t.e || t.e.includes(v)) &&
+    within(v, t.lo, t.hi) &&
+    (k != "s" || within(codePoints(v), t.n, t.x)) &&
+    (!list || (within(v.length, t.ni, t.xi) && (!t.t || v.every((item) => valid(t.t, item))))) &&
+    !(keys.length > t.xp) &&
+    (k != "m" || keys.every((key) => within(codePoints(key), t.kn, t.kx) && (!t.t || valid(t.t, v[key])))) &&
+    (k != "o" ||
+      (Object.keys(t.f).every((name) => (has(v, name) ? valid(t.f[name], v[name]) : !t.q?.includes(name))) &&
         (!t.s || keys.every((key) => has(t.f, key) || (top && (key == "v" || key == "type")))) &&
-        (t.w || []).every(([field, equals, names]) => v[field] !== equals || names.every((n) => has(v, n)))
-      );
-  }
-  return true;
+        (t.w || []).every(([field, equals, names]) => v[field] !== equals || names.every((n) => has(v, n)))))
+  );
 }
 
 function run(t, frame, refine) {
