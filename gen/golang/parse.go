@@ -190,7 +190,11 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 			if condField[fl.Name] {
 				st = append(st, jen.Id("have").Op("|=").Add(bit(b)))
 			}
-			return jen.Block(st...)
+			out := jen.Add(st[0])
+			for _, x := range st[1:] {
+				out.Line().Add(x)
+			}
+			return out
 		}
 		body := []jen.Code{dupCheck(b)}
 		body = append(body, g.decodeValue(fl.Type, assign, litSeg(fl.Name), 0)...)

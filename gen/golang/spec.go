@@ -92,6 +92,8 @@ Do not edit: change schemas/ and run snuggen gen.`)
 		})),
 	)
 
+	g.enums(f)
+
 	// Limits.
 	defs = nil
 	for _, l := range r.Limits {
@@ -309,4 +311,43 @@ func (g *gen) eventFields(f *jen.File) {
 	f.Comment("EventSpecs describes every known event's data.")
 	f.Var().Id("EventSpecs").Op("=").Index().Id("EventSpec").Values(specs...)
 	f.Func().Id("int64p").Params(jen.Id("v").Int64()).Op("*").Int64().Block(jen.Return(jen.Op("&").Id("v")))
+}
+
+// enums emits a constant per value of every string enum and const field:
+// <Field><Value>, e.g. BodyEncodingUtf8 = "utf8".
+func (g *gen) enums(f *jen.File) {
+	seen := map[string]string{}
+	var names []string
+	var walkO func(o *model.Object)
+	walkO = func(o *model.Object) {
+		for _, fl := range o.Fields {
+			vals := fl.Type.Enum
+			if fl.Type.Const != nil {
+				vals = []string{*fl.Type.Const}
+			}
+			for _, v := range vals {
+				name := goName(fl.Name) + goName(v)
+				if old, ok := seen[name]; ok && old != v {
+					panic(fmt.Sprintf("golang: enum constant %s names both %q and %q", name, old, v))
+				} else if !ok {
+					seen[name] = v
+					names = append(names, name)
+				}
+			}
+			if fl.Type.Kind == model.Struct {
+				walkO(fl.Type.Object)
+			}
+		}
+	}
+	for _, fr := range g.m.Frames {
+		walkO(fr.Body)
+	}
+	walkO(g.m.Error)
+	sort.Strings(names)
+	var defs []jen.Code
+	for _, n := range names {
+		defs = append(defs, jen.Id(n).Op("=").Lit(seen[n]))
+	}
+	f.Comment("Values of the frames' enum and const fields.")
+	f.Const().Defs(defs...)
 }

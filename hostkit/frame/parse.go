@@ -535,9 +535,7 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.AppID = v0
-				}
+				f.AppID = v0
 			} else {
 				c.Add("appId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -548,9 +546,7 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.DisplayName = v0
-				}
+				f.DisplayName = v0
 			} else {
 				c.Add("displayName", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -561,10 +557,8 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Description = &x
-				}
+				x := v0
+				f.Description = &x
 			} else {
 				c.Add("description", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -575,10 +569,8 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.IconEmoji = &x
-				}
+				x := v0
+				f.IconEmoji = &x
 			} else {
 				c.Add("iconEmoji", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -589,10 +581,8 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.IconColor = &x
-				}
+				x := v0
+				f.IconColor = &x
 			} else {
 				c.Add("iconColor", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -618,9 +608,7 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 					c.Pop()
 				}
 				c.Pop()
-				{
-					f.ProtocolVersions = s0
-				}
+				f.ProtocolVersions = s0
 			} else {
 				c.Add("protocolVersions", RuleSchemaType, "must be an array")
 				d.Skip()
@@ -712,9 +700,7 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.InstanceID = v0
-				}
+				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -740,9 +726,7 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 					c.Pop()
 				}
 				c.Pop()
-				{
-					f.ProtocolVersions = s0
-				}
+				f.ProtocolVersions = s0
 			} else {
 				c.Add("protocolVersions", RuleSchemaType, "must be an array")
 				d.Skip()
@@ -757,9 +741,7 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 				v0 := new(Capabilities)
 				decodeCapabilities(d, v0, c)
 				c.Pop()
-				{
-					f.Capabilities = *v0
-				}
+				f.Capabilities = *v0
 			} else {
 				c.Add("capabilities", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -774,9 +756,7 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 				v0 := new(Theme)
 				decodeTheme(d, v0, c)
 				c.Pop()
-				{
-					f.Theme = *v0
-				}
+				f.Theme = *v0
 			} else {
 				c.Add("theme", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -787,10 +767,8 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Locale = &x
-				}
+				x := v0
+				f.Locale = &x
 			} else {
 				c.Add("locale", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -883,9 +861,7 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -896,9 +872,7 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.InstanceID = v0
-				}
+				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -909,9 +883,7 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
-				{
-					f.AppID = v0
-				}
+				f.AppID = v0
 			} else {
 				c.Add("appId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -922,9 +894,7 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
-				{
-					f.Action = v0
-				}
+				f.Action = v0
 			} else {
 				c.Add("action", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -936,9 +906,7 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 			seen |= (1 << 6)
 			if d.Peek() == jsonscan.Object {
 				raw, _ := d.Skip()
-				{
-					f.Payload = json.RawMessage(raw)
-				}
+				f.Payload = json.RawMessage(raw)
 			} else {
 				c.Add("payload", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -949,9 +917,7 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 			}
 			seen |= (1 << 7)
 			if raw, ok := d.Skip(); ok {
-				{
-					f.State = json.RawMessage(raw)
-				}
+				f.State = json.RawMessage(raw)
 			}
 		case "responseSchema":
 			if seen&(1<<8) != 0 {
@@ -960,9 +926,7 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 			seen |= (1 << 8)
 			if d.Peek() == jsonscan.Object {
 				raw, _ := d.Skip()
-				{
-					f.ResponseSchema = json.RawMessage(raw)
-				}
+				f.ResponseSchema = json.RawMessage(raw)
 			} else {
 				c.Add("responseSchema", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -1057,9 +1021,7 @@ func decodeAppCancel(d *jsonscan.Decoder, f *AppCancel, c *violation.Collector) 
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1070,9 +1032,7 @@ func decodeAppCancel(d *jsonscan.Decoder, f *AppCancel, c *violation.Collector) 
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.InstanceID = v0
-				}
+				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1150,9 +1110,7 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1163,10 +1121,8 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
-				{
-					f.OK = v0
-					have |= (1 << 3)
-				}
+				f.OK = v0
+				have |= (1 << 3)
 			} else {
 				c.Add("ok", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -1177,11 +1133,9 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.Bool(); ok {
-				{
-					x := v0
-					f.Streaming = &x
-					have |= (1 << 4)
-				}
+				x := v0
+				f.Streaming = &x
+				have |= (1 << 4)
 			} else {
 				c.Add("streaming", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -1192,10 +1146,8 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Text = &x
-				}
+				x := v0
+				f.Text = &x
 			} else {
 				c.Add("text", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1206,10 +1158,8 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 			}
 			seen |= (1 << 6)
 			if v0, isInt, isNum := d.Int(); isInt {
-				{
-					x := int(v0)
-					f.Seq = &x
-				}
+				x := int(v0)
+				f.Seq = &x
 			} else {
 				if !isNum {
 					d.Skip()
@@ -1223,9 +1173,7 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 			seen |= (1 << 7)
 			if d.Peek() == jsonscan.Object {
 				raw, _ := d.Skip()
-				{
-					f.Data = json.RawMessage(raw)
-				}
+				f.Data = json.RawMessage(raw)
 			} else {
 				c.Add("data", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -1240,9 +1188,7 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 				v0 := new(Error)
 				decodeError(d, v0, c)
 				c.Pop()
-				{
-					f.Error = v0
-				}
+				f.Error = v0
 			} else {
 				c.Add("error", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -1344,9 +1290,7 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1357,9 +1301,7 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.InstanceID = v0
-				}
+				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1370,10 +1312,8 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
-				{
-					f.Op = v0
-					have |= (1 << 4)
-				}
+				f.Op = v0
+				have |= (1 << 4)
 			} else {
 				c.Add("op", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1384,10 +1324,8 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.SQL = &x
-				}
+				x := v0
+				f.SQL = &x
 			} else {
 				c.Add("sql", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1411,9 +1349,7 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 					c.Pop()
 				}
 				c.Pop()
-				{
-					f.Params = s0
-				}
+				f.Params = s0
 			} else {
 				c.Add("params", RuleSchemaType, "must be an array")
 				d.Skip()
@@ -1424,10 +1360,8 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 			}
 			seen |= (1 << 7)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Key = &x
-				}
+				x := v0
+				f.Key = &x
 			} else {
 				c.Add("key", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1438,9 +1372,7 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 			}
 			seen |= (1 << 8)
 			if raw, ok := d.Skip(); ok {
-				{
-					f.Value = json.RawMessage(raw)
-				}
+				f.Value = json.RawMessage(raw)
 			}
 		case "data":
 			if seen&(1<<9) != 0 {
@@ -1448,10 +1380,8 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 			}
 			seen |= (1 << 9)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Data = &x
-				}
+				x := v0
+				f.Data = &x
 			} else {
 				c.Add("data", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1586,9 +1516,7 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1599,10 +1527,8 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
-				{
-					f.OK = v0
-					have |= (1 << 3)
-				}
+				f.OK = v0
+				have |= (1 << 3)
 			} else {
 				c.Add("ok", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -1617,9 +1543,7 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 				v0 := new(DBResult)
 				decodeDBResult(d, v0, c)
 				c.Pop()
-				{
-					f.Result = v0
-				}
+				f.Result = v0
 			} else {
 				c.Add("result", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -1634,9 +1558,7 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 				v0 := new(Error)
 				decodeError(d, v0, c)
 				c.Pop()
-				{
-					f.Error = v0
-				}
+				f.Error = v0
 			} else {
 				c.Add("error", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -1727,9 +1649,7 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1740,9 +1660,7 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.InstanceID = v0
-				}
+				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1753,9 +1671,7 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
-				{
-					f.URL = v0
-				}
+				f.URL = v0
 			} else {
 				c.Add("url", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1766,9 +1682,7 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
-				{
-					f.Method = v0
-				}
+				f.Method = v0
 			} else {
 				c.Add("method", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1797,9 +1711,7 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 					}
 				}
 				c.Pop()
-				{
-					f.Headers = m0
-				}
+				f.Headers = m0
 			} else {
 				c.Add("headers", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -1810,10 +1722,8 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 			}
 			seen |= (1 << 7)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Body = &x
-				}
+				x := v0
+				f.Body = &x
 			} else {
 				c.Add("body", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1947,9 +1857,7 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -1960,10 +1868,8 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
-				{
-					f.OK = v0
-					have |= (1 << 3)
-				}
+				f.OK = v0
+				have |= (1 << 3)
 			} else {
 				c.Add("ok", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -1974,10 +1880,8 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 			}
 			seen |= (1 << 4)
 			if v0, isInt, isNum := d.Int(); isInt {
-				{
-					x := int(v0)
-					f.Status = &x
-				}
+				x := int(v0)
+				f.Status = &x
 			} else {
 				if !isNum {
 					d.Skip()
@@ -2008,9 +1912,7 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 					}
 				}
 				c.Pop()
-				{
-					f.Headers = m0
-				}
+				f.Headers = m0
 			} else {
 				c.Add("headers", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -2021,10 +1923,8 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Body = &x
-				}
+				x := v0
+				f.Body = &x
 			} else {
 				c.Add("body", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2035,10 +1935,8 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 			}
 			seen |= (1 << 7)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.BodyEncoding = &x
-				}
+				x := v0
+				f.BodyEncoding = &x
 			} else {
 				c.Add("bodyEncoding", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2049,10 +1947,8 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 			}
 			seen |= (1 << 8)
 			if v0, ok := d.Bool(); ok {
-				{
-					x := v0
-					f.Truncated = &x
-				}
+				x := v0
+				f.Truncated = &x
 			} else {
 				c.Add("truncated", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -2067,9 +1963,7 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 				v0 := new(Error)
 				decodeError(d, v0, c)
 				c.Pop()
-				{
-					f.Error = v0
-				}
+				f.Error = v0
 			} else {
 				c.Add("error", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -2176,9 +2070,7 @@ func decodeOpenURLRequest(d *jsonscan.Decoder, f *OpenURLRequest, c *violation.C
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2189,9 +2081,7 @@ func decodeOpenURLRequest(d *jsonscan.Decoder, f *OpenURLRequest, c *violation.C
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.InstanceID = v0
-				}
+				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2202,9 +2092,7 @@ func decodeOpenURLRequest(d *jsonscan.Decoder, f *OpenURLRequest, c *violation.C
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
-				{
-					f.URL = v0
-				}
+				f.URL = v0
 			} else {
 				c.Add("url", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2318,9 +2206,7 @@ func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Col
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.RequestID = v0
-				}
+				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2331,9 +2217,7 @@ func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Col
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.Status = v0
-				}
+				f.Status = v0
 			} else {
 				c.Add("status", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2344,10 +2228,8 @@ func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Col
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Reason = &x
-				}
+				x := v0
+				f.Reason = &x
 			} else {
 				c.Add("reason", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2428,9 +2310,7 @@ func decodeHostEvent(d *jsonscan.Decoder, f *HostEvent, c *violation.Collector) 
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.Event = v0
-				}
+				f.Event = v0
 			} else {
 				c.Add("event", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2442,9 +2322,7 @@ func decodeHostEvent(d *jsonscan.Decoder, f *HostEvent, c *violation.Collector) 
 			seen |= (1 << 3)
 			if d.Peek() == jsonscan.Object {
 				raw, _ := d.Skip()
-				{
-					f.Data = json.RawMessage(raw)
-				}
+				f.Data = json.RawMessage(raw)
 			} else {
 				c.Add("data", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -2512,9 +2390,7 @@ func decodeAppEvent(d *jsonscan.Decoder, f *AppEvent, c *violation.Collector) {
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.InstanceID = v0
-				}
+				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2525,9 +2401,7 @@ func decodeAppEvent(d *jsonscan.Decoder, f *AppEvent, c *violation.Collector) {
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.Event = v0
-				}
+				f.Event = v0
 			} else {
 				c.Add("event", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2539,9 +2413,7 @@ func decodeAppEvent(d *jsonscan.Decoder, f *AppEvent, c *violation.Collector) {
 			seen |= (1 << 4)
 			if d.Peek() == jsonscan.Object {
 				raw, _ := d.Skip()
-				{
-					f.Data = json.RawMessage(raw)
-				}
+				f.Data = json.RawMessage(raw)
 			} else {
 				c.Add("data", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -2615,9 +2487,7 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.Code = v0
-				}
+				f.Code = v0
 			} else {
 				c.Add("code", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2628,9 +2498,7 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
-				{
-					f.Message = v0
-				}
+				f.Message = v0
 			} else {
 				c.Add("message", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2641,9 +2509,7 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.Bool(); ok {
-				{
-					f.Retryable = v0
-				}
+				f.Retryable = v0
 			} else {
 				c.Add("retryable", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -2654,10 +2520,8 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.RawExcerpt = &x
-				}
+				x := v0
+				f.RawExcerpt = &x
 			} else {
 				c.Add("rawExcerpt", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2668,10 +2532,8 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 			}
 			seen |= (1 << 6)
 			if v0, isInt, isNum := d.Int(); isInt {
-				{
-					x := int(v0)
-					f.AttemptsRemaining = &x
-				}
+				x := int(v0)
+				f.AttemptsRemaining = &x
 			} else {
 				if !isNum {
 					d.Skip()
@@ -2684,10 +2546,8 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 			}
 			seen |= (1 << 7)
 			if v0, isInt, isNum := d.Int(); isInt {
-				{
-					x := int(v0)
-					f.RetryAfterMs = &x
-				}
+				x := int(v0)
+				f.RetryAfterMs = &x
 			} else {
 				if !isNum {
 					d.Skip()
@@ -2752,9 +2612,7 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.Bool(); ok {
-				{
-					f.Streaming = v0
-				}
+				f.Streaming = v0
 			} else {
 				c.Add("streaming", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -2765,9 +2623,7 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
-				{
-					f.DB = v0
-				}
+				f.DB = v0
 			} else {
 				c.Add("db", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -2778,9 +2634,7 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.Bool(); ok {
-				{
-					f.Auth = v0
-				}
+				f.Auth = v0
 			} else {
 				c.Add("auth", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -2791,10 +2645,8 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.Bool(); ok {
-				{
-					x := v0
-					f.Net = &x
-				}
+				x := v0
+				f.Net = &x
 			} else {
 				c.Add("net", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -2805,10 +2657,8 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.Bool(); ok {
-				{
-					x := v0
-					f.OpenURL = &x
-				}
+				x := v0
+				f.OpenURL = &x
 			} else {
 				c.Add("openUrl", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -2846,9 +2696,7 @@ func decodeTheme(d *jsonscan.Decoder, f *Theme, c *violation.Collector) {
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
-				{
-					f.Mode = v0
-				}
+				f.Mode = v0
 			} else {
 				c.Add("mode", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -2877,9 +2725,7 @@ func decodeTheme(d *jsonscan.Decoder, f *Theme, c *violation.Collector) {
 					}
 				}
 				c.Pop()
-				{
-					f.Tokens = m0
-				}
+				f.Tokens = m0
 			} else {
 				c.Add("tokens", RuleSchemaType, "must be an object")
 				d.Skip()
@@ -2935,9 +2781,7 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 					c.Pop()
 				}
 				c.Pop()
-				{
-					f.Columns = s0
-				}
+				f.Columns = s0
 			} else {
 				c.Add("columns", RuleSchemaType, "must be an array")
 				d.Skip()
@@ -2972,9 +2816,7 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 					c.Pop()
 				}
 				c.Pop()
-				{
-					f.Rows = s0
-				}
+				f.Rows = s0
 			} else {
 				c.Add("rows", RuleSchemaType, "must be an array")
 				d.Skip()
@@ -2985,10 +2827,8 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 			}
 			seen |= (1 << 4)
 			if v0, isInt, isNum := d.Int(); isInt {
-				{
-					x := int(v0)
-					f.Changes = &x
-				}
+				x := int(v0)
+				f.Changes = &x
 			} else {
 				if !isNum {
 					d.Skip()
@@ -3001,10 +2841,8 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 			}
 			seen |= (1 << 5)
 			if v0, isInt, isNum := d.Int(); isInt {
-				{
-					x := int(v0)
-					f.LastInsertRowid = &x
-				}
+				x := int(v0)
+				f.LastInsertRowid = &x
 			} else {
 				if !isNum {
 					d.Skip()
@@ -3017,10 +2855,8 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Data = &x
-				}
+				x := v0
+				f.Data = &x
 			} else {
 				c.Add("data", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -3031,10 +2867,8 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 			}
 			seen |= (1 << 7)
 			if v0, isInt, isNum := d.Int(); isInt {
-				{
-					x := int(v0)
-					f.Bytes = &x
-				}
+				x := int(v0)
+				f.Bytes = &x
 			} else {
 				if !isNum {
 					d.Skip()
@@ -3047,10 +2881,8 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 			}
 			seen |= (1 << 8)
 			if v0, ok := d.String(); ok {
-				{
-					x := v0
-					f.Format = &x
-				}
+				x := v0
+				f.Format = &x
 			} else {
 				c.Add("format", RuleSchemaType, "must be a string")
 				d.Skip()
@@ -3061,10 +2893,8 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 			}
 			seen |= (1 << 9)
 			if v0, ok := d.Bool(); ok {
-				{
-					x := v0
-					f.Found = &x
-				}
+				x := v0
+				f.Found = &x
 			} else {
 				c.Add("found", RuleSchemaType, "must be a boolean")
 				d.Skip()
@@ -3075,9 +2905,7 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 			}
 			seen |= (1 << 10)
 			if raw, ok := d.Skip(); ok {
-				{
-					f.Value = json.RawMessage(raw)
-				}
+				f.Value = json.RawMessage(raw)
 			}
 		default:
 			d.Skip()

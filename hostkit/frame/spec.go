@@ -150,6 +150,29 @@ func NewError(code, message string) *Error {
 	}
 }
 
+// Values of the frames' enum and const fields.
+const (
+	BodyEncodingBase64 = "base64"
+	BodyEncodingUtf8   = "utf8"
+	FormatSqlite3      = "sqlite3"
+	MethodDelete       = "DELETE"
+	MethodGet          = "GET"
+	MethodHead         = "HEAD"
+	MethodPatch        = "PATCH"
+	MethodPost         = "POST"
+	MethodPut          = "PUT"
+	ModeDark           = "dark"
+	ModeLight          = "light"
+	OpExec             = "exec"
+	OpExport           = "export"
+	OpImport           = "import"
+	OpKvGet            = "kvGet"
+	OpKvSet            = "kvSet"
+	StatusDeclined     = "declined"
+	StatusOpened       = "opened"
+	StatusRefused      = "refused"
+)
+
 // Limits (R6 and the rules file).
 const (
 	// MaxFrameBytes is MAX_FRAME_BYTES. R6: the default size class, 256 KiB of UTF-8 JSON.

@@ -44,7 +44,9 @@ type SyntaxError struct {
 	Msg    string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("JSON syntax error at byte %d: %s", e.Offset, e.Msg) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("JSON syntax error at byte %d: %s", e.Offset, e.Msg)
+}
 
 // Decoder reads one JSON document. After the first syntax error Err is set
 // and every method reports failure.
