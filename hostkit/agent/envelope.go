@@ -11,27 +11,12 @@ import (
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
-// EnvelopeJSON is the JSON half of the chat envelope (Part I §6):
-// {snug: 1, appId, instanceId, requestId, action, payload?, state?, responseSchema?}.
-// Optional members are raw JSON; nil means absent ("null" is a present null).
-type EnvelopeJSON struct {
-	Snug           int             `json:"snug"`
-	AppID          string          `json:"appId"`
-	InstanceID     string          `json:"instanceId"`
-	RequestID      string          `json:"requestId"`
-	Action         string          `json:"action"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	State          json.RawMessage `json:"state,omitempty"`
-	ResponseSchema json.RawMessage `json:"responseSchema,omitempty"`
-}
-
 // Envelope builds the chat envelope for m: frame.EnvelopeTag, a newline, and
 // the JSON object with snug: 1. Every key whose lowercase name is in
 // frame.StripHeaders is removed at any depth of payload and state (C1); key
 // order and all other values are kept. The responseSchema is passed as is.
 func Envelope(m *frame.AppMessage) ([]byte, error) {
-	env := EnvelopeJSON{
-		Snug:           frame.Version,
+	env := frame.Envelope{
 		AppID:          m.AppID,
 		InstanceID:     m.InstanceID,
 		RequestID:      m.RequestID,
@@ -45,15 +30,11 @@ func Envelope(m *frame.AppMessage) ([]byte, error) {
 	if env.State, err = StripCredentials(m.State); err != nil {
 		return nil, fmt.Errorf("agent: envelope: state: %w", err)
 	}
-	var buf bytes.Buffer
-	buf.WriteString(frame.EnvelopeTag)
-	buf.WriteByte('\n')
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(env); err != nil {
+	out, err := frame.MarshalEnvelope(&env)
+	if err != nil {
 		return nil, fmt.Errorf("agent: envelope: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return out, nil
 }
 
 // StripCredentials removes, at any depth of raw, every object member whose
@@ -65,12 +46,12 @@ func StripCredentials(raw json.RawMessage) (json.RawMessage, error) {
 	return stripKeys(raw, frame.IsStripHeader)
 }
 
-// Detect reports whether text is an app request: it must start with
+// Detect reports whether text is an app request and returns its envelope: it must start with
 // frame.EnvelopeTag and a newline, and the rest must be one JSON object that
 // carries the marker snug: 1 and is a valid chat envelope. Text that merely
 // quotes the tag, another snug version, or a missing marker is not an app
 // request.
-func Detect(text string) (*EnvelopeJSON, bool) {
+func Detect(text string) (*frame.Envelope, bool) {
 	rest, ok := strings.CutPrefix(text, frame.EnvelopeTag+"\n")
 	if !ok {
 		return nil, false
@@ -81,17 +62,40 @@ func Detect(text string) (*EnvelopeJSON, bool) {
 	if err := strictDecode(raw, &probe); err != nil || probe == nil {
 		return nil, false
 	}
-	if string(bytes.TrimSpace(probe["snug"])) != fmt.Sprint(frame.Version) {
+	if string(bytes.TrimSpace(probe[frame.EnvelopeMarker])) != fmt.Sprint(frame.EnvelopeVersion) {
 		return nil, false
 	}
 	if err := validateEnvelope(raw); err != nil {
 		return nil, false
 	}
-	var env EnvelopeJSON
-	if err := strictDecode(raw, &env); err != nil {
-		return nil, false
+	// Members are read by their exact names: encoding/json would also fill
+	// AppID from "APPID", a key the schema ignores.
+	str := func(name string) string {
+		var s string
+		_ = json.Unmarshal(probe[name], &s) // the schema checked the type
+		return s
 	}
-	return &env, true
+	return &frame.Envelope{
+		AppID:          str("appId"),
+		InstanceID:     str("instanceId"),
+		RequestID:      str("requestId"),
+		Action:         str("action"),
+		Payload:        compact(probe["payload"]),
+		State:          compact(probe["state"]),
+		ResponseSchema: compact(probe["responseSchema"]),
+	}, true
+}
+
+// compact returns raw compacted, nil for nil.
+func compact(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
 }
 
 // strictDecode decodes exactly one JSON value from raw into v.

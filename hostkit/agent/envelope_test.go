@@ -24,13 +24,13 @@ func appMessage(payload, state, schema string) *frame.AppMessage {
 }
 
 func TestEnvelopeShape(t *testing.T) {
-	env, err := agent.Envelope(appMessage(`{"text":"a <b> & c","n":12345678901234567890,"z":1,"a":2}`, `null`, `{"type":"object"}`))
+	env, err := agent.Envelope(appMessage(`{"text":"a b c","n":12345678901234567890,"z":1,"a":2,"f":1.50e3}`, `null`, `{"type":"object"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := frame.EnvelopeTag + "\n" +
 		`{"snug":1,"appId":"com.example.todo","instanceId":"i1","requestId":"r1","action":"summarize",` +
-		`"payload":{"text":"a <b> & c","n":12345678901234567890,"z":1,"a":2},"state":null,"responseSchema":{"type":"object"}}`
+		`"payload":{"text":"a b c","n":12345678901234567890,"z":1,"a":2,"f":1.50e3},"state":null,"responseSchema":{"type":"object"}}`
 	if string(env) != want {
 		t.Fatalf("envelope:\n got %s\nwant %s", env, want)
 	}
@@ -87,7 +87,7 @@ func TestDetect(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, ok := agent.Detect(string(good))
-	if !ok || env.RequestID != "r1" || env.Action != "summarize" || env.Snug != 1 || string(env.Payload) != `{"q":1}` {
+	if !ok || env.RequestID != "r1" || env.Action != "summarize" || env.AppID != "com.example.todo" || string(env.Payload) != `{"q":1}` || string(env.State) != `{"s":true}` {
 		t.Fatalf("Detect(own envelope) = %+v, %v", env, ok)
 	}
 	body := strings.TrimPrefix(string(good), frame.EnvelopeTag+"\n")
@@ -120,6 +120,11 @@ func TestDetect(t *testing.T) {
 		if env, ok := agent.Detect(text); ok || env != nil {
 			t.Errorf("%s: Detect = %+v, true; want not an app request", name, env)
 		}
+	}
+	// Keys are case-sensitive: "APPID" is an unknown member, not appId.
+	smuggled := tag + "\n" + strings.Replace(body, `"action"`, `"APPID":"evil","Action":"evil","action"`, 1)
+	if env, ok := agent.Detect(smuggled); !ok || env.AppID != "com.example.todo" || env.Action != "summarize" {
+		t.Errorf("case-folded keys: %+v, %v", env, ok)
 	}
 	// Whitespace around the JSON and a CRLF-free pretty print are still one envelope.
 	var pretty map[string]any

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -105,10 +106,15 @@ carries snug: 1 and is a valid chat envelope. An app request prints
 				}
 				return silentExit(1)
 			}
+			// The envelope as the host reads it: marker first, then its members.
+			wire, err := frame.MarshalEnvelope(env)
+			if err != nil {
+				return err
+			}
 			return agentCheckJSON(io.Out, struct {
-				App      bool                `json:"app"`
-				Envelope *agent.EnvelopeJSON `json:"envelope"`
-			}{true, env})
+				App      bool            `json:"app"`
+				Envelope json.RawMessage `json:"envelope"`
+			}{true, json.RawMessage(strings.TrimPrefix(string(wire), frame.EnvelopeTag+"\n"))})
 		},
 	}
 }
