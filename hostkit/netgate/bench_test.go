@@ -45,7 +45,7 @@ func BenchmarkNet(b *testing.B) {
 	app := App{Key: "bench", Name: "Bench"}
 	req := &frame.NetRequest{RequestID: "r1", InstanceID: "i1", URL: url, Method: "GET", Headers: map[string]string{"Accept": "application/json"}}
 	gateGet := func() error {
-		if r := g.Fetch(context.Background(), app, req); !r.Ok {
+		if r := g.Fetch(context.Background(), app, req); !r.OK {
 			b.Fatalf("gate: %s", describeResp(r))
 		}
 		return nil

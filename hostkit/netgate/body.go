@@ -127,7 +127,7 @@ func (g *Gate) answer(ctx context.Context, resp *http.Response, method string) (
 	changed := truncated || decoded || len(data) != n
 
 	ct := resp.Header.Get("Content-Type")
-	out := &frame.NetResponse{Ok: true}
+	out := &frame.NetResponse{OK: true}
 	status := resp.StatusCode
 	out.Status = &status
 	text := data

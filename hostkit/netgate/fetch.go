@@ -53,7 +53,7 @@ func errorResponse(requestID string, f *failure) *frame.NetResponse {
 		}
 		ferr.RetryAfterMs = &ms
 	}
-	return &frame.NetResponse{RequestID: requestID, Ok: false, Error: ferr}
+	return &frame.NetResponse{RequestID: requestID, OK: false, Error: ferr}
 }
 
 func (g *Gate) fetch(ctx context.Context, app App, req *frame.NetRequest, e *Entry) (*frame.NetResponse, *failure) {

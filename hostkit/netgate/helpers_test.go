@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/schemas"
 )
 
 // produced records every code a test saw, so TestMain can prove each code
@@ -27,10 +28,12 @@ var produced sync.Map
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
-		for _, c := range netCodes() {
-			if c == frame.CodeNetScrubbedHeaderStripped { // reserved by the registry
-				continue
-			}
+		codes, err := netRegistry()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		for _, c := range codes {
 			if _, ok := produced.Load(c); !ok {
 				fmt.Fprintf(os.Stderr, "no test produced %s\n", c)
 				code = 1
@@ -40,15 +43,50 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// netCodes is the net registry as the generated frame package has it.
-func netCodes() []string {
-	return []string{
-		frame.CodeNetInvalidRequest, frame.CodeNetNotApproved, frame.CodeNetImportedUnapproved,
-		frame.CodeNetAmbiguousConnection, frame.CodeNetSchemeBlocked, frame.CodeNetHostBlocked,
-		frame.CodeNetSSRFBlocked, frame.CodeNetConfirmDenied, frame.CodeNetRedirectBlocked,
-		frame.CodeNetSizeExceeded, frame.CodeNetFetchFailed, frame.CodeNetAuthFailed,
-		frame.CodeNetScrubbedHeaderStripped,
+// netRegistry reads the NET_* codes of the error registry from the spec
+// data (schemas/rules.json), leaving out the reserved ones.
+func netRegistry() ([]string, error) {
+	b, err := schemas.FS.ReadFile(schemas.RulesFile)
+	if err != nil {
+		return nil, err
 	}
+	var rules struct {
+		Errors []struct {
+			Code     string `json:"code"`
+			Reserved bool   `json:"reserved"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(b, &rules); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range rules.Errors {
+		if strings.HasPrefix(e.Code, "NET_") && !e.Reserved {
+			out = append(out, e.Code)
+		}
+	}
+	if len(out) < 12 {
+		return nil, fmt.Errorf("the registry in %s has %d net codes", schemas.RulesFile, len(out))
+	}
+	return out, nil
+}
+
+// TestConnectionStates ties the hint states to the connection-event's enum.
+func TestConnectionStates(t *testing.T) {
+	for _, ev := range frame.EventSpecs {
+		if ev.Name != frame.EventConnection {
+			continue
+		}
+		for _, f := range ev.Data {
+			if f.Name == "state" {
+				if !slices.Equal(f.Enum, []string{StateConnected, StateRevoked}) {
+					t.Fatalf("connection-event states %v", f.Enum)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("connection-event has no state field in frame.EventSpecs")
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -84,7 +122,7 @@ func describeResp(r *frame.NetResponse) string {
 	if r == nil {
 		return "<nil>"
 	}
-	if !r.Ok {
+	if !r.OK {
 		if r.Error == nil {
 			return "ok:false without error"
 		}
@@ -100,7 +138,7 @@ func describeResp(r *frame.NetResponse) string {
 // wantCode asserts r is an error with code and records that code.
 func wantCode(t testing.TB, r *frame.NetResponse, code string) *frame.Error {
 	t.Helper()
-	if r.Ok || r.Error == nil || r.Error.Code != code {
+	if r.OK || r.Error == nil || r.Error.Code != code {
 		t.Fatalf("got %s, want %s", describeResp(r), code)
 	}
 	if r.Error.Retryable != frame.Retryable(code) {
@@ -113,7 +151,7 @@ func wantCode(t testing.TB, r *frame.NetResponse, code string) *frame.Error {
 // wantOK asserts r is a success and returns its body.
 func wantOK(t testing.TB, r *frame.NetResponse, status int) string {
 	t.Helper()
-	if !r.Ok || r.Status == nil || *r.Status != status {
+	if !r.OK || r.Status == nil || *r.Status != status {
 		t.Fatalf("got %s, want ok %d", describeResp(r), status)
 	}
 	if r.Body == nil {
@@ -169,6 +207,3 @@ func ptr[T any](v T) *T { return &v }
 func exampleURL(t testing.TB, s *httptest.Server, path string) string {
 	return "https://example.com:" + portOf(t, s.URL) + path
 }
-
-var _ = net.IPv4len
-var _ = strings.Contains

@@ -112,7 +112,7 @@ func TestVectorsFetch(t *testing.T) {
 			}
 			url := strings.ReplaceAll(v.URL, "{port}", port)
 			resp := g.Fetch(context.Background(), App{Key: "vectors", Name: "Vectors"}, &frame.NetRequest{RequestID: "r" + itoa(i), URL: url, Method: "GET"})
-			if resp.Ok || resp.Error == nil || resp.Error.Code != v.Code {
+			if resp.OK || resp.Error == nil || resp.Error.Code != v.Code {
 				t.Errorf("%s (%s): got %s, want %s", url, v.Note, describeResp(resp), v.Code)
 			}
 			if resp.RequestID != "r"+itoa(i) {
