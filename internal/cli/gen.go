@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -120,7 +119,7 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, strings.TrimPrefix(err.Error(), "rename "))
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
