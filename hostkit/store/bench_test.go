@@ -23,9 +23,10 @@ func benchStore(b *testing.B) *Store {
 	return s
 }
 
-// benchRaw is the baseline: the same table read through the driver alone,
-// with a prepared statement and none of the store's work (lock, interrupt
-// context, authorizer, JSON check).
+// benchRaw is the baseline: the same table, on a connection with the same
+// engine settings (harden: exclusive WAL, limits, db_config), read through
+// the driver alone with a prepared statement, without the store's work
+// (app lookup, lock, interrupt context, authorizer, JSON check, copy).
 func benchRaw(b *testing.B) (*sqlite3.Conn, *sqlite3.Stmt) {
 	b.Helper()
 	c, err := sqlite3.Open(filepath.Join(b.TempDir(), "raw.db"))
@@ -33,7 +34,10 @@ func benchRaw(b *testing.B) (*sqlite3.Conn, *sqlite3.Stmt) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	if err := c.Exec("PRAGMA journal_mode=WAL; " + kvTable); err != nil {
+	if err := harden(c, Options{QuotaBytes: DefaultQuotaBytes}); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Exec(kvTable); err != nil {
 		b.Fatal(err)
 	}
 	ins, _, err := c.Prepare("INSERT INTO _snug_kv VALUES (?, ?)")

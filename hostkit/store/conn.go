@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,23 +42,26 @@ type appDB struct {
 	denied  string          // why the authorizer last refused, for the message
 }
 
-// do runs fn on app's database under the call's lock and time limit, and
-// turns what fails into an *Error or a wrapped host error.
-func (s *Store) do(ctx context.Context, app, op string, fn func(*appDB) error) error {
-	name, err := FileName(app)
-	if err != nil {
-		return fmt.Errorf("store: %s: %w", op, err)
-	}
-	d, err := s.acquire(ctx, app, name)
+// do runs fn on app's database under the call's lock and, when timed, the
+// statement time limit, and turns what fails into an *Error or a wrapped
+// host error. The kv calls are not timed: each is one primary-key lookup
+// or write, and they skip the cost of a timer; the caller's ctx still
+// interrupts them.
+func (s *Store) do(ctx context.Context, app, op string, timed bool, fn func(*appDB) error) error {
+	d, err := s.acquire(ctx, app)
 	if err != nil {
 		return fmt.Errorf("store: %s %q: %w", op, app, err)
 	}
 	defer func() { <-d.lock }()
 
-	opCtx, cancel := context.WithTimeout(ctx, s.opts.StatementTimeout)
-	defer cancel()
-	stop := context.AfterFunc(s.ctx, cancel)
-	defer stop()
+	opCtx := ctx
+	if timed {
+		var cancel context.CancelFunc
+		opCtx, cancel = context.WithTimeout(ctx, s.opts.StatementTimeout)
+		defer cancel()
+		stop := context.AfterFunc(s.ctx, cancel)
+		defer stop()
+	}
 	d.opCtx = opCtx
 	d.denied = ""
 
@@ -114,7 +118,22 @@ func isOOM(v any) bool {
 }
 
 // run calls fn, turning the driver's out-of-memory panic into NOMEM.
-func (d *appDB) run(fn func(*appDB) error) (err error) {
+func (d *appDB) run(fn func(*appDB) error) error {
+	return noPanic(func() error { return fn(d) })
+}
+
+// dropConn closes a connection that ran out of memory, rolling back what it
+// had open; the next call opens a fresh one.
+func (d *appDB) dropConn() error {
+	if d.conn != nil && !d.conn.GetAutocommit() {
+		d.conn.SetInterrupt(context.Background())
+		_ = noPanic(func() error { return d.trustedExec("ROLLBACK") })
+	}
+	return d.closeConn()
+}
+
+// noPanic calls fn, turning the driver's out-of-memory panic into NOMEM.
+func noPanic(fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if !isOOM(v) {
@@ -123,40 +142,25 @@ func (d *appDB) run(fn func(*appDB) error) (err error) {
 			err = sqlite3.NOMEM
 		}
 	}()
-	return fn(d)
+	return fn()
 }
 
-// dropConn closes a connection that ran out of memory; whatever the close
-// says, the connection is let go (its memory with it) and reopened on the
-// next call.
-func (d *appDB) dropConn() (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			if !isOOM(v) {
-				panic(v)
-			}
-			d.conn, d.kvGetSt, d.kvPutSt, d.kvDelSt = nil, nil, nil, nil
-			err = fmt.Errorf("close after out of memory: %v", v)
-		}
-	}()
-	if d.conn != nil && !d.conn.GetAutocommit() {
-		d.conn.SetInterrupt(context.Background())
-		_ = d.trustedExec("ROLLBACK")
-	}
-	return d.closeConn()
-}
-
-// acquire finds or makes the appDB for name and takes its lock.
-func (s *Store) acquire(ctx context.Context, app, name string) (*appDB, error) {
+// acquire finds or makes the appDB for app and takes its lock.
+func (s *Store) acquire(ctx context.Context, app string) (*appDB, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	d := s.dbs[name]
+	d := s.dbs[app]
 	if d == nil {
+		name, err := FileName(app)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
 		d = &appDB{s: s, app: app, path: filepath.Join(s.dir, name), lock: make(chan struct{}, 1)}
-		s.dbs[name] = d
+		s.dbs[app] = d
 	}
 	s.mu.Unlock()
 	select {
@@ -313,9 +317,16 @@ func pragmaInt(c *sqlite3.Conn, name string) (int64, error) {
 // openConn opens the app's database, creating it and its kv table on first
 // use, and installs the authorizer.
 func (d *appDB) openConn() error {
+	_, statErr := os.Stat(d.path)
 	c, err := openHardened(d.path, d.s.opts)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// A new file: make its directory entry durable too.
+		if err := syncDir(filepath.Dir(d.path)); err != nil {
+			return errors.Join(fmt.Errorf("open database: %w", err), noPanic(c.Close))
+		}
 	}
 	d.conn = c
 	d.trusted = true
@@ -349,15 +360,21 @@ func (d *appDB) closeConn() error {
 	if d.conn == nil {
 		return nil
 	}
+	// Closing a statement reports the error of its last step; after an
+	// out-of-memory step the driver panics there, though the statement is
+	// finalized: so each close is shielded and the connection still closes
+	// (and releases its lock on the file).
 	var errs []error
 	for _, st := range []**sqlite3.Stmt{&d.kvGetSt, &d.kvPutSt, &d.kvDelSt} {
 		if *st != nil {
-			errs = append(errs, (*st).Close())
+			if err := noPanic((*st).Close); err != nil && !errors.Is(err, sqlite3.NOMEM) {
+				errs = append(errs, err)
+			}
 			*st = nil
 		}
 	}
 	d.conn.SetInterrupt(context.Background())
-	errs = append(errs, d.conn.Close())
+	errs = append(errs, noPanic(d.conn.Close))
 	d.conn = nil
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close %s: %w", filepath.Base(d.path), err)
