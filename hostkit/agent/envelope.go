@@ -46,11 +46,11 @@ func StripCredentials(raw json.RawMessage) (json.RawMessage, error) {
 	return stripKeys(raw, frame.IsStripHeader)
 }
 
-// Detect reports whether text is an app request and returns its envelope: it must start with
-// frame.EnvelopeTag and a newline, and the rest must be one JSON object that
-// carries the marker snug: 1 and is a valid chat envelope. Text that merely
-// quotes the tag, another snug version, or a missing marker is not an app
-// request.
+// Detect reports whether text is an app request and returns its envelope:
+// text must start with frame.EnvelopeTag and a newline, and the rest must be
+// one JSON object that carries the marker snug: 1 and is valid against the
+// chat envelope's schema. Text that merely quotes the tag, another snug
+// version, or a missing marker is not an app request.
 func Detect(text string) (*frame.Envelope, bool) {
 	rest, ok := strings.CutPrefix(text, frame.EnvelopeTag+"\n")
 	if !ok {
