@@ -15,6 +15,9 @@ func TestClassifyTraps(t *testing.T) {
 		if blocked, _ := Classify(a); !blocked {
 			t.Errorf("%s passes", s)
 		}
+		if !a.IsGlobalUnicast() || a.IsPrivate() {
+			t.Errorf("the stdlib trap is gone for %s: IsGlobalUnicast no longer calls it global", s)
+		}
 	}
 	if netip.MustParsePrefix("127.0.0.0/8").Contains(netip.MustParseAddr("::ffff:127.0.0.1")) {
 		t.Fatal("the trap is gone: Contains now matches mapped addresses")

@@ -21,6 +21,9 @@ import (
 // or error, and leaves one audit entry. The frame is expected to have passed
 // frame.Parse; Fetch checks everything that matters again anyway.
 func (g *Gate) Fetch(ctx context.Context, app App, req *frame.NetRequest) *frame.NetResponse {
+	if req == nil {
+		return errorResponse("", fail(frame.CodeHostError, "no request"))
+	}
 	start := time.Now()
 	e := Entry{Time: g.opts.now().UTC(), App: app.Key, Method: req.Method}
 	resp, f := g.fetch(ctx, app, req, &e)

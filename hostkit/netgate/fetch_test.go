@@ -374,6 +374,25 @@ func TestSchemeAndDenyList(t *testing.T) {
 	}
 }
 
+// TestNumericHostsNeverResolved: glibc reads "2130706433" as 127.0.0.1 and
+// the pure-Go resolver does not; the gate reads it itself and never asks.
+func TestNumericHostsNeverResolved(t *testing.T) {
+	res := &countingResolver{answers: [][]netip.Addr{{netip.MustParseAddr("8.8.8.8")}}}
+	g, _ := New(Config{}, WithResolver(res), WithConfirmer(always()))
+	for _, u := range []string{"https://2130706433/", "https://0x7f.1/", "https://127.1/", "https://0177.0.0.1/", "https://[::1]/", "https://%31%32%37.1/"} {
+		wantCode(t, get(g, app1, u, nil), frame.CodeNetSSRFBlocked)
+		if c := g.Check(context.Background(), App{}, "GET", u); c.Code != frame.CodeNetSSRFBlocked {
+			t.Errorf("check %s: %+v", u, c)
+		}
+	}
+	if res.calls != 0 {
+		t.Fatalf("numeric hosts reached the resolver %d times", res.calls)
+	}
+	if r := g.Fetch(context.Background(), app1, nil); r.OK || r.Error == nil || r.Error.Code != frame.CodeHostError {
+		t.Fatalf("nil request: %s", describeResp(r))
+	}
+}
+
 func TestDNSFailure(t *testing.T) {
 	g, _ := New(Config{}, WithResolver(StaticResolver{}), WithConfirmer(always()))
 	e := wantCode(t, get(g, app1, "https://nowhere.example/", nil), frame.CodeNetFetchFailed)
@@ -580,6 +599,8 @@ func TestCredentialInjectionAndRedirects(t *testing.T) {
 			http.Redirect(w, r, b.URL+"/steal", http.StatusFound)
 		case "/same":
 			http.Redirect(w, r, "/landing", http.StatusFound)
+		case "/downgrade": // same host, plain http: another origin
+			http.Redirect(w, r, "http://example.com:"+portOf(t, b.URL)+"/landing", http.StatusFound)
 		case "/landing":
 			io.WriteString(w, "landed")
 		case "/denied":
@@ -590,7 +611,8 @@ func TestCredentialInjectionAndRedirects(t *testing.T) {
 	}))
 	defer a.Close()
 	origin := "https://example.com:" + portOf(t, a.URL)
-	cfg := Config{Connections: []Connection{{Name: "api", Origin: origin, Header: "Authorization", ValueFormat: "Bearer {secret}", SecretEnv: "NETGATE_TEST_TOKEN"}}}
+	cfg := Config{DevHTTPHosts: []string{"example.com"},
+		Connections: []Connection{{Name: "api", Origin: origin, Header: "Authorization", ValueFormat: "Bearer {secret}", SecretEnv: "NETGATE_TEST_TOKEN"}}}
 	var events []ConnectionEvent
 	g := loopGate(t, cfg, exampleRes(), []*httptest.Server{a, b}, WithConfirmer(always()),
 		WithConnectionHook(func(e ConnectionEvent) { events = append(events, e) }))
@@ -611,6 +633,10 @@ func TestCredentialInjectionAndRedirects(t *testing.T) {
 	e := wantCode(t, get(g, app1, origin+"/away", nil), frame.CodeNetRedirectBlocked)
 	if strings.Contains(e.Message, token) {
 		t.Fatal("the message holds the secret")
+	}
+	e = wantCode(t, get(g, app1, origin+"/downgrade", nil), frame.CodeNetRedirectBlocked)
+	if !strings.Contains(e.Message, "credential") {
+		t.Fatalf("message %q", e.Message)
 	}
 	if bHits.Load() != 0 {
 		t.Fatal("the credentialed chain reached another origin")
