@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ncruces/go-sqlite3"
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // frameOverhead is what a db-response needs besides its result's columns

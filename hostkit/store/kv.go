@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // MaxKeyBytes bounds a kv key in bytes (the frame bounds it in code points).

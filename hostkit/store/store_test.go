@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 var bg = context.Background()

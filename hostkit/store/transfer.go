@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ncruces/go-sqlite3"
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // sqliteMagic opens every SQLite database file.
