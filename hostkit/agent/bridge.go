@@ -79,7 +79,11 @@ Reply with ONLY a JSON object: no prose before or after it, no Markdown, no code
 // returns promptly; the broker decides what to send).
 func (b *Bridge) Ask(ctx context.Context, instanceKey string, m *frame.AppMessage, stream func(text string)) (json.RawMessage, *frame.Error) {
 	if n := b.failureCount(instanceKey); n >= frame.ParseFailureBudget {
-		return nil, parseFailed("the parse-failure budget is spent; the user must reset this app", "", 0)
+		e := frame.NewError(frame.CodeParseFailed, "the parse-failure budget is spent; the user must reset this app")
+		e.Retryable = false
+		zero := 0
+		e.AttemptsRemaining = &zero
+		return nil, e
 	}
 	if len(m.ResponseSchema) > 0 {
 		if _, err := CompileSchema(m.ResponseSchema); err != nil {

@@ -312,7 +312,7 @@ func TestBridgeParseBudget(t *testing.T) {
 	}
 	hits := fa.Hits()
 	_, ferr := ask("a")
-	if ferr == nil || ferr.Code != frame.CodeParseFailed || ferr.Retryable || *ferr.AttemptsRemaining != 0 {
+	if ferr == nil || ferr.Code != frame.CodeParseFailed || ferr.Retryable || *ferr.AttemptsRemaining != 0 || ferr.RawExcerpt != nil {
 		t.Fatalf("spent budget: %+v", ferr)
 	}
 	if fa.Hits() != hits {

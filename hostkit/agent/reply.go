@@ -34,7 +34,7 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 // maxBalancedStarts bounds the balanced-object stage: it tries at most this
 // many '{' positions, so a reply full of braces costs linear time, not
 // quadratic.
-const maxBalancedStarts = 64
+const maxBalancedStarts = 128
 
 // ParseReply extracts the reply's JSON object with graduated tolerance (Part
 // I §6): the whole text, then each fenced code block, then each balanced
