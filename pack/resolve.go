@@ -32,6 +32,12 @@ func (b *builder) resolveFS(a api.OnResolveArgs, msgs *pluginMsgs) (api.OnResolv
 	case strings.HasPrefix(p, "/"):
 		p = cleanFS(strings.TrimPrefix(p, "/"))
 	default:
+		if a.Kind == api.ResolveCSSURLToken || a.Kind == api.ResolveCSSImportRule {
+			// CSS reads a bare url(x.png) as relative, then as a package.
+			if r, ok := b.probe(cleanFS(joinFS(dir, p))); ok {
+				return api.OnResolveResult{Path: r, Namespace: nsFS}, nil
+			}
+		}
 		if r, ok := b.resolvePackage(dir, p); ok {
 			return api.OnResolveResult{Path: r, Namespace: nsFS}, nil
 		}

@@ -1,0 +1,175 @@
+package pack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"golang.org/x/net/html"
+)
+
+// TestFSMatchesDisk builds the full fixture from an fs.FS (as hostkit does)
+// and from disk: same page, byte for byte.
+func TestFSMatchesDisk(t *testing.T) {
+	disk, err := Build(context.Background(), Options{Path: "testdata/app/in/index.html", Runtime: []byte(testRuntime)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := os.DirFS("testdata/app/in")
+	mem, err := Build(context.Background(), Options{Path: "index.html", FS: fsys, Runtime: []byte(testRuntime)})
+	if err != nil {
+		t.Fatalf("FS build: %v\n%s", err, diagText(mem.Diagnostics))
+	}
+	if !bytes.Equal(disk.HTML, mem.HTML) {
+		t.Errorf("FS and disk builds differ\n--- fs\n%s\n--- disk\n%s", clip(mem.HTML), clip(disk.HTML))
+	}
+}
+
+// TestHTMLOnlyReadsNothing: a page given as bytes alone (raw LLM output)
+// cannot reach files on disk, not even beside the working directory.
+func TestHTMLOnlyReadsNothing(t *testing.T) {
+	page := []byte(`<!doctype html><meta name="snug:app-id" content="raw"><meta name="snug:display-name" content="Raw">
+<img src="../../../../../../etc/passwd"><link rel="stylesheet" href="golden_test.go"><script type="module">import "./pack.go";</script>`)
+	res, err := Build(context.Background(), Options{Path: "raw.html", HTML: page, Runtime: []byte(testRuntime)})
+	if !errors.Is(err, ErrFailed) {
+		t.Fatalf("err = %v, want ErrFailed", err)
+	}
+	n := 0
+	for _, d := range res.Diagnostics {
+		if d.Code == "ref.missing" {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("want 3 ref.missing, got:\n%s", diagText(res.Diagnostics))
+	}
+	if len(res.Inputs) != 0 {
+		t.Errorf("read %v", res.Inputs)
+	}
+}
+
+func TestInMemoryFS(t *testing.T) {
+	fsys := fstest.MapFS{
+		"app/index.html":                       {Data: []byte(`<!doctype html><meta name="snug:app-id" content="mem"><meta name="snug:display-name" content="Mem"><script type="module" src="./main.ts"></script>`)},
+		"app/main.ts":                          {Data: []byte(`import { n } from "./n"; import { up } from "pkg"; const x: number = n; document.title = up(String(x));`)},
+		"app/n.js":                             {Data: []byte(`export const n = 42;`)},
+		"node_modules/pkg/package.json":        {Data: []byte(`{"exports": {".": {"import": "./esm/index.js", "require": "./cjs.js"}}}`)},
+		"node_modules/pkg/esm/index.js":        {Data: []byte(`export const up = (s) => s + "!";`)},
+		"app/node_modules/.keep":               {Data: nil},
+		"app/../outside.js":                    {Data: []byte("never")},
+		"node_modules/pkg/esm/unused-never.js": {Data: []byte("NEVER")},
+	}
+	res, err := Build(context.Background(), Options{Path: "app/index.html", FS: fsys, Runtime: []byte(testRuntime)})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, diagText(res.Diagnostics))
+	}
+	if !bytes.Contains(res.HTML, []byte("42")) || !bytes.Contains(res.HTML, []byte(`+"!"`)) {
+		t.Errorf("bundle lacks the module code:\n%s", res.HTML)
+	}
+	if strings.Join(res.Inputs, ",") != "app/index.html,app/main.ts,app/n.js,node_modules/pkg/esm/index.js" {
+		t.Errorf("inputs = %v", res.Inputs)
+	}
+}
+
+func TestEscapeJSContexts(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`a="<!--"`, `a="\x3C!--"`},
+		{`a='<script>'`, `a='\x3Cscript>'`},
+		{"a=`<!--${b}<SCRIPT`", "a=`\\x3C!--${b}\\x3CSCRIPT`"},
+		{`a=/<!--/`, `a=/\x3C!--/`},
+		{`a=b/2,c="<!--"`, `a=b/2,c="\x3C!--"`},
+		{`if(x)/<!--/.test(y)`, `if(x)/\x3C!--/.test(y)`},
+		{`a<!--b`, `a< !--b`},
+		{`a<script`, `a< script`},
+		{`x=a</script/.test(b)`, `x=a< /script/.test(b)`},
+		{"a=`${`<!--`}`", "a=`${`\\x3C!--`}`"},
+		{`/*<!--*/a`, `/*\x3C!--*/a`},
+		{`a="ok"`, `a="ok"`},
+	}
+	for _, c := range cases {
+		got, _ := escapeJS(c.in)
+		if got != c.want {
+			t.Errorf("escapeJS(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if hasDanger(got) {
+			t.Errorf("escapeJS(%q) left a dangerous sequence: %q", c.in, got)
+		}
+	}
+}
+
+// FuzzEscapeJS: whatever string an app holds, after esbuild and escaping
+// the page parses with the script element intact and the code still
+// parses as JavaScript.
+func FuzzEscapeJS(f *testing.F) {
+	for _, s := range []string{"</script><!--<script>", "<!--", "<script", "</SCRIPT", "`${'<!--'}`", "<\\/script>", "a\u2028b", "<!-- <script> </script> -->"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !strings.Contains(s, "<") {
+			return
+		}
+		page := []byte(`<!doctype html><meta name="snug:app-id" content="f"><meta name="snug:display-name" content="F"><script type="module" src="m.js"></script>`)
+		fsys := fstest.MapFS{"index.html": {Data: page}, "m.js": {Data: []byte("export const s = " + jsString(s) + ";\ndocument.title = s + `" + strings.NewReplacer("\\", "\\\\", "`", "\\`", "${", "\\${").Replace(s) + "`;\n")}}
+		res, err := Build(context.Background(), Options{Path: "index.html", FS: fsys, Runtime: []byte(testRuntime)})
+		if err != nil {
+			if res != nil && strings.Contains(diagText(res.Diagnostics), "utf8") {
+				return
+			}
+			t.Fatalf("%v\n%s", err, diagText(res.Diagnostics))
+		}
+		root, err := html.Parse(bytes.NewReader(res.HTML))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scripts := 0
+		var walk func(n *html.Node)
+		walk = func(n *html.Node) {
+			if n.Type == html.ElementNode && n.Data == "script" {
+				scripts++
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+		walk(root)
+		if scripts != 2 {
+			t.Errorf("%d script elements after parsing, want 2 (runtime, module)", scripts)
+		}
+	})
+}
+
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// BenchmarkBuild builds the full fixture; BenchmarkEsbuildOnly runs the
+// same esbuild work (one bundle of the module graph) as the baseline.
+func BenchmarkBuild(b *testing.B) {
+	opts := Options{Path: filepath.Join("testdata", "app", "in", "index.html")}
+	for i := 0; i < b.N; i++ {
+		if _, err := Build(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
