@@ -2,9 +2,15 @@ package broker
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/openurl"
+	"github.com/snuggen/snuggen/hostkit/store"
 )
 
 // Agent answers app-message with an agent.Bridge. The Bridge's per-instance
@@ -23,3 +29,129 @@ func (a bridgeAgent) AppMessage(ctx context.Context, c Call, m *frame.AppMessage
 }
 
 func (a bridgeAgent) Forget(instanceKey string) { a.b.Forget(instanceKey) }
+
+// OpenURL answers open-url-request with an openurl.Opener; the dialog names
+// the installed app by its host key.
+func OpenURL(o *openurl.Opener) OpenURLHandler {
+	return OpenURLFunc(func(ctx context.Context, c Call, r *frame.OpenURLRequest) *frame.OpenURLResult {
+		return o.Open(ctx, c.App, r)
+	})
+}
+
+// Store answers db-request with a store.Store, in the namespace of the
+// installed app the session was opened for (never the announced appId).
+// A *store.Error becomes its code; any other failure is HOST_ERROR without
+// the host's details (paths stay on the host).
+func Store(s *store.Store) DBHandler { return storeDB{s} }
+
+type storeDB struct{ s *store.Store }
+
+// The db-request ops. They restate db-request.schema.json because
+// hostkit/frame does not emit enum values yet; they go once it does.
+const (
+	opExec   = "exec"
+	opExport = "export"
+	opImport = "import"
+	opKVGet  = "kvGet"
+	opKVSet  = "kvSet"
+	// exportFormat is the export result's format.
+	exportFormat = "sqlite3"
+)
+
+func (d storeDB) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse {
+	result, err := d.do(ctx, c.App, r)
+	if err != nil {
+		var se *store.Error
+		if errors.As(err, &se) {
+			return &frame.DBResponse{RequestID: r.RequestID, OK: false, Error: frame.NewError(se.Code, se.Message)}
+		}
+		if ctx.Err() != nil {
+			return &frame.DBResponse{RequestID: r.RequestID, OK: false, Error: frame.NewError(frame.CodeCancelled, "the request ended")}
+		}
+		return &frame.DBResponse{RequestID: r.RequestID, OK: false, Error: frame.NewError(frame.CodeHostError, "the host's database failed")}
+	}
+	return &frame.DBResponse{RequestID: r.RequestID, OK: true, Result: result}
+}
+
+func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame.DBResult, error) {
+	switch r.Op {
+	case opExec:
+		res, err := d.s.Exec(ctx, app, deref(r.SQL), r.Params)
+		if err != nil {
+			return nil, err
+		}
+		changes, last := int(res.Changes), int(res.LastInsertRowid)
+		rows := res.Rows
+		if rows == nil {
+			rows = [][]any{}
+		}
+		return &frame.DBResult{Columns: res.Columns, Rows: rows, Changes: &changes, LastInsertRowid: &last}, nil
+	case opKVGet:
+		v, found, err := d.s.KVGet(ctx, app, deref(r.Key))
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			v = json.RawMessage("null")
+		}
+		return &frame.DBResult{Found: &found, Value: v}, nil
+	case opKVSet:
+		v := r.Value
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		if err := d.s.KVSet(ctx, app, deref(r.Key), v); err != nil {
+			return nil, err
+		}
+		return &frame.DBResult{}, nil
+	case opExport:
+		data, err := d.s.Export(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		enc, n, format := base64.StdEncoding.EncodeToString(data), len(data), exportFormat
+		return &frame.DBResult{Data: &enc, Bytes: &n, Format: &format}, nil
+	case opImport:
+		data, err := base64.StdEncoding.DecodeString(deref(r.Data))
+		if err != nil {
+			return nil, &store.Error{Code: frame.CodeDBImportInvalid, Message: "data is not valid base64"}
+		}
+		n, err := d.s.Import(ctx, app, data)
+		if err != nil {
+			return nil, err
+		}
+		return &frame.DBResult{Bytes: &n}, nil
+	}
+	return nil, &store.Error{Code: frame.CodeMalformed, Message: "unknown op " + r.Op}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Netgate answers net-request with a netgate.Gate. apps, when non-nil,
+// describes an installed app for the gate (display name, imported); the Key
+// is always the host's own key of the session's app. Host-ready's auth
+// capability follows the gate's (a connection is configured).
+func Netgate(g *netgate.Gate, apps func(key string) netgate.App) NetHandler {
+	return gateNet{g, apps}
+}
+
+type gateNet struct {
+	g    *netgate.Gate
+	apps func(string) netgate.App
+}
+
+func (n gateNet) NetRequest(ctx context.Context, c Call, r *frame.NetRequest) *frame.NetResponse {
+	app := netgate.App{Key: c.App, Name: c.App}
+	if n.apps != nil {
+		app = n.apps(c.App)
+		app.Key = c.App
+	}
+	return n.g.Fetch(ctx, app, r)
+}
+
+func (n gateNet) Auth() bool { return n.g.Capabilities().Auth }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit/events"
 	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/openurl"
 )
 
 var errTooLarge = errors.New("the answer does not fit its frame's size class")
@@ -15,10 +16,17 @@ func capabilities(o Options) frame.Capabilities {
 	return frame.Capabilities{
 		Streaming: o.Agent != nil,
 		DB:        o.DB != nil,
-		Auth:      false,
+		Auth:      auth(o.Net),
 		Net:       &net,
 		OpenURL:   &openURL,
 	}
+}
+
+// auth is host-ready's auth flag: whether the net handler injects
+// credentials (it says so by an Auth() bool method).
+func auth(h NetHandler) bool {
+	a, ok := h.(interface{ Auth() bool })
+	return ok && a.Auth()
 }
 
 func hostReady(instanceID string, o Options, mode string) *frame.HostReady {
@@ -47,11 +55,8 @@ func errorFrame(respType, rid string, e *frame.Error) frame.Frame {
 	case frame.TypeNetResponse:
 		return &frame.NetResponse{RequestID: rid, OK: false, Error: e}
 	case frame.TypeOpenURLResult:
-		reason := e.Code + ": " + e.Message
-		if n := frame.MaxOpenURLReason; len([]rune(reason)) > n {
-			reason = string([]rune(reason)[:n])
-		}
-		return &frame.OpenURLResult{RequestID: rid, Status: frame.OpenURLStatusRefused, Reason: &reason}
+		// open-url-result has no error object: the code goes in the reason.
+		return openurl.Result(rid, openurl.StatusRefused, e.Code+": "+e.Message)
 	}
 	return &frame.AppResponse{RequestID: rid, OK: false, Error: e}
 }

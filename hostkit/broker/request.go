@@ -33,10 +33,16 @@ func newRequest(s *Session, id, respType string) *request {
 	ctx, cancelTimeout := context.WithTimeoutCause(parent, s.b.opts.Timeout, errTimeout)
 	r := &request{s: s, id: id, respType: respType, ctx: ctx}
 	r.cancel = func() { cancelTimeout(); cancelParent() }
-	// The watcher turns a context that ended on its own (deadline, broker
-	// shutdown) into the terminal frame; finish() unregisters it first.
-	r.stop = context.AfterFunc(ctx, r.expire)
 	return r
+}
+
+// arm registers the watcher that turns a context that ended on its own
+// (deadline, broker shutdown) into the terminal frame; finish() unregisters
+// it. It runs once the request is in its session's in-flight set.
+func (r *request) arm() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stop = context.AfterFunc(r.ctx, r.expire)
 }
 
 func (r *request) expire() {
@@ -52,12 +58,19 @@ func (r *request) expire() {
 // nothing. The handler's context carries the Call (see CallFrom).
 func (r *request) run(c Call, fn func(ctx context.Context, c Call, r *request) frame.Frame) {
 	defer r.s.b.wg.Done()
+	r.arm()
 	defer func() {
 		if p := recover(); p != nil {
 			r.fail(frame.CodeHostError, "the host's handler for this request failed")
 		}
 	}()
 	f := fn(context.WithValue(r.ctx, callKey{}, c), c, r)
+	if r.ctx.Err() != nil {
+		// The context ended first (deadline, shutdown): whatever the handler
+		// made of that, the cause decides the terminal.
+		r.expire()
+		return
+	}
 	if f == nil {
 		r.fail(frame.CodeHostError, "the host's handler returned no answer")
 		return
@@ -87,7 +100,9 @@ func (r *request) finish(f frame.Frame) bool {
 		return false
 	}
 	r.done = true
-	r.stop()
+	if r.stop != nil {
+		r.stop()
+	}
 	// Leave the in-flight set before the terminal goes out, so the app may
 	// send its next request the moment it sees this answer.
 	r.s.remove(r)

@@ -21,6 +21,9 @@ type Session struct {
 	instanceID string
 
 	dead atomic.Bool // navigated (second load) or unmounted: nothing more is sent
+	// sendMu makes "not dead, so send" atomic against kill: once kill holds
+	// it and sets dead, no frame is on its way to the port.
+	sendMu sync.RWMutex
 
 	mu       sync.Mutex
 	loads    int
@@ -76,7 +79,10 @@ func (s *Session) Close() {
 }
 
 func (s *Session) kill(reason string) {
-	if s.dead.Swap(true) {
+	s.sendMu.Lock()
+	was := s.dead.Swap(true)
+	s.sendMu.Unlock()
+	if was {
 		return
 	}
 	s.endAll(frame.CodeCancelled, reason)
@@ -368,6 +374,8 @@ func (s *Session) sendHostReady() {
 // send marshals f, enforces its size class and hands it to the port, unless
 // the instance is dead. It reports whether the frame went out.
 func (s *Session) send(f frame.Frame) bool {
+	s.sendMu.RLock()
+	defer s.sendMu.RUnlock()
 	if s.dead.Load() {
 		return false
 	}

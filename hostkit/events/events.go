@@ -13,14 +13,24 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
-// ThemeChange builds a theme-change event for mode "light" or "dark".
+// Theme modes (host-ready's theme.mode and theme-change's). They restate
+// host-ready.schema.json because hostkit/frame does not emit enum values yet.
+const (
+	Light = "light"
+	Dark  = "dark"
+)
+
+// ThemeChange builds a theme-change event for mode Light or Dark.
 func ThemeChange(mode string) (*frame.HostEvent, error) {
-	if mode != "light" && mode != "dark" {
+	if mode != Light && mode != Dark {
 		return nil, fmt.Errorf("events: theme mode %q: want light or dark", mode)
 	}
 	return build(frame.EventThemeChange, struct {
@@ -39,20 +49,15 @@ func Visibility(visible bool) (*frame.HostEvent, error) {
 	}{visible})
 }
 
-// Connection states.
-const (
-	Connected = "connected"
-	Revoked   = "revoked"
-)
-
 // Connection builds a connection-event: the operator's connection name and
-// its state (Connected or Revoked). It never carries a secret: only the name.
+// its state ("connected" or "revoked", frame.EventSpecs). It never carries a
+// secret: only the name.
 func Connection(name, state string) (*frame.HostEvent, error) {
-	if state != Connected && state != Revoked {
-		return nil, fmt.Errorf("events: connection state %q: want connected or revoked", state)
+	if err := check(frame.EventConnection, "connection", name); err != nil {
+		return nil, err
 	}
-	if name == "" {
-		return nil, fmt.Errorf("events: connection name is empty")
+	if err := check(frame.EventConnection, "state", state); err != nil {
+		return nil, err
 	}
 	return build(frame.EventConnection, struct {
 		Connection string `json:"connection"`
@@ -60,13 +65,14 @@ func Connection(name, state string) (*frame.HostEvent, error) {
 	}{name, state})
 }
 
-// Hint builds a hint: a topic (1–frame.MaxHintTopic code points) and a
-// reference (1–frame.MaxHintRef) the app resolves with its own reads.
+// Hint builds a hint: a topic and a reference the app resolves with its own
+// reads, each within its limits in frame.EventSpecs (topic 1–64, ref 1–256
+// code points in v1).
 func Hint(topic, ref string) (*frame.HostEvent, error) {
-	if err := length("hint topic", topic, frame.MaxHintTopic); err != nil {
+	if err := check(frame.EventHint, "topic", topic); err != nil {
 		return nil, err
 	}
-	if err := length("hint ref", ref, frame.MaxHintRef); err != nil {
+	if err := check(frame.EventHint, "ref", ref); err != nil {
 		return nil, err
 	}
 	return build(frame.EventHint, struct {
@@ -75,12 +81,36 @@ func Hint(topic, ref string) (*frame.HostEvent, error) {
 	}{topic, ref})
 }
 
-func length(what, s string, max int) error {
-	if !utf8.ValidString(s) {
-		return fmt.Errorf("events: %s is not valid UTF-8", what)
+// field returns the spec of a known event's data field.
+func field(event, name string) (frame.EventField, bool) {
+	for _, e := range frame.EventSpecs {
+		if e.Name != event {
+			continue
+		}
+		for _, f := range e.Data {
+			if f.Name == name {
+				return f, true
+			}
+		}
 	}
-	if n := utf8.RuneCountInString(s); n < 1 || n > max {
-		return fmt.Errorf("events: %s has %d code points: want 1 to %d", what, n, max)
+	return frame.EventField{}, false
+}
+
+// check holds a string field to its spec: UTF-8, length in code points, enum.
+func check(event, name, s string) error {
+	f, ok := field(event, name)
+	if !ok {
+		return fmt.Errorf("events: %s has no field %s", event, name)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("events: %s %s is not valid UTF-8", event, name)
+	}
+	n := utf8.RuneCountInString(s)
+	if n < f.MinLength || (f.MaxLength > 0 && n > f.MaxLength) {
+		return fmt.Errorf("events: %s %s has %d code points: want %d to %d", event, name, n, f.MinLength, f.MaxLength)
+	}
+	if len(f.Enum) > 0 && !slices.Contains(f.Enum, s) {
+		return fmt.Errorf("events: %s %s %q: want one of %s", event, name, s, strings.Join(f.Enum, ", "))
 	}
 	return nil
 }
@@ -93,8 +123,8 @@ func build(event string, data any) (*frame.HostEvent, error) {
 	return &frame.HostEvent{Event: event, Data: raw}, nil
 }
 
-// ResizeHeight reads a resize app-event's height: an integer from 0 to
-// frame.MaxResizeHeight.
+// ResizeHeight reads a resize app-event's height: an integer within the
+// bounds of frame.EventSpecs (0–100 000 in v1).
 func ResizeHeight(e *frame.AppEvent) (int, error) {
 	if e.Event != frame.EventResize {
 		return 0, fmt.Errorf("events: %s is not a resize event", e.Event)
@@ -108,9 +138,21 @@ func ResizeHeight(e *frame.AppEvent) (int, error) {
 	if err := json.Unmarshal(e.Data, &d); err != nil || d.Height == nil {
 		return 0, fmt.Errorf("events: resize: data.height missing or not a number")
 	}
+	f, _ := field(frame.EventResize, "height")
 	h, err := d.Height.Int64()
-	if err != nil || h < 0 || h > frame.MaxResizeHeight {
-		return 0, fmt.Errorf("events: resize: data.height %s: want an integer from 0 to %d", d.Height.String(), frame.MaxResizeHeight)
+	if err != nil || (f.Minimum != nil && h < *f.Minimum) || (f.Maximum != nil && h > *f.Maximum) {
+		return 0, fmt.Errorf("events: resize: data.height %s: want an integer within %s", d.Height.String(), bounds(f))
 	}
 	return int(h), nil
+}
+
+func bounds(f frame.EventField) string {
+	lo, hi := "-inf", "+inf"
+	if f.Minimum != nil {
+		lo = strconv.FormatInt(*f.Minimum, 10)
+	}
+	if f.Maximum != nil {
+		hi = strconv.FormatInt(*f.Maximum, 10)
+	}
+	return "[" + lo + ", " + hi + "]"
 }

@@ -20,6 +20,18 @@ import (
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
+// The open-url-result statuses and the reason limit (Part I §4).
+//
+// These restate open-url-result.schema.json because hostkit/frame does not
+// emit per-field enum values and limits yet; they go once it does.
+const (
+	StatusOpened   = "opened"
+	StatusDeclined = "declined"
+	StatusRefused  = "refused"
+	// MaxReason is reason's limit in code points.
+	MaxReason = 300
+)
+
 // Answer is the user's decision.
 type Answer int
 
@@ -67,8 +79,8 @@ type Opener struct {
 	c    Confirmer
 	opts Options
 
-	mu    sync.Mutex
-	apps  map[string]*appState
+	mu   sync.Mutex
+	apps map[string]*appState
 }
 
 type appState struct {
@@ -94,22 +106,22 @@ func New(c Confirmer, opts Options) *Opener {
 // refused and is dropped by the broker's latch.
 func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) *frame.OpenURLResult {
 	if o.c == nil {
-		return Result(f.RequestID, frame.OpenURLStatusRefused, "this host has no dialog to ask the user")
+		return Result(f.RequestID, StatusRefused, "this host has no dialog to ask the user")
 	}
 	if reason := o.reserve(app); reason != "" {
-		return Result(f.RequestID, frame.OpenURLStatusRefused, reason)
+		return Result(f.RequestID, StatusRefused, reason)
 	}
 	defer o.release(app)
 	ans, err := o.c.ConfirmOpen(ctx, Prompt{App: app, URL: f.URL})
 	switch {
 	case errors.Is(err, ErrNoUI):
-		return Result(f.RequestID, frame.OpenURLStatusRefused, "no user interface to ask: the link was not opened")
+		return Result(f.RequestID, StatusRefused, "no user interface to ask: the link was not opened")
 	case err != nil:
-		return Result(f.RequestID, frame.OpenURLStatusRefused, "the confirm dialog ended without an answer")
+		return Result(f.RequestID, StatusRefused, "the confirm dialog ended without an answer")
 	case ans == Opened:
-		return Result(f.RequestID, frame.OpenURLStatusOpened, "")
+		return Result(f.RequestID, StatusOpened, "")
 	}
-	return Result(f.RequestID, frame.OpenURLStatusDeclined, "the user declined")
+	return Result(f.RequestID, StatusDeclined, "the user declined")
 }
 
 // reserve claims the app's dialog, or names why not.
@@ -153,14 +165,14 @@ func (o *Opener) release(app string) {
 func Result(requestID, status, reason string) *frame.OpenURLResult {
 	r := &frame.OpenURLResult{RequestID: requestID, Status: status}
 	if reason != "" {
-		reason = truncate(reason, frame.MaxOpenURLReason)
+		reason = Truncate(reason, MaxReason)
 		r.Reason = &reason
 	}
 	return r
 }
 
-// truncate cuts s to at most n code points.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n code points.
+func Truncate(s string, n int) string {
 	i := 0
 	for pos := range s {
 		if i == n {

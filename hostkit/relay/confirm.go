@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 )
 
@@ -31,21 +32,22 @@ type Prompt struct {
 }
 
 // Confirm asks the user on the page that owns the iframe the request in ctx
-// came from (broker.CallFrom), and waits for the answer: DecisionOnce,
-// DecisionAlways or DecisionDeny. An answer that is none of those is a deny.
-// When ctx ends first the page is told to drop the question
-// ({"t":"confirm-cancel","id":…}) and ctx's error is returned.
-func (rl *Relay) Confirm(ctx context.Context, p Prompt) (string, error) {
+// came from (broker.CallFrom: a broker handler's context), and waits for the
+// answer: DecisionOnce, DecisionAlways or DecisionDeny. An answer that is
+// none of those is a deny. When ctx ends first the page is told to drop the
+// question ({"t":"confirm-cancel","id":…}) and ctx's error is returned. A
+// request that did not come through a relay is ErrNoUI.
+func Confirm(ctx context.Context, p Prompt) (string, error) {
 	call, ok := broker.CallFrom(ctx)
 	if !ok || call.Session == nil {
 		return "", ErrNoUI
 	}
 	port, ok := call.Session.Port().(*slotPort)
-	if !ok || port.c.rl != rl || call.Session.Dead() {
+	if !ok || call.Session.Dead() {
 		return "", ErrNoUI
 	}
 	c := port.c
-	id := "c" + strconv.FormatUint(rl.confirmSeq.Add(1), 10)
+	id := "c" + strconv.FormatUint(c.rl.confirmSeq.Add(1), 10)
 	ch := make(chan string, 1)
 	c.mu.Lock()
 	if c.slots[port.slot] != port {
@@ -93,11 +95,36 @@ func (c *conn) dropPending(id string) {
 	c.mu.Unlock()
 }
 
-// ConfirmOpen implements openurl.Confirmer: the page shows the full URL and
+// Dialogs is the runner page's confirm dialogs as the capabilities ask for
+// them: an openurl.Confirmer and a netgate.Confirmer. It needs no wiring:
+// each question goes to the page of the iframe the request came from (see
+// Confirm), so a host can build its gate and opener before its relay.
+type Dialogs struct{}
+
+var (
+	_ openurl.Confirmer = Dialogs{}
+	_ netgate.Confirmer = Dialogs{}
+)
+
+// ConfirmNet asks whether the app may make a request to an origin it has no
+// grant for: the page shows the app's name, the method and the full URL.
+func (Dialogs) ConfirmNet(ctx context.Context, r netgate.ConfirmRequest) (netgate.Decision, error) {
+	name := r.AppName
+	if name == "" {
+		name = r.AppKey
+	}
+	d, err := Confirm(ctx, Prompt{Kind: "net", App: name, Method: r.Method, URL: r.URL})
+	if err != nil {
+		return netgate.Deny, err
+	}
+	return netgate.Decision(d), nil
+}
+
+// ConfirmOpen asks whether to open a link: the page shows the full URL and
 // opens it itself inside the click on "Open" (the user gesture), then
 // answers once.
-func (rl *Relay) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
-	d, err := rl.Confirm(ctx, Prompt{Kind: "open-url", App: p.App, URL: p.URL})
+func (Dialogs) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+	d, err := Confirm(ctx, Prompt{Kind: "open-url", App: p.App, URL: p.URL})
 	switch {
 	case errors.Is(err, ErrNoUI):
 		return openurl.Declined, openurl.ErrNoUI

@@ -105,6 +105,9 @@ func (c *conn) write() {
 }
 
 func (c *conn) handle(ctx context.Context, data []byte) {
+	if c.rl.isClosed() {
+		return // closing: nothing new is accepted, only queued answers go out
+	}
 	var m inMsg
 	if err := json.Unmarshal(data, &m); err != nil {
 		return // not a relay message; the page never sends one

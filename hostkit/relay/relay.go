@@ -168,6 +168,12 @@ func (rl *Relay) Audit(entry any) {
 	}{"audit", entry})
 }
 
+func (rl *Relay) isClosed() bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.closed
+}
+
 func (rl *Relay) connList() []*conn {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()

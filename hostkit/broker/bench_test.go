@@ -1,0 +1,210 @@
+package broker_test
+
+// Benchmarks of the broker's round trips, each against a baseline in the
+// same run (bench/broker.sh prints the ratios):
+//
+//	BenchmarkKVGet/direct         store.KVGet on the same SQLite file
+//	BenchmarkKVGet/relay-1        one page: WebSocket → relay → broker → store → back
+//	BenchmarkKVGet/relay-16       16 pages at once (kvGet/s)
+//	BenchmarkAppMessage/mock-100  100 instances asking the offline mock agent at once (p50/p99)
+//
+// The relay variants run with the inspector on (the runner's default: one
+// inspect entry per frame each way) and off.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/relay"
+)
+
+// benchPage is a lean relay client: one slot per instance, frames matched by
+// bytes, no log.
+type benchPage struct {
+	ws *websocket.Conn
+	mu sync.Mutex
+	// waiting: slot → channel receiving each frame message for that slot
+	waiting map[string]chan []byte
+	done    chan struct{}
+}
+
+func dialBench(b testing.TB, h *host) *benchPage {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws://"+h.addr+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {h.origin}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws.SetReadLimit(-1)
+	bp := &benchPage{ws: ws, waiting: map[string]chan []byte{}, done: make(chan struct{})}
+	go func() {
+		defer close(bp.done)
+		for {
+			_, data, err := ws.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if !bytes.HasPrefix(data, []byte(`{"t":"frame","slot":"`)) {
+				continue // inspect entries
+			}
+			rest := data[len(`{"t":"frame","slot":"`):]
+			slot := string(rest[:bytes.IndexByte(rest, '"')])
+			bp.mu.Lock()
+			ch := bp.waiting[slot]
+			bp.mu.Unlock()
+			if ch != nil {
+				ch <- data
+			}
+		}
+	}()
+	b.Cleanup(func() { ws.CloseNow(); <-bp.done })
+	return bp
+}
+
+func (bp *benchPage) send(b testing.TB, msg []byte) {
+	if err := bp.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// open mounts and loads slot and returns its instanceId and its frame channel.
+func (bp *benchPage) open(b testing.TB, slot, app string) (string, chan []byte) {
+	ch := make(chan []byte, 64)
+	bp.mu.Lock()
+	bp.waiting[slot] = ch
+	bp.mu.Unlock()
+	bp.send(b, []byte(`{"t":"mount","slot":"`+slot+`","app":"`+app+`"}`))
+	bp.send(b, []byte(`{"t":"load","slot":"`+slot+`"}`))
+	hr := <-ch
+	i := bytes.Index(hr, []byte(`"instanceId":"`))
+	rest := hr[i+len(`"instanceId":"`):]
+	return string(rest[:bytes.IndexByte(rest, '"')]), ch
+}
+
+// terminalOf reports whether a frame message is the terminal for rid.
+func terminalOf(data []byte, rid string) bool {
+	return bytes.Contains(data, []byte(`"requestId":"`+rid+`"`)) && !bytes.Contains(data, []byte(`"streaming":true`))
+}
+
+func BenchmarkKVGet(b *testing.B) {
+	st := openStore(b)
+	ctx := context.Background()
+	if err := st.KVSet(ctx, "bench", "prefs", []byte(`{"theme":"dark","size":14,"recent":["a","b","c"]}`)); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			if _, found, err := st.KVGet(ctx, "bench", "prefs"); err != nil || !found {
+				b.Fatal(err, found)
+			}
+		}
+	})
+	for _, inspect := range []bool{true, false} {
+		suffix := ""
+		if !inspect {
+			suffix = "-noinspect"
+		}
+		for _, clients := range []int{1, 16} {
+			b.Run(fmt.Sprintf("relay-%d%s", clients, suffix), func(b *testing.B) {
+				h := newHost(b, broker.Options{DB: broker.Store(st)}, relay.Options{NoInspect: !inspect})
+				type client struct {
+					bp   *benchPage
+					inst string
+					ch   chan []byte
+				}
+				cs := make([]client, clients)
+				for i := range cs {
+					bp := dialBench(b, h)
+					inst, ch := bp.open(b, "s"+strconv.Itoa(i), "bench")
+					cs[i] = client{bp, inst, ch}
+				}
+				var wg sync.WaitGroup
+				per := b.N / clients
+				b.ResetTimer()
+				start := time.Now()
+				for i := range cs {
+					c := cs[i]
+					n := per
+					if i == 0 {
+						n += b.N % clients
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						slot := "s" + strconv.Itoa(i)
+						for j := 0; j < n; j++ {
+							rid := "k" + strconv.Itoa(j)
+							c.bp.send(b, []byte(`{"t":"frame","slot":"`+slot+`","frame":{"v":1,"type":"snug:db-request","requestId":"`+rid+`","instanceId":"`+c.inst+`","op":"kvGet","key":"prefs"}}`))
+							for !terminalOf(<-c.ch, rid) {
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				elapsed := time.Since(start)
+				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "kvGet/s")
+			})
+		}
+	}
+}
+
+func BenchmarkAppMessage(b *testing.B) {
+	const instances = 100
+	for _, inspect := range []bool{true, false} {
+		name := "mock-100"
+		if !inspect {
+			name += "-noinspect"
+		}
+		b.Run(name, func(b *testing.B) {
+			h := newHost(b, broker.Options{Agent: mockAgent(0), MaxInFlight: 4}, relay.Options{NoInspect: !inspect})
+			bp := dialBench(b, h)
+			insts := make([]string, instances)
+			chans := make([]chan []byte, instances)
+			for i := range insts {
+				insts[i], chans[i] = bp.open(b, "s"+strconv.Itoa(i), "bench")
+			}
+			var mu sync.Mutex
+			lat := make([]time.Duration, 0, b.N)
+			var wg sync.WaitGroup
+			per := (b.N + instances - 1) / instances
+			b.ResetTimer()
+			start := time.Now()
+			for i := range insts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					slot := "s" + strconv.Itoa(i)
+					mine := make([]time.Duration, 0, per)
+					for j := 0; j < per; j++ {
+						rid := "a" + strconv.Itoa(j)
+						t0 := time.Now()
+						bp.send(b, []byte(`{"t":"frame","slot":"`+slot+`","frame":{"v":1,"type":"snug:app-message","requestId":"`+rid+`","instanceId":"`+insts[i]+`","appId":"bench","action":"summarize","payload":{"text":"a short note to summarize"}}}`))
+						for !terminalOf(<-chans[i], rid) {
+						}
+						mine = append(mine, time.Since(t0))
+					}
+					mu.Lock()
+					lat = append(lat, mine...)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			slices.Sort(lat)
+			q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+			b.ReportMetric(q(0.50), "p50-ms")
+			b.ReportMetric(q(0.99), "p99-ms")
+			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "asks/s")
+		})
+	}
+}

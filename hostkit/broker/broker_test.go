@@ -1,0 +1,611 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/snuggen/snuggen/hostkit/agent"
+	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/openai"
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/openurl"
+	"github.com/snuggen/snuggen/hostkit/relay"
+	"github.com/snuggen/snuggen/hostkit/store"
+)
+
+// mockAgent is the offline agent behind the real bridge; delay slows each
+// streamed step so a request stays in flight.
+func mockAgent(delay time.Duration) broker.AgentHandler {
+	return broker.Agent(agent.NewBridge(mock.New(mock.Options{ChunkSize: 8, Delay: delay}), agent.Options{}))
+}
+
+func openStore(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestHostReadyOnLoadAndAsAnnounceAck(t *testing.T) {
+	var mu sync.Mutex
+	var announced []string
+	h := newHost(t, broker.Options{
+		Agent:  mockAgent(0),
+		DB:     broker.Store(openStore(t)),
+		Locale: "de-CH",
+		OnAnnounce: func(s *broker.Session, a *frame.AppAnnounce) {
+			mu.Lock()
+			announced = append(announced, s.App()+"|"+a.AppID+"|"+a.DisplayName)
+			mu.Unlock()
+		},
+	}, relay.Options{})
+	p := h.page(t)
+	p.mount("s1", "todo")
+	p.load("s1")
+	hr := p.frameFor("s1", frame.TypeHostReady, "")
+	if len(hr.InstanceID) < 16 {
+		t.Fatalf("instanceId %q: want a long random id", hr.InstanceID)
+	}
+	want := map[string]bool{"streaming": true, "db": true, "auth": false, "net": false, "openUrl": false}
+	for k, v := range want {
+		if hr.Capabilities[k] != v {
+			t.Errorf("capabilities.%s = %v, want %v (configured: agent, db)", k, hr.Capabilities[k], v)
+		}
+	}
+	if fmt.Sprint(hr.ProtocolVersions) != fmt.Sprint(frame.ProtocolVersions) {
+		t.Errorf("protocolVersions %v", hr.ProtocolVersions)
+	}
+
+	// The announce is acknowledged with the same host-ready (idempotent).
+	p.frame("s1", announce)
+	_, i := p.wait(0, 5*time.Second, func(m msg) bool { return m.f.Type == frame.TypeHostReady })
+	ack, _ := p.wait(i, 5*time.Second, func(m msg) bool { return m.f.Type == frame.TypeHostReady })
+	if ack.f.InstanceID != hr.InstanceID {
+		t.Errorf("announce-ack instanceId %q, load gave %q", ack.f.InstanceID, hr.InstanceID)
+	}
+	// A second iframe of the same app, announcing the same appId, is another
+	// instance: identity is the iframe, never the appId.
+	other := p.start("s2", "todo")
+	if other == hr.InstanceID {
+		t.Error("two iframes share an instanceId")
+	}
+	p.frame("s2", announce)
+	p.inspected("s2", frame.TypeAppAnnounce, "")
+	p.settle(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(announced) != 2 || announced[0] != "todo|test.app|Test App" {
+		t.Errorf("OnAnnounce got %q", announced)
+	}
+}
+
+func TestAppMessageStreamsThenOneTerminal(t *testing.T) {
+	h := newHost(t, broker.Options{Agent: mockAgent(0)}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "notes")
+	p.frame("s1", appMessage(inst, "r1", "summarize"))
+	term := p.terminal("s1", "r1")
+	if term.OK == nil || !*term.OK || len(term.Data) == 0 {
+		t.Fatalf("terminal %+v: want ok data", term)
+	}
+	p.settle(20 * time.Millisecond)
+	fs := p.frames("s1", "r1")
+	if len(fs) < 2 {
+		t.Fatalf("want streaming frames before the terminal, got %d frames", len(fs))
+	}
+	prev := ""
+	for i, f := range fs[:len(fs)-1] {
+		if f.terminal() || !strings.HasPrefix(f.Text, prev) {
+			t.Fatalf("frame %d: %+v: want cumulative streaming text", i, f)
+		}
+		prev = f.Text
+	}
+	if !fs[len(fs)-1].terminal() {
+		t.Fatal("the last frame is not the terminal")
+	}
+
+	// With a responseSchema the data is valid against it.
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-message","requestId":"r2","instanceId":%q,"appId":"x","action":"card",
+		"responseSchema":{"type":"object","required":["front","back"],"properties":{"front":{"type":"string"},"back":{"type":"string"}}}}`, inst))
+	term = p.terminal("s1", "r2")
+	var card struct{ Front, Back *string }
+	if err := json.Unmarshal(term.Data, &card); err != nil || card.Front == nil || card.Back == nil {
+		t.Fatalf("data %s: want front and back", term.Data)
+	}
+}
+
+func TestDBThroughRealStore(t *testing.T) {
+	st := openStore(t)
+	h := newHost(t, broker.Options{DB: broker.Store(st)}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "todo")
+
+	p.frame("s1", dbKV(inst, "k1", "kvSet", "prefs", `{"dark":true}`))
+	if f := p.terminal("s1", "k1"); f.OK == nil || !*f.OK {
+		t.Fatalf("kvSet: %+v", f)
+	}
+	p.frame("s1", dbKV(inst, "k2", "kvGet", "prefs", ""))
+	f := p.terminal("s1", "k2")
+	if string(f.Result) != `{"found":true,"value":{"dark":true}}` {
+		t.Fatalf("kvGet result %s", f.Result)
+	}
+	// The namespace is the host's key: a direct read of app "todo" sees it.
+	v, found, err := st.KVGet(context.Background(), "todo", "prefs")
+	if err != nil || !found || string(v) != `{"dark":true}` {
+		t.Fatalf("store.KVGet(todo) = %s %v %v", v, found, err)
+	}
+
+	exec := func(rid, sql string, params string) frameView {
+		p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":%q,"instanceId":%q,"op":"exec","sql":%q,"params":%s}`, rid, inst, sql, params))
+		return p.terminal("s1", rid)
+	}
+	if f := exec("e1", "create table t(x)", "[]"); f.OK == nil || !*f.OK {
+		t.Fatalf("create: %+v", f)
+	}
+	exec("e2", "insert into t values (?)", `[42]`)
+	f = exec("e3", "select x from t", "[]")
+	var res struct {
+		Columns []string
+		Rows    [][]any
+	}
+	if err := json.Unmarshal(f.Result, &res); err != nil || len(res.Rows) != 1 || fmt.Sprint(res.Rows[0][0]) != "42" {
+		t.Fatalf("select: %s", f.Result)
+	}
+	if f := exec("e4", "select * from nowhere", "[]"); f.code() != frame.CodeDBSQLError {
+		t.Fatalf("bad SQL: %+v, want DB_SQL_ERROR", f)
+	}
+	// A result that cannot fit the db frame class (8 MiB).
+	if f := exec("e5", "with recursive c(x) as (select 1 union all select x+1 from c where x < 3000) select x, hex(zeroblob(1500)) from c", "[]"); f.code() != frame.CodeDBResultTooLarge {
+		t.Fatalf("huge result: %+v, want DB_RESULT_TOO_LARGE", f.Error)
+	}
+
+	// export then import round-trips through the frames.
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":"x1","instanceId":%q,"op":"export"}`, inst))
+	f = p.terminal("s1", "x1")
+	var exp struct {
+		Data   string
+		Bytes  int
+		Format string
+	}
+	if err := json.Unmarshal(f.Result, &exp); err != nil || exp.Format != "sqlite3" || exp.Bytes == 0 {
+		t.Fatalf("export: %s", f.Result)
+	}
+	exec("e6", "delete from t", "[]")
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":"i1","instanceId":%q,"op":"import","data":%q}`, inst, exp.Data))
+	if f := p.terminal("s1", "i1"); f.OK == nil || !*f.OK {
+		t.Fatalf("import: %+v", f)
+	}
+	if f := exec("e7", "select count(*) from t", "[]"); !strings.Contains(string(f.Result), "[[1]]") {
+		t.Fatalf("after import: %s", f.Result)
+	}
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":"i2","instanceId":%q,"op":"import","data":"bm90IHNxbGl0ZQ=="}`, inst))
+	if f := p.terminal("s1", "i2"); f.code() != frame.CodeDBImportInvalid {
+		t.Fatalf("bad import: %+v", f.Error)
+	}
+}
+
+// R1: a frame that fails parsing is answered only with a recovered
+// requestId, in the paired response type; R2: unknown types are ignored.
+func TestParseFailuresAndIgnoredFrames(t *testing.T) {
+	h := newHost(t, broker.Options{Agent: mockAgent(0), DB: broker.Store(openStore(t)), OpenURL: broker.OpenURL(openurl.New(nil, openurl.Options{}))}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-message","requestId":"m1","instanceId":%q,"appId":"x"}`, inst)) // no action
+	if f := p.terminal("s1", "m1"); f.Type != frame.TypeAppResponse || f.code() != frame.CodeMalformed {
+		t.Fatalf("missing action: %+v", f)
+	}
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":"m2","instanceId":%q,"op":"drop"}`, inst))
+	if f := p.terminal("s1", "m2"); f.Type != frame.TypeDBResponse || f.code() != frame.CodeMalformed {
+		t.Fatalf("bad op: %+v", f)
+	}
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:open-url-request","requestId":"m3","instanceId":%q,"url":"http://example.com/"}`, inst))
+	if f := p.terminal("s1", "m3"); f.Type != frame.TypeOpenURLResult || f.Status != "refused" || !strings.Contains(f.Reason, frame.CodeMalformed) {
+		t.Fatalf("http URL: %+v", f)
+	}
+	p.frame("s1", fmt.Sprintf(`{"v":2,"type":"snug:app-message","requestId":"m4","instanceId":%q,"appId":"x","action":"a"}`, inst))
+	if f := p.terminal("s1", "m4"); f.code() != frame.CodeUnsupportedVersion {
+		t.Fatalf("v:2: %+v", f)
+	}
+
+	// No requestId recovered: rejected without an answer.
+	p.frame("s1", `{"v":2,"type":"snug:app-message"}`)
+	e, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+		return m.T == "inspect" && m.Entry.Dir == "in" && m.Entry.Type == frame.TypeAppMessage && m.Entry.RequestID == ""
+	})
+	if e.Entry.Verdict != "reject" || e.Entry.Code != frame.CodeUnsupportedVersion {
+		t.Fatalf("inspect %+v", e.Entry)
+	}
+	// R2: an unknown snug:* type and a host→app type from an app are ignored.
+	p.frame("s1", `{"v":1,"type":"snug:future-thing","requestId":"m5"}`)
+	if e := p.inspected("s1", "snug:future-thing", ""); e.Entry.Verdict != "ignore" {
+		t.Fatalf("unknown type: %+v", e.Entry)
+	}
+	p.frame("s1", `{"v":1,"type":"snug:host-ready","instanceId":"x","protocolVersions":[1],"capabilities":{"streaming":true,"db":true,"auth":true},"theme":{"mode":"dark"}}`)
+	if e := p.inspected("s1", frame.TypeHostReady, ""); e.Entry.Verdict != "ignore" {
+		t.Fatalf("host-ready from an app: %+v", e.Entry)
+	}
+	p.settle(30 * time.Millisecond)
+	if n := len(p.frames("s1", "m5")); n != 0 {
+		t.Fatalf("an ignored frame was answered (%d frames)", n)
+	}
+}
+
+// stallingOpenAI is a fake OpenAI-compatible server that sends the SSE
+// headers and then nothing until the client goes away.
+func stallingOpenAI(t *testing.T) (url string, gone *atomic.Int32) {
+	gone = new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		gone.Add(1)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", gone
+}
+
+func stallingAgent(t *testing.T) (broker.AgentHandler, *atomic.Int32) {
+	url, gone := stallingOpenAI(t)
+	be, err := openai.New(openai.Config{BaseURL: url, Model: "stall"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return broker.Agent(agent.NewBridge(be, agent.Options{})), gone
+}
+
+func TestAgentHangEndsAtTimeout(t *testing.T) {
+	ag, gone := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag, Timeout: 300 * time.Millisecond}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	start := time.Now()
+	p.frame("s1", appMessage(inst, "r1", "think"))
+	f := p.terminal("s1", "r1")
+	if f.code() != frame.CodeHostError || !f.Error.Retryable || !strings.Contains(f.Error.Message, "no answer within") {
+		t.Fatalf("terminal %+v", f.Error)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
+		t.Errorf("terminal after %s, want about 300ms", d)
+	}
+	// The agent connection was abandoned, not left hanging.
+	deadline := time.Now().Add(3 * time.Second)
+	for gone.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if gone.Load() == 0 {
+		t.Error("the stalled agent request was never cancelled")
+	}
+	p.settle(50 * time.Millisecond)
+	if n := len(p.frames("s1", "r1")); n != 1 {
+		t.Errorf("%d frames for r1, want exactly the terminal", n)
+	}
+}
+
+func TestCancelAndSupersede(t *testing.T) {
+	ag, _ := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+
+	p.frame("s1", appMessage(inst, "c1", "think"))
+	p.inspected("s1", frame.TypeAppMessage, "c1")
+	p.frame("s1", cancelFrame(inst, "c1"))
+	if f := p.terminal("s1", "c1"); f.code() != frame.CodeCancelled || f.Error.Retryable {
+		t.Fatalf("cancel: %+v", f.Error)
+	}
+
+	p.frame("s1", appMessage(inst, "s1", "think"))
+	p.frame("s1", appMessage(inst, "s2", "think"))
+	p.inspected("s1", frame.TypeAppMessage, "s2")
+	p.frame("s1", announce)
+	for _, rid := range []string{"s1", "s2"} {
+		if f := p.terminal("s1", rid); f.code() != frame.CodeSuperseded {
+			t.Fatalf("%s: %+v", rid, f.Error)
+		}
+	}
+	// host-ready comes after the SUPERSEDED terminals, same instance.
+	hr, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+		return m.f.Type == frame.TypeHostReady && m.f.InstanceID == inst && m.T == "frame"
+	})
+	_ = hr
+	p.settle(30 * time.Millisecond)
+	for _, rid := range []string{"c1", "s1", "s2"} {
+		if n := len(p.frames("s1", rid)); n != 1 {
+			t.Errorf("%s: %d frames, want exactly one terminal", rid, n)
+		}
+	}
+	// Work after the re-announce is accepted as usual.
+	p.frame("s1", cancelFrame(inst, "nothing-in-flight"))
+	if e := p.inspected("s1", frame.TypeAppCancel, "nothing-in-flight"); e.Entry.Verdict != "ignore" {
+		t.Errorf("cancel of nothing: %+v", e.Entry)
+	}
+}
+
+func TestDuplicateRequestIDDoesNotDisturbTheOriginal(t *testing.T) {
+	h := newHost(t, broker.Options{Agent: mockAgent(40 * time.Millisecond)}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "r1", "slow"))
+	p.frame("s1", appMessage(inst, "r1", "again")) // in flight
+	e := p.inspected("s1", frame.TypeAppMessage, "")
+	_, i := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "inspect" && m.Entry.Type == frame.TypeAppMessage })
+	dup, _ := p.wait(i, 5*time.Second, func(m msg) bool { return m.T == "inspect" && m.Entry.Type == frame.TypeAppMessage })
+	if e.Entry.Verdict != "accept" || dup.Entry.Verdict != "reject" || !strings.Contains(dup.Entry.Message, "duplicate requestId") {
+		t.Fatalf("first %+v, duplicate %+v", e.Entry, dup.Entry)
+	}
+	term := p.terminal("s1", "r1")
+	if term.OK == nil || !*term.OK {
+		t.Fatalf("the original failed: %+v", term)
+	}
+	// Already answered: still refused, still silent.
+	p.frame("s1", appMessage(inst, "r1", "third"))
+	// A malformed frame recovering a used id is not answered either.
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-message","requestId":"r1","instanceId":%q}`, inst))
+	p.settle(60 * time.Millisecond)
+	fs := p.frames("s1", "r1")
+	terms := 0
+	for _, f := range fs {
+		if f.terminal() {
+			terms++
+		}
+	}
+	if terms != 1 || !fs[len(fs)-1].terminal() {
+		t.Fatalf("r1: %d terminals in %d frames, want one, last", terms, len(fs))
+	}
+}
+
+func TestForgedInstanceID(t *testing.T) {
+	ag, _ := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	other := p.start("s2", "a")
+
+	p.frame("s1", appMessage(other, "f1", "x")) // s1 claims s2's instance
+	if f := p.terminal("s1", "f1"); f.code() != frame.CodeMalformed || !strings.Contains(f.Error.Message, "instanceId") {
+		t.Fatalf("forged: %+v", f.Error)
+	}
+	if n := len(p.frames("s2", "f1")); n != 0 {
+		t.Fatal("the forged request reached the other instance")
+	}
+	// A cancel with a forged instanceId cancels nothing.
+	p.frame("s1", appMessage(inst, "real", "x"))
+	p.inspected("s1", frame.TypeAppMessage, "real")
+	p.frame("s1", cancelFrame("forged", "real"))
+	if e := p.inspected("s1", frame.TypeAppCancel, "real"); e.Entry.Verdict != "reject" {
+		t.Fatalf("forged cancel: %+v", e.Entry)
+	}
+	p.settle(30 * time.Millisecond)
+	if n := len(p.frames("s1", "real")); n != 0 {
+		t.Fatalf("the forged cancel ended the request (%d frames)", n)
+	}
+	p.frame("s1", cancelFrame(inst, "real"))
+	if f := p.terminal("s1", "real"); f.code() != frame.CodeCancelled {
+		t.Fatalf("real cancel: %+v", f.Error)
+	}
+}
+
+func TestInFlightLimit(t *testing.T) {
+	ag, _ := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag, MaxInFlight: 2}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "a1", "x"))
+	p.frame("s1", appMessage(inst, "a2", "x"))
+	p.frame("s1", appMessage(inst, "a3", "x"))
+	f := p.terminal("s1", "a3")
+	if f.code() != frame.CodeHostError || !strings.Contains(f.Error.Message, "(limit 2)") {
+		t.Fatalf("a3: %+v", f.Error)
+	}
+	p.frame("s1", cancelFrame(inst, "a1"))
+	p.terminal("s1", "a1")
+	p.frame("s1", appMessage(inst, "a4", "x"))
+	if e := p.inspected("s1", frame.TypeAppMessage, "a4"); e.Entry.Verdict != "accept" {
+		t.Fatalf("a4 after a slot freed: %+v", e.Entry)
+	}
+	p.settle(30 * time.Millisecond)
+	if n := len(p.frames("s1", "a4")); n != 0 {
+		t.Fatalf("a4 answered: %d frames", n)
+	}
+}
+
+func TestHandlerPanicAndNilAnswer(t *testing.T) {
+	h := newHost(t, broker.Options{
+		Agent: broker.AgentFunc(func(ctx context.Context, c broker.Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
+			if m.Action == "nil" {
+				return nil
+			}
+			stream("partial")
+			panic("boom")
+		}),
+	}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "p1", "panic"))
+	f := p.terminal("s1", "p1")
+	if f.code() != frame.CodeHostError || strings.Contains(f.Error.Message, "boom") {
+		t.Fatalf("panic: %+v (the panic value stays on the host)", f.Error)
+	}
+	p.frame("s1", appMessage(inst, "p2", "nil"))
+	if f := p.terminal("s1", "p2"); f.code() != frame.CodeHostError {
+		t.Fatalf("nil answer: %+v", f.Error)
+	}
+	if got := p.frames("s1", "p1"); len(got) != 2 || got[0].Text != "partial" {
+		t.Fatalf("p1 frames %+v", got)
+	}
+}
+
+func TestShutdownSendsEveryTerminalFirst(t *testing.T) {
+	ag, _ := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	inst2 := p.start("s2", "b")
+	for i := 0; i < 5; i++ {
+		p.frame("s1", appMessage(inst, fmt.Sprint("x", i), "x"))
+		p.frame("s2", appMessage(inst2, fmt.Sprint("y", i), "x"))
+	}
+	p.inspected("s2", frame.TypeAppMessage, "y4")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.rl.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		for _, sr := range [][2]string{{"s1", fmt.Sprint("x", i)}, {"s2", fmt.Sprint("y", i)}} {
+			if f := p.terminal(sr[0], sr[1]); f.code() != frame.CodeCancelled || !strings.Contains(f.Error.Message, "shutting down") {
+				t.Fatalf("%s: %+v", sr[1], f.Error)
+			}
+		}
+	}
+}
+
+func TestNavigatedInstanceGetsNothingMore(t *testing.T) {
+	ag, _ := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "n1", "x"))
+	p.inspected("s1", frame.TypeAppMessage, "n1")
+	p.load("s1") // second load: the frame navigated
+	p.frame("s1", appMessage(inst, "n2", "x"))
+	if e := p.inspected("s1", frame.TypeAppMessage, "n2"); e.Entry.Verdict != "ignore" {
+		t.Fatalf("frame from a dead instance: %+v", e.Entry)
+	}
+	p.frame("s1", announce)
+	p.settle(50 * time.Millisecond)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, m := range p.log {
+		if m.T == "frame" && m.Slot == "s1" {
+			n++
+		}
+	}
+	if n != 1 { // the first host-ready only
+		t.Fatalf("%d frames to s1, want only the first host-ready", n)
+	}
+}
+
+func TestOpenURLConfirmFlow(t *testing.T) {
+	h := newHost(t, broker.Options{OpenURL: broker.OpenURL(openurl.New(relay.Dialogs{}, openurl.Options{}))}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "links")
+	ask := func(rid, url string) msg {
+		p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:open-url-request","requestId":%q,"instanceId":%q,"url":%q}`, rid, inst, url))
+		m, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "confirm" && strings.Contains(m.URL, rid) })
+		return m
+	}
+	c := ask("o1", "https://example.com/docs?o1#frag")
+	if c.Kind != "open-url" || c.URL != "https://example.com/docs?o1#frag" || c.App != "links" || c.Slot != "s1" {
+		t.Fatalf("confirm %+v: want the full URL, the host's app name and the slot", c)
+	}
+	p.send(map[string]string{"t": "confirm-answer", "id": c.ID, "decision": "once"})
+	if f := p.terminal("s1", "o1"); f.Status != "opened" {
+		t.Fatalf("o1: %+v", f)
+	}
+	c = ask("o2", "https://example.com/o2")
+	p.send(map[string]string{"t": "confirm-answer", "id": c.ID, "decision": "deny"})
+	if f := p.terminal("s1", "o2"); f.Status != "declined" {
+		t.Fatalf("o2: %+v", f)
+	}
+}
+
+func TestOpenURLRefusals(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := newHost(t, broker.Options{OpenURL: broker.OpenURL(openurl.New(nil, openurl.Options{}))}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "links")
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:open-url-request","requestId":"u1","instanceId":%q,"url":"https://example.com/"}`, inst))
+	if f := p.terminal("s1", "u1"); f.Status != "refused" || f.Reason == "" {
+		t.Fatalf("no UI: %+v", f)
+	}
+
+	// Rate limit: a Confirmer that always declines, one dialog a minute.
+	o := openurl.New(declineAll{}, openurl.Options{PerMinute: 1, Now: func() time.Time { return now }})
+	req := &frame.OpenURLRequest{RequestID: "a", InstanceID: inst, URL: "https://example.com/"}
+	if r := o.Open(context.Background(), "links", req); r.Status != "declined" {
+		t.Fatalf("first: %+v", r)
+	}
+	if r := o.Open(context.Background(), "links", req); r.Status != "refused" || !strings.Contains(*r.Reason, "rate limit") {
+		t.Fatalf("second: %+v", r)
+	}
+	now = now.Add(61 * time.Second)
+	if r := o.Open(context.Background(), "links", req); r.Status != "declined" {
+		t.Fatalf("after a minute: %+v", r)
+	}
+}
+
+type declineAll struct{}
+
+func (declineAll) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+	return openurl.Declined, nil
+}
+
+func TestResizeAndThemeEvents(t *testing.T) {
+	heights := make(chan int, 4)
+	h := newHost(t, broker.Options{OnResize: func(s *broker.Session, height int) { heights <- height }}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":%q,"event":"resize","data":{"height":480}}`, inst))
+	select {
+	case got := <-heights:
+		if got != 480 {
+			t.Fatalf("height %d", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("resize not delivered")
+	}
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":%q,"event":"resize","data":{"height":1e9}}`, inst))
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":"forged","event":"resize","data":{"height":5}}`))
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":%q,"event":"resize","data":{"height":7}}`, inst))
+	if got := <-heights; got != 7 {
+		t.Fatalf("an invalid or forged resize was delivered: %d", got)
+	}
+
+	p.send(map[string]string{"t": "theme", "mode": "dark"})
+	ev := p.frameFor("s1", frame.TypeHostEvent, "")
+	if ev.Event != frame.EventThemeChange {
+		t.Fatalf("event %+v", ev)
+	}
+	p.start("s2", "a")
+	m, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.Slot == "s2" && m.f.Type == frame.TypeHostReady })
+	if !strings.Contains(string(m.Frame), `"mode":"dark"`) {
+		t.Fatalf("host-ready after the toggle: %s", m.Frame)
+	}
+}
+
+// The inspector sees every frame both ways with its verdict.
+func TestInspectEntries(t *testing.T) {
+	h := newHost(t, broker.Options{DB: broker.Store(openStore(t))}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", dbKV(inst, "k1", "kvGet", "nothing", ""))
+	in := p.inspected("s1", frame.TypeDBRequest, "k1")
+	if in.Entry.Verdict != "accept" {
+		t.Fatalf("in: %+v", in.Entry)
+	}
+	out, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+		return m.T == "inspect" && m.Entry.Dir == "out" && m.Entry.RequestID == "k1"
+	})
+	if out.Entry.Type != frame.TypeDBResponse || out.Entry.Slot != "s1" {
+		t.Fatalf("out: %+v", out.Entry)
+	}
+}
