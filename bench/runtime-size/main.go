@@ -60,13 +60,9 @@ func build(contents, dir string) ([]byte, error) {
 }
 
 func run(runtimePath, ext string) error {
-	if _, err := os.Stat(runtimePath); err != nil {
-		return err
-	}
-	// The runtime file is already bundled and minified by snuggen gen with
-	// these options; bundle it again so both sides pass the same step.
-	abs, _ := filepath.Abs(runtimePath)
-	snug, err := build(fmt.Sprintf("import %q;", abs), filepath.Dir(abs))
+	// The runtime as apps ship it: snuggen gen bundles it with the options
+	// build uses below (esbuild, bundled, minified, IIFE).
+	snug, err := os.ReadFile(runtimePath)
 	if err != nil {
 		return err
 	}
