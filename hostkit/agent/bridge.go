@@ -24,6 +24,9 @@ type Options struct {
 	// has not finished by then is answered NETWORK_ERROR. 0 means no bound
 	// beyond the caller's context.
 	Timeout time.Duration
+	// Log receives the full detail of an agent failure (the app gets a short
+	// message without the endpoint's address or its error text). nil drops it.
+	Log func(instanceKey string, err error)
 }
 
 // errAgentTimeout is the cause of a context ended by Options.Timeout.
@@ -87,12 +90,12 @@ func (b *Bridge) Ask(ctx context.Context, instanceKey string, m *frame.AppMessag
 	}
 	if len(m.ResponseSchema) > 0 {
 		if _, err := CompileSchema(m.ResponseSchema); err != nil {
-			return nil, frame.NewError(frame.CodeMalformed, err.Error())
+			return nil, newError(frame.CodeMalformed, err.Error())
 		}
 	}
 	env, err := Envelope(m)
 	if err != nil {
-		return nil, frame.NewError(frame.CodeMalformed, err.Error())
+		return nil, newError(frame.CodeMalformed, err.Error())
 	}
 	system := DefaultSystemPrompt
 	if b.opts.SystemPrompt != nil {
@@ -112,13 +115,16 @@ func (b *Bridge) Ask(ctx context.Context, instanceKey string, m *frame.AppMessag
 	}
 	text, err := b.complete(actx, req, onText)
 	if err != nil {
+		if b.opts.Log != nil && ctx.Err() == nil {
+			b.opts.Log(instanceKey, err)
+		}
 		return nil, b.backendError(ctx, actx, err)
 	}
 	data, err := ParseReply(text, m.ResponseSchema)
 	if err != nil {
 		var re *ReplyError
 		if !errors.As(err, &re) {
-			return nil, frame.NewError(frame.CodeHostError, err.Error())
+			return nil, newError(frame.CodeHostError, err.Error())
 		}
 		left := max(frame.ParseFailureBudget-b.fail(instanceKey), 0)
 		return nil, parseFailed(re.Reason, re.RawExcerpt, left)
@@ -152,19 +158,26 @@ func (b *Bridge) backendError(ctx, actx context.Context, err error) *frame.Error
 	case ctx.Err() != nil:
 		return frame.NewError(frame.CodeCancelled, fmt.Sprintf("agent request ended: %v", context.Cause(ctx)))
 	case actx.Err() != nil:
-		return frame.NewError(frame.CodeNetworkError, fmt.Sprintf("%v (%v)", context.Cause(actx), b.opts.Timeout))
+		return newError(frame.CodeNetworkError, fmt.Sprintf("%v (%v)", context.Cause(actx), b.opts.Timeout))
 	case errors.Is(err, ErrThreadConflict):
-		e := frame.NewError(frame.CodeThreadConflict, "the agent thread stayed busy: "+err.Error())
+		e := newError(frame.CodeThreadConflict, fmt.Sprintf("the agent thread stayed busy after %d attempts", len(frame.ThreadConflictBackoff)+1))
 		last := int(frame.ThreadConflictBackoff[len(frame.ThreadConflictBackoff)-1] / time.Millisecond)
 		e.RetryAfterMs = &last
 		return e
 	default:
-		return frame.NewError(frame.CodeNetworkError, "could not reach the agent: "+err.Error())
+		var ne *NetworkError
+		if errors.As(err, &ne) && ne.Status != 0 {
+			return newError(frame.CodeNetworkError, fmt.Sprintf("the agent answered HTTP %d (%s)", ne.Status, ne.Backend))
+		}
+		if errors.As(err, &ne) {
+			return newError(frame.CodeNetworkError, fmt.Sprintf("could not get a complete reply from the agent (%s)", ne.Backend))
+		}
+		return newError(frame.CodeNetworkError, "could not get a complete reply from the agent")
 	}
 }
 
 func parseFailed(reason, excerpt string, attemptsRemaining int) *frame.Error {
-	e := frame.NewError(frame.CodeParseFailed, reason)
+	e := newError(frame.CodeParseFailed, reason)
 	e.Retryable = attemptsRemaining > 0
 	e.RawExcerpt = &excerpt
 	e.AttemptsRemaining = &attemptsRemaining

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/frame"
@@ -395,18 +396,31 @@ func TestBackendHTTPErrors(t *testing.T) {
 					w.Write([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"))
 				}
 			})
-			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
+			var logged []error
+			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{Log: func(key string, err error) { logged = append(logged, err) }})
+			host := strings.TrimPrefix(fa.srv.URL, "http://")
 			for i := 1; i <= 3; i++ {
 				_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
-				if ferr == nil || ferr.Code != frame.CodeNetworkError {
-					t.Fatalf("hit %d: %+v, want NETWORK_ERROR", i, ferr)
+				if ferr == nil || ferr.Code != frame.CodeNetworkError || !ferr.Retryable {
+					t.Fatalf("hit %d: %+v, want retryable NETWORK_ERROR", i, ferr)
 				}
-				if strings.Contains(ferr.Message, testKey) {
-					t.Errorf("hit %d: the key leaked into the error: %s", i, ferr.Message)
+				// The app learns what failed, not where the host's agent lives or what it said.
+				if strings.Contains(ferr.Message, testKey) || strings.Contains(ferr.Message, host) || strings.Contains(ferr.Message, "exploded") {
+					t.Errorf("hit %d: the app's error says too much: %s", i, ferr.Message)
 				}
-				if i == 1 && !strings.Contains(ferr.Message, "[REDACTED]") {
-					t.Errorf("hit 1: %s", ferr.Message)
-				}
+			}
+			if len(logged) != 3 {
+				t.Fatalf("logged %d errors, want 3", len(logged))
+			}
+			// The host's log has the detail, with the key redacted.
+			if msg := logged[0].Error(); strings.Contains(msg, testKey) || !strings.Contains(msg, "[REDACTED]") || !strings.Contains(msg, "401") {
+				t.Errorf("log 1: %s", msg)
+			}
+			if msg := logged[1].Error(); !strings.Contains(msg, "exploded") {
+				t.Errorf("log 2: %s", msg)
+			}
+			if msg := logged[2].Error(); !strings.Contains(msg, "Overloaded") {
+				t.Errorf("log 3: %s", msg)
 			}
 			// Nothing listening.
 			fa.srv.Close()
@@ -415,6 +429,31 @@ func TestBackendHTTPErrors(t *testing.T) {
 				t.Fatalf("closed server: %+v, want NETWORK_ERROR", ferr)
 			}
 		})
+	}
+}
+
+// TestErrorMessageFitsFrame: a long reason (here a schema compiler's report
+// on a huge schema) is cut so the error object stays valid.
+func TestErrorMessageFitsFrame(t *testing.T) {
+	// The compiler's report quotes the missing reference in full.
+	schema := `{"type":"object","properties":{"a":{"$ref":"#/$defs/` + strings.Repeat("x", 3000) + `"}}}`
+	br := agent.NewBridge(agent.BackendFunc(func(context.Context, agent.Completion, func(string)) (string, error) {
+		t.Fatal("the agent was called")
+		return "", nil
+	}), agent.Options{})
+	_, ferr := br.Ask(context.Background(), "k", appMessage("", "", schema), nil)
+	if ferr == nil || ferr.Code != frame.CodeMalformed {
+		t.Fatalf("%+v", ferr)
+	}
+	if n := utf8.RuneCountInString(ferr.Message); n < 500 {
+		t.Fatalf("the message (%d code points) is too short to test the cut", n)
+	}
+	raw, err := json.Marshal(&frame.AppResponse{RequestID: "r1", Error: ferr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&frame.AppResponse{RequestID: "r1", Error: ferr}).Validate(); err != nil {
+		t.Fatalf("%s: %v", raw, err)
 	}
 }
 
