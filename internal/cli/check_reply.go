@@ -64,7 +64,11 @@ Schema, as for an app-message's responseSchema. FILE "-" or none reads stdin.`,
 				}{false, frame.CodeParseFailed, re.RawExcerpt}); err != nil {
 					return err
 				}
-				fmt.Fprintf(io.Err, "snuggen: %s: %s\n", agentCheckName(args), re.Reason)
+				where := agentCheckName(args)
+				if where == "-" {
+					where = "stdin"
+				}
+				fmt.Fprintf(io.Err, "snuggen: %s: %s\n", where, re.Reason)
 				return silentExit(1)
 			}
 			if err != nil {
