@@ -487,6 +487,15 @@ func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
 	})
 }
 
+func (g *gen) sizeLimit(fr *model.Frame) string {
+	for _, sc := range g.m.Rules.SizeClasses {
+		if sc.Name == fr.SizeClass {
+			return sc.Limit
+		}
+	}
+	return ""
+}
+
 func hasRequestID(fr *model.Frame) bool { return fieldByName(fr.Body, "requestId") != nil }
 
 // parse emits Parse, the decoders, validators, RejectError and helpers.
@@ -603,16 +612,19 @@ func (g *gen) parse(f *jen.File) {
 		jen.Var().Id("d").Qual(jsonscanPkg, "Decoder"),
 		jen.Id("d").Dot("Reset").Call(jen.Id("s")),
 		jen.If(jen.Op("!").Id("d").Dot("BeginObject").Call()).Block(jen.Return(jen.Lit(""), jen.False())),
+		jen.Comment("The last occurrence wins, as in JSON.parse."),
 		jen.For(jen.Id("first").Op(":=").True(), jen.Id("d").Dot("ObjMore").Call(jen.Id("first")), jen.Id("first").Op("=").False()).Block(
 			jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("d").Dot("Key").Call(),
 			jen.If(jen.Id("k").Op("==").Lit(r.RecoverField)).Block(
 				jen.If(jen.List(jen.Id("v"), jen.Id("isStr")).Op(":=").Id("d").Dot("String").Call(), jen.Id("isStr")).Block(
-					jen.Return(jen.Id("v"), jen.Id("plausibleID").Call(jen.Id("v"))),
+					jen.List(jen.Id("id"), jen.Id("ok")).Op("=").List(jen.Id("v"), jen.Id("plausibleID").Call(jen.Id("v"))),
+					jen.Continue(),
 				),
+				jen.List(jen.Id("id"), jen.Id("ok")).Op("=").List(jen.Lit(""), jen.False()),
 			),
 			jen.Id("d").Dot("Skip").Call(),
 		),
-		jen.Return(jen.Lit(""), jen.False()),
+		jen.Return(jen.Id("id"), jen.Id("ok")),
 	)
 	f.Func().Id("plausibleID").Params(jen.Id("s").String()).Bool().Block(
 		jen.Return(jen.Qual(jsonscanPkg, "LenAtLeast").Call(jen.Id("s"), jen.Lit(r.RecoverMinLength)).Op("&&").Qual(jsonscanPkg, "LenAtMost").Call(jen.Id("s"), jen.Lit(r.RecoverMaxLength))),
@@ -675,6 +687,9 @@ func (g *gen) parse(f *jen.File) {
 	var cases []jen.Code
 	for _, x := range g.m.Frames {
 		cases = append(cases, jen.Case(jen.Id(typeConst(x.Type))).Block(
+			jen.If(jen.Len(jen.Id("raw")).Op(">").Id(goName(g.sizeLimit(x)))).Block(
+				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleSize)), jen.Lit(""), jen.Lit(fr(ruleSize).Message))),
+			),
 			jen.Id("f").Op(":=").New(jen.Id(x.Title)),
 			jen.Id("d").Dot("Reset").Call(jen.Id("s")),
 			jen.Id("d").Dot("BeginObject").Call(),
@@ -689,10 +704,7 @@ func (g *gen) parse(f *jen.File) {
 		))
 	}
 	cases = append(cases, jen.Default().Block(
-		jen.Comment("R2: a valid v with a type this version does not know is ignored."),
-		jen.If(jen.Op("!").Id("validJSON").Call(jen.Id("s"))).Block(
-			jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Lit(fr(ruleJSON).Message))),
-		),
+		jen.Comment("R2: a supported v with a type this version does not know is ignored."),
 		jen.Return(jen.Nil(), jen.Nil()),
 	))
 	f.Comment("Parse applies R1, R2, R6, the schemas and the rules to one frame's JSON text.")
@@ -712,7 +724,14 @@ func (g *gen) parse(f *jen.File) {
 		jen.If(jen.Op("!").Id("h").Dot("scan").Call(jen.Op("&").Id("d"))).Block(
 			jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Lit(fr(ruleJSON).Message))),
 		),
+		jen.List(jen.Id("dup"), jen.Id("valid")).Op(":=").Qual(jsonscanPkg, "DuplicateKeys").Call(jen.Id("s")),
 		jen.Switch().Block(
+			jen.Case(jen.Op("!").Id("valid")).Block(
+				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Lit(fr(ruleJSON).Message))),
+			),
+			jen.Case(jen.Id("dup")).Block(
+				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleDup)), jen.Lit(""), jen.Lit(fr(ruleDup).Message))),
+			),
 			jen.Case(jen.Op("!").Id("h").Dot("seenV").Op("||").Op("!").Id("h").Dot("vInt")).Block(
 				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleVersion)), jen.Lit("/v"), jen.Lit(fr(ruleVersion).Message))),
 			),
@@ -721,9 +740,6 @@ func (g *gen) parse(f *jen.File) {
 			),
 			jen.Case(jen.Op("!").Id("h").Dot("hasType")).Block(
 				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleType)), jen.Lit("/type"), jen.Lit(fr(ruleType).Message))),
-			),
-			jen.Case(jen.Len(jen.Id("raw")).Op(">").Id("SizeClass").Call(jen.Id("h").Dot("typ"))).Block(
-				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleSize)), jen.Lit(""), jen.Lit(fr(ruleSize).Message))),
 			),
 		),
 		jen.Var().Id("c").Qual(violationPkg, "Collector"),

@@ -149,16 +149,19 @@ func recoverRequestID(s string) (id string, ok bool) {
 	if !d.BeginObject() {
 		return "", false
 	}
+	// The last occurrence wins, as in JSON.parse.
 	for first := true; d.ObjMore(first); first = false {
 		k, _ := d.Key()
 		if k == "requestId" {
 			if v, isStr := d.String(); isStr {
-				return v, plausibleID(v)
+				id, ok = v, plausibleID(v)
+				continue
 			}
+			id, ok = "", false
 		}
 		d.Skip()
 	}
-	return "", false
+	return id, ok
 }
 func plausibleID(s string) bool {
 	return jsonscan.LenAtLeast(s, 1) && jsonscan.LenAtMost(s, 128)
@@ -253,19 +256,25 @@ func Parse(raw []byte) (Frame, error) {
 	if !h.scan(&d) {
 		return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", "not a JSON object")
 	}
+	dup, valid := jsonscan.DuplicateKeys(s)
 	switch {
+	case !valid:
+		return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", "not a JSON object")
+	case dup:
+		return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 	case !h.seenV || !h.vInt:
 		return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameVersion, "/v", "v is missing or not an integer")
 	case !supported(h.v):
 		return nil, frameReject(s, h.typ, CodeUnsupportedVersion, RuleFrameUnsupportedVersion, "/v", "v is an integer other than a supported protocol version")
 	case !h.hasType:
 		return nil, frameReject(s, "", CodeMalformed, RuleFrameType, "/type", "type is missing or not a string")
-	case len(raw) > SizeClass(h.typ):
-		return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
 	}
 	var c violation.Collector
 	switch h.typ {
 	case TypeAppAnnounce:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(AppAnnounce)
 		d.Reset(s)
 		d.BeginObject()
@@ -284,6 +293,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeHostReady:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(HostReady)
 		d.Reset(s)
 		d.BeginObject()
@@ -302,6 +314,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeAppMessage:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(AppMessage)
 		d.Reset(s)
 		d.BeginObject()
@@ -320,6 +335,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeAppCancel:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(AppCancel)
 		d.Reset(s)
 		d.BeginObject()
@@ -338,6 +356,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeAppResponse:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(AppResponse)
 		d.Reset(s)
 		d.BeginObject()
@@ -356,6 +377,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeDBRequest:
+		if len(raw) > MaxDBFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(DBRequest)
 		d.Reset(s)
 		d.BeginObject()
@@ -374,6 +398,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeDBResponse:
+		if len(raw) > MaxDBFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(DBResponse)
 		d.Reset(s)
 		d.BeginObject()
@@ -392,6 +419,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeNetRequest:
+		if len(raw) > MaxNetFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(NetRequest)
 		d.Reset(s)
 		d.BeginObject()
@@ -410,6 +440,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeNetResponse:
+		if len(raw) > MaxNetFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(NetResponse)
 		d.Reset(s)
 		d.BeginObject()
@@ -428,6 +461,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeOpenURLRequest:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(OpenURLRequest)
 		d.Reset(s)
 		d.BeginObject()
@@ -446,6 +482,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeOpenURLResult:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(OpenURLResult)
 		d.Reset(s)
 		d.BeginObject()
@@ -464,6 +503,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeHostEvent:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(HostEvent)
 		d.Reset(s)
 		d.BeginObject()
@@ -482,6 +524,9 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	case TypeAppEvent:
+		if len(raw) > MaxFrameBytes {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameSize, "", "the frame is larger than its size class")
+		}
 		f := new(AppEvent)
 		d.Reset(s)
 		d.BeginObject()
@@ -500,10 +545,7 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	default:
-		// R2: a valid v with a type this version does not know is ignored.
-		if !validJSON(s) {
-			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", "not a JSON object")
-		}
+		// R2: a supported v with a type this version does not know is ignored.
 		return nil, nil
 	}
 }

@@ -541,3 +541,85 @@ func LenAtMost(s string, n int) bool {
 	}
 	return utf8.RuneCountInString(s) <= n
 }
+
+// DuplicateKeys reads the whole of s and reports whether it is one valid
+// JSON value (valid) and whether any object in it names a key twice (dup).
+// JSON.parse and encoding/json keep the last of two equal keys silently; a
+// validator that wants one reading of a text rejects such a text instead.
+func DuplicateKeys(s string) (dup, valid bool) {
+	var d Decoder
+	d.Reset(s)
+	dup = d.dupValue()
+	if d.Err != nil {
+		return false, false
+	}
+	if dup {
+		// The rest of the text still has to be JSON.
+		ok := validFrom(s)
+		return ok, ok
+	}
+	return false, d.End()
+}
+
+// validFrom reports whether s is one JSON value.
+func validFrom(s string) bool {
+	var r Decoder
+	r.Reset(s)
+	if _, ok := r.Skip(); !ok {
+		return false
+	}
+	return r.End()
+}
+
+const smallKeys = 16
+
+// dupValue reads one value, returning true as soon as an object repeats a key.
+func (d *Decoder) dupValue() bool {
+	switch d.Peek() {
+	case Object:
+		d.BeginObject()
+		var small [smallKeys]string
+		keys := small[:0]
+		var many map[string]struct{}
+		for first := true; d.ObjMore(first); first = false {
+			k, ok := d.Key()
+			if !ok {
+				return false
+			}
+			if many != nil {
+				if _, ok := many[k]; ok {
+					return true
+				}
+				many[k] = struct{}{}
+			} else {
+				for _, x := range keys {
+					if x == k {
+						return true
+					}
+				}
+				if len(keys) < smallKeys {
+					keys = append(keys, k)
+				} else {
+					many = make(map[string]struct{}, 2*smallKeys)
+					for _, x := range keys {
+						many[x] = struct{}{}
+					}
+					many[k] = struct{}{}
+				}
+			}
+			if d.dupValue() {
+				return true
+			}
+		}
+	case Array:
+		d.BeginArray()
+		for first := true; d.ArrMore(first); first = false {
+			if d.dupValue() {
+				return true
+			}
+		}
+	default:
+		d.Skip()
+	}
+	return false
+}
