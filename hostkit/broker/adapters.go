@@ -46,18 +46,6 @@ func Store(s *store.Store) DBHandler { return storeDB{s} }
 
 type storeDB struct{ s *store.Store }
 
-// The db-request ops. They restate db-request.schema.json because
-// hostkit/frame does not emit enum values yet; they go once it does.
-const (
-	opExec   = "exec"
-	opExport = "export"
-	opImport = "import"
-	opKVGet  = "kvGet"
-	opKVSet  = "kvSet"
-	// exportFormat is the export result's format.
-	exportFormat = "sqlite3"
-)
-
 func (d storeDB) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse {
 	result, err := d.do(ctx, c.App, r)
 	if err != nil {
@@ -75,7 +63,7 @@ func (d storeDB) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *fra
 
 func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame.DBResult, error) {
 	switch r.Op {
-	case opExec:
+	case frame.OpExec:
 		res, err := d.s.Exec(ctx, app, deref(r.SQL), r.Params)
 		if err != nil {
 			return nil, err
@@ -86,7 +74,7 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 			rows = [][]any{}
 		}
 		return &frame.DBResult{Columns: res.Columns, Rows: rows, Changes: &changes, LastInsertRowid: &last}, nil
-	case opKVGet:
+	case frame.OpKvGet:
 		v, found, err := d.s.KVGet(ctx, app, deref(r.Key))
 		if err != nil {
 			return nil, err
@@ -95,7 +83,7 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 			v = json.RawMessage("null")
 		}
 		return &frame.DBResult{Found: &found, Value: v}, nil
-	case opKVSet:
+	case frame.OpKvSet:
 		v := r.Value
 		if len(v) == 0 {
 			v = json.RawMessage("null")
@@ -104,14 +92,14 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 			return nil, err
 		}
 		return &frame.DBResult{}, nil
-	case opExport:
+	case frame.OpExport:
 		data, err := d.s.Export(ctx, app)
 		if err != nil {
 			return nil, err
 		}
-		enc, n, format := base64.StdEncoding.EncodeToString(data), len(data), exportFormat
+		enc, n, format := base64.StdEncoding.EncodeToString(data), len(data), frame.FormatSqlite3
 		return &frame.DBResult{Data: &enc, Bytes: &n, Format: &format}, nil
-	case opImport:
+	case frame.OpImport:
 		data, err := base64.StdEncoding.DecodeString(deref(r.Data))
 		if err != nil {
 			return nil, &store.Error{Code: frame.CodeDBImportInvalid, Message: "data is not valid base64"}

@@ -128,7 +128,7 @@ func New(opts Options) *Broker {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.Theme == "" {
-		opts.Theme = "light"
+		opts.Theme = frame.ModeLight
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Broker{

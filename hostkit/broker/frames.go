@@ -56,7 +56,7 @@ func errorFrame(respType, rid string, e *frame.Error) frame.Frame {
 		return &frame.NetResponse{RequestID: rid, OK: false, Error: e}
 	case frame.TypeOpenURLResult:
 		// open-url-result has no error object: the code goes in the reason.
-		return openurl.Result(rid, openurl.StatusRefused, e.Code+": "+e.Message)
+		return openurl.Result(rid, frame.StatusRefused, e.Code+": "+e.Message)
 	}
 	return &frame.AppResponse{RequestID: rid, OK: false, Error: e}
 }

@@ -21,25 +21,15 @@ import (
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
-// Theme modes (host-ready's theme.mode and theme-change's). They restate
-// host-ready.schema.json because hostkit/frame does not emit enum values yet.
-const (
-	Light = "light"
-	Dark  = "dark"
-)
-
-// ThemeChange builds a theme-change event for mode Light or Dark.
+// ThemeChange builds a theme-change event for mode frame.ModeLight or
+// frame.ModeDark.
 func ThemeChange(mode string) (*frame.HostEvent, error) {
-	if mode != Light && mode != Dark {
+	if mode != frame.ModeLight && mode != frame.ModeDark {
 		return nil, fmt.Errorf("events: theme mode %q: want light or dark", mode)
 	}
 	return build(frame.EventThemeChange, struct {
-		Theme struct {
-			Mode string `json:"mode"`
-		} `json:"theme"`
-	}{Theme: struct {
-		Mode string `json:"mode"`
-	}{mode}})
+		Theme frame.Theme `json:"theme"`
+	}{frame.Theme{Mode: mode}})
 }
 
 // Visibility builds a visibility event.
@@ -130,18 +120,20 @@ func ResizeHeight(e *frame.AppEvent) (int, error) {
 		return 0, fmt.Errorf("events: %s is not a resize event", e.Event)
 	}
 	var d struct {
-		Height *json.Number `json:"height"`
+		Height json.RawMessage `json:"height"`
 	}
 	if len(e.Data) == 0 {
 		return 0, fmt.Errorf("events: resize without data.height")
 	}
-	if err := json.Unmarshal(e.Data, &d); err != nil || d.Height == nil {
+	if err := json.Unmarshal(e.Data, &d); err != nil || len(d.Height) == 0 || !(d.Height[0] == '-' || '0' <= d.Height[0] && d.Height[0] <= '9') {
 		return 0, fmt.Errorf("events: resize: data.height missing or not a number")
 	}
 	f, _ := field(frame.EventResize, "height")
-	h, err := d.Height.Int64()
-	if err != nil || (f.Minimum != nil && h < *f.Minimum) || (f.Maximum != nil && h > *f.Maximum) {
-		return 0, fmt.Errorf("events: resize: data.height %s: want an integer within %s", d.Height.String(), bounds(f))
+	// An integer in JSON Schema's sense: 480, 480.0 and 4.8e2 alike.
+	v, err := json.Number(d.Height).Float64()
+	h := int64(v)
+	if err != nil || float64(h) != v || (f.Minimum != nil && h < *f.Minimum) || (f.Maximum != nil && h > *f.Maximum) {
+		return 0, fmt.Errorf("events: resize: data.height %s: want an integer within %s", d.Height, bounds(f))
 	}
 	return int(h), nil
 }

@@ -20,17 +20,10 @@ import (
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
-// The open-url-result statuses and the reason limit (Part I §4).
-//
-// These restate open-url-result.schema.json because hostkit/frame does not
-// emit per-field enum values and limits yet; they go once it does.
-const (
-	StatusOpened   = "opened"
-	StatusDeclined = "declined"
-	StatusRefused  = "refused"
-	// MaxReason is reason's limit in code points.
-	MaxReason = 300
-)
+// MaxReason is open-url-result's reason limit in code points. It restates
+// open-url-result.schema.json because hostkit/frame does not export field
+// limits yet (its Validate checks it); it goes once it does.
+const MaxReason = 300
 
 // Answer is the user's decision.
 type Answer int
@@ -106,22 +99,22 @@ func New(c Confirmer, opts Options) *Opener {
 // refused and is dropped by the broker's latch.
 func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) *frame.OpenURLResult {
 	if o.c == nil {
-		return Result(f.RequestID, StatusRefused, "this host has no dialog to ask the user")
+		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}
 	if reason := o.reserve(app); reason != "" {
-		return Result(f.RequestID, StatusRefused, reason)
+		return Result(f.RequestID, frame.StatusRefused, reason)
 	}
 	defer o.release(app)
 	ans, err := o.c.ConfirmOpen(ctx, Prompt{App: app, URL: f.URL})
 	switch {
 	case errors.Is(err, ErrNoUI):
-		return Result(f.RequestID, StatusRefused, "no user interface to ask: the link was not opened")
+		return Result(f.RequestID, frame.StatusRefused, "no user interface to ask: the link was not opened")
 	case err != nil:
-		return Result(f.RequestID, StatusRefused, "the confirm dialog ended without an answer")
+		return Result(f.RequestID, frame.StatusRefused, "the confirm dialog ended without an answer")
 	case ans == Opened:
-		return Result(f.RequestID, StatusOpened, "")
+		return Result(f.RequestID, frame.StatusOpened, "")
 	}
-	return Result(f.RequestID, StatusDeclined, "the user declined")
+	return Result(f.RequestID, frame.StatusDeclined, "the user declined")
 }
 
 // reserve claims the app's dialog, or names why not.
@@ -160,7 +153,8 @@ func (o *Opener) release(app string) {
 	}
 }
 
-// Result builds an open-url-result; reason is cut to the frame's limit and
+// Result builds an open-url-result (status frame.StatusOpened,
+// frame.StatusDeclined or frame.StatusRefused); reason is cut to the frame's limit and
 // omitted when empty.
 func Result(requestID, status, reason string) *frame.OpenURLResult {
 	r := &frame.OpenURLResult{RequestID: requestID, Status: status}
