@@ -24,10 +24,15 @@ func req(url string) *frame.OpenURLRequest {
 
 func TestAnswers(t *testing.T) {
 	var shown openurl.Prompt
-	yes := confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) { shown = p; return openurl.Opened, nil })
+	yes := confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+		shown = p
+		return openurl.Opened, nil
+	})
 	no := confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) { return openurl.Declined, nil })
 	noUI := confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) { return 0, openurl.ErrNoUI })
-	gone := confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) { return 0, errors.New("page closed") })
+	gone := confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+		return 0, errors.New("page closed")
+	})
 	url := "https://example.com/a/long/path?x=1&y=2#section"
 	for _, c := range []struct {
 		name   string
