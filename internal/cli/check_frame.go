@@ -112,7 +112,7 @@ func runCheckFrame(io *IO, name string) error {
 		var se *json.SyntaxError
 		msg := "not JSON"
 		if err := json.Unmarshal(raw, new(any)); errors.As(err, &se) {
-			line, col := lineColAt(raw, int(se.Offset))
+			line, col := lineColAt(raw, max(0, int(se.Offset)-1))
 			msg = fmt.Sprintf("%s:%d:%d: not JSON: %v", displayName(name), line, col, se)
 		}
 		return &ExitError{Code: 2, Err: fmt.Errorf("check frame: %s (a frame is one JSON object)", msg)}
