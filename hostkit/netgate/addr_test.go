@@ -74,12 +74,12 @@ func FuzzParseTarget(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tg, fl := parseTarget(s)
+		tg, fl := parseTargetUncached(s)
 		if fl != nil {
 			return
 		}
 		// A canonical URL reads back as itself: one parse, one reading.
-		again, fl := parseTarget(tg.String())
+		again, fl := parseTargetUncached(tg.String())
 		if fl != nil || again.String() != tg.String() || again.origin != tg.origin {
 			t.Fatalf("%q -> %q -> %v", s, tg.String(), fl)
 		}
