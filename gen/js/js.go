@@ -44,9 +44,6 @@ const (
 // frameRuleIDs are the frame-level rules check.mjs.tmpl applies by id.
 var frameRuleIDs = []string{"frame.json", "frame.duplicate-key", "frame.version", "frame.unsupported-version", "frame.type", "frame.size"}
 
-// ruleDuplicateKey is the frame rule a repeated key breaks.
-const ruleDuplicateKey = "frame.duplicate-key"
-
 // urlChecks are the open-url checks the template's urlProblem implements.
 var urlChecks = []string{"char", "scheme", "userinfo", "percent", "host", "port"}
 
@@ -143,7 +140,6 @@ type data struct {
 	EnvelopeVersion  int
 
 	StageNames  string
-	DupRule     string
 	StageMap    string
 	ListImports string
 	Shared      []nameValue // hoisted descriptors: Name = Lit
@@ -156,7 +152,6 @@ type data struct {
 	Refusal            string
 	RecoverField       string
 	DefaultAnswerConst string
-	DefaultLimit       string
 
 	Decls     []string
 	CodeUnion string
@@ -294,9 +289,6 @@ func prepare(m *model.Model) (*data, error) {
 			messages[c.ID] = c.Message
 		}
 	}
-	// A repeated key is found while decoding, with the shape.
-	stage[ruleDuplicateKey] = 0
-	d.DupRule = ruleDuplicateKey
 	d.StageNames = strings.Join(stageNames, ", then ")
 	d.StageMap = jsonText(stage) // encoding/json sorts map keys: deterministic
 	d.RefinementMessages = jsonText(messages)
@@ -409,12 +401,6 @@ func prepare(m *model.Model) (*data, error) {
 	}
 	d.DefaultAnswerConst = typeConst(r.DefaultAnswer)
 	checkImports[d.DefaultAnswerConst] = true
-	// A type this version does not know has the first (default) size class.
-	if len(r.SizeClasses) == 0 {
-		return nil, fmt.Errorf("js: rules.json has no size classes")
-	}
-	d.DefaultLimit = r.SizeClasses[0].Limit
-	checkImports[d.DefaultLimit] = true
 
 	// An answer type with no error seat refuses instead (rules.json refusal):
 	// status refused, the code in reason.

@@ -26,8 +26,7 @@ var RECOVER_MAX_LENGTH = 128;
 var STRIP_HEADERS = ["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"];
 
 // snug-runtime:gen/validate.mjs
-var DUPLICATES = /* @__PURE__ */ Symbol("duplicate keys");
-var STAGE = { "additionalProperties": 0, "const": 1, "enum": 1, "frame.duplicate-key": 0, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "propertyNames": 1, "required": 0, "type": 0 };
+var STAGE = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "propertyNames": 1, "required": 0, "type": 0 };
 var isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
 var has = Object.hasOwn;
 var codePoints = (s) => {
@@ -59,9 +58,6 @@ function check(t, v, p, out, top) {
   if (k == "o" || k == "m" || k == "r") {
     const keys = Object.keys(v);
     if (keys.length > t.xp) bad("maxProperties");
-    for (const key of v[DUPLICATES] || [])
-      if (k == "m" || k == "o" && (has(t.f, key) || top && (key == "v" || key == "type")))
-        bad("frame.duplicate-key", ptr(p, key));
     if (k == "m")
       for (const key of keys) {
         const n = codePoints(key);
@@ -249,59 +245,27 @@ var KEYWORD_MESSAGES = {
 var isObject2 = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
 var codePoints2 = (s) => [...s].length;
 var utf8Length = (s) => new TextEncoder().encode(s).length;
-var RECOVER = /* @__PURE__ */ Symbol("first recoverable requestId");
-function parseText(text) {
-  const STRING = /"(?:[^"\\]|\\.)*"/y;
-  const LITERAL = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
-  let i = 0;
-  const ws = () => {
-    while (i < text.length && " 	\n\r".includes(text[i])) i++;
-  };
-  const token = (re) => {
-    re.lastIndex = i;
-    const m = re.exec(text);
-    i = re.lastIndex;
-    return JSON.parse(m[0]);
-  };
-  const value = (depth) => {
-    ws();
-    const c = text[i];
-    if (c == "{") {
-      i++;
-      const o = {};
-      const dups = [];
-      ws();
-      if (text[i] == "}") return i++, o;
-      for (; ; ) {
-        ws();
-        const key = token(STRING);
-        ws();
-        i++;
-        const v = value(depth + 1);
-        if (Object.hasOwn(o, key)) dups.push(key);
-        else if (depth == 0 && key == "requestId" && typeof v == "string") o[RECOVER] = v;
-        Object.defineProperty(o, key, { value: v, writable: true, enumerable: true, configurable: true });
-        ws();
-        if (text[i++] == "}") break;
+function hasDuplicateKey(text) {
+  const stack = [];
+  let expectKey = false;
+  for (const [token] of text.matchAll(/"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g)) {
+    const c = token[0];
+    if (c == '"') {
+      if (expectKey) {
+        const keys = stack[stack.length - 1];
+        const key = JSON.parse(token);
+        if (keys.has(key)) return true;
+        keys.add(key);
+        expectKey = false;
       }
-      if (dups.length) o[DUPLICATES] = dups;
-      return o;
-    }
-    if (c == "[") {
-      i++;
-      const a = [];
-      ws();
-      if (text[i] == "]") return i++, a;
-      for (; ; ) {
-        a.push(value(depth + 1));
-        ws();
-        if (text[i++] == "]") break;
-      }
-      return a;
-    }
-    return token(c == '"' ? STRING : LITERAL);
-  };
-  return value(0);
+    } else if (c == "{") {
+      stack.push(/* @__PURE__ */ new Set());
+      expectKey = true;
+    } else if (c == "[") stack.push(null);
+    else if (c == "}" || c == "]") stack.pop();
+    else expectKey = stack[stack.length - 1] != null;
+  }
+  return false;
 }
 var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
 var REFUSAL = { "field": "status", "value": "refused", "reasonField": "reason" };
@@ -318,7 +282,7 @@ function answerFor(type, requestId, code, message) {
 }
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
-  const id = !isObject2(frame) ? void 0 : RECOVER in frame ? frame[RECOVER] : frame["requestId"];
+  const id = isObject2(frame) ? frame["requestId"] : void 0;
   const n = typeof id == "string" ? codePoints2(id) : -1;
   const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
   const known = FRAMES[frameType];
@@ -336,25 +300,28 @@ var frameError = (id, path = "") => ({ path, rule: id, code: FRAME_RULES[id][0],
 function checkFrame(input) {
   let frame = input;
   let size;
+  let duplicate = false;
   if (typeof input == "string") {
     try {
       JSON.parse(input);
     } catch {
       return reject(void 0, void 0, [frameError("frame.json")]);
     }
-    frame = parseText(input);
+    frame = JSON.parse(input);
     size = utf8Length(input);
+    duplicate = hasDuplicateKey(input);
   } else {
     size = utf8Length(JSON.stringify(input) ?? "");
   }
   if (!isObject2(frame)) return reject(frame, void 0, [frameError("frame.json")]);
   const type = typeof frame.type == "string" ? frame.type : void 0;
+  if (duplicate) return reject(frame, type, [frameError("frame.duplicate-key")]);
   if (!Number.isInteger(frame.v)) return reject(frame, type, [frameError("frame.version", "/v")]);
   if (!PROTOCOL_VERSIONS.includes(frame.v)) return reject(frame, type, [frameError("frame.unsupported-version", "/v")]);
   if (type === void 0) return reject(frame, type, [frameError("frame.type", "/type")]);
   const known = FRAMES[type];
-  if (size > (known ? known[1] : MAX_FRAME_BYTES)) return reject(frame, type, [frameError("frame.size")]);
   if (!known) return { verdict: "ignore", type };
+  if (size > known[1]) return reject(frame, type, [frameError("frame.size")]);
   const violations = known[0](frame);
   if (violations.length == 0) return { verdict: "accept", type };
   return reject(
@@ -363,7 +330,7 @@ function checkFrame(input) {
     violations.map((v) => ({
       ...v,
       code: CODE_MALFORMED,
-      message: v.rule == "frame.duplicate-key" ? FRAME_RULES[v.rule][1] : REFINEMENT_MESSAGES[v.rule] || `${v.path || "the frame"} ${KEYWORD_MESSAGES[v.rule] || "is invalid"} (${v.rule})`
+      message: REFINEMENT_MESSAGES[v.rule] || `${v.path || "the frame"} ${KEYWORD_MESSAGES[v.rule] || "is invalid"} (${v.rule})`
     }))
   );
 }

@@ -5,7 +5,7 @@
 // schemas and the refinements, and builds the answer a host sends back.
 
 import { CODE_MALFORMED, MAX_DB_FRAME_BYTES, MAX_FRAME_BYTES, MAX_NET_FRAME_BYTES, PROTOCOL_VERSIONS, RECOVER_MAX_LENGTH, RECOVER_MIN_LENGTH, RETRYABLE_CODES, TYPE_APP_ANNOUNCE, TYPE_APP_CANCEL, TYPE_APP_EVENT, TYPE_APP_MESSAGE, TYPE_APP_RESPONSE, TYPE_DB_REQUEST, TYPE_DB_RESPONSE, TYPE_HOST_EVENT, TYPE_HOST_READY, TYPE_NET_REQUEST, TYPE_NET_RESPONSE, TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, VERSION } from "./constants.mjs";
-import { DUPLICATES, validateAppAnnounce, validateHostReady, validateAppMessage, validateAppCancel, validateAppResponse, validateDBRequest, validateDBResponse, validateNetRequest, validateNetResponse, validateOpenURLRequest, validateOpenURLResult, validateHostEvent, validateAppEvent, } from "./validate.mjs";
+import { validateAppAnnounce, validateHostReady, validateAppMessage, validateAppCancel, validateAppResponse, validateDBRequest, validateDBResponse, validateNetRequest, validateNetResponse, validateOpenURLRequest, validateOpenURLResult, validateHostEvent, validateAppEvent, } from "./validate.mjs";
 
 /** Frame-level rules (rules.json frameRules): id → [code, message]. */
 const FRAME_RULES = {"frame.duplicate-key":["MALFORMED","a key appears twice in one object"],"frame.json":["MALFORMED","not a JSON object"],"frame.size":["MALFORMED","the frame is larger than its size class"],"frame.type":["MALFORMED","type is missing or not a string"],"frame.unsupported-version":["UNSUPPORTED_VERSION","v is an integer other than a supported protocol version"],"frame.version":["MALFORMED","v is missing or not an integer"]};
@@ -52,65 +52,30 @@ const codePoints = (s) => [...s].length;
 // utf8Length is the byte length of s encoded as UTF-8.
 const utf8Length = (s) => new TextEncoder().encode(s).length;
 
-const RECOVER = Symbol("first recoverable requestId");
-
-// parseText parses JSON text that JSON.parse has accepted, like JSON.parse,
-// except that each object naming a key twice lists those keys under
-// DUPLICATES (the value kept is the last, as JSON.parse keeps it), and the
-// top-level object keeps the first string "requestId" under RECOVER
-// (what a host recovers, reading the text in order).
-function parseText(text) {
-  const STRING = /"(?:[^"\\]|\\.)*"/y;
-  const LITERAL = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
-  let i = 0;
-  const ws = () => {
-    while (i < text.length && " \t\n\r".includes(text[i])) i++;
-  };
-  const token = (re) => {
-    re.lastIndex = i;
-    const m = re.exec(text);
-    i = re.lastIndex;
-    return JSON.parse(m[0]);
-  };
-  const value = (depth) => {
-    ws();
-    const c = text[i];
-    if (c == "{") {
-      i++;
-      const o = {};
-      const dups = [];
-      ws();
-      if (text[i] == "}") return i++, o;
-      for (;;) {
-        ws();
-        const key = token(STRING);
-        ws();
-        i++; // :
-        const v = value(depth + 1);
-        if (Object.hasOwn(o, key)) dups.push(key);
-        else if (depth == 0 && key == "requestId" && typeof v == "string") o[RECOVER] = v;
-        Object.defineProperty(o, key, { value: v, writable: true, enumerable: true, configurable: true });
-        ws();
-        if (text[i++] == "}") break;
+// hasDuplicateKey reports whether JSON text (already known to parse) has an
+// object that names one key twice, anywhere: JSON.parse silently keeps the
+// last, a host rejects the frame.
+function hasDuplicateKey(text) {
+  const stack = []; // per open object its keys, per open array null
+  let expectKey = false;
+  for (const [token] of text.matchAll(/"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g)) {
+    const c = token[0];
+    if (c == '"') {
+      if (expectKey) {
+        const keys = stack[stack.length - 1];
+        const key = JSON.parse(token);
+        if (keys.has(key)) return true;
+        keys.add(key);
+        expectKey = false;
       }
-      if (dups.length) o[DUPLICATES] = dups;
-      return o;
-    }
-    if (c == "[") {
-      i++;
-      const a = [];
-      ws();
-      if (text[i] == "]") return i++, a;
-      for (;;) {
-        a.push(value(depth + 1));
-        ws();
-        if (text[i++] == "]") break;
-      }
-      return a;
-    }
-    return token(c == '"' ? STRING : LITERAL);
-  };
-  return value(0);
+    } else if (c == "{") {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (c == "[") stack.push(null);
+    else if (c == "}" || c == "]") stack.pop();
+    else expectKey = stack[stack.length - 1] != null; // ,
+  }
+  return false;
 }
 
 /** Answer types with no error seat, and how they refuse (rules.json refusal). */
@@ -131,7 +96,8 @@ function answerFor(type, requestId, code, message) {
 
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
-  const id = !isObject(frame) ? undefined : RECOVER in frame ? frame[RECOVER] : frame["requestId"];
+  // The last occurrence of a repeated key is the value, as in JSON.parse.
+  const id = isObject(frame) ? frame["requestId"] : undefined;
   const n = typeof id == "string" ? codePoints(id) : -1;
   const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
   const known = FRAMES[frameType];
@@ -157,26 +123,28 @@ const frameError = (id, path = "") => ({ path, rule: id, code: FRAME_RULES[id][0
 export function checkFrame(input) {
   let frame = input;
   let size;
+  let duplicate = false;
   if (typeof input == "string") {
     try {
       JSON.parse(input);
     } catch {
       return reject(undefined, undefined, [frameError("frame.json")]);
     }
-    frame = parseText(input);
+    frame = JSON.parse(input);
     size = utf8Length(input);
+    duplicate = hasDuplicateKey(input);
   } else {
     size = utf8Length(JSON.stringify(input) ?? "");
   }
   if (!isObject(frame)) return reject(frame, undefined, [frameError("frame.json")]);
   const type = typeof frame.type == "string" ? frame.type : undefined;
+  if (duplicate) return reject(frame, type, [frameError("frame.duplicate-key")]);
   if (!Number.isInteger(frame.v)) return reject(frame, type, [frameError("frame.version", "/v")]);
   if (!PROTOCOL_VERSIONS.includes(frame.v)) return reject(frame, type, [frameError("frame.unsupported-version", "/v")]);
   if (type === undefined) return reject(frame, type, [frameError("frame.type", "/type")]);
-  // R6 before R2: a type this version does not know has the default class.
   const known = FRAMES[type];
-  if (size > (known ? known[1] : MAX_FRAME_BYTES)) return reject(frame, type, [frameError("frame.size")]);
   if (!known) return { verdict: "ignore", type };
+  if (size > known[1]) return reject(frame, type, [frameError("frame.size")]);
   const violations = known[0](frame);
   if (violations.length == 0) return { verdict: "accept", type };
   return reject(
@@ -185,7 +153,7 @@ export function checkFrame(input) {
     violations.map((v) => ({
       ...v,
       code: CODE_MALFORMED,
-      message: v.rule == "frame.duplicate-key" ? FRAME_RULES[v.rule][1] : REFINEMENT_MESSAGES[v.rule] || `${v.path || "the frame"} ${KEYWORD_MESSAGES[v.rule] || "is invalid"} (${v.rule})`,
+      message: REFINEMENT_MESSAGES[v.rule] || `${v.path || "the frame"} ${KEYWORD_MESSAGES[v.rule] || "is invalid"} (${v.rule})`,
     })),
   );
 }

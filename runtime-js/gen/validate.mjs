@@ -17,15 +17,8 @@ import { STRIP_HEADERS } from "./constants.mjs";
 // [field, equals, required], t item or value type, ni/xi min/max items,
 // xp max properties, kn/kx key length bounds.
 
-/**
- * Where a JSON text parser (checkFrame's) lists the keys an object named
- * more than once. A host reports a repeated declared key, or any repeated key
- * of a map, as frame.duplicate-key in the first stage, as it decodes.
- */
-export const DUPLICATES = Symbol("duplicate keys");
-
 /** Stage of each rule id: only the first stage with violations is reported. */
-const STAGE = {"additionalProperties":0,"const":1,"enum":1,"frame.duplicate-key":0,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"propertyNames":1,"required":0,"type":0};
+const STAGE = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"propertyNames":1,"required":0,"type":0};
 
 const isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
 const has = Object.hasOwn;
@@ -67,9 +60,6 @@ function check(t, v, p, out, top) {
   if (k == "o" || k == "m" || k == "r") {
     const keys = Object.keys(v);
     if (keys.length > t.xp) bad("maxProperties");
-    for (const key of v[DUPLICATES] || [])
-      if (k == "m" || (k == "o" && (has(t.f, key) || (top && (key == "v" || key == "type")))))
-        bad("frame.duplicate-key", ptr(p, key));
     if (k == "m")
       for (const key of keys) {
         const n = codePoints(key);
