@@ -85,14 +85,22 @@ func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
 		}
 		return nil, fail(violationReason(firstViolation))
 	}
-	for _, block := range fencedBlocks(text) {
-		if data, ok := try(block); ok {
+	// A fenced block that is JSON but not an object (an array of results,
+	// say) is the agent's answer in the wrong shape: no object is mined out
+	// of it below.
+	var rejected []span
+	for _, b := range fencedBlocks(text) {
+		body := text[b.start:b.end]
+		if data, ok := try(body); ok {
 			return data, nil
+		}
+		if t := strings.TrimSpace(body); t != "" && t[0] != '{' && json.Valid([]byte(t)) {
+			rejected = append(rejected, b)
 		}
 	}
 	starts := 0
 	for i := 0; i < len(text) && starts < maxBalancedStarts; i++ {
-		if text[i] != '{' {
+		if text[i] != '{' || inside(rejected, i) {
 			continue
 		}
 		starts++
@@ -163,28 +171,40 @@ func kindOf(jsonText string) string {
 	}
 }
 
-// fencedBlocks returns the bodies of the Markdown code fences in text, in
-// order; the info string after the opening ``` (json, JSON, jsonc, …) is
-// dropped. An unclosed fence runs to the end of the text.
-func fencedBlocks(text string) []string {
-	var blocks []string
-	rest := text
+// span is a byte range [start, end) of the reply.
+type span struct{ start, end int }
+
+func inside(spans []span, i int) bool {
+	for _, s := range spans {
+		if i >= s.start && i < s.end {
+			return true
+		}
+	}
+	return false
+}
+
+// fencedBlocks returns the byte ranges of the bodies of the Markdown code
+// fences in text, in order; the info string after the opening ``` (json,
+// JSON, jsonc, …) is left out. An unclosed fence runs to the end of the text.
+func fencedBlocks(text string) []span {
+	var blocks []span
+	pos := 0
 	for {
-		i := strings.Index(rest, "```")
+		i := strings.Index(text[pos:], "```")
 		if i < 0 {
 			return blocks
 		}
-		rest = rest[i+3:]
+		start := pos + i + 3
 		// Skip the info string: the rest of the opening line.
-		if nl := strings.IndexByte(rest, '\n'); nl >= 0 && !strings.Contains(rest[:nl], "{") {
-			rest = rest[nl+1:]
+		if nl := strings.IndexByte(text[start:], '\n'); nl >= 0 && !strings.Contains(text[start:start+nl], "{") {
+			start += nl + 1
 		}
-		j := strings.Index(rest, "```")
+		j := strings.Index(text[start:], "```")
 		if j < 0 {
-			return append(blocks, rest)
+			return append(blocks, span{start, len(text)})
 		}
-		blocks = append(blocks, rest[:j])
-		rest = rest[j+3:]
+		blocks = append(blocks, span{start, start + j})
+		pos = start + j + 3
 	}
 }
 

@@ -50,6 +50,7 @@ func TestParseReplyRejects(t *testing.T) {
 		"prose":         "I'm sorry, I can't help with that.",
 		"empty":         "",
 		"broken object": `{"a": 1,}`,
+		"fenced array":  "Results:\n```json\n[{\"a\": 1}, {\"a\": 2}]\n```",
 	}
 	for name, text := range cases {
 		_, err := agent.ParseReply(text, nil)
