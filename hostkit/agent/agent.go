@@ -7,7 +7,9 @@
 // Its limit: it answers one app-message with data or an error object and
 // nothing else. Terminal frames, cancellation bookkeeping and supersession
 // belong to the broker; which agent endpoint is used belongs to the host
-// (backends live in the subpackages openai, anthropic and mock).
+// (backends live in the subpackages openai, anthropic and mock; agentenv
+// picks one from the environment). Each app request is sent alone, without
+// thread history: the envelope is self-contained through its state (Part I §6).
 //
 // Credentials never enter the envelope: keys whose lowercase name is in
 // frame.StripHeaders are removed at any depth of payload and state (C1), and a
