@@ -149,6 +149,19 @@ func TestBridgeStall(t *testing.T) {
 			if br.Remaining("k") != frame.ParseFailureBudget {
 				t.Errorf("a cancelled request spent parse budget")
 			}
+
+			// A server that accepts and never answers, not even headers.
+			silent := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) { <-r.Context().Done() })
+			br = agent.NewBridge(wf.backend(t, silent.srv.URL), agent.Options{})
+			ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			start = time.Now()
+			if _, ferr := br.Ask(ctx, "k", appMessage("", "", ""), nil); ferr == nil || ferr.Code != frame.CodeCancelled {
+				t.Fatalf("silent server: %+v, want CANCELLED", ferr)
+			}
+			if el := time.Since(start); el > 400*time.Millisecond {
+				t.Errorf("silent server: returned after %v", el)
+			}
 		})
 	}
 }
