@@ -49,6 +49,18 @@
 // (env var or file), never from a frame, and never appear in a message, a
 // log or the audit.
 //
+// Decisions the spec leaves open, taken here: the 30 s limit starts after
+// the user has answered the confirm dialog (a person's time to decide is not
+// the request's); the request body limit counts UTF-8 bytes; the rate
+// ceiling refuses at once rather than queueing (retryAfterMs says when:
+// the sliding minute's next free slot, or 250 ms for the in-flight limit);
+// a cross-origin redirect hop never gets a connection's credential; header
+// names the host owns (Host, Connection, Content-Length, Transfer-Encoding,
+// Proxy-*, …) are NET_INVALID_REQUEST; localhost and *.localhost are
+// loopback by definition and never resolved. Grants live in the host's data
+// directory, keyed by the host's app key, and never travel with an app;
+// Forget drops them when an app is removed or installed again by import.
+//
 // Concurrency. A Gate is safe for concurrent use. Fetch owns no goroutine
 // past its return; the transport's idle connections end with Close.
 package netgate
