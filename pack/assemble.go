@@ -226,6 +226,6 @@ func (b *builder) manifest() Manifest {
 		Description:  b.metaValue("description"),
 		IconEmoji:    b.metaValue("iconEmoji"),
 		IconColor:    b.metaValue("iconColor"),
-		Capabilities: append([]string{}, b.capabilities...),
+		Capabilities: b.usedCapabilities(),
 	}
 }

@@ -94,7 +94,6 @@ type builder struct {
 	meta         map[string]metaValue
 	handlers     bool
 	title        string
-	capabilities []string
 	afterDoctype int
 }
 

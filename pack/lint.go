@@ -47,15 +47,30 @@ var lintRules = []lintRule{
 		"show the message or question in the page, e.g. with a <dialog> element"},
 }
 
-// capabilityNames maps a runtime entry point to the capability it uses.
+// capabilityNames maps a runtime entry point to the capability it uses;
+// capabilityRE finds them in the bundled code (the minifier never renames
+// a global's properties).
 var capabilityNames = []struct{ expr, name string }{
 	{"snug.ask", "ask"}, {"snug.db", "db"}, {"snug.net", "net"}, {"snug.openUrl", "openUrl"},
 }
 
+var capabilityRE = regexp.MustCompile(`\bsnug\.(ask|db|net|openUrl)\b`)
+
+// lintPrefilter matches every name a rule looks for; code without a match
+// needs no analysis.
+var lintPrefilter = func() *regexp.Regexp {
+	var names []string
+	for _, r := range lintRules {
+		for _, n := range r.names {
+			names = append(names, regexp.QuoteMeta(n[strings.LastIndexByte(n, '.')+1:]))
+		}
+	}
+	return regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+}()
+
 type marker struct {
-	rule    int // index in lintRules, or -1 for a capability
-	name    string
-	capName string
+	rule int // index in lintRules
+	name string
 }
 
 var markers, lintDefine = func() ([]marker, map[string]string) {
@@ -76,9 +91,6 @@ var markers, lintDefine = func() ([]marker, map[string]string) {
 				add(g+n, marker{rule: i, name: g + n})
 			}
 		}
-	}
-	for _, c := range capabilityNames {
-		add(c.expr, marker{rule: -1, capName: c.name})
 	}
 	return ms, def
 }()
@@ -122,31 +134,40 @@ func (b *builder) lint() {
 	}
 	b.mu.Unlock()
 
-	caps := make([]map[string]bool, len(units))
 	var wg sync.WaitGroup
 	for i := range units {
+		if !lintPrefilter.MatchString(units[i].code) {
+			continue
+		}
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			caps[i] = b.lintOne(units[i])
+			b.lintOne(units[i])
 		}(i)
 	}
 	wg.Wait()
-	seen := map[string]bool{}
-	for _, c := range caps {
-		for k := range c {
-			seen[k] = true
-		}
-	}
-	b.capabilities = b.capabilities[:0]
-	for _, c := range capabilityNames {
-		if seen[c.name] {
-			b.capabilities = append(b.capabilities, c.name)
-		}
-	}
 }
 
-func (b *builder) lintOne(u lintUnit) map[string]bool {
+// usedCapabilities lists the capabilities the bundled code calls.
+func (b *builder) usedCapabilities() []string {
+	seen := map[string]bool{}
+	for _, p := range append(append([]part(nil), b.parts...), b.tail...) {
+		if p.slot != nil && p.slot.script {
+			for _, m := range capabilityRE.FindAllStringSubmatch(p.slot.content, -1) {
+				seen[m[1]] = true
+			}
+		}
+	}
+	caps := []string{}
+	for _, c := range capabilityNames {
+		if seen[c.name] {
+			caps = append(caps, c.name)
+		}
+	}
+	return caps
+}
+
+func (b *builder) lintOne(u lintUnit) {
 	r := api.Transform(u.code, api.TransformOptions{
 		Loader:     u.loader,
 		Sourcefile: "x",
@@ -156,16 +177,15 @@ func (b *builder) lintOne(u lintUnit) map[string]bool {
 		LogLevel:   api.LogLevelSilent,
 	})
 	if len(r.Errors) > 0 {
-		return nil // the build reported it already
+		return // the build reported it already
 	}
-	caps := map[string]bool{}
 	out := string(r.Code)
 	if !strings.Contains(out, "__snug_lint_") {
-		return caps
+		return
 	}
 	sm, err := decodeSourceMap(r.Map)
 	if err != nil {
-		return caps
+		return
 	}
 	outLines := lineStarts(r.Code)
 	src := []byte(u.code)
@@ -173,10 +193,6 @@ func (b *builder) lintOne(u lintUnit) map[string]bool {
 	for _, loc := range markerRE.FindAllStringSubmatchIndex(out, -1) {
 		idx, _ := strconv.Atoi(out[loc[2]:loc[3]])
 		m := markers[idx]
-		if m.rule < 0 {
-			caps[m.capName] = true
-			continue
-		}
 		genLine, genCol := offsetToLineCol16(r.Code, outLines, loc[0])
 		line, col16, ok := sm.lookup(genLine, genCol)
 		if !ok {
@@ -197,7 +213,6 @@ func (b *builder) lintOne(u lintUnit) map[string]bool {
 		}
 		b.add(d)
 	}
-	return caps
 }
 
 func offsetToLineCol16(src []byte, ls []int, off int) (int, int) {

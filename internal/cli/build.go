@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -116,6 +117,11 @@ func runBuild(ctx context.Context, io *IO, o *buildOptions) error {
 	}
 	if o.watch && o.out == "-" {
 		return usageError("build: --watch needs an output file, not -o -")
+	}
+	if !dir && !o.watch {
+		// One short build: garbage collection only costs time (esbuild's
+		// CLI does the same for a single entry point).
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
 	buildOnce := func() ([]appResult, error) {
 		jobs, err := planJobs(o, dir)
