@@ -133,6 +133,7 @@ type data struct {
 	RecoverMin       int
 	RecoverMax       int
 	Lists            []nameValue
+	Enums            []nameValue
 	Events           []eventData
 	EventBounds      []nameValue
 	EnvelopeTag      string
@@ -174,21 +175,23 @@ type eventData struct{ Name, Direction, Const string }
 
 type objectData struct{ Title, Fn, Schema, Desc string }
 
-// screaming turns "net-request" or "lastInsertRowid" into NET_REQUEST or LAST_INSERT_ROWID.
+// screaming turns "net-request", "lastInsertRowid" or "DBResult" into
+// NET_REQUEST, LAST_INSERT_ROWID or DB_RESULT.
 func screaming(s string) string {
 	var b strings.Builder
-	for i, r := range s {
+	rs := []rune(s)
+	lower := func(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
+	for i, r := range rs {
 		switch {
 		case r == '-' || r == '.' || r == ':':
 			b.WriteByte('_')
-		case r >= 'A' && r <= 'Z':
-			if i > 0 {
+			continue
+		case r >= 'A' && r <= 'Z' && i > 0:
+			if lower(rs[i-1]) || (i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z' && rs[i-1] >= 'A' && rs[i-1] <= 'Z') {
 				b.WriteByte('_')
 			}
-			b.WriteRune(r)
-		default:
-			b.WriteString(strings.ToUpper(string(r)))
 		}
+		b.WriteString(strings.ToUpper(string(r)))
 	}
 	return b.String()
 }
@@ -235,6 +238,33 @@ func prepare(m *model.Model) (*data, error) {
 	d.CodeUnion = strings.Join(union, " | ")
 	if _, ok := codeSet(r)["MALFORMED"]; !ok {
 		return nil, fmt.Errorf("js: the error registry has no MALFORMED code, which checkFrame answers with")
+	}
+
+	// Enum values of string fields, as Go's frame.OpExec: OP_EXEC.
+	enums := map[string]string{}
+	var enumNames []string
+	var enumErr error
+	walkFields(m, func(f *model.Field) {
+		if f.Type.Kind != model.String {
+			return
+		}
+		for _, v := range f.Type.Enum {
+			name := screaming(f.Name) + "_" + screaming(strings.NewReplacer("-", "_", ".", "_").Replace(v))
+			if old, ok := enums[name]; ok && old != v && enumErr == nil {
+				enumErr = fmt.Errorf("js: enum constant %s would be both %q and %q", name, old, v)
+			}
+			if _, ok := enums[name]; !ok {
+				enumNames = append(enumNames, name)
+			}
+			enums[name] = v
+		}
+	})
+	if enumErr != nil {
+		return nil, enumErr
+	}
+	sort.Strings(enumNames)
+	for _, n := range enumNames {
+		d.Enums = append(d.Enums, nameValue{Name: n, Value: jsonText(enums[n])})
 	}
 
 	// Lists and events.
@@ -482,6 +512,26 @@ func fieldOf(o *model.Object, name string) *model.Field {
 		}
 	}
 	return nil
+}
+
+// walkFields calls fn for every field of every frame, nested ones included.
+func walkFields(m *model.Model, fn func(*model.Field)) {
+	var typ func(t *model.Type)
+	typ = func(t *model.Type) {
+		if t == nil {
+			return
+		}
+		if t.Kind == model.Struct && t.Object != nil {
+			for _, f := range t.Object.Fields {
+				fn(f)
+				typ(f.Type)
+			}
+		}
+		typ(t.Elem)
+	}
+	for _, f := range m.Frames {
+		typ(&model.Type{Kind: model.Struct, Object: f.Body})
+	}
 }
 
 // walkObjects calls fn for every struct object reachable from the frames, in

@@ -155,3 +155,14 @@ console.log(JSON.stringify([a.verdict, b.errors.map((e) => e.rule), c.errors.map
 		t.Errorf("changed schema under node: got %s, want %s", got, want)
 	}
 }
+
+func TestScreaming(t *testing.T) {
+	for in, want := range map[string]string{
+		"net-request": "NET_REQUEST", "lastInsertRowid": "LAST_INSERT_ROWID", "DBResult": "DB_RESULT",
+		"OpenURLResult": "OPEN_URL_RESULT", "GET": "GET", "kvGet": "KV_GET", "theme-change": "THEME_CHANGE",
+	} {
+		if got := screaming(in); got != want {
+			t.Errorf("screaming(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

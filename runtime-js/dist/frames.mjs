@@ -186,10 +186,10 @@ var SCHEMA_APP_CANCEL = { k: "o", f: { "requestId": t0, "instanceId": t0 }, q: [
 var validateAppCancel = (frame) => run(SCHEMA_APP_CANCEL, frame);
 var SCHEMA_APP_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "streaming": "b", "text": "s", "seq": t3, "data": "r", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["streaming"]], ["ok", false, ["error"]], ["streaming", true, ["text"]], ["streaming", false, ["data"]]] };
 var validateAppResponse = (frame) => run(SCHEMA_APP_RESPONSE, frame);
-var SCHEMA_D_B_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": { k: "s", x: 6990508 } }, q: ["requestId", "instanceId", "op"], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] };
-var validateDBRequest = (frame) => run(SCHEMA_D_B_REQUEST, frame);
-var SCHEMA_D_B_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t8, "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["result"]], ["ok", false, ["error"]]] };
-var validateDBResponse = (frame) => run(SCHEMA_D_B_RESPONSE, frame);
+var SCHEMA_DB_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": { k: "s", x: 6990508 } }, q: ["requestId", "instanceId", "op"], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] };
+var validateDBRequest = (frame) => run(SCHEMA_DB_REQUEST, frame);
+var SCHEMA_DB_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t8, "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["result"]], ["ok", false, ["error"]]] };
+var validateDBResponse = (frame) => run(SCHEMA_DB_RESPONSE, frame);
 var SCHEMA_NET_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 4096 }, "method": { k: "s", e: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] }, "headers": { k: "m", kn: 1, kx: 128, t: { k: "s", x: 4096 } }, "body": { k: "s", x: 262144 } }, q: ["requestId", "instanceId", "url", "method"], s: 1 };
 var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (f, out) => {
   forbidWhen(f, out, "net.body.method", "body", "method", ["GET", "HEAD"]);
@@ -198,12 +198,12 @@ var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (f, out) => {
 });
 var SCHEMA_NET_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "status": { k: "i", lo: 100, hi: 599 }, "headers": { k: "m", t: "s" }, "body": "s", "bodyEncoding": { k: "s", e: ["utf8", "base64"] }, "truncated": "b", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["status", "headers", "body"]], ["ok", false, ["error"]]] };
 var validateNetResponse = (frame) => run(SCHEMA_NET_RESPONSE, frame);
-var SCHEMA_OPEN_U_R_L_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 2048 } }, q: ["requestId", "instanceId", "url"], s: 1 };
-var validateOpenURLRequest = (frame) => run(SCHEMA_OPEN_U_R_L_REQUEST, frame, (f, out) => {
+var SCHEMA_OPEN_URL_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 2048 } }, q: ["requestId", "instanceId", "url"], s: 1 };
+var validateOpenURLRequest = (frame) => run(SCHEMA_OPEN_URL_REQUEST, frame, (f, out) => {
   urlReadIdentically(f, out, "url", { "char": "openurl.url.char", "host": "openurl.url.host", "percent": "openurl.url.percent", "port": "openurl.url.port", "scheme": "openurl.url.scheme", "userinfo": "openurl.url.userinfo" });
 });
-var SCHEMA_OPEN_U_R_L_RESULT = { k: "o", f: { "requestId": t0, "status": { k: "s", e: ["opened", "declined", "refused"] }, "reason": { k: "s", x: 300 } }, q: ["requestId", "status"] };
-var validateOpenURLResult = (frame) => run(SCHEMA_OPEN_U_R_L_RESULT, frame);
+var SCHEMA_OPEN_URL_RESULT = { k: "o", f: { "requestId": t0, "status": { k: "s", e: ["opened", "declined", "refused"] }, "reason": { k: "s", x: 300 } }, q: ["requestId", "status"] };
+var validateOpenURLResult = (frame) => run(SCHEMA_OPEN_URL_RESULT, frame);
 var SCHEMA_HOST_EVENT = { k: "o", f: { "event": t4, "data": "r" }, q: ["event"] };
 var validateHostEvent = (frame) => run(SCHEMA_HOST_EVENT, frame);
 var SCHEMA_APP_EVENT = { k: "o", f: { "instanceId": t0, "event": t4, "data": "r" }, q: ["instanceId", "event"] };

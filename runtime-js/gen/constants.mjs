@@ -135,6 +135,26 @@ export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
 export const RECOVER_MIN_LENGTH = 1;
 export const RECOVER_MAX_LENGTH = 128;
 
+// Values of the string fields with a fixed set (db-request op, theme mode, …).
+export const BODY_ENCODING_BASE64 = "base64";
+export const BODY_ENCODING_UTF8 = "utf8";
+export const METHOD_DELETE = "DELETE";
+export const METHOD_GET = "GET";
+export const METHOD_HEAD = "HEAD";
+export const METHOD_PATCH = "PATCH";
+export const METHOD_POST = "POST";
+export const METHOD_PUT = "PUT";
+export const MODE_DARK = "dark";
+export const MODE_LIGHT = "light";
+export const OP_EXEC = "exec";
+export const OP_EXPORT = "export";
+export const OP_IMPORT = "import";
+export const OP_KV_GET = "kvGet";
+export const OP_KV_SET = "kvSet";
+export const STATUS_DECLINED = "declined";
+export const STATUS_OPENED = "opened";
+export const STATUS_REFUSED = "refused";
+
 // Lists.
 export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload"];
 export const CDN_ALLOWLIST = ["cdn.jsdelivr.net","cdnjs.cloudflare.com","unpkg.com"];

@@ -260,16 +260,16 @@ export const validateAppResponse = (frame) =>
   run(SCHEMA_APP_RESPONSE, frame);
 
 /** The schema of a snug:db-request frame, for valid(). */
-export const SCHEMA_D_B_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":{k:"s",x:6990508}},q:["requestId","instanceId","op"],w:[["op","exec",["sql"]],["op","kvGet",["key"]],["op","kvSet",["key","value"]],["op","import",["data"]]]};
+export const SCHEMA_DB_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":{k:"s",x:6990508}},q:["requestId","instanceId","op"],w:[["op","exec",["sql"]],["op","kvGet",["key"]],["op","kvSet",["key","value"]],["op","import",["data"]]]};
 /** Validates a snug:db-request frame (app->host): the violations, empty when valid. */
 export const validateDBRequest = (frame) =>
-  run(SCHEMA_D_B_REQUEST, frame);
+  run(SCHEMA_DB_REQUEST, frame);
 
 /** The schema of a snug:db-response frame, for valid(). */
-export const SCHEMA_D_B_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","result":t8,"error":t7},q:["requestId","ok"],w:[["ok",true,["result"]],["ok",false,["error"]]]};
+export const SCHEMA_DB_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","result":t8,"error":t7},q:["requestId","ok"],w:[["ok",true,["result"]],["ok",false,["error"]]]};
 /** Validates a snug:db-response frame (host->app): the violations, empty when valid. */
 export const validateDBResponse = (frame) =>
-  run(SCHEMA_D_B_RESPONSE, frame);
+  run(SCHEMA_DB_RESPONSE, frame);
 
 /** The schema of a snug:net-request frame, for valid(). */
 export const SCHEMA_NET_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"url":{k:"s",n:1,x:4096},"method":{k:"s",e:["GET","HEAD","POST","PUT","PATCH","DELETE"]},"headers":{k:"m",kn:1,kx:128,t:{k:"s",x:4096}},"body":{k:"s",x:262144}},q:["requestId","instanceId","url","method"],s:1};
@@ -288,18 +288,18 @@ export const validateNetResponse = (frame) =>
   run(SCHEMA_NET_RESPONSE, frame);
 
 /** The schema of a snug:open-url-request frame, for valid(). */
-export const SCHEMA_OPEN_U_R_L_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"url":{k:"s",n:1,x:2048}},q:["requestId","instanceId","url"],s:1};
+export const SCHEMA_OPEN_URL_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"url":{k:"s",n:1,x:2048}},q:["requestId","instanceId","url"],s:1};
 /** Validates a snug:open-url-request frame (app->host, strict): the violations, empty when valid. */
 export const validateOpenURLRequest = (frame) =>
-  run(SCHEMA_OPEN_U_R_L_REQUEST, frame, (f, out) => {
+  run(SCHEMA_OPEN_URL_REQUEST, frame, (f, out) => {
     urlReadIdentically(f, out, "url", {"char":"openurl.url.char","host":"openurl.url.host","percent":"openurl.url.percent","port":"openurl.url.port","scheme":"openurl.url.scheme","userinfo":"openurl.url.userinfo"});
   });
 
 /** The schema of a snug:open-url-result frame, for valid(). */
-export const SCHEMA_OPEN_U_R_L_RESULT = {k:"o",f:{"requestId":t0,"status":{k:"s",e:["opened","declined","refused"]},"reason":{k:"s",x:300}},q:["requestId","status"]};
+export const SCHEMA_OPEN_URL_RESULT = {k:"o",f:{"requestId":t0,"status":{k:"s",e:["opened","declined","refused"]},"reason":{k:"s",x:300}},q:["requestId","status"]};
 /** Validates a snug:open-url-result frame (host->app): the violations, empty when valid. */
 export const validateOpenURLResult = (frame) =>
-  run(SCHEMA_OPEN_U_R_L_RESULT, frame);
+  run(SCHEMA_OPEN_URL_RESULT, frame);
 
 /** The schema of a snug:host-event frame, for valid(). */
 export const SCHEMA_HOST_EVENT = {k:"o",f:{"event":t4,"data":"r"},q:["event"]};
@@ -331,11 +331,11 @@ export const SCHEMA_ERROR = t7;
 export const validateError = (value) => run(SCHEMA_ERROR, value);
 
 /** The schema of a DBResult object, for valid(). */
-export const SCHEMA_D_B_RESULT = t8;
+export const SCHEMA_DB_RESULT = t8;
 /** Validates a DBResult object: the violations, empty when valid. */
-export const validateDBResult = (value) => run(SCHEMA_D_B_RESULT, value);
+export const validateDBResult = (value) => run(SCHEMA_DB_RESULT, value);
 
 /** Schema of each host→app frame type, for valid(): what an app accepts. */
-export const HOST_TO_APP = { "snug:host-ready": SCHEMA_HOST_READY, "snug:app-response": SCHEMA_APP_RESPONSE, "snug:db-response": SCHEMA_D_B_RESPONSE, "snug:net-response": SCHEMA_NET_RESPONSE, "snug:open-url-result": SCHEMA_OPEN_U_R_L_RESULT, "snug:host-event": SCHEMA_HOST_EVENT, };
+export const HOST_TO_APP = { "snug:host-ready": SCHEMA_HOST_READY, "snug:app-response": SCHEMA_APP_RESPONSE, "snug:db-response": SCHEMA_DB_RESPONSE, "snug:net-response": SCHEMA_NET_RESPONSE, "snug:open-url-result": SCHEMA_OPEN_URL_RESULT, "snug:host-event": SCHEMA_HOST_EVENT, };
 /** Validator of each app→host frame type: what a host accepts. */
 export const APP_TO_HOST = { "snug:app-announce": validateAppAnnounce, "snug:app-message": validateAppMessage, "snug:app-cancel": validateAppCancel, "snug:db-request": validateDBRequest, "snug:net-request": validateNetRequest, "snug:open-url-request": validateOpenURLRequest, "snug:app-event": validateAppEvent, };

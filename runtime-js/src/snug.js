@@ -9,11 +9,18 @@
 // (announce sent, then host-ready received) before they go out.
 
 import {
+  BODY_ENCODING_BASE64,
   CODE_CANCELLED,
   CODE_HOST_ERROR,
   CODE_MALFORMED,
   EVENT_RESIZE,
   EVENT_THEME_CHANGE,
+  METHOD_GET,
+  OP_EXEC,
+  OP_EXPORT,
+  OP_IMPORT,
+  OP_KV_GET,
+  OP_KV_SET,
   PROTOCOL_VERSIONS,
   RESIZE_HEIGHT_MAXIMUM,
   STRIP_HEADERS,
@@ -148,7 +155,7 @@ function emit(event, data) {
 }
 
 const response = (f) => {
-  const b64 = f.bodyEncoding == "base64";
+  const b64 = f.bodyEncoding == BODY_ENCODING_BASE64;
   const bytes = () => (b64 ? fromBase64(f.body) : new TextEncoder().encode(f.body));
   const r = {
     ok: f.status > 199 && f.status < 300,
@@ -213,15 +220,15 @@ export const snug = {
       o.onText,
     ).then((f) => f.data),
   db: {
-    exec: (sql, params) => db({ op: "exec", sql, params }),
+    exec: (sql, params) => db({ op: OP_EXEC, sql, params }),
     query: (sql, params) =>
-      db({ op: "exec", sql, params }).then((r) =>
+      db({ op: OP_EXEC, sql, params }).then((r) =>
         r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]]))),
       ),
-    get: (key) => db({ op: "kvGet", key }).then((r) => (r.found ? r.value : null)),
-    set: (key, value) => db({ op: "kvSet", key, value: value ?? null }).then(() => {}),
-    export: () => db({ op: "export" }).then((r) => fromBase64(r.data)),
-    import: (bytes) => db({ op: "import", data: toBase64(bytes) }),
+    get: (key) => db({ op: OP_KV_GET, key }).then((r) => (r.found ? r.value : null)),
+    set: (key, value) => db({ op: OP_KV_SET, key, value: value ?? null }).then(() => {}),
+    export: () => db({ op: OP_EXPORT }).then((r) => fromBase64(r.data)),
+    import: (bytes) => db({ op: OP_IMPORT, data: toBase64(bytes) }),
   },
   net: {
     fetch(url, o = {}) {
@@ -233,7 +240,7 @@ export const snug = {
             CODE_MALFORMED,
             `snug.net.fetch: header "${name}" refused: the host injects credentials for connections the user approved; remove it`,
           );
-      const method = (o.method || "GET").toUpperCase();
+      const method = (o.method || METHOD_GET).toUpperCase();
       return request(
         TYPE_NET_REQUEST,
         TYPE_NET_RESPONSE,
