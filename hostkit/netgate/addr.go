@@ -29,7 +29,7 @@ var (
 		[2]string{"10.0.0.0/8", "private"},
 		[2]string{"100.64.0.0/10", "carrier-grade NAT (shared)"},
 		[2]string{"127.0.0.0/8", "loopback"},
-		[2]string{"169.254.0.0/16", "link-local (cloud metadata lives here)"},
+		[2]string{"169.254.0.0/16", "link-local, where cloud metadata lives"},
 		[2]string{"172.16.0.0/12", "private"},
 		[2]string{"192.0.0.0/24", "IETF protocol assignments (reserved)"},
 		[2]string{"192.0.2.0/24", "documentation (TEST-NET-1)"},

@@ -42,8 +42,10 @@ type Config struct {
 
 	// file is where the config came from, for error messages.
 	file string
-	// lines maps a connection's index to its line in file.
-	lines map[int]int
+	// lines maps a connection's index to its line in file; keyLines maps
+	// the other top-level keys to theirs.
+	lines    map[int]int
+	keyLines map[string]int
 }
 
 // Rate is the per-app ceiling. Zero fields take the defaults.
@@ -96,7 +98,7 @@ func LoadConfig(path string) (Config, error) {
 
 // ParseConfig reads a config from data; name is the file name used in errors.
 func ParseConfig(name string, data []byte) (Config, error) {
-	cfg := Config{file: name, lines: map[int]int{}}
+	cfg := Config{file: name, lines: map[int]int{}, keyLines: map[string]int{}}
 	at := func(off int64, format string, args ...any) error {
 		line, col := lineCol(data, off)
 		return fmt.Errorf("%s:%d:%d: %s", name, line, col, fmt.Sprintf(format, args...))
@@ -117,6 +119,7 @@ func ParseConfig(name string, data []byte) (Config, error) {
 			return Config{}, jsonError(name, data, dec, err)
 		}
 		key, _ := tok.(string)
+		cfg.keyLines[key], _ = lineCol(data, skipSpace(data, keyOff))
 		switch key {
 		case "connections":
 			if err := expectDelim(dec, '['); err != nil {
@@ -346,7 +349,7 @@ func (c *Config) compile() (*compiled, error) {
 		wild := strings.HasPrefix(d, "*.")
 		h, _, f := canonicalHost(strings.TrimPrefix(d, "*."))
 		if f != nil {
-			return nil, fmt.Errorf("%s: deny entry %q: %s; write a host, *.host or a CIDR prefix", c.fileName(), d, f.msg)
+			return nil, fmt.Errorf("%s: deny entry %q: %s; write a host, *.host or a CIDR prefix", c.at("deny"), d, f.msg)
 		}
 		if wild {
 			out.denySufx = append(out.denySufx, "."+h)
@@ -357,13 +360,13 @@ func (c *Config) compile() (*compiled, error) {
 	for _, d := range c.DevHTTPHosts {
 		h, _, f := canonicalHost(d)
 		if f != nil {
-			return nil, fmt.Errorf("%s: devHttpHosts entry %q: %s; write a bare host name", c.fileName(), d, f.msg)
+			return nil, fmt.Errorf("%s: devHttpHosts entry %q: %s; write a bare host name", c.at("devHttpHosts"), d, f.msg)
 		}
 		out.devHTTP[h] = true
 	}
 	out.perMinute, out.inFlight = c.Rate.PerMinute, c.Rate.InFlight
 	if out.perMinute < 0 || out.inFlight < 0 {
-		return nil, fmt.Errorf("%s: rate: perMinute and inFlight must be positive (0 takes the default %d and %d)", c.fileName(), DefaultPerMinute, DefaultInFlight)
+		return nil, fmt.Errorf("%s: rate: perMinute and inFlight must be positive (0 takes the default %d and %d)", c.at("rate"), DefaultPerMinute, DefaultInFlight)
 	}
 	if out.perMinute == 0 {
 		out.perMinute = DefaultPerMinute
@@ -374,9 +377,13 @@ func (c *Config) compile() (*compiled, error) {
 	return out, nil
 }
 
-func (c *Config) fileName() string {
+// at names the line of a top-level key for error messages.
+func (c *Config) at(key string) string {
 	if c.file == "" {
 		return "config"
+	}
+	if line, ok := c.keyLines[key]; ok {
+		return fmt.Sprintf("%s:%d", c.file, line)
 	}
 	return c.file
 }

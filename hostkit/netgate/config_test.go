@@ -54,9 +54,9 @@ func TestLoadConfig(t *testing.T) {
 		{"dup.json", `{"connections": [{"name": "x", "origin": "https://a.example", "header": "X-K", "secretEnv": "NETGATE_CFG_TOKEN"}, {"name": "x", "origin": "https://b.example", "header": "X-K", "secretEnv": "NETGATE_CFG_TOKEN"}]}`, "used twice"},
 		{"header.json", `{"connections": [{"name": "x", "origin": "https://a.example", "header": "Bad Header", "secretEnv": "NETGATE_CFG_TOKEN"}]}`, "HTTP header name"},
 		{"path.json", `{"connections": [{"name": "x", "origin": "https://a.example/v1", "header": "X-K", "secretEnv": "NETGATE_CFG_TOKEN"}]}`, "use \"urlPrefix\""},
-		{"deny.json", `{"deny": ["bad host!"]}`, `deny entry "bad host!"`},
+		{"deny.json", "{\n\"deny\": [\"bad host!\"]}", `deny.json:2: deny entry "bad host!"`},
 		{"rate.json", "{\"rate\": {\"perMinute\": \"many\"}}", "rate.json:1:"},
-		{"negative.json", `{"rate": {"perMinute": -1}}`, "must be positive"},
+		{"negative.json", `{"rate": {"perMinute": -1}}`, "negative.json:1: rate: perMinute and inFlight must be positive"},
 		{"array.json", `[]`, "must be a JSON object"},
 		{"trailing.json", `{} {}`, "extra data"},
 	} {

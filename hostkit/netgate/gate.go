@@ -391,7 +391,7 @@ func (g *Gate) vet(ctx context.Context, host string, port uint16) ([]netip.Addr,
 			if a.String() == host {
 				return nil, fail(frame.CodeNetSSRFBlocked, reason)
 			}
-			return nil, fail(frame.CodeNetSSRFBlocked, fmt.Sprintf("%s resolves to %s", host, reason))
+			return nil, fail(frame.CodeNetSSRFBlocked, fmt.Sprintf("%s resolves to a blocked address: %s", host, reason))
 		}
 	}
 	for _, a := range addrs {
