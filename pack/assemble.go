@@ -90,6 +90,9 @@ func (b *builder) assemble() ([]byte, error) {
 	if at < 0 {
 		at = b.afterDoctype
 	}
+	if b.firstElem >= 0 && b.firstElem < at {
+		at = b.firstElem
+	}
 	end := b.bodyEnd
 	if end < 0 || end < at {
 		end = len(b.parts)

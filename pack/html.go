@@ -95,10 +95,11 @@ type builder struct {
 	handlers     bool
 	title        string
 	afterDoctype int
+	firstElem    int
 }
 
 func newBuilder(opts Options) (*builder, error) {
-	b := &builder{opts: opts, headAt: -1, bodyEnd: -1, inputs: map[string]bool{}, sources: map[string][]byte{}, meta: map[string]metaValue{}}
+	b := &builder{opts: opts, headAt: -1, bodyEnd: -1, firstElem: -1, inputs: map[string]bool{}, sources: map[string][]byte{}, meta: map[string]metaValue{}}
 	b.maxAsset = opts.MaxAssetBytes
 	if b.maxAsset <= 0 {
 		b.maxAsset = DefaultMaxAssetBytes
@@ -374,6 +375,11 @@ func (b *builder) scan() {
 			continue
 		}
 		t := z.Token()
+		if b.firstElem < 0 && t.Data != "html" && t.Data != "head" {
+			// The injected head must precede it, even in a page that
+			// puts content before <html> or <head>.
+			b.firstElem = len(b.parts)
+		}
 		attrAt := func(key string) int { return start + attrOffset([]byte(raw), key) }
 		b.checkHandlers(t, raw, start)
 		switch t.Data {
