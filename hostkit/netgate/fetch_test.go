@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -319,7 +320,9 @@ func TestConnectFailure(t *testing.T) {
 	}
 	wantCode(t, get(g, app1, "http://"+ap.String()+"/", nil), frame.CodeNetFetchFailed)
 	// TLS to a server whose certificate is not trusted.
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
 	defer srv.Close()
 	g2, _ := New(Config{}, WithAllowedAddrs(addrOf(t, srv)), WithConfirmer(always()))
 	e := wantCode(t, get(g2, app1, srv.URL, nil), frame.CodeNetFetchFailed)
