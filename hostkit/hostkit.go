@@ -162,24 +162,10 @@ func New(opts ...Option) (*Host, error) {
 	return h, nil
 }
 
-// confirmers forwards the capabilities' questions to the relay, which exists
-// only after the broker that needs the capabilities.
-type confirmers struct{ rl *relay.Relay }
-
-func (f *confirmers) ConfirmNet(ctx context.Context, req netgate.ConfirmRequest) (netgate.Decision, error) {
-	d, err := f.rl.Confirm(ctx, relay.Prompt{Kind: "net", App: req.AppName, Method: req.Method, URL: req.URL})
-	if err != nil {
-		return netgate.Deny, err
-	}
-	return netgate.Decision(d), nil
-}
-
-func (f *confirmers) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
-	return f.rl.ConfirmOpen(ctx, p)
-}
-
 func (h *Host) wire(c *config) error {
-	ask := &confirmers{}
+	// The runner page's dialogs: the relay finds the page that owns the
+	// asking iframe through the request's context.
+	ask := relay.Dialogs{}
 	backend := c.backend
 	if backend == nil {
 		backend = mock.New(mock.Options{})
@@ -220,7 +206,14 @@ func (h *Host) wire(c *config) error {
 			return fmt.Errorf("hostkit: %w", err)
 		}
 		h.Net = g
-		bo.Net = broker.Netgate(g)
+		bo.Net = broker.Netgate(g, func(key string) netgate.App {
+			m, _ := h.Apps.Meta(key)
+			name := m.DisplayName
+			if name == "" {
+				name = key
+			}
+			return netgate.App{Key: key, Name: name}
+		})
 	}
 	if c.brokerFn != nil {
 		c.brokerFn(&bo)
@@ -235,7 +228,6 @@ func (h *Host) wire(c *config) error {
 		return fmt.Errorf("hostkit: %w", err)
 	}
 	h.Relay = rl
-	ask.rl = rl
 	h.Apps.onChange = func(reload string) {
 		if reload != "" {
 			_ = rl.Broadcast(map[string]string{"t": "reload", "app": reload})

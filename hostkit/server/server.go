@@ -78,6 +78,7 @@ type Server struct {
 	http   *http.Server
 	mu     sync.Mutex
 	origin string
+	fresh  map[net.Conn]struct{} // connections that have not sent a request yet
 }
 
 // New returns a Server.
@@ -111,9 +112,11 @@ func New(opts Options) (*Server, error) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	s.mux = mux
+	s.fresh = make(map[net.Conn]struct{})
 	s.http = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
+		ConnState:         s.connState,
 	}
 	return s, nil
 }
@@ -138,10 +141,30 @@ func (s *Server) Serve(ln net.Listener) error {
 // (hostkit.Host.Shutdown ends the broker's work first, so every in-flight
 // request has its terminal frame on the wire before they close).
 func (s *Server) Shutdown(ctx context.Context) error {
+	// Browsers open spare connections ahead of need. net/http counts a
+	// connection that never sent a request as busy for its first five
+	// seconds, so Shutdown would wait for them: close them now, no request
+	// is in flight on them.
+	s.http.SetKeepAlivesEnabled(false)
+	s.mu.Lock()
+	for c := range s.fresh {
+		c.Close()
+	}
+	s.mu.Unlock()
 	if err := s.http.Shutdown(ctx); err != nil {
 		return fmt.Errorf("server: shutdown: %w", err)
 	}
 	return nil
+}
+
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st == http.StateNew {
+		s.fresh[c] = struct{}{}
+	} else {
+		delete(s.fresh, c)
+	}
 }
 
 // Origin returns the runner's origin, or "" before Serve.
@@ -222,7 +245,7 @@ func AppCSP(runnerOrigin string) string {
 	if runnerOrigin != "" {
 		ancestors = runnerOrigin
 	}
-	return frame.CSPString() +
+	return frame.CSPString(frame.SandboxCSP) +
 		"; sandbox " + strings.Join(frame.SandboxTokens, " ") +
 		"; frame-ancestors " + ancestors
 }

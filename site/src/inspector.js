@@ -30,6 +30,8 @@ export class Inspector {
       streaming: 0,
       audit: 0,
     };
+    this.inByType = {};
+    this.outByType = {};
     this.cells = {};
     const labels = {
       in: 'frames in',
@@ -74,11 +76,14 @@ export class Inspector {
   /** One inspect entry from the host. */
   entry(e) {
     if (!e || typeof e !== 'object') return;
+    const type = str(e.type) || '(none)';
     if (e.dir === 'in') {
       this.counts.in++;
+      this.inByType[type] = (this.inByType[type] || 0) + 1;
       if (e.verdict === 'accept' || e.verdict === 'ignore' || e.verdict === 'reject') this.counts[e.verdict]++;
     } else if (e.dir === 'out') {
       this.counts.out++;
+      this.outByType[type] = (this.outByType[type] || 0) + 1;
     }
     const tr = document.createElement('tr');
     tr.dataset.dir = str(e.dir);
@@ -146,7 +151,11 @@ export class Inspector {
     if (!this.pending) return;
     this.pending = false;
     for (const [k, v] of Object.entries(this.counts)) this.cells[k].textContent = String(v);
-    this.countsEl.dataset.counts = JSON.stringify(this.counts);
+    this.countsEl.dataset.counts = JSON.stringify({
+      ...this.counts,
+      inByType: this.inByType,
+      outByType: this.outByType,
+    });
   }
 }
 

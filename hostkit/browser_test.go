@@ -1,0 +1,455 @@
+package hostkit_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/openai"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+)
+
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// startHost starts a host with the probe apps and opts, serving until the
+// test ends.
+func startHost(t *testing.T, opts ...hostkit.Option) *hostkit.Host {
+	t.Helper()
+	base := []hostkit.Option{
+		hostkit.WithApps(
+			hostkit.RawApp("probe", readTestdata(t, "probe.html")),
+			hostkit.RawApp("other", readTestdata(t, "other.html")),
+		),
+	}
+	h, err := hostkit.New(append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveHost(t, h)
+	return h
+}
+
+func serveHost(t *testing.T, h *hostkit.Host) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- h.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+}
+
+// The handshake: the list shows the app's icon, colour and name; the
+// instance shows the instanceId the host minted, which is the one the app
+// holds.
+func TestRunnerHandshakeAndMetadata(t *testing.T) {
+	h := startHost(t, hostkit.WithDataDir(t.TempDir()))
+	tab := openRunner(t, h, "probe")
+	type item struct{ App, Icon, Name, Background string }
+	list := eval[[]item](t, tab, `[...document.querySelectorAll('#app-list .app-button')].map(b => ({
+		app: b.dataset.app, icon: b.querySelector('.icon').textContent,
+		name: b.querySelector('.app-name').textContent, background: b.querySelector('.icon').style.background}))`)
+	if len(list) != 2 || list[0].App != "probe" || list[0].Icon != "🧪" || list[0].Name != "Probe" || list[0].Background != "rgb(126, 87, 194)" {
+		t.Fatalf("app list = %+v", list)
+	}
+	slot := slots(t, tab)[0]
+	shown := eval[string](t, tab, `document.querySelector('article.instance').dataset.instanceId`)
+	meta := eval[string](t, tab, `document.querySelector('article.instance .meta').textContent`)
+	frame := appFrame(t, tab, slot)
+	held := eval[string](t, frame, `snug.ready.then(i => i.instanceId)`)
+	if shown == "" || shown != held {
+		t.Fatalf("runner shows instance %q, the app holds %q", shown, held)
+	}
+	if !strings.Contains(meta, "v1") {
+		t.Errorf("instance header %q does not show the protocol version", meta)
+	}
+	caps := eval[map[string]bool](t, frame, `snug.ready.then(i => i.capabilities)`)
+	if !caps["db"] || !caps["streaming"] || !caps["openUrl"] {
+		t.Errorf("capabilities = %v", caps)
+	}
+	c := counts(t, tab)
+	if c.InByType["snug:app-announce"] != 1 || c.OutByType["snug:host-ready"] < 1 {
+		t.Errorf("inspector counts = %+v", c)
+	}
+}
+
+type askResult struct {
+	Data       map[string]any `json:"data"`
+	Texts      []string       `json:"texts"`
+	Cumulative bool           `json:"cumulative"`
+	Code       string         `json:"code"`
+}
+
+const askJS = `(async () => {
+	const texts = [];
+	try {
+		const data = await snug.ask(%q, %s, {onText: t => texts.push(t)%s});
+		return {data, texts, cumulative: texts.every((t, i) => i === 0 || t.startsWith(texts[i-1]))};
+	} catch (e) { return {code: e.code, texts}; }
+})()`
+
+func TestAskStreamsWithMockAgent(t *testing.T) {
+	h := startHost(t, hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 8})))
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	r := eval[askResult](t, frame, fmt.Sprintf(askJS, "summarize", `{text: "a long text"}`,
+		`, schema: {type: "object", required: ["summary"], properties: {summary: {type: "string"}}}`))
+	if r.Code != "" || r.Data["summary"] == nil {
+		t.Fatalf("ask = %+v", r)
+	}
+	if len(r.Texts) < 2 || !r.Cumulative {
+		t.Fatalf("streaming texts = %q (cumulative %v): want several cumulative steps", r.Texts, r.Cumulative)
+	}
+	c := counts(t, tab)
+	if c.Streaming < 2 || c.OutByType["snug:app-response"] != c.Streaming+1 {
+		t.Errorf("inspector: %d streaming, %d app-response frames out; want one terminal after the streaming ones", c.Streaming, c.OutByType["snug:app-response"])
+	}
+}
+
+// A fake OpenAI-compatible server on loopback speaking the real SSE format.
+func TestAskStreamsWithOpenAICompatibleServer(t *testing.T) {
+	var sawEnvelope atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		if strings.Contains(string(body), frame.EnvelopeTag) {
+			sawEnvelope.Store(true)
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, piece := range []string{`{\"message\":`, `\"hello `, `from the `, `fake server\"}`} {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", piece)
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	backend, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHost(t, hostkit.WithAgent(backend))
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	r := eval[askResult](t, frame, fmt.Sprintf(askJS, "greet", `{name: "Ada"}`, ""))
+	if r.Code != "" || r.Data["message"] != "hello from the fake server" {
+		t.Fatalf("ask = %+v", r)
+	}
+	if len(r.Texts) < 2 || !r.Cumulative {
+		t.Fatalf("streaming texts = %q: want several cumulative steps", r.Texts)
+	}
+	if !sawEnvelope.Load() {
+		t.Error("the agent server never saw the chat envelope tag")
+	}
+}
+
+func TestCancelEndsTheRequest(t *testing.T) {
+	h := startHost(t, hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 2, Delay: 40 * time.Millisecond})))
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	r := eval[askResult](t, frame, `(async () => {
+		const ac = new AbortController();
+		const texts = [];
+		try {
+			await snug.ask("slow", {}, {signal: ac.signal, onText: t => { texts.push(t); if (texts.length === 2) ac.abort(); }});
+			return {texts};
+		} catch (e) { return {code: e.code, texts}; }
+	})()`)
+	if r.Code != "CANCELLED" {
+		t.Fatalf("ask after abort = %+v, want CANCELLED", r)
+	}
+	// The host saw the cancel and answered the request once, with CANCELLED.
+	waitFor(t, tab, "the host's CANCELLED terminal", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
+		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
+	c := counts(t, tab)
+	if c.InByType["snug:app-cancel"] != 1 {
+		t.Errorf("inspector saw %d app-cancel frames, want 1", c.InByType["snug:app-cancel"])
+	}
+	// Later streaming steps of the cancelled request never reach the app.
+	time.Sleep(200 * time.Millisecond)
+	after := counts(t, tab)
+	if after.OutByType["snug:app-response"] != c.OutByType["snug:app-response"] {
+		t.Errorf("frames for the cancelled request kept coming: %d then %d", c.OutByType["snug:app-response"], after.OutByType["snug:app-response"])
+	}
+}
+
+type dbResult struct {
+	Rows    [][]any        `json:"rows"`
+	Kv      map[string]any `json:"kv"`
+	Bytes   int            `json:"bytes"`
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+}
+
+// db exec, kv, export and import through the page, and the data still there
+// after the host restarts on the same data directory.
+func TestDBSurvivesRestart(t *testing.T) {
+	data := t.TempDir()
+	h1, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("probe", readTestdata(t, "probe.html"))), hostkit.WithDataDir(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h1.Serve() }()
+	tab := openRunner(t, h1, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	r := eval[dbResult](t, frame, `(async () => {
+		try {
+			await snug.db.exec("create table todo (id integer primary key, title text, done integer)");
+			await snug.db.exec("insert into todo (title, done) values (?, ?), (?, ?)", ["write tests", 1, "ship", 0]);
+			await snug.db.set("prefs", {theme: "dark", n: 3});
+			const snapshot = await snug.db.export();
+			window.snapshot = snapshot;
+			await snug.db.exec("delete from todo where done = 1");
+			const {rows} = await snug.db.exec("select title from todo order by id");
+			return {rows, bytes: snapshot.length};
+		} catch (e) { return {code: e.code, message: e.message}; }
+	})()`)
+	if r.Code != "" || len(r.Rows) != 1 || r.Bytes < 512 {
+		t.Fatalf("db before import = %+v", r)
+	}
+	r = eval[dbResult](t, frame, `(async () => {
+		try {
+			const {bytes} = await snug.db.import(window.snapshot);
+			const {rows} = await snug.db.exec("select title, done from todo order by id");
+			return {rows, bytes};
+		} catch (e) { return {code: e.code, message: e.message}; }
+	})()`)
+	if r.Code != "" || len(r.Rows) != 2 {
+		t.Fatalf("db after import = %+v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h1.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	h2 := startHost(t, hostkit.WithDataDir(data))
+	tab2 := openRunner(t, h2, "probe")
+	frame2 := appFrame(t, tab2, slots(t, tab2)[0])
+	r = eval[dbResult](t, frame2, `(async () => {
+		try {
+			const {rows} = await snug.db.exec("select title, done from todo order by id");
+			return {rows, kv: await snug.db.get("prefs")};
+		} catch (e) { return {code: e.code, message: e.message}; }
+	})()`)
+	if r.Code != "" || len(r.Rows) != 2 || r.Rows[0][0] != "write tests" || r.Kv["theme"] != "dark" {
+		t.Fatalf("db after restart = %+v", r)
+	}
+}
+
+// netServer is a loopback HTTP server that the test's net config allows.
+func netServer(t *testing.T) (*httptest.Server, *atomic.Int64, hostkit.Option) {
+	t.Helper()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Set-Cookie", "session=secret")
+		fmt.Fprintf(w, `{"path":%q,"method":%q}`, r.URL.Path, r.Method)
+	}))
+	t.Cleanup(srv.Close)
+	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	opt := hostkit.WithNet(netgate.Config{DevHTTPHosts: []string{"127.0.0.1"}}, netgate.WithAllowedAddrs(ap))
+	return srv, &hits, opt
+}
+
+type confirmShown struct {
+	Open   bool   `json:"open"`
+	Kind   string `json:"kind"`
+	App    string `json:"app"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+}
+
+const confirmJS = `(() => { const d = document.getElementById('confirm'); return {open: d.open, kind: d.dataset.kind,
+	app: document.getElementById('confirm-app').textContent, method: document.getElementById('confirm-method').textContent,
+	url: document.getElementById('confirm-url').textContent}; })()`
+
+func TestNetConfirmDenyThenAllow(t *testing.T) {
+	srv, hits, netOpt := netServer(t)
+	h := startHost(t, netOpt)
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	url := srv.URL + "/items?q=1"
+	fetchJS := fmt.Sprintf(`window.netResult = snug.net.fetch(%q, {method: "POST", body: "x=1", headers: {"content-type": "text/plain"}})
+		.then(async r => ({status: r.status, body: await r.text(), cookie: r.headers.get("set-cookie")}), e => ({code: e.code})); true`, url)
+
+	eval[bool](t, frame, fetchJS)
+	waitFor(t, tab, "the net confirm dialog", `document.getElementById('confirm').open`)
+	shown := eval[confirmShown](t, tab, confirmJS)
+	if shown.Kind != "net" || shown.App == "" || shown.Method != "POST" || shown.URL != url {
+		t.Fatalf("dialog shows %+v, want app name, POST and %s", shown, url)
+	}
+	run(t, tab, "deny", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="deny"]`)))
+	denied := eval[map[string]any](t, frame, `window.netResult`)
+	if denied["code"] != "NET_CONFIRM_DENIED" || hits.Load() != 0 {
+		t.Fatalf("after deny: %v, %d hits", denied, hits.Load())
+	}
+
+	eval[bool](t, frame, fetchJS)
+	waitFor(t, tab, "the net confirm dialog again", `document.getElementById('confirm').open`)
+	run(t, tab, "allow once", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="once"]`)))
+	got := eval[map[string]any](t, frame, `window.netResult`)
+	if got["status"] != float64(200) || got["body"] != `{"path":"/items","method":"POST"}` || got["cookie"] != nil {
+		t.Fatalf("after allow: %v", got)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("server hits = %d, want 1", hits.Load())
+	}
+	waitFor(t, tab, "two audit rows", `document.querySelectorAll('#audit tbody tr').length === 2`)
+	decisions := eval[[]string](t, tab, `[...document.querySelectorAll('#audit tbody tr .decision')].map(td => td.textContent)`)
+	if decisions[0] != "NET_CONFIRM_DENIED" || decisions[1] != "allowed" {
+		t.Errorf("audit decisions = %q", decisions)
+	}
+}
+
+func pageTargets(t *testing.T, ctx context.Context) []*target.Info {
+	t.Helper()
+	infos, err := chromedp.Targets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []*target.Info
+	for _, in := range infos {
+		if in.Type == "page" {
+			pages = append(pages, in)
+		}
+	}
+	return pages
+}
+
+// open-url: nothing opens until the user clicks Open in the host's own
+// dialog; then a new window opens and the runner stays where it is.
+func TestOpenURLConfirm(t *testing.T) {
+	// The link's host resolves to a canary on loopback in the test browser:
+	// the window that opens connects there (a TLS handshake it cannot finish).
+	can := newCanary(t)
+	h := startHost(t)
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	runnerURL := eval[string](t, tab, `location.href`)
+	before := len(pageTargets(t, tab))
+	link := fmt.Sprintf("https://docs-canary.test:%d/guide?x=1#part", can.port())
+
+	eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
+	waitFor(t, tab, "the open-url dialog", `document.getElementById('confirm').open`)
+	shown := eval[confirmShown](t, tab, confirmJS)
+	if shown.Kind != "open-url" || shown.URL != link || shown.App == "" {
+		t.Fatalf("dialog shows %+v", shown)
+	}
+	if hidden := eval[bool](t, tab, `document.querySelector('#confirm [data-snug-confirm="always"]').hidden`); !hidden {
+		t.Error("open-url offers 'always'")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(pageTargets(t, tab)); n != before || can.conns.Load() != 0 {
+		t.Fatalf("a window opened before the click: %d pages, had %d; %d connections to the link's host", n, before, can.conns.Load())
+	}
+	run(t, tab, "click Open", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="once"]`)))
+	if got := eval[string](t, frame, `window.openResult`); got != "opened" {
+		t.Fatalf("openUrl = %q, want opened", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(pageTargets(t, tab)) != before+1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no new window after the click: %d pages", len(pageTargets(t, tab)))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for can.requests.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the new window never reached the link's host")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, p := range pageTargets(t, tab) {
+		if p.URL != runnerURL && p.URL != "about:blank" {
+			_, _ = chromedp.CallBrowser(tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
+		}
+	}
+	if now := eval[string](t, tab, `location.href`); now != runnerURL {
+		t.Fatalf("the runner navigated to %s", now)
+	}
+	if state := eval[string](t, tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
+		t.Fatalf("the app frame is %s after open-url", state)
+	}
+
+	// Cancel answers declined and opens nothing.
+	before = len(pageTargets(t, tab))
+	eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
+	waitFor(t, tab, "the open-url dialog", `document.getElementById('confirm').open`)
+	run(t, tab, "click Cancel", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="deny"]`)))
+	if got := eval[string](t, frame, `window.openResult`); got != "declined" {
+		t.Fatalf("openUrl after cancel = %q, want declined", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(pageTargets(t, tab)); n != before {
+		t.Fatalf("cancel opened a window")
+	}
+}
+
+func TestThemeToggleReachesTheApp(t *testing.T) {
+	h := startHost(t, hostkit.WithTheme("light"))
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	start := eval[string](t, tab, `document.documentElement.dataset.theme`)
+	want := "dark"
+	if start == "dark" {
+		want = "light"
+	}
+	run(t, tab, "toggle the theme", chromedp.Click(chromedp.ID("theme-toggle")))
+	if got := eval[string](t, tab, `document.documentElement.dataset.theme`); got != want {
+		t.Fatalf("runner theme = %s, want %s", got, want)
+	}
+	waitFor(t, frame, "the app's theme", fmt.Sprintf(`snug.ready.then(i => document.documentElement.dataset.theme === %q && i.theme.mode === %q)`, want, want))
+	if got := eval[[]string](t, frame, `window.probeThemes`); len(got) == 0 || got[len(got)-1] != want {
+		t.Fatalf("theme-change events = %q", got)
+	}
+}
+
+func TestResizeSetsFrameHeight(t *testing.T) {
+	h := startHost(t)
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	eval[bool](t, frame, `(() => { const d = document.createElement('div'); d.style.height = '900px'; document.body.append(d); return true; })()`)
+	waitFor(t, tab, "the frame to grow", `document.querySelector('article.instance iframe').getBoundingClientRect().height > 900`)
+	eval[bool](t, frame, `(() => { document.body.lastElementChild.remove(); return true; })()`)
+	waitFor(t, tab, "the frame to shrink", `document.querySelector('article.instance iframe').getBoundingClientRect().height < 400`)
+	if c := counts(t, tab); c.InByType["snug:app-event"] < 2 {
+		t.Errorf("inspector saw %d app-event frames", c.InByType["snug:app-event"])
+	}
+}

@@ -1,0 +1,157 @@
+package hostkit_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+)
+
+// soakJS runs n mixed requests from one app frame, a few at a time, and
+// counts the terminal frames the host sends for each requestId, watching the
+// raw frames (not just what the runtime resolves).
+const soakJS = `(async (n, netURL) => {
+	const terminals = {};
+	const sent = {};
+	let cancels = 0;
+	window.addEventListener("message", (e) => {
+		const f = e.data;
+		if (e.source !== parent || !f || typeof f.requestId !== "string") return;
+		const terminal = f.type !== "snug:app-response" || f.ok === false || f.streaming === false;
+		if (terminal) terminals[f.requestId] = (terminals[f.requestId] || 0) + 1;
+	});
+	const inst = (await snug.ready).instanceId;
+	let malformed = 0;
+	const one = async (i) => {
+		const ignore = () => {};
+		switch (i % 8) {
+		case 0: sent["snug:app-message"] = (sent["snug:app-message"] || 0) + 1;
+			return snug.ask("soak", {i}).catch(ignore);
+		case 1: {
+			sent["snug:app-message"] = (sent["snug:app-message"] || 0) + 1;
+			const ac = new AbortController();
+			const p = snug.ask("soak-cancel", {i}, {signal: ac.signal}).catch(ignore);
+			ac.abort(); cancels++;
+			return p;
+		}
+		case 2: sent["snug:db-request"] = (sent["snug:db-request"] || 0) + 1;
+			return snug.db.exec("insert into soak (i) values (?)", [i]).catch(ignore);
+		case 3: sent["snug:db-request"] = (sent["snug:db-request"] || 0) + 1;
+			return snug.db.exec("select count(*) from soak").catch(ignore);
+		case 4: sent["snug:db-request"] = (sent["snug:db-request"] || 0) + 1;
+			return snug.db.set("k" + (i % 5), {i}).catch(ignore);
+		case 5: sent["snug:db-request"] = (sent["snug:db-request"] || 0) + 1;
+			return snug.db.get("k" + (i % 5)).catch(ignore);
+		case 6: sent["snug:net-request"] = (sent["snug:net-request"] || 0) + 1;
+			return snug.net.fetch(netURL + "?i=" + i).catch(ignore);
+		case 7: {
+			// A malformed request with a requestId: the host answers MALFORMED.
+			sent["snug:db-request"] = (sent["snug:db-request"] || 0) + 1;
+			const requestId = "m" + (++malformed);
+			parent.postMessage({v: 1, type: "snug:db-request", requestId, instanceId: inst, op: "bogus"}, "*");
+			return new Promise((r) => { const check = () => terminals[requestId] ? r() : setTimeout(check, 5); check(); });
+		}
+		}
+	};
+	await snug.db.exec("create table if not exists soak (i integer)");
+	sent["snug:db-request"] = 1;
+	let next = 0;
+	const worker = async () => { while (next < n) await one(next++); };
+	const t0 = performance.now();
+	await Promise.all(Array.from({length: 8}, worker));
+	await new Promise((r) => setTimeout(r, 300)); // late frames would show here
+	const counts = Object.values(terminals);
+	return {ms: performance.now() - t0, sent, cancels, ids: Object.keys(terminals).length,
+		exactlyOne: counts.filter((c) => c === 1).length, more: counts.filter((c) => c > 1).length,
+		total: counts.reduce((a, b) => a + b, 0)};
+})`
+
+type soakResult struct {
+	Ms         float64        `json:"ms"`
+	Sent       map[string]int `json:"sent"`
+	Cancels    int            `json:"cancels"`
+	IDs        int            `json:"ids"`
+	ExactlyOne int            `json:"exactlyOne"`
+	More       int            `json:"more"`
+	Total      int            `json:"total"`
+}
+
+// Ten app instances × 200 mixed requests through the real page: every
+// request gets exactly one terminal frame, and the inspector's counts agree
+// with what the apps sent and received.
+func TestSoakTenInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the soak runs without -short")
+	}
+	const instances, perInstance = 10, 200
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "ok")
+	}))
+	defer upstream.Close()
+	ap := netip.MustParseAddrPort(upstream.Listener.Addr().String())
+	h := startHost(t,
+		hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 64})),
+		hostkit.WithDataDir(t.TempDir()),
+		hostkit.WithNet(netgate.Config{DevHTTPHosts: []string{"127.0.0.1"}, Rate: netgate.Rate{PerMinute: 100000, InFlight: 64}},
+			netgate.WithAllowedAddrs(ap)),
+	)
+	if err := h.Net.Grant("probe", upstream.URL); err != nil {
+		t.Fatal(err)
+	}
+	apps := make([]string, instances)
+	for i := range apps {
+		apps[i] = "probe"
+	}
+	tab := openRunner(t, h, apps...)
+	start := counts(t, tab)
+	ss := slots(t, tab)
+	frames := make([]context.Context, len(ss))
+	for i, s := range ss {
+		frames[i] = appFrame(t, tab, s)
+		eval[bool](t, frames[i], fmt.Sprintf(`(window.soak = %s(%d, %q), true)`, soakJS, perInstance, upstream.URL+"/soak"))
+	}
+	t0 := time.Now()
+	var total, cancels int
+	sent := map[string]int{}
+	for i, f := range frames {
+		r := eval[soakResult](t, f, `window.soak`)
+		if r.More != 0 || r.ExactlyOne != r.IDs || r.IDs != perInstance+1 {
+			t.Errorf("instance %d: %d requestIds answered, %d exactly once, %d more than once; want %d exactly once",
+				i, r.IDs, r.ExactlyOne, r.More, perInstance+1)
+		}
+		total += r.Total
+		cancels += r.Cancels
+		for k, v := range r.Sent {
+			sent[k] += v
+		}
+	}
+	elapsed := time.Since(t0)
+	c := counts(t, tab)
+	if got := c.Terminal - start.Terminal; got != total {
+		t.Errorf("inspector counted %d terminal frames delivered, the apps received %d", got, total)
+	}
+	for typ, n := range sent {
+		if got := c.InByType[typ] - start.InByType[typ]; got != n {
+			t.Errorf("inspector counted %d %s frames in, the apps sent %d", got, typ, n)
+		}
+	}
+	if got := c.InByType["snug:app-cancel"] - start.InByType["snug:app-cancel"]; got != cancels {
+		t.Errorf("inspector counted %d app-cancel frames, the apps sent %d", got, cancels)
+	}
+	pairs := map[string]string{"snug:db-request": "snug:db-response", "snug:net-request": "snug:net-response"}
+	for in, out := range pairs {
+		if c.OutByType[out]-start.OutByType[out] != sent[in] {
+			t.Errorf("%d %s out for %d %s in", c.OutByType[out]-start.OutByType[out], out, sent[in], in)
+		}
+	}
+	t.Logf("soak: %d instances × %d requests, %d terminal frames, %d cancels, %s (%.0f requests/s)",
+		instances, perInstance, total, cancels, elapsed.Round(time.Millisecond), float64(instances*perInstance)/elapsed.Seconds())
+}
