@@ -128,7 +128,13 @@ func runBuild(ctx context.Context, io *IO, o *buildOptions) error {
 		if err != nil {
 			return nil, err
 		}
-		return buildAll(ctx, io, o, jobs, dir), nil
+		results := buildAll(ctx, io, o, jobs, dir)
+		if dir {
+			if err := writeCatalog(o, results); err != nil {
+				return results, &ExitError{Code: 1, Err: err}
+			}
+		}
+		return results, nil
 	}
 	results, err := buildOnce()
 	if err != nil {
@@ -312,9 +318,6 @@ func buildAll(ctx context.Context, io *IO, o *buildOptions, jobs []appJob, dir b
 	wg.Wait()
 	if progress {
 		fmt.Fprint(io.Err, "\r\x1b[K")
-	}
-	if dir {
-		writeCatalog(o, results)
 	}
 	return results
 }
