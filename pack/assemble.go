@@ -61,7 +61,7 @@ func (b *builder) assemble() ([]byte, error) {
 	for _, s := range fixups {
 		s.content = normalizeNewlines(s.content)
 		if s.script {
-			if esc, changed := escapeJS(s.content); changed {
+			if esc, changed := escapeJS(s.content); changed && !s.raw {
 				if err := checkJS(esc, s == b.modSlot); err != nil {
 					return nil, fmt.Errorf("escaping an inlined script left it invalid (%v); please report this", err)
 				}

@@ -31,16 +31,18 @@ type slot struct {
 	content string // filled after bundling
 	script  bool
 	skip    bool // emit nothing (e.g. a module output that came out empty)
+	// raw marks text kept as the page wrote it (an import map): it parsed
+	// as one element in the page, so it does the same in the output.
+	raw bool
 }
 
 // scriptUnit is one classic script (inline or a local src file).
 type scriptUnit struct {
-	key     string // "s0", ...
-	file    string // read path for a src script, "" inline
-	code    []byte
-	offset  int // byte offset of inline content in the page, -1 for a file
-	slot    *slot
-	display string // file name for diagnostics
+	key    string // "s0", ...
+	file   string // read path for a src script, "" inline
+	code   []byte
+	offset int // byte offset of inline content in the page, -1 for a file
+	slot   *slot
 }
 
 // cssUnit is one stylesheet: an inline <style> or a local <link rel=stylesheet>.
@@ -485,7 +487,7 @@ func (b *builder) checkHandlers(t html.Token, raw string, start int) {
 }
 
 var jsTypes = map[string]bool{"": true, "text/javascript": true, "application/javascript": true, "module": true,
-	"text/ecmascript": true, "application/ecmascript": true, "application/x-javascript": true, "text/jsx": false}
+	"text/ecmascript": true, "application/ecmascript": true, "application/x-javascript": true}
 
 func (b *builder) script(t html.Token, raw string, start int, content string, contentAt int, end string, scriptN, modN *int, attrAt func(string) int) {
 	typ, _ := getAttr(t, "type")
@@ -497,7 +499,7 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 		b.importMapScript(content, contentAt)
 		u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), code: []byte(content), offset: -2}
 		*scriptN++
-		u.slot = &slot{open: raw, close: end, content: content, script: true}
+		u.slot = &slot{open: raw, close: end, content: content, script: true, raw: true}
 		b.parts = append(b.parts, part{slot: u.slot})
 		return
 	}
@@ -544,7 +546,7 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 			*modN++
 			return
 		}
-		u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), file: p, code: data, offset: -1, display: b.src.rel(p)}
+		u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), file: p, code: data, offset: -1}
 		*scriptN++
 		nt := t
 		dropAttrs(&nt, "src", "async", "defer", "integrity", "crossorigin", "charset", "referrerpolicy", "fetchpriority")
@@ -566,7 +568,7 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 		*modN++
 		return
 	}
-	u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), code: []byte(content), offset: contentAt, display: b.pageName}
+	u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), code: []byte(content), offset: contentAt}
 	*scriptN++
 	u.slot = &slot{open: raw, close: "</script>", script: true}
 	b.classic = append(b.classic, u)
