@@ -29,6 +29,8 @@ func (g *Gate) Fetch(ctx context.Context, app App, req *frame.NetRequest) *frame
 	resp, f := g.fetch(ctx, app, req, &e)
 	e.DurationMs = time.Since(start).Milliseconds()
 	if f != nil {
+		// No message is built from a secret; scrub anyway, as the body is.
+		f.msg = string(scrubBytes([]byte(f.msg), g.cfg.forms))
 		resp = errorResponse(req.RequestID, f)
 		e.Code = f.code
 		e.Decision = DecisionRefused
