@@ -120,7 +120,7 @@ async function request(type, expect, fields, cap, signal, onText) {
   if (cap && !info.capabilities[cap])
     return fail(
       CODE_HOST_ERROR,
-      `this host does not offer "${cap}" (snug.capabilities.${cap} is not true): render a fallback`,
+      `this host does not offer "${cap}" (capabilities.${cap}): render a fallback`,
     );
   return new Promise((resolve, reject) => {
     const requestId = "r" + ++lastId;
@@ -238,7 +238,7 @@ export const snug = {
         if (STRIP_HEADERS.includes(name))
           return fail(
             CODE_MALFORMED,
-            `snug.net.fetch: header "${name}" refused: the host injects credentials for connections the user approved; remove it`,
+            `snug.net.fetch: header "${name}" refused: the host injects credentials`,
           );
       const method = (o.method || METHOD_GET).toUpperCase();
       return request(
