@@ -158,15 +158,25 @@ func BenchmarkKVGet(b *testing.B) {
 	}
 }
 
+// BenchmarkAppMessage runs 100 instances on one page (the runner's shape)
+// asking the offline mock agent through the real bridge. "saturated": each
+// instance asks again the moment its answer arrives (100 requests always in
+// flight: latency is 100 / throughput). "paced": each instance asks every
+// 100 ms (1,000 asks/s in all), the latency an app sees under steady load.
 func BenchmarkAppMessage(b *testing.B) {
 	const instances = 100
-	for _, inspect := range []bool{true, false} {
-		name := "mock-100"
-		if !inspect {
-			name += "-noinspect"
-		}
-		b.Run(name, func(b *testing.B) {
-			h := newHost(b, broker.Options{Agent: mockAgent(0), MaxInFlight: 4}, relay.Options{NoInspect: !inspect})
+	for _, c := range []struct {
+		name    string
+		inspect bool
+		every   time.Duration
+	}{
+		{"saturated", true, 0},
+		{"saturated-noinspect", false, 0},
+		{"paced", true, 100 * time.Millisecond},
+		{"paced-noinspect", false, 100 * time.Millisecond},
+	} {
+		b.Run("mock-100-"+c.name, func(b *testing.B) {
+			h := newHost(b, broker.Options{Agent: mockAgent(0)}, relay.Options{NoInspect: !c.inspect})
 			bp := dialBench(b, h)
 			insts := make([]string, instances)
 			chans := make([]chan []byte, instances)
@@ -185,7 +195,12 @@ func BenchmarkAppMessage(b *testing.B) {
 					defer wg.Done()
 					slot := "s" + strconv.Itoa(i)
 					mine := make([]time.Duration, 0, per)
+					next := start.Add(c.every * time.Duration(i) / instances)
 					for j := 0; j < per; j++ {
+						if c.every > 0 {
+							time.Sleep(time.Until(next))
+							next = next.Add(c.every)
+						}
 						rid := "a" + strconv.Itoa(j)
 						t0 := time.Now()
 						bp.send(b, []byte(`{"t":"frame","slot":"`+slot+`","frame":{"v":1,"type":"snug:app-message","requestId":"`+rid+`","instanceId":"`+insts[i]+`","appId":"bench","action":"summarize","payload":{"text":"a short note to summarize"}}}`))

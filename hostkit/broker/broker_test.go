@@ -426,8 +426,11 @@ func TestInFlightLimit(t *testing.T) {
 func TestHandlerPanicAndNilAnswer(t *testing.T) {
 	h := newHost(t, broker.Options{
 		Agent: broker.AgentFunc(func(ctx context.Context, c broker.Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
-			if m.Action == "nil" {
+			switch m.Action {
+			case "nil":
 				return nil
+			case "nodata":
+				return &frame.AppResponse{OK: true, Streaming: new(bool)}
 			}
 			stream("partial")
 			panic("boom")
@@ -443,6 +446,11 @@ func TestHandlerPanicAndNilAnswer(t *testing.T) {
 	p.frame("s1", appMessage(inst, "p2", "nil"))
 	if f := p.terminal("s1", "p2"); f.code() != frame.CodeHostError {
 		t.Fatalf("nil answer: %+v", f.Error)
+	}
+	// A final answer without data is no valid app-response: replaced.
+	p.frame("s1", appMessage(inst, "p3", "nodata"))
+	if f := p.terminal("s1", "p3"); f.code() != frame.CodeHostError || !strings.Contains(f.Error.Message, "invalid") {
+		t.Fatalf("ok without data: %+v", f.Error)
 	}
 	if got := p.frames("s1", "p1"); len(got) != 2 || got[0].Text != "partial" {
 		t.Fatalf("p1 frames %+v", got)
@@ -607,5 +615,84 @@ func TestInspectEntries(t *testing.T) {
 	})
 	if out.Entry.Type != frame.TypeDBResponse || out.Entry.Slot != "s1" {
 		t.Fatalf("out: %+v", out.Entry)
+	}
+}
+
+// An answer that cannot fit its frame's size class becomes the pair's size
+// error, never a silent drop (R6).
+func TestOversizedAnswers(t *testing.T) {
+	big := strings.Repeat("x", frame.MaxDBFrameBytes)
+	h := newHost(t, broker.Options{
+		Agent: broker.AgentFunc(func(ctx context.Context, c broker.Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
+			stream(big[:frame.MaxFrameBytes]) // dropped: display-provisional text too large for its frame
+			data, _ := json.Marshal(map[string]string{"message": big[:frame.MaxFrameBytes]})
+			return &frame.AppResponse{OK: true, Streaming: new(bool), Data: data}
+		}),
+		DB: broker.DBFunc(func(ctx context.Context, c broker.Call, r *frame.DBRequest) *frame.DBResponse {
+			return &frame.DBResponse{OK: true, Result: &frame.DBResult{Data: &big}}
+		}),
+		Net: broker.NetFunc(func(ctx context.Context, c broker.Call, r *frame.NetRequest) *frame.NetResponse {
+			status, body := 200, big[:frame.MaxNetFrameBytes]
+			return &frame.NetResponse{OK: true, Status: &status, Headers: map[string]string{}, Body: &body}
+		}),
+	}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "a1", "x"))
+	p.frame("s1", dbKV(inst, "d1", "kvGet", "k", ""))
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:net-request","requestId":"n1","instanceId":%q,"url":"https://example.com/","method":"GET"}`, inst))
+	for rid, code := range map[string]string{"a1": frame.CodeHostError, "d1": frame.CodeDBResultTooLarge, "n1": frame.CodeNetSizeExceeded} {
+		if f := p.terminal("s1", rid); f.code() != code {
+			t.Errorf("%s: %+v, want %s", rid, f.Error, code)
+		}
+	}
+	if n := len(p.frames("s1", "a1")); n != 1 {
+		t.Errorf("a1: %d frames: the oversized streaming text went out", n)
+	}
+}
+
+// The request behind a dialog ends first (app-cancel): the app gets its
+// terminal at once and the page is told to drop the dialog.
+func TestDialogOutlivedByItsRequest(t *testing.T) {
+	h := newHost(t, broker.Options{OpenURL: broker.OpenURL(openurl.New(relay.Dialogs{}, openurl.Options{}))}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "links")
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:open-url-request","requestId":"o1","instanceId":%q,"url":"https://example.com/"}`, inst))
+	c, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "confirm" })
+	p.frame("s1", cancelFrame(inst, "o1"))
+	f := p.terminal("s1", "o1")
+	if f.Status != frame.StatusRefused || !strings.Contains(f.Reason, frame.CodeCancelled) {
+		t.Fatalf("o1: %+v", f)
+	}
+	p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "confirm-cancel" && m.ID == c.ID })
+	// A late click changes nothing.
+	p.send(map[string]string{"t": "confirm-answer", "id": c.ID, "decision": "once"})
+	p.settle(30 * time.Millisecond)
+	if n := len(p.frames("s1", "o1")); n != 1 {
+		t.Fatalf("o1: %d frames", n)
+	}
+}
+
+// Unmount ends the instance like a navigation: its work ends, nothing more
+// is sent, and the slot's frames are no longer routed.
+func TestUnmount(t *testing.T) {
+	ag, gone := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "u1", "x"))
+	p.inspected("s1", frame.TypeAppMessage, "u1")
+	p.unmount("s1")
+	deadline := time.Now().Add(3 * time.Second)
+	for gone.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if gone.Load() == 0 {
+		t.Fatal("the agent call of an unmounted instance kept running")
+	}
+	p.frame("s1", appMessage(inst, "u2", "x"))
+	p.settle(30 * time.Millisecond)
+	if n := len(p.frames("s1", "u1")) + len(p.frames("s1", "u2")); n != 0 {
+		t.Fatalf("%d frames after unmount", n)
 	}
 }

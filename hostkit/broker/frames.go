@@ -9,7 +9,10 @@ import (
 	"github.com/snuggen/snuggen/hostkit/openurl"
 )
 
-var errTooLarge = errors.New("the answer does not fit its frame's size class")
+var (
+	errTooLarge = errors.New("the answer does not fit its frame's size class")
+	errInvalid  = errors.New("the host's handler built an invalid answer")
+)
 
 func capabilities(o Options) frame.Capabilities {
 	net, openURL := o.Net != nil, o.OpenURL != nil
@@ -77,8 +80,11 @@ func sizeError(respType, rid string, err error) frame.Frame {
 		}
 	}
 	msg := "the host could not encode its answer"
-	if errors.Is(err, errTooLarge) {
+	switch {
+	case errors.Is(err, errTooLarge):
 		msg = "the answer is larger than the frame's size class allows"
+	case errors.Is(err, errInvalid):
+		msg = openurl.Truncate(err.Error(), 500)
 	}
 	return errorFrame(respType, rid, frame.NewError(code, msg))
 }

@@ -372,7 +372,11 @@ func (s *Session) sendHostReady() {
 }
 
 // send marshals f, enforces its size class and hands it to the port, unless
-// the instance is dead. It reports whether the frame went out.
+// the instance is dead. A terminal frame must also parse as the frame it
+// claims to be (a host's own handler may build a wrong one: ok:true without
+// data, an over-long message); one that does not is replaced by HOST_ERROR,
+// so the app never receives a frame its runtime would reject. It reports
+// whether a frame went out.
 func (s *Session) send(f frame.Frame) bool {
 	s.sendMu.RLock()
 	defer s.sendMu.RUnlock()
@@ -383,8 +387,13 @@ func (s *Session) send(f frame.Frame) bool {
 	if err == nil && len(raw) > frame.SizeClass(f.FrameType()) {
 		err = errTooLarge
 	}
+	rid := requestIDOf(f)
+	if err == nil && rid != "" && !isStreamingFrame(f) {
+		if _, perr := frame.Parse(raw); perr != nil {
+			err = fmt.Errorf("%w: %v", errInvalid, perr)
+		}
+	}
 	if err != nil {
-		rid := requestIDOf(f)
 		if rid == "" || isStreamingFrame(f) {
 			return false // nothing to answer, or display-provisional text: drop
 		}
