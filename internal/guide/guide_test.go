@@ -1,0 +1,100 @@
+package guide
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/snuggen/snuggen/pack"
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
+)
+
+var fence = regexp.MustCompile("(?s)```(html|js)\n(.*?)\n```")
+
+// TestGuideExamplesBuildStrict feeds every example in the guide through the
+// packager with --strict: an example that teaches a mistake fails here.
+func TestGuideExamplesBuildStrict(t *testing.T) {
+	text, err := Render(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := fence.FindAllStringSubmatch(text, -1)
+	if len(blocks) < 10 {
+		t.Fatalf("the guide has %d examples, want one per API member and the app's shape", len(blocks))
+	}
+	for i, b := range blocks {
+		page := b[2]
+		if b[1] == "js" {
+			// Examples are fragments that use the page's own names; a function
+			// body lets `return` and `await` stand as they do in an app.
+			page = ProbeHead + "<script type=\"module\">async function example() {\n" + b[2] + "\n}\nexample();</script></body></html>"
+		}
+		res, err := pack.Build(context.Background(), pack.Options{Path: "app.html", HTML: []byte(page), FS: emptyFS{}, Strict: true})
+		if err != nil {
+			var diags []string
+			if res != nil {
+				for _, d := range res.Diagnostics {
+					diags = append(diags, d.String())
+				}
+			}
+			t.Errorf("example %d does not build with --strict: %v\n%s\n--- example:\n%s", i, err, strings.Join(diags, "\n"), b[2])
+		}
+	}
+}
+
+func TestGuideCoversTheWholeAPI(t *testing.T) {
+	text, err := Render(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Fields(text)); n > 2500 {
+		t.Errorf("the guide has %d words; keep it under 2,500", n)
+	}
+	// Every method the typings declare on Snug has a section.
+	members, err := API(runtimejs.Types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"snug.ready", "snug.ask", "snug.db.exec", "snug.db.query", "snug.db.get", "snug.db.set",
+		"snug.db.export", "snug.db.import", "snug.net.fetch", "snug.openUrl", "snug.on", "snug.off", "snug.emit"}
+	have := map[string]bool{}
+	for _, m := range members {
+		have[m.Name] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("snug.d.ts documents no %s with an example", w)
+		}
+		if !strings.Contains(text, "### `"+w+"`") {
+			t.Errorf("the guide has no section for %s", w)
+		}
+	}
+	for _, s := range []string{"[SNUG_APP_REQUEST]", "ONLY a JSON object", "sandbox.network", "sandbox.storage", "html.inline-handler", "cdn.jsdelivr.net"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the guide does not mention %q", s)
+		}
+	}
+}
+
+func TestAPIRequiresAnExamplePerMethod(t *testing.T) {
+	dts := "export interface Snug {\n  /** Does a thing. */\n  thing(): void;\n}\n"
+	if _, err := API(dts); err == nil || !strings.Contains(err.Error(), "snug.thing has no @example") {
+		t.Fatalf("API(%q) = %v, want an error naming snug.thing", dts, err)
+	}
+}
+
+func TestMistakesComeFromThePackager(t *testing.T) {
+	ms, err := Mistakes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != len(probes) {
+		t.Fatalf("got %d mistakes for %d probes", len(ms), len(probes))
+	}
+	for _, m := range ms {
+		if m.Code == "" || m.Why == "" {
+			t.Errorf("mistake %+v has no code or reason", m)
+		}
+	}
+}
