@@ -98,6 +98,7 @@ type builder struct {
 	title        string
 	afterDoctype int
 	firstElem    int
+	headOffset   int // byte offset of <head>, where missing metadata belongs
 }
 
 func newBuilder(opts Options) (*builder, error) {
@@ -394,6 +395,7 @@ func (b *builder) scan() {
 		case "head":
 			emit(raw)
 			b.headAt = len(b.parts)
+			b.headOffset = start
 			continue
 		case "title":
 			emit(raw)
@@ -762,7 +764,7 @@ func (b *builder) checkMeta() {
 				continue
 			}
 			def := b.defaultMeta(f.Prop)
-			b.diagAt(-1, SeverityWarning, "meta.missing", fmt.Sprintf("no <meta name=%q>; using %q", f.Meta, def),
+			b.diagAt(b.headOffset, SeverityWarning, "meta.missing", fmt.Sprintf("no <meta name=%q>; using %q", f.Meta, def),
 				"the runtime announces the app to the host with it",
 				fmt.Sprintf("add <meta name=%q content=\"…\"> to <head>", f.Meta))
 			continue
