@@ -518,6 +518,17 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 			if msg, why, fix, ok := remoteCheck(src, "script"); !ok {
 				b.diagAt(attrAt("src"), SeverityError, "cdn.not-allowed", msg, why, fix)
 			}
+			_, deferred := getAttr(t, "defer")
+			_, async := getAttr(t, "async")
+			if deferred && !async && !module {
+				// Deferred scripts run in order after parsing; the local
+				// ones move to the end of the body (they are inlined), so
+				// a deferred CDN script moves with them, in order.
+				nt := t
+				dropAttrs(&nt, "defer")
+				b.tail = append(b.tail, part{text: startTag(nt) + end})
+				return
+			}
 			b.parts = append(b.parts, part{text: raw + end})
 			return
 		case refLocal:
