@@ -706,6 +706,14 @@ func (b *builder) anchor(t html.Token, start int, attrAt func(string) int) {
 			"call await snug.openUrl(url) from a click handler: the host confirms and opens it in the user's browser")
 		return
 	}
+	if kind == refScheme && strings.HasPrefix(strings.ToLower(strings.TrimSpace(href)), "javascript:") {
+		b.handlers = true
+		b.diagAt(attrAt("href"), SeverityWarning, "html.inline-handler",
+			fmt.Sprintf("javascript: URL in <%s href>", t.Data),
+			"a javascript: URL is inline script: it forces 'unsafe-inline' into the CSP, so injected markup could run script",
+			"use a <button type=\"button\"> and el.addEventListener(\"click\", …) from a script")
+		return
+	}
 	switch kind {
 	case refRemote:
 		b.diagAt(attrAt("href"), SeverityWarning, "sandbox.navigation",
