@@ -164,7 +164,7 @@ const response = (f) => {
     truncated: !!f.truncated,
     text: async () => (b64 ? new TextDecoder().decode(bytes()) : f.body),
     json: async () => JSON.parse(await r.text()),
-    arrayBuffer: async () => bytes().slice().buffer,
+    arrayBuffer: async () => bytes().buffer,
   };
   return r;
 };
