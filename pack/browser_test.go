@@ -32,6 +32,14 @@ func TestBrowserRunsBuiltPages(t *testing.T) {
 		}
 		pages["/"+name] = res.HTML
 	}
+	// A page with an inline handler falls back to 'unsafe-inline': the
+	// handler must still run.
+	handler, err := Build(context.Background(), Options{Path: "handler.html", Runtime: []byte(browserRuntime), HTML: []byte(
+		`<!doctype html><meta name="snug:app-id" content="h"><meta name="snug:display-name" content="H"><button id="b" onclick="window.clicked = (window.clicked || 0) + 1">b</button><script>window.scriptRan = true</script>`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages["/handler"] = handler.HTML
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page, ok := pages[r.URL.Path]
 		if !ok {
@@ -95,6 +103,12 @@ func TestBrowserRunsBuiltPages(t *testing.T) {
 	legacy := eval[string](t, ctx, `typeof legacyHello === "function" ? legacyHello() : "missing"`)
 	waitFor(t, ctx, `document.querySelector("img").complete`)
 	imgW := eval[int](t, ctx, `document.querySelector("img").naturalWidth`)
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/handler")); err != nil {
+		t.Fatal(err)
+	}
+	if !eval[bool](t, ctx, `window.scriptRan === true && (document.getElementById("b").click(), window.clicked === 1)`) {
+		t.Errorf("with an inline handler the page's script and handler should both run")
+	}
 	if !strings.HasPrefix(h1, "COUNT!: ") {
 		t.Errorf("h1 = %q: the bundled module did not run", h1)
 	}
