@@ -136,7 +136,7 @@ export interface HostEvents {
   "connection-event": { connection: string; state: "connected" | "revoked" };
   /** A doorbell: something under topic changed; re-read it with your own calls (R7). */
   hint: { topic: string; ref: string };
-  /** Every host-ready after the first (re-announce, capability or theme update). */
+  /** Every host-ready, the first included: the load greeting, the announce ack, and later updates (re-announce, capabilities, theme). */
   "snug:host-ready": HostInfo;
 }
 
