@@ -18,7 +18,9 @@ func cAdd(seg jen.Code, rule, msg string) *jen.Statement {
 	return jen.Id("c").Dot("Add").Call(seg, jen.Id(rule), jen.Lit(msg))
 }
 
-func skip() *jen.Statement { return jen.Id("d").Dot("Skip").Call() }
+func skip() *jen.Statement { return jen.Id("d").Dot("SkipChecked").Call() }
+
+func skipChecked() *jen.Statement { return jen.Id("d").Dot("SkipChecked").Call() }
 
 func kindWord(t *model.Type) string {
 	switch t.Kind {
@@ -97,12 +99,12 @@ func (g *gen) decodeValue(t *model.Type, assign func(v jen.Code) jen.Code, s seg
 			assign(jen.Id(v)),
 		).Else().Block(typeErr, skip())}
 	case model.Any:
-		return []jen.Code{jen.If(jen.List(jen.Id("raw"), jen.Id("ok")).Op(":=").Add(dID).Dot("Skip").Call(), jen.Id("ok")).Block(
+		return []jen.Code{jen.If(jen.List(jen.Id("raw"), jen.Id("ok")).Op(":=").Add(dID).Dot("SkipChecked").Call(), jen.Id("ok")).Block(
 			assign(jen.Qual(encJSON, "RawMessage").Call(jen.Id("raw"))),
 		)}
 	case model.RawObject:
 		return []jen.Code{jen.If(dID.Clone().Dot("Peek").Call().Op("==").Qual(jsonscanPkg, "Object")).Block(
-			jen.List(jen.Id("raw"), jen.Id("_")).Op(":=").Add(dID).Dot("Skip").Call(),
+			jen.List(jen.Id("raw"), jen.Id("_")).Op(":=").Add(dID).Dot("SkipChecked").Call(),
 			assign(jen.Qual(encJSON, "RawMessage").Call(jen.Id("raw"))),
 		).Else().Block(typeErr, skip())}
 	case model.Struct:
@@ -119,7 +121,7 @@ func (g *gen) decodeValue(t *model.Type, assign func(v jen.Code) jen.Code, s seg
 			jen.List(jen.Id(k), jen.Id("ok")).Op(":=").Add(dID).Dot("Key").Call(),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Break()),
 			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Id(m).Index(jen.Id(k)), jen.Id("dup")).Block(
-				cAdd(jen.Id(k), ruleConst(ruleDup), "key appears twice"),
+				jen.Id("d").Dot("MarkDup").Call(),
 			),
 		}
 		body = append(body, g.decodeValue(t.Elem, func(x jen.Code) jen.Code { return jen.Id(m).Index(jen.Id(k)).Op("=").Add(x) }, idSeg(k), depth+1)...)
@@ -164,13 +166,13 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 	var cases []jen.Code
 	dupCheck := func(b int) jen.Code {
 		return jen.If(jen.Id("seen").Op("&").Add(bit(b)).Op("!=").Lit(0)).Block(
-			cAdd(jen.Id("key"), ruleConst(ruleDup), "key appears twice"),
+			jen.Id("d").Dot("MarkDup").Call(),
 		).Line().Id("seen").Op("|=").Add(bit(b))
 	}
 	if top {
 		cases = append(cases,
-			jen.Case(jen.Lit("v")).Block(dupCheck(0), skip()),
-			jen.Case(jen.Lit("type")).Block(dupCheck(1), skip()),
+			jen.Case(jen.Lit("v")).Block(dupCheck(0), skipChecked()),
+			jen.Case(jen.Lit("type")).Block(dupCheck(1), skipChecked()),
 		)
 	}
 	for _, fl := range o.Fields {
@@ -200,11 +202,11 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 		body = append(body, g.decodeValue(fl.Type, assign, litSeg(fl.Name), 0)...)
 		cases = append(cases, jen.Case(jen.Lit(fl.Name)).Block(body...))
 	}
-	def := []jen.Code{}
+	def := []jen.Code{jen.If(jen.Id("unknown").Dot("Add").Call(jen.Id("key"))).Block(jen.Id("d").Dot("MarkDup").Call())}
 	if o.Strict {
 		def = append(def, cAdd(jen.Id("key"), ruleConst("schema-additionalProperties"), "unknown key: this frame is strict"))
 	}
-	def = append(def, skip())
+	def = append(def, skipChecked())
 	cases = append(cases, jen.Default().Block(def...))
 
 	var after []jen.Code
@@ -235,7 +237,7 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 		}
 		after = append(after, jen.If(cond).Block(reqs...))
 	}
-	vars := []jen.Code{jen.Var().Id("seen").Uint64()}
+	vars := []jen.Code{jen.Var().Id("seen").Uint64(), jen.Var().Id("unknown").Qual(jsonscanPkg, "KeySet")}
 	if len(o.Conds) > 0 {
 		vars = append(vars, jen.Var().Id("have").Uint64())
 	}
@@ -632,8 +634,17 @@ func (g *gen) parse(f *jen.File) {
 	f.Comment("frameReject builds the rejection of a frame-level rule, recovering the")
 	f.Comment("requestId from s; a text that is no JSON object is always RuleFrameJSON.")
 	f.Func().Id("frameReject").Params(jen.List(jen.Id("s"), jen.Id("typ"), jen.Id("code"), jen.Id("rule"), jen.Id("path"), jen.Id("msg")).String()).Op("*").Id("RejectError").Block(
-		jen.If(jen.Id("rule").Op("!=").Id(ruleConst(ruleJSON)).Op("&&").Op("!").Id("validJSON").Call(jen.Id("s"))).Block(
-			jen.List(jen.Id("typ"), jen.Id("code"), jen.Id("rule"), jen.Id("path"), jen.Id("msg")).Op("=").List(jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Lit(g.frameRule(ruleJSON).Message)),
+		jen.Comment("A text that is no JSON is that first; a key twice comes next."),
+		jen.If(jen.Id("rule").Op("!=").Id(ruleConst(ruleJSON))).Block(
+			jen.List(jen.Id("dup"), jen.Id("valid")).Op(":=").Qual(jsonscanPkg, "DuplicateKeys").Call(jen.Id("s")),
+			jen.Switch().Block(
+				jen.Case(jen.Op("!").Id("valid")).Block(
+					jen.List(jen.Id("typ"), jen.Id("code"), jen.Id("rule"), jen.Id("path"), jen.Id("msg")).Op("=").List(jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Lit(g.frameRule(ruleJSON).Message)),
+				),
+				jen.Case(jen.Id("dup")).Block(
+					jen.List(jen.Id("code"), jen.Id("rule"), jen.Id("path"), jen.Id("msg")).Op("=").List(jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleDup)), jen.Lit(""), jen.Lit(g.frameRule(ruleDup).Message)),
+				),
+			),
 		),
 		jen.Id("e").Op(":=").Op("&").Id("RejectError").Values(jen.Dict{
 			jen.Id("Code"):       jen.Id("code"),
@@ -661,9 +672,12 @@ func (g *gen) parse(f *jen.File) {
 	f.Func().Id("foldCollisions").Types(jen.Id("V").Any()).Params(jen.Id("m").Map(jen.String()).Id("V")).Index().String().Block(
 		jen.Var().Id("out").Index().String(),
 		jen.If(jen.Len(jen.Id("m")).Op("<=").Lit(16)).Block(
-			jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(
-				jen.For(jen.Id("k2").Op(":=").Range().Id("m")).Block(
-					jen.If(jen.Id("k").Op("!=").Id("k2").Op("&&").Qual("strings", "EqualFold").Call(jen.Id("k"), jen.Id("k2"))).Block(
+			jen.Var().Id("arr").Index(jen.Lit(16)).String(),
+			jen.Id("keys").Op(":=").Id("arr").Index(jen.Empty(), jen.Lit(0)),
+			jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(jen.Id("keys").Op("=").Append(jen.Id("keys"), jen.Id("k"))),
+			jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(
+				jen.For(jen.List(jen.Id("j"), jen.Id("k2")).Op(":=").Range().Id("keys")).Block(
+					jen.If(jen.Id("i").Op("!=").Id("j").Op("&&").Qual("strings", "EqualFold").Call(jen.Id("k"), jen.Id("k2"))).Block(
 						jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("k")),
 						jen.Break(),
 					),
@@ -697,6 +711,9 @@ func (g *gen) parse(f *jen.File) {
 			jen.If(jen.Op("!").Id("d").Dot("End").Call()).Block(
 				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Id("d").Dot("Err").Dot("Error").Call())),
 			),
+			jen.If(jen.Id("d").Dot("Dup")).Block(
+				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleDup)), jen.Lit(""), jen.Lit(fr(ruleDup).Message))),
+			),
 			jen.If(jen.Id("c").Dot("Len").Call().Op("==").Lit(0)).Block(jen.Id("f").Dot("validate").Call(jen.Op("&").Id("c"))),
 			jen.If(jen.Id("c").Dot("Len").Call().Op("==").Lit(0)).Block(jen.Id("f").Dot("refine").Call(jen.Op("&").Id("c"))),
 			jen.If(jen.Id("c").Dot("Len").Call().Op(">").Lit(0)).Block(jen.Return(jen.Nil(), jen.Id("reject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Op("&").Id("c")))),
@@ -704,7 +721,11 @@ func (g *gen) parse(f *jen.File) {
 		))
 	}
 	cases = append(cases, jen.Default().Block(
-		jen.Comment("R2: a supported v with a type this version does not know is ignored."),
+		jen.Comment("R2: a supported v with a type this version does not know is ignored"),
+		jen.Comment("once the text is known to be JSON with one reading."),
+		jen.If(jen.List(jen.Id("dup"), jen.Id("valid")).Op(":=").Qual(jsonscanPkg, "DuplicateKeys").Call(jen.Id("s")), jen.Id("dup").Op("||").Op("!").Id("valid")).Block(
+			jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleDup)), jen.Lit(""), jen.Lit(fr(ruleDup).Message))),
+		),
 		jen.Return(jen.Nil(), jen.Nil()),
 	))
 	f.Comment("Parse applies R1, R2, R6, the schemas and the rules to one frame's JSON text.")
@@ -724,14 +745,7 @@ func (g *gen) parse(f *jen.File) {
 		jen.If(jen.Op("!").Id("h").Dot("scan").Call(jen.Op("&").Id("d"))).Block(
 			jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Lit(fr(ruleJSON).Message))),
 		),
-		jen.List(jen.Id("dup"), jen.Id("valid")).Op(":=").Qual(jsonscanPkg, "DuplicateKeys").Call(jen.Id("s")),
 		jen.Switch().Block(
-			jen.Case(jen.Op("!").Id("valid")).Block(
-				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Lit(""), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleJSON)), jen.Lit(""), jen.Lit(fr(ruleJSON).Message))),
-			),
-			jen.Case(jen.Id("dup")).Block(
-				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleDup)), jen.Lit(""), jen.Lit(fr(ruleDup).Message))),
-			),
 			jen.Case(jen.Op("!").Id("h").Dot("seenV").Op("||").Op("!").Id("h").Dot("vInt")).Block(
 				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleVersion)), jen.Lit("/v"), jen.Lit(fr(ruleVersion).Message))),
 			),

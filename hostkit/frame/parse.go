@@ -170,8 +170,15 @@ func plausibleID(s string) bool {
 // frameReject builds the rejection of a frame-level rule, recovering the
 // requestId from s; a text that is no JSON object is always RuleFrameJSON.
 func frameReject(s, typ, code, rule, path, msg string) *RejectError {
-	if rule != RuleFrameJSON && !validJSON(s) {
-		typ, code, rule, path, msg = "", CodeMalformed, RuleFrameJSON, "", "not a JSON object"
+	// A text that is no JSON is that first; a key twice comes next.
+	if rule != RuleFrameJSON {
+		dup, valid := jsonscan.DuplicateKeys(s)
+		switch {
+		case !valid:
+			typ, code, rule, path, msg = "", CodeMalformed, RuleFrameJSON, "", "not a JSON object"
+		case dup:
+			code, rule, path, msg = CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object"
+		}
 	}
 	e := &RejectError{
 		Code: code,
@@ -211,9 +218,14 @@ func supported(v int64) bool {
 func foldCollisions[V any](m map[string]V) []string {
 	var out []string
 	if len(m) <= 16 {
+		var arr [16]string
+		keys := arr[:0]
 		for k := range m {
-			for k2 := range m {
-				if k != k2 && strings.EqualFold(k, k2) {
+			keys = append(keys, k)
+		}
+		for i, k := range keys {
+			for j, k2 := range keys {
+				if i != j && strings.EqualFold(k, k2) {
 					out = append(out, k)
 					break
 				}
@@ -256,12 +268,7 @@ func Parse(raw []byte) (Frame, error) {
 	if !h.scan(&d) {
 		return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", "not a JSON object")
 	}
-	dup, valid := jsonscan.DuplicateKeys(s)
 	switch {
-	case !valid:
-		return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", "not a JSON object")
-	case dup:
-		return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 	case !h.seenV || !h.vInt:
 		return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameVersion, "/v", "v is missing or not an integer")
 	case !supported(h.v):
@@ -281,6 +288,9 @@ func Parse(raw []byte) (Frame, error) {
 		decodeAppAnnounce(&d, f, &c)
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
+		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
 			f.validate(&c)
@@ -303,6 +313,9 @@ func Parse(raw []byte) (Frame, error) {
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
 		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		if c.Len() == 0 {
 			f.validate(&c)
 		}
@@ -323,6 +336,9 @@ func Parse(raw []byte) (Frame, error) {
 		decodeAppMessage(&d, f, &c)
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
+		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
 			f.validate(&c)
@@ -345,6 +361,9 @@ func Parse(raw []byte) (Frame, error) {
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
 		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		if c.Len() == 0 {
 			f.validate(&c)
 		}
@@ -365,6 +384,9 @@ func Parse(raw []byte) (Frame, error) {
 		decodeAppResponse(&d, f, &c)
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
+		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
 			f.validate(&c)
@@ -387,6 +409,9 @@ func Parse(raw []byte) (Frame, error) {
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
 		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		if c.Len() == 0 {
 			f.validate(&c)
 		}
@@ -407,6 +432,9 @@ func Parse(raw []byte) (Frame, error) {
 		decodeDBResponse(&d, f, &c)
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
+		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
 			f.validate(&c)
@@ -429,6 +457,9 @@ func Parse(raw []byte) (Frame, error) {
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
 		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		if c.Len() == 0 {
 			f.validate(&c)
 		}
@@ -449,6 +480,9 @@ func Parse(raw []byte) (Frame, error) {
 		decodeNetResponse(&d, f, &c)
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
+		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
 			f.validate(&c)
@@ -471,6 +505,9 @@ func Parse(raw []byte) (Frame, error) {
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
 		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		if c.Len() == 0 {
 			f.validate(&c)
 		}
@@ -491,6 +528,9 @@ func Parse(raw []byte) (Frame, error) {
 		decodeOpenURLResult(&d, f, &c)
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
+		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
 			f.validate(&c)
@@ -513,6 +553,9 @@ func Parse(raw []byte) (Frame, error) {
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
 		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		if c.Len() == 0 {
 			f.validate(&c)
 		}
@@ -534,6 +577,9 @@ func Parse(raw []byte) (Frame, error) {
 		if !d.End() {
 			return nil, frameReject(s, "", CodeMalformed, RuleFrameJSON, "", d.Err.Error())
 		}
+		if d.Dup {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		if c.Len() == 0 {
 			f.validate(&c)
 		}
@@ -545,7 +591,11 @@ func Parse(raw []byte) (Frame, error) {
 		}
 		return f, nil
 	default:
-		// R2: a supported v with a type this version does not know is ignored.
+		// R2: a supported v with a type this version does not know is ignored
+		// once the text is known to be JSON with one reading.
+		if dup, valid := jsonscan.DuplicateKeys(s); dup || !valid {
+			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
+		}
 		return nil, nil
 	}
 }
@@ -553,6 +603,7 @@ func Parse(raw []byte) (Frame, error) {
 // decodeAppAnnounce reads the members of a AppAnnounce after its '{'.
 func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -561,41 +612,41 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "appId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.AppID = v0
 			} else {
 				c.Add("appId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "displayName":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.DisplayName = v0
 			} else {
 				c.Add("displayName", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "description":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
@@ -603,11 +654,11 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 				f.Description = &x
 			} else {
 				c.Add("description", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "iconEmoji":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
@@ -615,11 +666,11 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 				f.IconEmoji = &x
 			} else {
 				c.Add("iconEmoji", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "iconColor":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
@@ -627,11 +678,11 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 				f.IconColor = &x
 			} else {
 				c.Add("iconColor", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "protocolVersions":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
 			if d.BeginArray() {
@@ -643,7 +694,7 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 						s0 = append(s0, int(v1))
 					} else {
 						if !isNum {
-							d.Skip()
+							d.SkipChecked()
 						}
 						c.Add("", RuleSchemaType, "must be an integer")
 					}
@@ -653,10 +704,13 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 				f.ProtocolVersions = s0
 			} else {
 				c.Add("protocolVersions", RuleSchemaType, "must be an array")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -718,6 +772,7 @@ func (f *AppAnnounce) Validate() error {
 // decodeHostReady reads the members of a HostReady after its '{'.
 func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -726,30 +781,30 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "instanceId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "protocolVersions":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if d.BeginArray() {
@@ -761,7 +816,7 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 						s0 = append(s0, int(v1))
 					} else {
 						if !isNum {
-							d.Skip()
+							d.SkipChecked()
 						}
 						c.Add("", RuleSchemaType, "must be an integer")
 					}
@@ -771,11 +826,11 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 				f.ProtocolVersions = s0
 			} else {
 				c.Add("protocolVersions", RuleSchemaType, "must be an array")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "capabilities":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if d.BeginObject() {
@@ -786,11 +841,11 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 				f.Capabilities = *v0
 			} else {
 				c.Add("capabilities", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "theme":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if d.BeginObject() {
@@ -801,11 +856,11 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 				f.Theme = *v0
 			} else {
 				c.Add("theme", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "locale":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
@@ -813,10 +868,13 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 				f.Locale = &x
 			} else {
 				c.Add("locale", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -879,6 +937,7 @@ func (f *HostReady) Validate() error {
 // decodeAppMessage reads the members of a AppMessage after its '{'.
 func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -887,94 +946,97 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "instanceId":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "appId":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
 				f.AppID = v0
 			} else {
 				c.Add("appId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "action":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
 				f.Action = v0
 			} else {
 				c.Add("action", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "payload":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if d.Peek() == jsonscan.Object {
-				raw, _ := d.Skip()
+				raw, _ := d.SkipChecked()
 				f.Payload = json.RawMessage(raw)
 			} else {
 				c.Add("payload", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "state":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
-			if raw, ok := d.Skip(); ok {
+			if raw, ok := d.SkipChecked(); ok {
 				f.State = json.RawMessage(raw)
 			}
 		case "responseSchema":
 			if seen&(1<<8) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 8)
 			if d.Peek() == jsonscan.Object {
-				raw, _ := d.Skip()
+				raw, _ := d.SkipChecked()
 				f.ResponseSchema = json.RawMessage(raw)
 			} else {
 				c.Add("responseSchema", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -1039,6 +1101,7 @@ func (f *AppMessage) Validate() error {
 // decodeAppCancel reads the members of a AppCancel after its '{'.
 func decodeAppCancel(d *jsonscan.Decoder, f *AppCancel, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -1047,40 +1110,43 @@ func decodeAppCancel(d *jsonscan.Decoder, f *AppCancel, c *violation.Collector) 
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "instanceId":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -1127,6 +1193,7 @@ func (f *AppCancel) Validate() error {
 // decodeAppResponse reads the members of a AppResponse after its '{'.
 func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	var have uint64
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
@@ -1136,30 +1203,30 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "ok":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
@@ -1167,11 +1234,11 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 				have |= (1 << 3)
 			} else {
 				c.Add("ok", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "streaming":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.Bool(); ok {
@@ -1180,11 +1247,11 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 				have |= (1 << 4)
 			} else {
 				c.Add("streaming", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "text":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
@@ -1192,11 +1259,11 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 				f.Text = &x
 			} else {
 				c.Add("text", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "seq":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if v0, isInt, isNum := d.Int(); isInt {
@@ -1204,25 +1271,25 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 				f.Seq = &x
 			} else {
 				if !isNum {
-					d.Skip()
+					d.SkipChecked()
 				}
 				c.Add("seq", RuleSchemaType, "must be an integer")
 			}
 		case "data":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
 			if d.Peek() == jsonscan.Object {
-				raw, _ := d.Skip()
+				raw, _ := d.SkipChecked()
 				f.Data = json.RawMessage(raw)
 			} else {
 				c.Add("data", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "error":
 			if seen&(1<<8) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 8)
 			if d.BeginObject() {
@@ -1233,10 +1300,13 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 				f.Error = v0
 			} else {
 				c.Add("error", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -1307,6 +1377,7 @@ func (f *AppResponse) Validate() error {
 // decodeDBRequest reads the members of a DBRequest after its '{'.
 func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	var have uint64
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
@@ -1316,41 +1387,41 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "instanceId":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "op":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
@@ -1358,11 +1429,11 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 				have |= (1 << 4)
 			} else {
 				c.Add("op", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "sql":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
@@ -1370,11 +1441,11 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 				f.SQL = &x
 			} else {
 				c.Add("sql", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "params":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if d.BeginArray() {
@@ -1386,7 +1457,7 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 						s0 = append(s0, v1)
 					} else {
 						c.Add("", RuleSchemaType, "must be a string, number, boolean or null")
-						d.Skip()
+						d.SkipChecked()
 					}
 					c.Pop()
 				}
@@ -1394,11 +1465,11 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 				f.Params = s0
 			} else {
 				c.Add("params", RuleSchemaType, "must be an array")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "key":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
 			if v0, ok := d.String(); ok {
@@ -1406,19 +1477,19 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 				f.Key = &x
 			} else {
 				c.Add("key", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "value":
 			if seen&(1<<8) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 8)
-			if raw, ok := d.Skip(); ok {
+			if raw, ok := d.SkipChecked(); ok {
 				f.Value = json.RawMessage(raw)
 			}
 		case "data":
 			if seen&(1<<9) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 9)
 			if v0, ok := d.String(); ok {
@@ -1426,10 +1497,13 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 				f.Data = &x
 			} else {
 				c.Add("data", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -1533,6 +1607,7 @@ func (f *DBRequest) Validate() error {
 // decodeDBResponse reads the members of a DBResponse after its '{'.
 func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	var have uint64
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
@@ -1542,30 +1617,30 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "ok":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
@@ -1573,11 +1648,11 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 				have |= (1 << 3)
 			} else {
 				c.Add("ok", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "result":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if d.BeginObject() {
@@ -1588,11 +1663,11 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 				f.Result = v0
 			} else {
 				c.Add("result", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "error":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if d.BeginObject() {
@@ -1603,10 +1678,13 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 				f.Error = v0
 			} else {
 				c.Add("error", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -1667,6 +1745,7 @@ func (f *DBResponse) Validate() error {
 // decodeNetRequest reads the members of a NetRequest after its '{'.
 func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -1675,63 +1754,63 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "instanceId":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "url":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
 				f.URL = v0
 			} else {
 				c.Add("url", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "method":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
 				f.Method = v0
 			} else {
 				c.Add("method", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "headers":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if d.BeginObject() {
@@ -1743,24 +1822,24 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 						break
 					}
 					if _, dup := m0[k0]; dup {
-						c.Add(k0, RuleFrameDuplicateKey, "key appears twice")
+						d.MarkDup()
 					}
 					if v1, ok := d.String(); ok {
 						m0[k0] = v1
 					} else {
 						c.Add(k0, RuleSchemaType, "must be a string")
-						d.Skip()
+						d.SkipChecked()
 					}
 				}
 				c.Pop()
 				f.Headers = m0
 			} else {
 				c.Add("headers", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "body":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
 			if v0, ok := d.String(); ok {
@@ -1768,11 +1847,14 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 				f.Body = &x
 			} else {
 				c.Add("body", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
 			c.Add(key, RuleSchemaAdditionalProperties, "unknown key: this frame is strict")
-			d.Skip()
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -1874,6 +1956,7 @@ func (f *NetRequest) Validate() error {
 // decodeNetResponse reads the members of a NetResponse after its '{'.
 func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	var have uint64
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
@@ -1883,30 +1966,30 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "ok":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
@@ -1914,11 +1997,11 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 				have |= (1 << 3)
 			} else {
 				c.Add("ok", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "status":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, isInt, isNum := d.Int(); isInt {
@@ -1926,13 +2009,13 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 				f.Status = &x
 			} else {
 				if !isNum {
-					d.Skip()
+					d.SkipChecked()
 				}
 				c.Add("status", RuleSchemaType, "must be an integer")
 			}
 		case "headers":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if d.BeginObject() {
@@ -1944,24 +2027,24 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 						break
 					}
 					if _, dup := m0[k0]; dup {
-						c.Add(k0, RuleFrameDuplicateKey, "key appears twice")
+						d.MarkDup()
 					}
 					if v1, ok := d.String(); ok {
 						m0[k0] = v1
 					} else {
 						c.Add(k0, RuleSchemaType, "must be a string")
-						d.Skip()
+						d.SkipChecked()
 					}
 				}
 				c.Pop()
 				f.Headers = m0
 			} else {
 				c.Add("headers", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "body":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
@@ -1969,11 +2052,11 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 				f.Body = &x
 			} else {
 				c.Add("body", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "bodyEncoding":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
 			if v0, ok := d.String(); ok {
@@ -1981,11 +2064,11 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 				f.BodyEncoding = &x
 			} else {
 				c.Add("bodyEncoding", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "truncated":
 			if seen&(1<<8) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 8)
 			if v0, ok := d.Bool(); ok {
@@ -1993,11 +2076,11 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 				f.Truncated = &x
 			} else {
 				c.Add("truncated", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "error":
 			if seen&(1<<9) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 9)
 			if d.BeginObject() {
@@ -2008,10 +2091,13 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 				f.Error = v0
 			} else {
 				c.Add("error", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2088,6 +2174,7 @@ func (f *NetResponse) Validate() error {
 // decodeOpenURLRequest reads the members of a OpenURLRequest after its '{'.
 func decodeOpenURLRequest(d *jsonscan.Decoder, f *OpenURLRequest, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2096,52 +2183,55 @@ func decodeOpenURLRequest(d *jsonscan.Decoder, f *OpenURLRequest, c *violation.C
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "instanceId":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "url":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
 				f.URL = v0
 			} else {
 				c.Add("url", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
 			c.Add(key, RuleSchemaAdditionalProperties, "unknown key: this frame is strict")
-			d.Skip()
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2224,6 +2314,7 @@ func (f *OpenURLRequest) Validate() error {
 // decodeOpenURLResult reads the members of a OpenURLResult after its '{'.
 func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2232,41 +2323,41 @@ func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Col
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "requestId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.RequestID = v0
 			} else {
 				c.Add("requestId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "status":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.Status = v0
 			} else {
 				c.Add("status", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "reason":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.String(); ok {
@@ -2274,10 +2365,13 @@ func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Col
 				f.Reason = &x
 			} else {
 				c.Add("reason", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2328,6 +2422,7 @@ func (f *OpenURLResult) Validate() error {
 // decodeHostEvent reads the members of a HostEvent after its '{'.
 func decodeHostEvent(d *jsonscan.Decoder, f *HostEvent, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2336,41 +2431,44 @@ func decodeHostEvent(d *jsonscan.Decoder, f *HostEvent, c *violation.Collector) 
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "event":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.Event = v0
 			} else {
 				c.Add("event", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "data":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if d.Peek() == jsonscan.Object {
-				raw, _ := d.Skip()
+				raw, _ := d.SkipChecked()
 				f.Data = json.RawMessage(raw)
 			} else {
 				c.Add("data", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2408,6 +2506,7 @@ func (f *HostEvent) Validate() error {
 // decodeAppEvent reads the members of a AppEvent after its '{'.
 func decodeAppEvent(d *jsonscan.Decoder, f *AppEvent, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2416,52 +2515,55 @@ func decodeAppEvent(d *jsonscan.Decoder, f *AppEvent, c *violation.Collector) {
 		switch key {
 		case "v":
 			if seen&(1<<0) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 0)
-			d.Skip()
+			d.SkipChecked()
 		case "type":
 			if seen&(1<<1) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 1)
-			d.Skip()
+			d.SkipChecked()
 		case "instanceId":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.InstanceID = v0
 			} else {
 				c.Add("instanceId", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "event":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.Event = v0
 			} else {
 				c.Add("event", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "data":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if d.Peek() == jsonscan.Object {
-				raw, _ := d.Skip()
+				raw, _ := d.SkipChecked()
 				f.Data = json.RawMessage(raw)
 			} else {
 				c.Add("data", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2517,6 +2619,7 @@ func validateReject(typ, rid string, c *violation.Collector) error {
 // decodeError reads the members of a Error after its '{'.
 func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2525,40 +2628,40 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 		switch key {
 		case "code":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.Code = v0
 			} else {
 				c.Add("code", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "message":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.String(); ok {
 				f.Message = v0
 			} else {
 				c.Add("message", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "retryable":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.Bool(); ok {
 				f.Retryable = v0
 			} else {
 				c.Add("retryable", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "rawExcerpt":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.String(); ok {
@@ -2566,11 +2669,11 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 				f.RawExcerpt = &x
 			} else {
 				c.Add("rawExcerpt", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "attemptsRemaining":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if v0, isInt, isNum := d.Int(); isInt {
@@ -2578,13 +2681,13 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 				f.AttemptsRemaining = &x
 			} else {
 				if !isNum {
-					d.Skip()
+					d.SkipChecked()
 				}
 				c.Add("attemptsRemaining", RuleSchemaType, "must be an integer")
 			}
 		case "retryAfterMs":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
 			if v0, isInt, isNum := d.Int(); isInt {
@@ -2592,12 +2695,15 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 				f.RetryAfterMs = &x
 			} else {
 				if !isNum {
-					d.Skip()
+					d.SkipChecked()
 				}
 				c.Add("retryAfterMs", RuleSchemaType, "must be an integer")
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2642,6 +2748,7 @@ func (f *Error) validate(c *violation.Collector) {
 // decodeCapabilities reads the members of a Capabilities after its '{'.
 func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2650,40 +2757,40 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 		switch key {
 		case "streaming":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.Bool(); ok {
 				f.Streaming = v0
 			} else {
 				c.Add("streaming", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "db":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if v0, ok := d.Bool(); ok {
 				f.DB = v0
 			} else {
 				c.Add("db", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "auth":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, ok := d.Bool(); ok {
 				f.Auth = v0
 			} else {
 				c.Add("auth", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "net":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, ok := d.Bool(); ok {
@@ -2691,11 +2798,11 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 				f.Net = &x
 			} else {
 				c.Add("net", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "openUrl":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.Bool(); ok {
@@ -2703,10 +2810,13 @@ func decodeCapabilities(d *jsonscan.Decoder, f *Capabilities, c *violation.Colle
 				f.OpenURL = &x
 			} else {
 				c.Add("openUrl", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2726,6 +2836,7 @@ func (f *Capabilities) validate(c *violation.Collector) {}
 // decodeTheme reads the members of a Theme after its '{'.
 func decodeTheme(d *jsonscan.Decoder, f *Theme, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2734,18 +2845,18 @@ func decodeTheme(d *jsonscan.Decoder, f *Theme, c *violation.Collector) {
 		switch key {
 		case "mode":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if v0, ok := d.String(); ok {
 				f.Mode = v0
 			} else {
 				c.Add("mode", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "tokens":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if d.BeginObject() {
@@ -2757,23 +2868,26 @@ func decodeTheme(d *jsonscan.Decoder, f *Theme, c *violation.Collector) {
 						break
 					}
 					if _, dup := m0[k0]; dup {
-						c.Add(k0, RuleFrameDuplicateKey, "key appears twice")
+						d.MarkDup()
 					}
 					if v1, ok := d.String(); ok {
 						m0[k0] = v1
 					} else {
 						c.Add(k0, RuleSchemaType, "must be a string")
-						d.Skip()
+						d.SkipChecked()
 					}
 				}
 				c.Pop()
 				f.Tokens = m0
 			} else {
 				c.Add("tokens", RuleSchemaType, "must be an object")
-				d.Skip()
+				d.SkipChecked()
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 	if seen&(1<<2) == 0 {
@@ -2798,6 +2912,7 @@ func (f *Theme) validate(c *violation.Collector) {
 // decodeDBResult reads the members of a DBResult after its '{'.
 func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 	var seen uint64
+	var unknown jsonscan.KeySet
 	for first := true; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
@@ -2806,7 +2921,7 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 		switch key {
 		case "columns":
 			if seen&(1<<2) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 2)
 			if d.BeginArray() {
@@ -2818,7 +2933,7 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 						s0 = append(s0, v1)
 					} else {
 						c.Add("", RuleSchemaType, "must be a string")
-						d.Skip()
+						d.SkipChecked()
 					}
 					c.Pop()
 				}
@@ -2826,11 +2941,11 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.Columns = s0
 			} else {
 				c.Add("columns", RuleSchemaType, "must be an array")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "rows":
 			if seen&(1<<3) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 3)
 			if d.BeginArray() {
@@ -2846,14 +2961,14 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 								s1 = append(s1, v2)
 							} else {
 								c.Add("", RuleSchemaType, "must be a string, number, boolean or null")
-								d.Skip()
+								d.SkipChecked()
 							}
 							c.Pop()
 						}
 						s0 = append(s0, s1)
 					} else {
 						c.Add("", RuleSchemaType, "must be an array")
-						d.Skip()
+						d.SkipChecked()
 					}
 					c.Pop()
 				}
@@ -2861,11 +2976,11 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.Rows = s0
 			} else {
 				c.Add("rows", RuleSchemaType, "must be an array")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "changes":
 			if seen&(1<<4) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 4)
 			if v0, isInt, isNum := d.Int(); isInt {
@@ -2873,13 +2988,13 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.Changes = &x
 			} else {
 				if !isNum {
-					d.Skip()
+					d.SkipChecked()
 				}
 				c.Add("changes", RuleSchemaType, "must be an integer")
 			}
 		case "lastInsertRowid":
 			if seen&(1<<5) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 5)
 			if v0, isInt, isNum := d.Int(); isInt {
@@ -2887,13 +3002,13 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.LastInsertRowid = &x
 			} else {
 				if !isNum {
-					d.Skip()
+					d.SkipChecked()
 				}
 				c.Add("lastInsertRowid", RuleSchemaType, "must be an integer")
 			}
 		case "data":
 			if seen&(1<<6) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 6)
 			if v0, ok := d.String(); ok {
@@ -2901,11 +3016,11 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.Data = &x
 			} else {
 				c.Add("data", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "bytes":
 			if seen&(1<<7) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 7)
 			if v0, isInt, isNum := d.Int(); isInt {
@@ -2913,13 +3028,13 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.Bytes = &x
 			} else {
 				if !isNum {
-					d.Skip()
+					d.SkipChecked()
 				}
 				c.Add("bytes", RuleSchemaType, "must be an integer")
 			}
 		case "format":
 			if seen&(1<<8) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 8)
 			if v0, ok := d.String(); ok {
@@ -2927,11 +3042,11 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.Format = &x
 			} else {
 				c.Add("format", RuleSchemaType, "must be a string")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "found":
 			if seen&(1<<9) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 9)
 			if v0, ok := d.Bool(); ok {
@@ -2939,18 +3054,21 @@ func decodeDBResult(d *jsonscan.Decoder, f *DBResult, c *violation.Collector) {
 				f.Found = &x
 			} else {
 				c.Add("found", RuleSchemaType, "must be a boolean")
-				d.Skip()
+				d.SkipChecked()
 			}
 		case "value":
 			if seen&(1<<10) != 0 {
-				c.Add(key, RuleFrameDuplicateKey, "key appears twice")
+				d.MarkDup()
 			}
 			seen |= (1 << 10)
-			if raw, ok := d.Skip(); ok {
+			if raw, ok := d.SkipChecked(); ok {
 				f.Value = json.RawMessage(raw)
 			}
 		default:
-			d.Skip()
+			if unknown.Add(key) {
+				d.MarkDup()
+			}
+			d.SkipChecked()
 		}
 	}
 }

@@ -55,6 +55,7 @@ type Decoder struct {
 	i     int
 	depth int
 	Err   *SyntaxError
+	Dup   bool // an object named a key twice (set by MarkDup, SkipChecked)
 }
 
 // Reset makes d read s from the beginning.
@@ -549,77 +550,84 @@ func LenAtMost(s string, n int) bool {
 func DuplicateKeys(s string) (dup, valid bool) {
 	var d Decoder
 	d.Reset(s)
-	dup = d.dupValue()
-	if d.Err != nil {
+	d.checkValue()
+	if !d.End() {
 		return false, false
 	}
-	if dup {
-		// The rest of the text still has to be JSON.
-		ok := validFrom(s)
-		return ok, ok
-	}
-	return false, d.End()
+	return d.Dup, true
 }
 
-// validFrom reports whether s is one JSON value.
-func validFrom(s string) bool {
-	var r Decoder
-	r.Reset(s)
-	if _, ok := r.Skip(); !ok {
-		return false
+// MarkDup records that an object named a key twice.
+func (d *Decoder) MarkDup() { d.Dup = true }
+
+// SkipChecked is Skip that also sets Dup when an object inside the value
+// names a key twice.
+func (d *Decoder) SkipChecked() (string, bool) {
+	d.ws()
+	start := d.i
+	d.checkValue()
+	if d.Err != nil {
+		return "", false
 	}
-	return r.End()
+	return d.s[start:d.i], true
 }
 
-const smallKeys = 16
-
-// dupValue reads one value, returning true as soon as an object repeats a key.
-func (d *Decoder) dupValue() bool {
+// checkValue reads one value, setting Dup when an object repeats a key.
+func (d *Decoder) checkValue() {
 	switch d.Peek() {
 	case Object:
 		d.BeginObject()
-		var small [smallKeys]string
-		keys := small[:0]
-		var many map[string]struct{}
+		var keys KeySet
 		for first := true; d.ObjMore(first); first = false {
 			k, ok := d.Key()
 			if !ok {
-				return false
+				return
 			}
-			if many != nil {
-				if _, ok := many[k]; ok {
-					return true
-				}
-				many[k] = struct{}{}
-			} else {
-				for _, x := range keys {
-					if x == k {
-						return true
-					}
-				}
-				if len(keys) < smallKeys {
-					keys = append(keys, k)
-				} else {
-					many = make(map[string]struct{}, 2*smallKeys)
-					for _, x := range keys {
-						many[x] = struct{}{}
-					}
-					many[k] = struct{}{}
-				}
+			if keys.Add(k) {
+				d.Dup = true
 			}
-			if d.dupValue() {
-				return true
-			}
+			d.checkValue()
 		}
 	case Array:
 		d.BeginArray()
 		for first := true; d.ArrMore(first); first = false {
-			if d.dupValue() {
-				return true
-			}
+			d.checkValue()
 		}
 	default:
 		d.Skip()
 	}
+}
+
+// KeySet is a set of object keys that allocates only past a handful.
+type KeySet struct {
+	small [8]string
+	n     int
+	many  map[string]struct{}
+}
+
+// Add adds k and reports whether it was already there.
+func (ks *KeySet) Add(k string) bool {
+	if ks.many != nil {
+		if _, ok := ks.many[k]; ok {
+			return true
+		}
+		ks.many[k] = struct{}{}
+		return false
+	}
+	for _, x := range ks.small[:ks.n] {
+		if x == k {
+			return true
+		}
+	}
+	if ks.n < len(ks.small) {
+		ks.small[ks.n] = k
+		ks.n++
+		return false
+	}
+	ks.many = make(map[string]struct{}, 4*len(ks.small))
+	for _, x := range ks.small {
+		ks.many[x] = struct{}{}
+	}
+	ks.many[k] = struct{}{}
 	return false
 }
