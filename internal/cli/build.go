@@ -281,6 +281,13 @@ func planJobs(o *buildOptions, dir bool) ([]appJob, error) {
 	if len(jobs) == 0 {
 		return nil, &ExitError{Code: 2, Err: fmt.Errorf("build: no apps in %s (looked for *.html and */index.html, */app.html)", o.input)}
 	}
+	seen := map[string]string{}
+	for _, j := range jobs {
+		if other, dup := seen[j.file]; dup {
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("build: %s and %s would both be written to %s; rename one", other, j.input, j.output)}
+		}
+		seen[j.file] = j.input
+	}
 	return jobs, nil
 }
 
