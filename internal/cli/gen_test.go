@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGenCheckAndWrite(t *testing.T) {
+	schemasDir, _ := filepath.Abs("../../schemas")
+	root := t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := Main(append([]string{"gen", "--schemas", schemasDir, "--root", root}, args...), nil, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	code, out, _ := run("--check")
+	if code != 1 || !strings.Contains(out, "stale: hostkit/frame/parse.go") {
+		t.Fatalf("--check on an empty root: exit %d, %q", code, out)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Fatalf("--check wrote %d entries", len(ents))
+	}
+	if code, out, errOut := run(); code != 0 || !strings.Contains(out, "wrote hostkit/frame/frames.go") {
+		t.Fatalf("gen: exit %d, %q %q", code, out, errOut)
+	}
+	if code, out, _ := run("--check"); code != 0 || out != "" {
+		t.Fatalf("--check after gen: exit %d, %q", code, out)
+	}
+	p := filepath.Join(root, "hostkit/frame/spec.go")
+	if err := os.WriteFile(p, []byte("package frame\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run("--check"); code != 1 || strings.TrimSpace(out) != "stale: hostkit/frame/spec.go" {
+		t.Fatalf("--check after an edit: exit %d, %q", code, out)
+	}
+}
+
+func TestGenReportsSpecErrors(t *testing.T) {
+	src, _ := filepath.Abs("../../schemas")
+	dir := t.TempDir()
+	ents, _ := os.ReadDir(src)
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(src, e.Name()))
+		if e.Name() == "net-request.schema.json" {
+			b = bytes.Replace(b, []byte(`"maxLength": 4096 }`), []byte(`"maxLen": 4096 }`), 1)
+		}
+		os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"gen", "--check", "--schemas", dir, "--root", t.TempDir()}, nil, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), `net-request.schema.json:14:48: error: /properties/url/maxLen: unknown keyword "maxLen" (did you mean "maxLength"?)`) {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut.String())
+	}
+}
