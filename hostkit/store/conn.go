@@ -79,8 +79,10 @@ func (s *Store) do(ctx context.Context, app, op string, timed bool, fn func(*app
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, sqlite3.NOMEM) {
-		// The engine's memory reached its cap: start afresh so it shrinks.
+	var dp *driverPanic
+	if errors.Is(err, sqlite3.NOMEM) || errors.As(err, &dp) {
+		// The engine's memory reached its cap, or the driver failed: start
+		// afresh (and, after out of memory, small).
 		if cerr := d.dropConn(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
@@ -123,8 +125,8 @@ func (d *appDB) run(fn func(*appDB) error) error {
 	return noPanic(func() error { return fn(d) })
 }
 
-// dropConn closes a connection that ran out of memory, rolling back what it
-// had open; the next call opens a fresh one.
+// dropConn closes a connection that ran out of memory or saw the driver
+// panic, rolling back what it had open; the next call opens a fresh one.
 func (d *appDB) dropConn() error {
 	if d.conn != nil && !d.conn.GetAutocommit() {
 		d.conn.SetInterrupt(context.Background())
@@ -133,18 +135,28 @@ func (d *appDB) dropConn() error {
 	return d.closeConn()
 }
 
-// noPanic calls fn, turning the driver's out-of-memory panic into NOMEM.
+// noPanic calls fn, turning the driver's out-of-memory panic into NOMEM
+// and any other panic into a *driverPanic: a hostile database file can make
+// the driver panic (found by FuzzImport: a corrupt schema whose error
+// offset lies past the statement's text), and that must not take the host
+// down.
 func noPanic(fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			if !isOOM(v) {
-				panic(v)
+			if isOOM(v) {
+				err = sqlite3.NOMEM
+				return
 			}
-			err = sqlite3.NOMEM
+			err = &driverPanic{v}
 		}
 	}()
 	return fn()
 }
+
+// driverPanic is a panic recovered from a call into the driver.
+type driverPanic struct{ v any }
+
+func (p *driverPanic) Error() string { return fmt.Sprintf("sqlite driver panic: %v", p.v) }
 
 // acquire finds or makes the appDB for app and takes its lock.
 func (s *Store) acquire(ctx context.Context, app string) (*appDB, error) {
@@ -368,9 +380,7 @@ func (d *appDB) closeConn() error {
 	var errs []error
 	for _, st := range []**sqlite3.Stmt{&d.kvGetSt, &d.kvPutSt, &d.kvDelSt} {
 		if *st != nil {
-			if err := noPanic((*st).Close); err != nil && !errors.Is(err, sqlite3.NOMEM) {
-				errs = append(errs, err)
-			}
+			_ = noPanic((*st).Close) // reports the last step's error, not the close's
 			*st = nil
 		}
 	}

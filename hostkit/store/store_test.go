@@ -598,6 +598,13 @@ func TestImportMalicious(t *testing.T) {
 	badCounter := bytes.Clone(good)
 	badCounter[31]++ // header page count off by one
 
+	// A random mutation of an export (kept in testdata) whose schema makes
+	// the driver panic while preparing the integrity check.
+	offsetPanic, err := os.ReadFile("testdata/schema-offset-panic.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	cases := []struct {
 		name, code, msg string
 		data            []byte
@@ -620,6 +627,11 @@ func TestImportMalicious(t *testing.T) {
 		{"view of kv", frame.CodeDBImportInvalid, "reserved", rawDB(t, kvTable, "CREATE VIEW peek AS SELECT * FROM _snug_kv")},
 		{"foreign key to kv", frame.CodeDBImportInvalid, "reserved", rawDB(t, kvTable,
 			"CREATE TABLE t(k TEXT REFERENCES _snug_kv(key) ON DELETE RESTRICT)")},
+		// The parser's error offset lies in the schema text, past the end
+		// of the statement being prepared: the driver panics on it.
+		{"malformed schema", frame.CodeDBImportInvalid, "damaged", rawDB(t, "CREATE TABLE t(a)", "PRAGMA writable_schema = ON",
+			"UPDATE sqlite_schema SET sql = 'CREATE TABLE t(a" + strings.Repeat(" ", 100) + ", ,)' WHERE name = 't'")},
+		{"driver panic", frame.CodeDBImportInvalid, "schema cannot be read", offsetPanic},
 		{"kv not JSON", frame.CodeDBImportInvalid, "CHECK constraint failed in _snug_kv", rawDB(t, kvTable,
 			"PRAGMA ignore_check_constraints = ON", "INSERT INTO _snug_kv VALUES ('k', '{broken')")},
 		{"virtual table", frame.CodeDBImportInvalid, "virtual", rawDB(t, "PRAGMA writable_schema = ON",
@@ -637,7 +649,7 @@ func TestImportMalicious(t *testing.T) {
 	// Larger than the quota: refused before anything is written.
 	small, _ := newStore(t, Options{QuotaBytes: 64 << 10})
 	seed(t, small, "a")
-	_, err := small.Import(bg, "a", good)
+	_, err = small.Import(bg, "a", good)
 	wantCode(t, err, frame.CodeDBQuotaExceeded)
 	unchanged(t, small, "a")
 

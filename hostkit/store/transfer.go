@@ -194,24 +194,39 @@ func syncFile(path string) error {
 
 // validate opens the candidate file with the same hardening as an app
 // database and runs the integrity check and the schema policy.
-func (d *appDB) validate(path string) (err error) {
-	c, err := openHardened(path, d.s.opts)
-	if err != nil {
-		var sqe *sqlite3.Error
-		if errors.As(err, &sqe) && sqe.Code() != sqlite3.IOERR && sqe.Code() != sqlite3.CANTOPEN {
-			return importErr("the file does not open as a database: %s", strings.TrimPrefix(sqe.Error(), "sqlite3: "))
+func (d *appDB) validate(path string) error {
+	err := noPanic(func() (err error) {
+		c, err := openHardened(path, d.s.opts)
+		if err != nil {
+			return err
 		}
+		defer func() {
+			c.SetInterrupt(context.Background())
+			err = errors.Join(err, noPanic(c.Close))
+		}()
+		c.SetInterrupt(d.opCtx)
+		return checkContent(c)
+	})
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return se
+	}
+	var dp *driverPanic
+	if errors.As(err, &dp) {
+		return importErr("the file is damaged: its schema cannot be read")
+	}
+	var code sqlite3.ErrorCode
+	if !errors.As(err, &code) {
 		return err
 	}
-	defer func() { err = errors.Join(err, c.Close()) }()
-	c.SetInterrupt(d.opCtx)
-	err = checkContent(c)
-	c.SetInterrupt(context.Background())
-	var sqe *sqlite3.Error
-	if err != nil && errors.As(err, &sqe) && sqe.Code() != sqlite3.INTERRUPT && sqe.Code() != sqlite3.IOERR {
-		return importErr("the file is damaged: %s", strings.TrimPrefix(sqe.Error(), "sqlite3: "))
+	switch code {
+	case sqlite3.INTERRUPT, sqlite3.NOMEM, sqlite3.IOERR, sqlite3.CANTOPEN, sqlite3.FULL, sqlite3.BUSY:
+		return err // the time limit, the memory cap, or the host's own trouble
 	}
-	return err
+	return importErr("the file is damaged or not a database: %s", strings.TrimPrefix(err.Error(), "sqlite3: "))
 }
 
 func checkContent(c *sqlite3.Conn) error {
