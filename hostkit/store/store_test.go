@@ -630,7 +630,7 @@ func TestImportMalicious(t *testing.T) {
 		// The parser's error offset lies in the schema text, past the end
 		// of the statement being prepared: the driver panics on it.
 		{"malformed schema", frame.CodeDBImportInvalid, "damaged", rawDB(t, "CREATE TABLE t(a)", "PRAGMA writable_schema = ON",
-			"UPDATE sqlite_schema SET sql = 'CREATE TABLE t(a" + strings.Repeat(" ", 100) + ", ,)' WHERE name = 't'")},
+			"UPDATE sqlite_schema SET sql = 'CREATE TABLE t(a"+strings.Repeat(" ", 100)+", ,)' WHERE name = 't'")},
 		{"driver panic", frame.CodeDBImportInvalid, "schema cannot be read", offsetPanic},
 		{"kv not JSON", frame.CodeDBImportInvalid, "CHECK constraint failed in _snug_kv", rawDB(t, kvTable,
 			"PRAGMA ignore_check_constraints = ON", "INSERT INTO _snug_kv VALUES ('k', '{broken')")},
