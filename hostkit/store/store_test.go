@@ -627,8 +627,7 @@ func TestImportMalicious(t *testing.T) {
 		{"view of kv", frame.CodeDBImportInvalid, "reserved", rawDB(t, kvTable, "CREATE VIEW peek AS SELECT * FROM _snug_kv")},
 		{"foreign key to kv", frame.CodeDBImportInvalid, "reserved", rawDB(t, kvTable,
 			"CREATE TABLE t(k TEXT REFERENCES _snug_kv(key) ON DELETE RESTRICT)")},
-		// The parser's error offset lies in the schema text, past the end
-		// of the statement being prepared: the driver panics on it.
+		// A schema whose SQL does not parse.
 		{"malformed schema", frame.CodeDBImportInvalid, "damaged", rawDB(t, "CREATE TABLE t(a)", "PRAGMA writable_schema = ON",
 			"UPDATE sqlite_schema SET sql = 'CREATE TABLE t(a"+strings.Repeat(" ", 100)+", ,)' WHERE name = 't'")},
 		{"driver panic", frame.CodeDBImportInvalid, "schema cannot be read", offsetPanic},
