@@ -109,6 +109,7 @@ directive; without it the module requires snuggen's released version.
 			p := scaffold.Params{
 				Name: name, AppID: "app.hello", DisplayName: scaffold.DisplayName(name),
 				Module: module, SnuggenPath: snuggenModule, GoVersion: goDirective(),
+				SnuggenVersion: releasedVersion(),
 			}
 			if o.snuggen != "" {
 				abs, err := filepath.Abs(o.snuggen)
@@ -157,6 +158,16 @@ func printWritten(io *IO, paths []string) {
 	for _, p := range paths {
 		fmt.Fprintf(io.Out, "wrote %s\n", p)
 	}
+}
+
+// releasedVersion is this binary's snuggen version when it was built from
+// a released module (go install …@v1.2.3), else "".
+func releasedVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Path != snuggenModule || bi.Main.Version == "(devel)" || !strings.HasPrefix(bi.Main.Version, "v") {
+		return ""
+	}
+	return bi.Main.Version
 }
 
 // goDirective is the go line of a new module: this toolchain's language

@@ -40,6 +40,9 @@ type Params struct {
 	SnuggenPath string // host: the module path of snuggen itself
 	Replace     string // host: when set, a replace directive points snuggen here
 	GoVersion   string // host: the go directive
+	// SnuggenVersion is the version of snuggen a host requires when there is
+	// no Replace; empty leaves the choice to go mod tidy (the latest).
+	SnuggenVersion string
 }
 
 // NameRule says what a valid NAME is; ValidName's errors quote it.
