@@ -60,6 +60,9 @@ func (b *builder) assemble() ([]byte, error) {
 	}
 	for _, s := range fixups {
 		s.content = normalizeNewlines(s.content)
+		if s.raw {
+			s.content = strings.ReplaceAll(s.content, "\x00", "\uFFFD")
+		}
 		if s.script {
 			if esc, changed := escapeJS(s.content); changed && !s.raw {
 				if err := checkJS(esc, s == b.modSlot); err != nil {

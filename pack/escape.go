@@ -27,6 +27,9 @@ func escapeJS(js string) (string, bool) {
 // hasDanger reports whether s holds a sequence that can end or escape a
 // script element.
 func hasDanger(s string) bool {
+	if strings.IndexByte(s, 0) >= 0 {
+		return true // the HTML parser turns NUL into U+FFFD
+	}
 	for i := strings.IndexByte(s, '<'); i >= 0; {
 		if dangerAt(s, i) {
 			return true
@@ -91,6 +94,15 @@ func (s *jsScanner) run() string {
 	lastWord := ""
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if c == 0 {
+			// The HTML parser would read a raw NUL as U+FFFD.
+			if s.state == stCode {
+				s.out.WriteString("\uFFFD")
+			} else {
+				s.out.WriteString(`\x00`)
+			}
+			continue
+		}
 		if c == '<' && dangerAt(src, i) {
 			if s.state == stCode {
 				s.out.WriteString("< ")
@@ -240,7 +252,11 @@ func (s *jsScanner) run() string {
 
 // escapeCSS makes sure no "</style" is left in a stylesheet: "\/" is "/"
 // inside a CSS string, and the sequence cannot occur in CSS code.
+//
+// A raw NUL becomes U+FFFD, as both the HTML and the CSS parser read it, so
+// the text the browser hashes for the CSP is the text written.
 func escapeCSS(css string) string {
+	css = strings.ReplaceAll(css, "\x00", "\uFFFD")
 	if !strings.Contains(strings.ToLower(css), "</style") {
 		return css
 	}

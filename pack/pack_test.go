@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -115,8 +117,14 @@ func FuzzEscapeJS(f *testing.F) {
 		if !strings.Contains(s, "<") {
 			return
 		}
-		page := []byte(`<!doctype html><meta name="snug:app-id" content="f"><meta name="snug:display-name" content="F"><script type="module" src="m.js"></script>`)
-		fsys := fstest.MapFS{"index.html": {Data: page}, "m.js": {Data: []byte("export const s = " + jsString(s) + ";\ndocument.title = s + `" + strings.NewReplacer("\\", "\\\\", "`", "\\`", "${", "\\${").Replace(s) + "`;\n")}}
+		page := []byte(`<!doctype html><meta name="snug:app-id" content="f"><meta name="snug:display-name" content="F"><link rel="stylesheet" href="s.css"><script src="c.js"></script><script type="module" src="m.js"></script>`)
+		lit := jsString(s)
+		fsys := fstest.MapFS{
+			"index.html": {Data: page},
+			"m.js":       {Data: []byte("export const s = " + lit + ";\ndocument.title = s + `" + strings.NewReplacer("\\", "\\\\", "`", "\\`", "${", "\\${").Replace(s) + "`;\n")},
+			"c.js":       {Data: []byte("var c = " + lit + "; var r = /" + regexp.QuoteMeta(strings.NewReplacer("/", "", "\n", "", "\r", "", "\u2028", "", "\u2029", "").Replace(s)) + "/;\n")},
+			"s.css":      {Data: []byte(".x::after { content: " + cssString(s) + "; }\n")},
+		}
 		res, err := Build(context.Background(), Options{Path: "index.html", FS: fsys, Runtime: []byte(testRuntime)})
 		if err != nil {
 			if res != nil && strings.Contains(diagText(res.Diagnostics), "utf8") {
@@ -128,21 +136,42 @@ func FuzzEscapeJS(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scripts := 0
+		scripts, styles := 0, 0
 		var walk func(n *html.Node)
 		walk = func(n *html.Node) {
 			if n.Type == html.ElementNode && n.Data == "script" {
 				scripts++
+			}
+			if n.Type == html.ElementNode && n.Data == "style" {
+				styles++
 			}
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
 				walk(c)
 			}
 		}
 		walk(root)
-		if scripts != 2 {
-			t.Errorf("%d script elements after parsing, want 2 (runtime, module)", scripts)
+		if scripts != 3 || styles != 1 {
+			t.Errorf("%d scripts and %d styles after parsing, want 3 (runtime, classic, module) and 1", scripts, styles)
 		}
 	})
+}
+
+func cssString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\%x ", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 func jsString(s string) string {
