@@ -38,9 +38,11 @@ type appDB struct {
 	kvGetSt *sqlite3.Stmt
 	kvPutSt *sqlite3.Stmt
 	kvDelSt *sqlite3.Stmt
-	opCtx   context.Context // the running call's context (with its timeout)
-	trusted bool            // the store's own statements: the authorizer allows all
-	denied  string          // why the authorizer last refused, for the message
+	stmts   map[string]*cachedStmt // app statements by SQL text
+	tick    uint64                 // use counter for the cache's LRU
+	opCtx   context.Context        // the running call's context (with its timeout)
+	trusted bool                   // the store's own statements: the authorizer allows all
+	denied  string                 // why the authorizer last refused, for the message
 }
 
 // do runs fn on app's database under the call's lock and, when timed, the
@@ -378,6 +380,10 @@ func (d *appDB) closeConn() error {
 	// finalized: so each close is shielded and the connection still closes
 	// (and releases its lock on the file).
 	var errs []error
+	for sql, cs := range d.stmts {
+		_ = noPanic(cs.st.Close)
+		delete(d.stmts, sql)
+	}
 	for _, st := range []**sqlite3.Stmt{&d.kvGetSt, &d.kvPutSt, &d.kvDelSt} {
 		if *st != nil {
 			_ = noPanic((*st).Close) // reports the last step's error, not the close's

@@ -27,25 +27,70 @@ func sqlErr(format string, a ...any) *Error {
 	return &Error{Code: frame.CodeDBSQLError, Message: fmt.Sprintf(format, a...)}
 }
 
-func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
-	c := d.conn
-	st, tail, err := c.Prepare(sql)
+// stmtCacheSize is how many prepared app statements each database keeps.
+const stmtCacheSize = 32
+
+type cachedStmt struct {
+	st   *sqlite3.Stmt
+	used uint64
+}
+
+// prepare gives a statement for sql: a cached one, or a new one that
+// passed the checks (one statement, not VACUUM) and enters the cache. The
+// authorizer ran when it was prepared, and runs again whenever SQLite
+// prepares it anew after a schema change.
+func (d *appDB) prepare(sql string) (*sqlite3.Stmt, error) {
+	d.tick++
+	if cs := d.stmts[sql]; cs != nil {
+		cs.used = d.tick
+		return cs.st, nil
+	}
+	st, tail, err := d.conn.Prepare(sql)
 	if err != nil {
 		return nil, err
 	}
 	if st == nil {
 		return nil, sqlErr("the SQL text holds no statement")
 	}
-	defer st.Close()
 	if !blankSQL(tail) {
+		st.Close()
 		return nil, sqlErr("the SQL text holds more than one statement: exec runs exactly one; send each statement in its own request")
 	}
 	if strings.EqualFold(firstWord(sql), "VACUUM") {
 		// Refused by the authorizer too (VACUUM attaches), but only once it
 		// runs, and inside the write transaction below it would fail first
 		// with a less clear message.
+		st.Close()
 		return nil, sqlErr(vacuumRefused)
 	}
+	if d.stmts == nil {
+		d.stmts = map[string]*cachedStmt{}
+	}
+	if len(d.stmts) >= stmtCacheSize {
+		var oldest string
+		var min uint64 = math.MaxUint64
+		for k, cs := range d.stmts {
+			if cs.used < min {
+				oldest, min = k, cs.used
+			}
+		}
+		_ = noPanic(d.stmts[oldest].st.Close) // reports its last step's error
+		delete(d.stmts, oldest)
+	}
+	d.stmts[sql] = &cachedStmt{st: st, used: d.tick}
+	return st, nil
+}
+
+func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
+	c := d.conn
+	st, err := d.prepare(sql)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = st.Reset() // repeats the step's error, already handled
+		_ = st.ClearBindings()
+	}()
 	if n := st.BindCount(); n != len(params) {
 		return nil, sqlErr("the statement has %d parameters and %d values were given", n, len(params))
 	}
@@ -64,6 +109,7 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 		}
 	}
 	res, err := d.step(st)
+	_ = st.Reset() // done with it before COMMIT or ROLLBACK; repeats step's error
 	if write {
 		if err == nil {
 			err = d.trustedExec("COMMIT")
@@ -85,6 +131,12 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 // step reads the rows of st, counting their JSON size as it goes.
 func (d *appDB) step(st *sqlite3.Stmt) (*ExecResult, error) {
 	c := d.conn
+	c.SetLastInsertRowID(0)
+	before := c.TotalChanges()
+	// The columns are read after the first step: a statement prepared
+	// before a schema change is prepared again inside it, and SELECT *
+	// may then have more columns.
+	more := st.Step()
 	n := st.ColumnCount()
 	res := &ExecResult{Columns: make([]string, n), Rows: [][]any{}}
 	size := 0
@@ -93,9 +145,7 @@ func (d *appDB) step(st *sqlite3.Stmt) (*ExecResult, error) {
 		size += jsonStringLen(res.Columns[i]) + 1
 	}
 	budget := resultBudget()
-	c.SetLastInsertRowID(0)
-	before := c.TotalChanges()
-	for st.Step() {
+	for ; more; more = st.Step() {
 		row := make([]any, n)
 		size += 3 // [ ] ,
 		for i := range n {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -805,4 +806,53 @@ func TestConcurrentApps(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestStatementCache(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	seed(t, s, "a")
+	q := "SELECT body FROM notes WHERE id = ?"
+	for i, want := range []string{`[["first"]]`, `[["second"]]`, `[]`, `[["first"]]`} {
+		if got := rowsJSON(t, mustExec(t, s, "a", q, []any{1, 2, 3, 1}[i])); got != want {
+			t.Fatalf("run %d: %s, want %s", i, got, want)
+		}
+	}
+	// A schema change re-prepares a cached statement.
+	mustExec(t, s, "a", "CREATE TABLE t(a)")
+	mustExec(t, s, "a", "INSERT INTO t VALUES (1)")
+	if got := rowsJSON(t, mustExec(t, s, "a", "SELECT * FROM t")); got != `[[1]]` {
+		t.Fatal(got)
+	}
+	mustExec(t, s, "a", "ALTER TABLE t ADD COLUMN b DEFAULT 'x'")
+	if r := mustExec(t, s, "a", "SELECT * FROM t"); rowsJSON(t, r) != `[[1,"x"]]` || len(r.Columns) != 2 {
+		t.Fatalf("after ALTER: %q %s", r.Columns, rowsJSON(t, r))
+	}
+	mustExec(t, s, "a", "DROP TABLE t")
+	_, err := s.Exec(bg, "a", "SELECT * FROM t", nil)
+	wantCode(t, err, frame.CodeDBSQLError)
+
+	// ... and the authorizer judges it again: a view swapped for one that
+	// reads the kv table is refused through the cached statement too.
+	mustExec(t, s, "a", "CREATE VIEW v AS SELECT body FROM notes")
+	mustExec(t, s, "a", "SELECT * FROM v")
+	mustExec(t, s, "a", "DROP VIEW v")
+	// (SQLite checks a view's reads when it is used, not when made.)
+	mustExec(t, s, "a", "CREATE VIEW v AS SELECT value AS body FROM _snug_kv")
+	_, err = s.Exec(bg, "a", "SELECT * FROM v", nil)
+	se := wantCode(t, err, frame.CodeDBSQLError)
+	if !strings.Contains(se.Message, "reserved") {
+		t.Fatalf("cached statement over a swapped view: %s", se.Message)
+	}
+
+	// More distinct statements than the cache holds.
+	for i := range 3 * stmtCacheSize {
+		r := mustExec(t, s, "a", "SELECT "+strings.Repeat("1+", i)+"1")
+		if got := rowsJSON(t, r); got != "[["+strconv.Itoa(i+1)+"]]" {
+			t.Fatalf("statement %d: %s", i, got)
+		}
+	}
+	if n := len(s.dbs["a"].stmts); n > stmtCacheSize {
+		t.Fatalf("cache holds %d statements", n)
+	}
+	unchanged(t, s, "a")
 }
