@@ -108,7 +108,13 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 // its JSON value into T.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	return evalWithin[T](t, ctx, js, 30*time.Second)
+}
+
+// evalWithin is eval with its own deadline.
+func evalWithin[T any](t *testing.T, ctx context.Context, js string, d time.Duration) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
 	if err != nil {

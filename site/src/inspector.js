@@ -54,6 +54,9 @@ export class Inspector {
       this.countsEl.append(dt, dd);
     }
     this.pending = false;
+    // Rows wait here and reach the DOM once per frame: appending and
+    // scrolling per entry would lay the table out for every frame relayed.
+    this.queued = { frames: [], audit: [] };
 
     for (const tab of root.querySelectorAll('[role="tab"]')) {
       tab.addEventListener('click', () => this.show(tab.dataset.tab));
@@ -100,7 +103,7 @@ export class Inspector {
       [str(e.code), 'code'],
     ]);
     tr.cells[3].title = str(e.type);
-    append(this.frames, tr);
+    this.queued.frames.push(tr);
     this.refresh();
   }
 
@@ -134,7 +137,7 @@ export class Inspector {
       [str(a.bytes ?? ''), 'bytes'],
       [typeof ms === 'number' ? String(Math.round(ms)) : str(ms ?? ''), 'ms'],
     ]);
-    append(this.audit, tr);
+    this.queued.audit.push(tr);
     this.refresh();
   }
 
@@ -150,6 +153,12 @@ export class Inspector {
   draw() {
     if (!this.pending) return;
     this.pending = false;
+    flush(this.frames, this.queued.frames);
+    flush(this.audit, this.queued.audit);
+    this.queued = { frames: [], audit: [] };
+    // Rows wait here and reach the DOM once per frame: appending and
+    // scrolling per entry would lay the table out for every frame relayed.
+    this.queued = { frames: [], audit: [] };
     for (const [k, v] of Object.entries(this.counts)) this.cells[k].textContent = String(v);
     this.countsEl.dataset.counts = JSON.stringify({
       ...this.counts,
@@ -178,9 +187,13 @@ function addCells(tr, cells) {
   }
 }
 
-function append(tbody, tr) {
-  tbody.append(tr);
-  while (tbody.rows.length > MAX_ROWS) tbody.rows[0].remove();
+function flush(tbody, rows) {
+  if (rows.length === 0) return;
   const wrap = tbody.closest('.table-wrap');
-  if (wrap && wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 80) wrap.scrollTop = wrap.scrollHeight;
+  const atEnd = !wrap || wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 80;
+  if (rows.length > MAX_ROWS) rows = rows.slice(rows.length - MAX_ROWS);
+  const excess = tbody.rows.length + rows.length - MAX_ROWS;
+  for (let i = 0; i < excess; i++) tbody.rows[0].remove();
+  tbody.append(...rows);
+  if (wrap && atEnd) wrap.scrollTop = wrap.scrollHeight;
 }
