@@ -241,3 +241,59 @@ func TestExamplesBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyCatchesABrokenElement: the proof step refuses output where an
+// inlined body does not come back whole.
+func TestVerifyCatchesABrokenElement(t *testing.T) {
+	s := &slot{open: "<script>", close: "</script>", content: `var a = "</script><p>";`, script: true}
+	doc := []byte("<!doctype html><head>" + s.open + s.content + s.close + "</head>")
+	if err := verify(doc, []*slot{s}); err == nil {
+		t.Fatal("verify accepted a script that ends early")
+	}
+	s.content, _ = escapeJS(`var a = "</script><p>";`)
+	s.content = strings.ReplaceAll(s.content, "</script", `<\/script`)
+	doc = []byte("<!doctype html><head>" + s.open + s.content + s.close + "</head>")
+	if err := verify(doc, []*slot{s}); err != nil {
+		t.Fatalf("verify refused an escaped script: %v", err)
+	}
+}
+
+// FuzzBuildPage: any page (no local files) either fails with diagnostics
+// or gives a page that parses with the runtime first in <head>.
+func FuzzBuildPage(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*/in/index.html")
+	for _, p := range seeds {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("<script>a</script><html><head></head></html>"))
+	f.Add([]byte("<svg><script>1</script></svg><style>x{}</style><a href=javascript:1>x</a>"))
+	f.Fuzz(func(t *testing.T, page []byte) {
+		res, err := Build(context.Background(), Options{Path: "p.html", HTML: page, Runtime: []byte(testRuntime)})
+		if err != nil {
+			if res == nil || res.Errors() == 0 {
+				t.Fatalf("failed without an error diagnostic: %v", err)
+			}
+			return
+		}
+		root, perr := html.Parse(bytes.NewReader(res.HTML))
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		var first *html.Node
+		var walk func(n *html.Node)
+		walk = func(n *html.Node) {
+			if first == nil && n.Type == html.ElementNode && n.Data == "script" {
+				first = n
+			}
+			for c := n.FirstChild; c != nil && first == nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+		walk(root)
+		if first == nil || first.FirstChild == nil || !strings.Contains(first.FirstChild.Data, "snug runtime (test)") {
+			t.Fatalf("the first script is not the runtime:\n%s", res.HTML)
+		}
+	})
+}
