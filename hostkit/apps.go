@@ -314,7 +314,6 @@ func KeyFromPath(path string) string {
 	return string(out)
 }
 
-
 // MetaFromHTML reads the <meta name="snug:…"> tags of a built app (the
 // names snuggen build writes from the app-announce fields). A missing
 // display name falls back to key.

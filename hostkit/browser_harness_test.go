@@ -244,9 +244,9 @@ type canary struct {
 	ln       net.Listener
 	conns    atomic.Int64 // TCP connections accepted
 	requests atomic.Int64 // connections that sent at least one byte
-	mu    sync.Mutex
-	paths []string
-	done  chan struct{}
+	mu       sync.Mutex
+	paths    []string
+	done     chan struct{}
 }
 
 func newCanary(t *testing.T) *canary {

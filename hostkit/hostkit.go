@@ -119,8 +119,8 @@ type Host struct {
 	Broker *broker.Broker
 	Relay  *relay.Relay
 	Server *server.Server
-	Store  *store.Store   // nil without WithDataDir
-	Net    *netgate.Gate  // nil without WithNet
+	Store  *store.Store  // nil without WithDataDir
+	Net    *netgate.Gate // nil without WithNet
 	Agent  *agent.Bridge
 
 	ln       net.Listener

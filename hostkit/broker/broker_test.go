@@ -696,3 +696,52 @@ func TestUnmount(t *testing.T) {
 		t.Fatalf("%d frames after unmount", n)
 	}
 }
+
+// A frame over its size class is answered (R6) and the page's connection,
+// shared by every app on it, survives.
+func TestOversizedFrameFromAnApp(t *testing.T) {
+	h := newHost(t, broker.Options{DB: broker.Store(openStore(t)), Agent: mockAgent(0)}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	other := p.start("s2", "b")
+	p.frame("s1", dbKV(inst, "big", "kvSet", "k", `"`+strings.Repeat("x", frame.MaxDBFrameBytes)+`"`))
+	if f := p.terminal("s1", "big"); f.code() != frame.CodeMalformed {
+		t.Fatalf("9 MiB db-request: %+v", f.Error)
+	}
+	p.frame("s1", appMessage(inst, "big2", strings.Repeat("y", frame.MaxFrameBytes)))
+	if f := p.terminal("s1", "big2"); f.code() != frame.CodeMalformed {
+		t.Fatalf("oversized app-message: %+v", f.Error)
+	}
+	p.frame("s2", appMessage(other, "after", "x"))
+	if f := p.terminal("s2", "after"); f.OK == nil || !*f.OK {
+		t.Fatalf("the other app after the big frames: %+v", f)
+	}
+}
+
+// The relay opens sessions only for a valid slot of an installed app, one
+// session per slot; junk from the page is ignored.
+func TestRelayMountRules(t *testing.T) {
+	h := newHost(t, broker.Options{}, relay.Options{Installed: func(app string) bool { return app == "todo" }})
+	p := h.page(t)
+	p.send(map[string]any{"t": "nonsense"})
+	p.send("not an object")
+	p.mount("s/1", "todo")     // bad slot
+	p.mount("s2", "elsewhere") // not installed
+	p.load("s/1")
+	p.load("s2")
+	inst := p.start("s3", "todo")
+	p.mount("s3", "todo") // the slot is taken: the session stays
+	p.frame("s3", announce)
+	hr, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+		return m.T == "frame" && m.Slot == "s3" && m.f.Type == frame.TypeHostReady && m.f.InstanceID == inst && len(p.frames("s3", "")) > 1
+	})
+	_ = hr
+	p.settle(20 * time.Millisecond)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range p.log {
+		if m.T == "frame" && m.Slot != "s3" {
+			t.Errorf("a frame for %q", m.Slot)
+		}
+	}
+}

@@ -31,6 +31,7 @@ func BenchmarkParse(b *testing.B) {
 	byType := compiledSchemas(b)
 	b.Run("generated", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuClock())
 		for i := 0; b.Loop(); i++ {
 			if f, err := Parse(raws[i%len(raws)]); err != nil || f == nil {
 				b.Fatal(err)
@@ -39,6 +40,7 @@ func BenchmarkParse(b *testing.B) {
 	})
 	b.Run("jsonschema", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuClock())
 		for i := 0; b.Loop(); i++ {
 			if ok, known, err := schemaVerdict(byType, raws[i%len(raws)]); !ok || !known || err != nil {
 				b.Fatal("jsonschema rejected a mix frame", err)
@@ -51,6 +53,7 @@ func BenchmarkParse(b *testing.B) {
 	}
 	b.Run("encoding-json-no-checks", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuClock())
 		for i := 0; b.Loop(); i++ {
 			if err := json.Unmarshal(raws[i%len(raws)], targets[i%len(raws)]()); err != nil {
 				b.Fatal(err)
@@ -73,6 +76,7 @@ func BenchmarkValidate(b *testing.B) {
 	}
 	b.Run("mix", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuClock())
 		for i := 0; b.Loop(); i++ {
 			if err := validate(frames[i%len(frames)]); err != nil {
 				b.Fatal(err)
@@ -82,6 +86,7 @@ func BenchmarkValidate(b *testing.B) {
 	nr := frames[1].(*NetRequest)
 	b.Run("net-request", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b, cpuClock())
 		for b.Loop() {
 			if err := nr.Validate(); err != nil {
 				b.Fatal(err)

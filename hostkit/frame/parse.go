@@ -214,30 +214,45 @@ func supported(v int64) bool {
 	return false
 }
 
-// foldCollisions returns the keys of m that equal another key case-insensitively.
-func foldCollisions[V any](m map[string]V) []string {
+// mapKeys appends the keys of m to buf.
+func mapKeys[V any](m map[string]V, buf []string) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	return buf
+}
+
+// foldCollisions returns the keys that equal another key case-insensitively.
+func foldCollisions(keys []string) []string {
 	var out []string
-	if len(m) <= 16 {
-		var arr [16]string
-		keys := arr[:0]
-		for k := range m {
-			keys = append(keys, k)
+	if len(keys) <= 16 {
+		var ascii [16]bool
+		var hit [16]bool
+		for i, k := range keys {
+			ascii[i] = isASCII(k)
+		}
+		for i := range keys {
+			for j := i + 1; j < len(keys); j++ {
+				if ascii[i] && ascii[j] && len(keys[i]) != len(keys[j]) {
+					continue
+				}
+				if strings.EqualFold(keys[i], keys[j]) {
+					hit[i], hit[j] = true, true
+				}
+			}
 		}
 		for i, k := range keys {
-			for j, k2 := range keys {
-				if i != j && strings.EqualFold(k, k2) {
-					out = append(out, k)
-					break
-				}
+			if hit[i] {
+				out = append(out, k)
 			}
 		}
 		return out
 	}
-	count := make(map[string]int, len(m))
-	for k := range m {
+	count := make(map[string]int, len(keys))
+	for _, k := range keys {
 		count[strings.ToLower(k)]++
 	}
-	for k := range m {
+	for _, k := range keys {
 		if count[strings.ToLower(k)] > 1 {
 			out = append(out, k)
 		}
@@ -247,7 +262,7 @@ func foldCollisions[V any](m map[string]V) []string {
 
 // exactCollisions exists for case-sensitive uniqueness refinements: Go map keys
 // are already unique, so it never finds any.
-func exactCollisions[V any](m map[string]V) []string {
+func exactCollisions(keys []string) []string {
 	return nil
 }
 
@@ -1923,19 +1938,19 @@ func (f *NetRequest) refine(c *violation.Collector) {
 	if f.Body != nil && (f.Method == "GET" || f.Method == "HEAD") {
 		c.Add("body", RuleNetBodyMethod, "a body is not allowed on GET or HEAD")
 	}
-	for k := range f.Headers {
+	var headersKeysArr [16]string
+	headersKeys := mapKeys(f.Headers, headersKeysArr[:0])
+	for _, k := range headersKeys {
 		if inFold(StripHeaders, k) {
 			c.Push("headers")
 			c.Add(k, RuleNetHeaderCredential, "credential-shaped header; the host injects credentials, an app cannot send them")
 			c.Pop()
 		}
 	}
-	if len(f.Headers) > 1 {
-		for _, k := range foldCollisions(f.Headers) {
-			c.Push("headers")
-			c.Add(k, RuleNetHeaderDuplicate, "header name repeats another one case-insensitively")
-			c.Pop()
-		}
+	for _, k := range foldCollisions(headersKeys) {
+		c.Push("headers")
+		c.Add(k, RuleNetHeaderDuplicate, "header name repeats another one case-insensitively")
+		c.Pop()
 	}
 }
 

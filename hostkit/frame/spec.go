@@ -260,13 +260,28 @@ func ResponseHeaderAllowed(name string) bool {
 	}
 	return false
 }
+
+// inFold reports whether s equals an entry of list case-insensitively (Unicode
+// simple folding). Entries are ASCII, so an ASCII s of another length cannot match.
 func inFold(list []string, s string) bool {
+	ascii := isASCII(s)
 	for _, x := range list {
+		if ascii && len(x) != len(s) {
+			continue
+		}
 		if strings.EqualFold(x, s) {
 			return true
 		}
 	}
 	return false
+}
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 128 {
+			return false
+		}
+	}
+	return true
 }
 
 // EnvelopeTag starts an app-originated chat turn: EnvelopeTag, a newline, the JSON.

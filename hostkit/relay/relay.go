@@ -135,8 +135,10 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept wrote the HTTP error
 	}
-	// The largest frame class plus the relay message around it.
-	ws.SetReadLimit(int64(frame.MaxDBFrameBytes) + 4096)
+	// Twice the largest frame class: a frame somewhat over its class reaches
+	// frame.Parse and is answered (R6) instead of cutting off the page and
+	// every other app on it. The page should not relay more than that.
+	ws.SetReadLimit(2 * int64(frame.MaxDBFrameBytes))
 	c := newConn(rl, ws)
 	rl.mu.Lock()
 	rl.conns[c] = struct{}{}

@@ -47,10 +47,11 @@ type appDB struct {
 
 // do runs fn on app's database under the call's lock and, when timed, the
 // statement time limit, and turns what fails into an *Error or a wrapped
-// host error. The kv calls are not timed: each is one primary-key lookup
+// host error. With open, the connection is opened first (Import does
+// without: it replaces a file that may not even open). The kv calls are not timed: each is one primary-key lookup
 // or write, and they skip the cost of a timer; the caller's ctx still
 // interrupts them.
-func (s *Store) do(ctx context.Context, app, op string, timed bool, fn func(*appDB) error) error {
+func (s *Store) do(ctx context.Context, app, op string, timed, open bool, fn func(*appDB) error) error {
 	d, err := s.acquire(ctx, app)
 	if err != nil {
 		return fmt.Errorf("store: %s %q: %w", op, app, err)
@@ -68,12 +69,14 @@ func (s *Store) do(ctx context.Context, app, op string, timed bool, fn func(*app
 	d.opCtx = opCtx
 	d.denied = ""
 
-	if d.conn == nil {
-		if err := d.openConn(); err != nil {
-			return fmt.Errorf("store: %s %q: %w", op, app, err)
+	if open && d.conn == nil {
+		if err := noPanic(d.openConn); err != nil {
+			return errors.Join(fmt.Errorf("store: %s %q: %w", op, app, err), d.closeConn())
 		}
 	}
-	d.conn.SetInterrupt(opCtx)
+	if d.conn != nil {
+		d.conn.SetInterrupt(opCtx)
+	}
 	err = d.run(fn)
 	if d.conn != nil {
 		d.conn.SetInterrupt(context.Background())

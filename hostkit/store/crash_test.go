@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,5 +111,58 @@ func TestCrashSafety(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("round %d: %d acknowledged writes survived kill -9", round, last+1)
+	}
+}
+
+// TestImportAfterCrash imports into a database whose host was killed with
+// committed pages still in the WAL: the import is the first call after the
+// restart, and the WAL must not be replayed onto the imported file.
+func TestImportAfterCrash(t *testing.T) {
+	if os.Getenv(crashDirEnv) != "" {
+		t.Skip("child of TestCrashSafety")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashSafety$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	for n := 0; n < 300 && sc.Scan(); {
+		if strings.HasPrefix(sc.Text(), "ack ") {
+			n++
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	info, err := os.Stat(filepath.Join(dir, "app.db-wal"))
+	if err != nil || info.Size() == 0 {
+		t.Fatalf("no WAL left by the killed process: %v", err)
+	}
+
+	src, _ := newStore(t, Options{})
+	seed(t, src, "x")
+	data, err := src.Export(bg, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Import(bg, "app", data); err != nil {
+		t.Fatal(err)
+	}
+	unchanged(t, s, "app")
+	if _, err := s.Exec(bg, "app", "SELECT * FROM acked", nil); err == nil {
+		t.Fatal("the old table survived the import")
+	}
+	if r := mustExec(t, s, "app", "PRAGMA integrity_check"); rowsJSON(t, r) != `[["ok"]]` {
+		t.Fatal(rowsJSON(t, r))
 	}
 }

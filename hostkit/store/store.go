@@ -206,7 +206,7 @@ func (s *Store) Close() error {
 // committed (and durable) when Exec returns nil, rolled back otherwise.
 func (s *Store) Exec(ctx context.Context, app, sql string, params []any) (*ExecResult, error) {
 	var res *ExecResult
-	err := s.do(ctx, app, "exec", true, func(d *appDB) (err error) {
+	err := s.do(ctx, app, "exec", true, true, func(d *appDB) (err error) {
 		res, err = d.exec(sql, params)
 		return err
 	})
@@ -216,7 +216,7 @@ func (s *Store) Exec(ctx context.Context, app, sql string, params []any) (*ExecR
 // KVGet reads the JSON value stored under key. A key never set (or set to
 // null, which deletes) gives found == false and a nil value.
 func (s *Store) KVGet(ctx context.Context, app, key string) (value json.RawMessage, found bool, err error) {
-	err = s.do(ctx, app, "kvGet", false, func(d *appDB) (err error) {
+	err = s.do(ctx, app, "kvGet", false, true, func(d *appDB) (err error) {
 		value, found, err = d.kvGet(key)
 		return err
 	})
@@ -227,7 +227,7 @@ func (s *Store) KVGet(ctx context.Context, app, key string) (value json.RawMessa
 // deletes the key. The kv data lives in the app's database, in the reserved
 // table _snug_kv that the app's SQL cannot touch, and travels with Export.
 func (s *Store) KVSet(ctx context.Context, app, key string, value json.RawMessage) error {
-	return s.do(ctx, app, "kvSet", false, func(d *appDB) error {
+	return s.do(ctx, app, "kvSet", false, true, func(d *appDB) error {
 		return d.kvSet(key, value)
 	})
 }
@@ -237,7 +237,7 @@ func (s *Store) KVSet(ctx context.Context, app, key string, value json.RawMessag
 // larger than frame.MaxArtifactBytes is DB_RESULT_TOO_LARGE.
 func (s *Store) Export(ctx context.Context, app string) ([]byte, error) {
 	var data []byte
-	err := s.do(ctx, app, "export", true, func(d *appDB) (err error) {
+	err := s.do(ctx, app, "export", true, true, func(d *appDB) (err error) {
 		data, err = d.export()
 		return err
 	})
@@ -255,7 +255,7 @@ func (s *Store) Export(ctx context.Context, app string) ([]byte, error) {
 // untouched and keeps working; a bad file is DB_IMPORT_INVALID, a file
 // larger than Options.QuotaBytes DB_QUOTA_EXCEEDED.
 func (s *Store) Import(ctx context.Context, app string, data []byte) (bytes int, err error) {
-	err = s.do(ctx, app, "import", true, func(d *appDB) error {
+	err = s.do(ctx, app, "import", true, false, func(d *appDB) error {
 		return d.importFile(data)
 	})
 	if err != nil {

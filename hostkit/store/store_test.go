@@ -856,3 +856,34 @@ func TestStatementCache(t *testing.T) {
 	}
 	unchanged(t, s, "a")
 }
+
+func TestDamagedFileOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.db", "a.db-wal"} {
+		if err := os.WriteFile(filepath.Join(dir, n), bytes.Repeat([]byte("not a database "), 400), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 2 {
+		_, err := s.Exec(bg, "a", "SELECT 1", nil)
+		var se *Error
+		if err == nil || errors.As(err, &se) {
+			t.Fatalf("damaged file: %v, want a host error", err)
+		}
+	}
+	// Other apps are not affected, and an import repairs it.
+	seed(t, s, "b")
+	data, err := s.Export(bg, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(bg, "a", data); err != nil {
+		t.Fatal(err)
+	}
+	unchanged(t, s, "a")
+}

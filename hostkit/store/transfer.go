@@ -154,8 +154,25 @@ func (d *appDB) importFile(data []byte) (err error) {
 	if err := d.closeConn(); err != nil {
 		return err
 	}
-	if info, err := os.Stat(d.path + "-wal"); err == nil && info.Size() > 0 {
-		return fmt.Errorf("import: %s-wal still holds %d bytes after close", filepath.Base(d.path), info.Size())
+	if hasJournal(d.path) {
+		// Not open in this process (the host restarted) and left by a
+		// crash with committed pages still in its WAL: opening and closing
+		// it moves them into the file and removes the WAL.
+		err := noPanic(d.openConn)
+		err = errors.Join(err, d.closeConn())
+		if hasJournal(d.path) {
+			// The old database does not open (damaged) and is being
+			// replaced by a checked file: its journal goes first, so that
+			// no crash can leave it beside the new file.
+			for _, p := range []string{d.path + "-wal", d.path + "-journal"} {
+				if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+					return errors.Join(err, rerr)
+				}
+			}
+			if serr := syncDir(filepath.Dir(d.path)); serr != nil {
+				return errors.Join(err, serr)
+			}
+		}
 	}
 	if err := os.Rename(tmp, d.path); err != nil {
 		return err
@@ -170,6 +187,17 @@ func (d *appDB) importFile(data []byte) (err error) {
 		return err
 	}
 	return d.openConn()
+}
+
+// hasJournal reports whether a WAL or rollback journal with content lies
+// beside path: pages SQLite would apply to whatever file has that name.
+func hasJournal(path string) bool {
+	for _, p := range []string{path + "-wal", path + "-journal"} {
+		if info, err := os.Stat(p); err == nil && info.Size() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func writeSynced(path string, data []byte) error {

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+const helloApp = `<!doctype html>
+<html><head><meta charset="utf-8">
+<meta name="snug:app-id" content="test.hello">
+<meta name="snug:display-name" content="Hello">
+<title>Hello</title></head>
+<body><p id="v">one</p><script>snug.ready.then(() => {});</script></body></html>
+`
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startServe runs serve on a free port and returns the first stdout line's
+// fields, a reader for the following lines, and a stop function.
+func startServe(t *testing.T, o *serveOptions, args ...string) (line []string, lines *bufio.Scanner, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, &IO{In: strings.NewReader(""), Out: pw, Err: &stderr}, o, args)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		cancel()
+		t.Fatalf("serve printed nothing: %v; stderr: %s", <-done, stderr.String())
+	}
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		go io.Copy(io.Discard, pr)
+		return <-done
+	}
+	t.Cleanup(func() { _ = stop() })
+	return strings.Fields(sc.Text()), sc, stop
+}
+
+func TestServePrintsAppLineBeforeServingAndStopsOnCancel(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.html"), []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv}
+	line, _, stop := startServe(t, o, dir)
+	if len(line) != 3 || line[0] != "app" || line[1] != "test.hello" || !strings.HasSuffix(line[2], "/?app=hello") {
+		t.Fatalf("first line %q, want: app test.hello <url>", line)
+	}
+	// The line came before the server accepts work: the URL answers now.
+	res, err := http.Get(line[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "Snug runner") {
+		t.Fatalf("runner page: %d %.80s", res.StatusCode, body)
+	}
+	app := strings.Replace(line[2], "/?app=hello", "/apps/hello/", 1)
+	res, err = http.Get(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "snug") || !strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox allow-scripts") {
+		t.Fatalf("app document: %d %v", res.StatusCode, res.Header)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve after cancel: %v", err)
+	}
+	if _, err := http.Get(line[2]); err == nil {
+		t.Fatal("still serving after cancel")
+	}
+}
+
+func TestServeWatchRebuildsAndReloads(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hello.html")
+	if err := os.WriteFile(file, []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv, watch: true}
+	line, lines, _ := startServe(t, o, file)
+	origin := strings.TrimSuffix(line[2], "/?app=hello")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, strings.Replace(origin, "http", "ws", 1)+"/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	time.Sleep(100 * time.Millisecond) // the relay registers the connection
+	if err := os.WriteFile(file, []byte(strings.Replace(helloApp, ">one<", ">two<", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("no reload message: %v", err)
+		}
+		var m struct{ T, App string }
+		if json.Unmarshal(data, &m) == nil && m.T == "reload" {
+			if m.App != "hello" {
+				t.Fatalf("reload of %q", m.App)
+			}
+			break
+		}
+	}
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "rebuilt hello in ") {
+		t.Fatalf("stdout after the change: %q", lines.Text())
+	}
+	res, err := http.Get(origin + "/apps/hello/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), ">two<") {
+		t.Fatal("the rebuilt document is not served")
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hello.html")
+	if err := os.WriteFile(file, []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve"}, "requires at least 1 arg"},
+		{[]string{"serve", filepath.Join(dir, "missing.html")}, "missing.html"},
+		{[]string{"serve", "--agent", "gpt", file}, `--agent "gpt"`},
+		{[]string{"serve", "--model", "x", file}, "--agent-url and --model need"},
+		{[]string{"serve", t.TempDir()}, "no apps here"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(tc.args, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"serve", "--help"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "Examples:") {
+		t.Errorf("serve --help: exit %d\n%s", code, out.String())
+	}
+}
+
+func TestFindAppsKeys(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.html", "todo/app.html", "notes/index.html", "empty/readme.txt"} {
+		full := filepath.Join(dir, p)
+		_ = os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(helloApp), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apps, err := findApps([]string{dir, filepath.Join(dir, "a.html")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, a := range apps {
+		keys = append(keys, a.key)
+	}
+	if strings.Join(keys, " ") != "a notes todo a-2" {
+		t.Fatalf("keys = %q", keys)
+	}
+}
