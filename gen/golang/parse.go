@@ -408,6 +408,20 @@ func present(fl *model.Field) jen.Code {
 	return jen.Id("f").Dot(goName(fl.Name)).Op("!=").Nil()
 }
 
+func keysVar(fl *model.Field) string { return fl.Name + "Keys" }
+
+// keysOf emits, once per map field, the collection of its keys into a slice
+// backed by a stack array, so several refinements share one map iteration.
+func keysOf(fl *model.Field, done map[string]bool) jen.Code {
+	if done[fl.Name] {
+		return jen.Null()
+	}
+	done[fl.Name] = true
+	arr := keysVar(fl) + "Arr"
+	return jen.Var().Id(arr).Index(jen.Lit(16)).String().Line().
+		Id(keysVar(fl)).Op(":=").Id("mapKeys").Call(jen.Id("f").Dot(goName(fl.Name)), jen.Id(arr).Index(jen.Empty(), jen.Lit(0)))
+}
+
 func (g *gen) urlFuncName(x model.Refinement) string {
 	return "urlRule" + goName(x.Frame) + goName(x.Field)
 }
@@ -430,6 +444,7 @@ func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
 	}
 	f.Commentf("refine applies the refinements of rules.json to a %s whose values are valid.", fr.Title)
 	f.Func().Params(jen.Id("f").Op("*").Id(fr.Title)).Id("refine").Params(jen.Id("c").Op("*").Qual(violationPkg, "Collector")).BlockFunc(func(b *jen.Group) {
+		keysDone := map[string]bool{}
 		for _, x := range refs {
 			fl := fieldByName(fr.Body, x.Field)
 			val := jen.Id("f").Dot(goName(fl.Name))
@@ -454,7 +469,8 @@ func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
 				if x.CaseInsensitive {
 					test = jen.Id("inFold").Call(jen.Id(goName(x.List)), jen.Id("k"))
 				}
-				b.For(jen.Id("k").Op(":=").Range().Add(val)).Block(
+				b.Add(keysOf(fl, keysDone))
+				b.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(keysVar(fl))).Block(
 					jen.If(test).Block(
 						jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
 						cAdd(jen.Id("k"), ruleConst(x.ID), x.Message),
@@ -466,12 +482,11 @@ func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
 				if x.CaseInsensitive {
 					fn = "foldCollisions"
 				}
-				b.If(jen.Len(val).Op(">").Lit(1)).Block(
-					jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(fn).Call(val)).Block(
-						jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
-						cAdd(jen.Id("k"), ruleConst(x.ID), x.Message),
-						jen.Id("c").Dot("Pop").Call(),
-					),
+				b.Add(keysOf(fl, keysDone))
+				b.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(fn).Call(jen.Id(keysVar(fl)))).Block(
+					jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
+					cAdd(jen.Id("k"), ruleConst(x.ID), x.Message),
+					jen.Id("c").Dot("Pop").Call(),
 				)
 			case model.URLReadIdentically:
 				v := val
@@ -668,33 +683,41 @@ func (g *gen) parse(f *jen.File) {
 		),
 		jen.Return(jen.False()),
 	)
-	f.Comment("foldCollisions returns the keys of m that equal another key case-insensitively.")
-	f.Func().Id("foldCollisions").Types(jen.Id("V").Any()).Params(jen.Id("m").Map(jen.String()).Id("V")).Index().String().Block(
+	f.Comment("mapKeys appends the keys of m to buf.")
+	f.Func().Id("mapKeys").Types(jen.Id("V").Any()).Params(jen.Id("m").Map(jen.String()).Id("V"), jen.Id("buf").Index().String()).Index().String().Block(
+		jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(jen.Id("buf").Op("=").Append(jen.Id("buf"), jen.Id("k"))),
+		jen.Return(jen.Id("buf")),
+	)
+	f.Comment("foldCollisions returns the keys that equal another key case-insensitively.")
+	f.Func().Id("foldCollisions").Params(jen.Id("keys").Index().String()).Index().String().Block(
 		jen.Var().Id("out").Index().String(),
-		jen.If(jen.Len(jen.Id("m")).Op("<=").Lit(16)).Block(
-			jen.Var().Id("arr").Index(jen.Lit(16)).String(),
-			jen.Id("keys").Op(":=").Id("arr").Index(jen.Empty(), jen.Lit(0)),
-			jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(jen.Id("keys").Op("=").Append(jen.Id("keys"), jen.Id("k"))),
-			jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(
-				jen.For(jen.List(jen.Id("j"), jen.Id("k2")).Op(":=").Range().Id("keys")).Block(
-					jen.If(jen.Id("i").Op("!=").Id("j").Op("&&").Qual("strings", "EqualFold").Call(jen.Id("k"), jen.Id("k2"))).Block(
-						jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("k")),
-						jen.Break(),
+		jen.If(jen.Len(jen.Id("keys")).Op("<=").Lit(16)).Block(
+			jen.Var().Id("ascii").Index(jen.Lit(16)).Bool(),
+			jen.Var().Id("hit").Index(jen.Lit(16)).Bool(),
+			jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(jen.Id("ascii").Index(jen.Id("i")).Op("=").Id("isASCII").Call(jen.Id("k"))),
+			jen.For(jen.Id("i").Op(":=").Range().Id("keys")).Block(
+				jen.For(jen.Id("j").Op(":=").Id("i").Op("+").Lit(1), jen.Id("j").Op("<").Len(jen.Id("keys")), jen.Id("j").Op("++")).Block(
+					jen.If(jen.Id("ascii").Index(jen.Id("i")).Op("&&").Id("ascii").Index(jen.Id("j")).Op("&&").Len(jen.Id("keys").Index(jen.Id("i"))).Op("!=").Len(jen.Id("keys").Index(jen.Id("j")))).Block(jen.Continue()),
+					jen.If(jen.Qual("strings", "EqualFold").Call(jen.Id("keys").Index(jen.Id("i")), jen.Id("keys").Index(jen.Id("j")))).Block(
+						jen.List(jen.Id("hit").Index(jen.Id("i")), jen.Id("hit").Index(jen.Id("j"))).Op("=").List(jen.True(), jen.True()),
 					),
 				),
 			),
+			jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(
+				jen.If(jen.Id("hit").Index(jen.Id("i"))).Block(jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("k"))),
+			),
 			jen.Return(jen.Id("out")),
 		),
-		jen.Id("count").Op(":=").Make(jen.Map(jen.String()).Int(), jen.Len(jen.Id("m"))),
-		jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(jen.Id("count").Index(jen.Qual("strings", "ToLower").Call(jen.Id("k"))).Op("++")),
-		jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(
+		jen.Id("count").Op(":=").Make(jen.Map(jen.String()).Int(), jen.Len(jen.Id("keys"))),
+		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(jen.Id("count").Index(jen.Qual("strings", "ToLower").Call(jen.Id("k"))).Op("++")),
+		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(
 			jen.If(jen.Id("count").Index(jen.Qual("strings", "ToLower").Call(jen.Id("k"))).Op(">").Lit(1)).Block(jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("k"))),
 		),
 		jen.Return(jen.Id("out")),
 	)
 	f.Comment("exactCollisions exists for case-sensitive uniqueness refinements: Go map keys")
 	f.Comment("are already unique, so it never finds any.")
-	f.Func().Id("exactCollisions").Types(jen.Id("V").Any()).Params(jen.Id("m").Map(jen.String()).Id("V")).Index().String().Block(jen.Return(jen.Nil()))
+	f.Func().Id("exactCollisions").Params(jen.Id("keys").Index().String()).Index().String().Block(jen.Return(jen.Nil()))
 
 	// Parse.
 	fr := func(id string) *model.FrameRule { return g.frameRule(id) }

@@ -164,11 +164,21 @@ Do not edit: change schemas/ and run snuggen gen.`)
 		),
 		jen.Return(jen.False()),
 	)
+	f.Comment("inFold reports whether s equals an entry of list case-insensitively (Unicode")
+	f.Comment("simple folding). Entries are ASCII, so an ASCII s of another length cannot match.")
 	f.Func().Id("inFold").Params(jen.Id("list").Index().String(), jen.Id("s").String()).Bool().Block(
+		jen.Id("ascii").Op(":=").Id("isASCII").Call(jen.Id("s")),
 		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("list")).Block(
+			jen.If(jen.Id("ascii").Op("&&").Len(jen.Id("x")).Op("!=").Len(jen.Id("s"))).Block(jen.Continue()),
 			jen.If(jen.Qual("strings", "EqualFold").Call(jen.Id("x"), jen.Id("s"))).Block(jen.Return(jen.True())),
 		),
 		jen.Return(jen.False()),
+	)
+	f.Func().Id("isASCII").Params(jen.Id("s").String()).Bool().Block(
+		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Len(jen.Id("s")), jen.Id("i").Op("++")).Block(
+			jen.If(jen.Id("s").Index(jen.Id("i")).Op(">=").Lit(0x80)).Block(jen.Return(jen.False())),
+		),
+		jen.Return(jen.True()),
 	)
 
 	f.Comment("EnvelopeTag starts an app-originated chat turn: EnvelopeTag, a newline, the JSON.")
