@@ -1,0 +1,90 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestDuplicateKeys(t *testing.T) {
+	many := func(n int, dupAt int) string {
+		var parts []string
+		for i := 0; i < n; i++ {
+			parts = append(parts, fmt.Sprintf(`"k%d":%d`, i, i))
+		}
+		if dupAt >= 0 {
+			parts = append(parts, fmt.Sprintf(`"k%d":0`, dupAt))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	cases := []struct {
+		in         string
+		dup, valid bool
+	}{
+		{`{"a":1,"b":{"a":2}}`, false, true},
+		{`{"a":1,"a":2}`, true, true},
+		{`{"a":[{"x":1,"x":1}]}`, true, true},
+		{`{"\u0061":1,"a":2}`, true, true},
+		{`{"a":1,"a":2`, false, false},
+		{many(30, -1), false, true},
+		{many(30, 3), true, true},
+		{many(30, 25), true, true},
+		{`[1,2,{"z":0}] `, false, true},
+		{`{"a":1} x`, false, false},
+	}
+	for _, c := range cases {
+		dup, valid := DuplicateKeys(c.in)
+		if dup != c.dup || valid != c.valid {
+			t.Errorf("DuplicateKeys(%.40q) = %v, %v; want %v, %v", c.in, dup, valid, c.dup, c.valid)
+		}
+	}
+}
+
+// TestSkipAgreesWithEncodingJSON checks the scanner accepts exactly the
+// texts encoding/json accepts, on a set of tricky inputs.
+func TestSkipAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`0`, `-0`, `01`, `1.`, `.5`, `1e`, `1e+5`, `-`, `"\u00e9"`, `"\ud83d\ude00"`, `"\x"`, "\"\t\"",
+		`[1,]`, `[,1]`, `{"a" 1}`, `{"a":1,}`, `{,}`, `{}`, `[]`, `tru`, `true`, `nul`, `null`, ` [ 1 , 2 ] `, `{"a":{"b":[true,false,null]}}`,
+		`"` + strings.Repeat(`\\`, 3) + `"`, `"\/"`, `1.5E-3`,
+	} {
+		var d Decoder
+		d.Reset(in)
+		_, ok := d.Skip()
+		ok = ok && d.End()
+		if want := json.Valid([]byte(in)); ok != want {
+			t.Errorf("%q: scanner valid=%v, encoding/json valid=%v", in, ok, want)
+		}
+	}
+}
+
+// TestInvalidUTF8 is a deliberate departure from encoding/json, which
+// replaces invalid bytes: a JSON text is UTF-8 (RFC 8259), so one that is not
+// has no single reading and is refused.
+func TestInvalidUTF8(t *testing.T) {
+	var d Decoder
+	d.Reset(`"a` + "\xff" + `"`)
+	if _, ok := d.Skip(); ok {
+		t.Error("invalid UTF-8 in a string accepted")
+	}
+}
+
+func TestLengthsCountCodePoints(t *testing.T) {
+	e := strings.Repeat("😀", 8)
+	if !LenAtMost(e, 8) || LenAtMost(e+"a", 8) || !LenAtLeast(e, 8) || LenAtLeast("😀", 2) {
+		t.Error("code-point lengths")
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	for in, want := range map[string]struct {
+		v  int64
+		ok bool
+	}{"1": {1, true}, "1.0": {1, true}, "1e2": {100, true}, "1.5": {0, false}, "-0": {0, true}, "15e-1": {0, false}, "1e30": {1<<63 - 1, true}} {
+		v, ok := ParseInt(in)
+		if v != want.v || ok != want.ok {
+			t.Errorf("ParseInt(%s) = %d, %v", in, v, ok)
+		}
+	}
+}
