@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/ncruces/go-sqlite3"
@@ -33,7 +34,10 @@ type appDB struct {
 	path string
 	lock chan struct{} // one slot: held for the length of a call
 
+	lastUsed uint64 // Store.clock at the last acquire; under Store.mu
+
 	// Below: owned by the lock holder.
+	open    atomic.Bool   // conn != nil, readable without the lock
 	conn    *sqlite3.Conn // nil until first use and after an import swap
 	kvGetSt *sqlite3.Stmt
 	kvPutSt *sqlite3.Stmt
@@ -56,7 +60,12 @@ func (s *Store) do(ctx context.Context, app, op string, timed, open bool, fn fun
 	if err != nil {
 		return fmt.Errorf("store: %s %q: %w", op, app, err)
 	}
-	defer func() { <-d.lock }()
+	defer func() {
+		<-d.lock
+		if s.openConns.Load() > int64(s.opts.MaxOpen) {
+			s.closeIdle()
+		}
+	}()
 
 	opCtx := ctx
 	if timed {
@@ -163,6 +172,33 @@ type driverPanic struct{ v any }
 
 func (p *driverPanic) Error() string { return fmt.Sprintf("sqlite driver panic: %v", p.v) }
 
+// closeIdle closes the open database used longest ago whose lock is free.
+func (s *Store) closeIdle() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	var oldest *appDB
+	for _, d := range s.dbs {
+		if d.open.Load() && (oldest == nil || d.lastUsed < oldest.lastUsed) {
+			select {
+			case d.lock <- struct{}{}: // idle: hold it while we look on
+				if oldest != nil {
+					<-oldest.lock
+				}
+				oldest = d
+			default:
+			}
+		}
+	}
+	s.mu.Unlock()
+	if oldest != nil {
+		_ = oldest.closeConn() // a failed close is seen again on reopen
+		<-oldest.lock
+	}
+}
+
 // acquire finds or makes the appDB for app and takes its lock.
 func (s *Store) acquire(ctx context.Context, app string) (*appDB, error) {
 	s.mu.Lock()
@@ -180,6 +216,8 @@ func (s *Store) acquire(ctx context.Context, app string) (*appDB, error) {
 		d = &appDB{s: s, app: app, path: filepath.Join(s.dir, name), lock: make(chan struct{}, 1)}
 		s.dbs[app] = d
 	}
+	s.clock++
+	d.lastUsed = s.clock
 	s.mu.Unlock()
 	select {
 	case d.lock <- struct{}{}:
@@ -347,6 +385,8 @@ func (d *appDB) openConn() error {
 		}
 	}
 	d.conn = c
+	d.open.Store(true)
+	d.s.openConns.Add(1)
 	d.trusted = true
 	defer func() { d.trusted = false }()
 	if err := c.SetAuthorizer(d.authorize); err != nil {
@@ -396,6 +436,8 @@ func (d *appDB) closeConn() error {
 	d.conn.SetInterrupt(context.Background())
 	errs = append(errs, noPanic(d.conn.Close))
 	d.conn = nil
+	d.open.Store(false)
+	d.s.openConns.Add(-1)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close %s: %w", filepath.Base(d.path), err)
 	}

@@ -68,6 +68,10 @@
 // driver panics when that cap is reached; the store recovers, reports
 // DB_QUOTA_EXCEEDED and reopens the connection.
 //
+// Databases open on first use and stay open up to Options.MaxOpen; past it
+// the idle one used longest ago is closed (checkpointed) and reopens on its
+// next call.
+//
 // The store starts no goroutine of its own; Close interrupts running
 // statements, waits for their calls and closes every connection.
 package store
@@ -81,6 +85,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -92,6 +97,8 @@ const (
 	DefaultStatementTimeout = 5 * time.Second
 	// DefaultMaxMemoryBytes caps the memory of one app's SQLite engine.
 	DefaultMaxMemoryBytes = 128 << 20
+	// DefaultMaxOpen is how many app databases stay open at once.
+	DefaultMaxOpen = 64
 )
 
 // Options is host policy. The zero value gives the defaults above.
@@ -103,6 +110,9 @@ type Options struct {
 	// MaxMemoryBytes caps the memory of each app's SQLite engine (rounded up
 	// to 64 KiB); a statement that needs more fails with DB_QUOTA_EXCEEDED.
 	MaxMemoryBytes int64
+	// MaxOpen is how many app databases stay open at once; past it the one
+	// used longest ago (and idle) is closed, to reopen on its next call.
+	MaxOpen int
 }
 
 // Error is a failure the app is told about: Code is one of the db codes of
@@ -140,8 +150,11 @@ type Store struct {
 	ctx    context.Context // cancelled by Close: interrupts running statements
 	cancel context.CancelFunc
 
+	openConns atomic.Int64 // connections open now
+
 	mu     sync.Mutex
 	closed bool
+	clock  uint64            // counts acquires, for lastUsed
 	dbs    map[string]*appDB // by app key (FileName is one-to-one)
 }
 
@@ -156,6 +169,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.MaxMemoryBytes <= 0 {
 		opts.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
+	if opts.MaxMemoryBytes > 4<<30 {
+		return nil, fmt.Errorf("store: open %s: MaxMemoryBytes %d is past the engine's 4 GiB", dir, opts.MaxMemoryBytes)
+	}
+	if opts.MaxOpen <= 0 {
+		opts.MaxOpen = DefaultMaxOpen
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)

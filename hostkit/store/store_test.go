@@ -887,3 +887,26 @@ func TestDamagedFileOnDisk(t *testing.T) {
 	}
 	unchanged(t, s, "a")
 }
+
+func TestMaxOpen(t *testing.T) {
+	s, _ := newStore(t, Options{MaxOpen: 2})
+	apps := []string{"a", "b", "c", "d", "e"}
+	for _, app := range apps {
+		seed(t, s, app)
+		if n := s.openConns.Load(); n > 2 {
+			t.Fatalf("%d databases open, MaxOpen 2", n)
+		}
+	}
+	for range 2 {
+		for _, app := range apps {
+			unchanged(t, s, app) // reopened as needed
+			if n := s.openConns.Load(); n > 2 {
+				t.Fatalf("%d databases open, MaxOpen 2", n)
+			}
+		}
+	}
+	// The most recently used stay open.
+	if !s.dbs["e"].open.Load() || s.dbs["a"].open.Load() {
+		t.Fatalf("open: a %v, e %v", s.dbs["a"].open.Load(), s.dbs["e"].open.Load())
+	}
+}
