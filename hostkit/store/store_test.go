@@ -910,3 +910,23 @@ func TestMaxOpen(t *testing.T) {
 		t.Fatalf("open: a %v, e %v", s.dbs["a"].open.Load(), s.dbs["e"].open.Load())
 	}
 }
+
+// TestEngineLimits sends statements built to exhaust the parser or the
+// engine: each is a clear DB_SQL_ERROR and the database goes on working.
+func TestEngineLimits(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	seed(t, s, "a")
+	for _, q := range []string{
+		"SELECT " + strings.Repeat("(", 40000) + "1" + strings.Repeat(")", 40000),
+		"SELECT json('" + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "')",
+		"SELECT " + strings.Repeat("1+", 40000) + "1",
+		"SELECT 1 " + strings.Repeat("UNION ALL SELECT 1 ", 5000),
+		"SELECT printf('%.*c', 2000000000, 'x')",
+		"SELECT zeroblob(100000000)",
+		"SELECT replace(hex(zeroblob(4000000)), '0', '00')",
+	} {
+		_, err := s.Exec(bg, "a", q, nil)
+		wantCode(t, err, frame.CodeDBSQLError)
+	}
+	unchanged(t, s, "a")
+}
