@@ -146,6 +146,10 @@ type data struct {
 	Shared      []nameValue // hoisted descriptors: Name = Lit
 	Objects     []objectData
 
+	Accepts       []acceptData // one acceptor per host→app frame
+	AcceptObjects []acceptData // one per titled object those frames reach
+	AcceptShared  []nameValue  // hoisted acceptor expressions
+
 	CheckImports       string
 	FrameRules         string
 	RefinementMessages string
@@ -398,9 +402,9 @@ func prepare(m *model.Model) (*data, error) {
 				continue
 			}
 			if f.Direction == model.HostToApp {
-				// The runtime checks incoming frames with valid(), which runs
-				// no refinement: it would accept what a host must not send.
-				return nil, fmt.Errorf("js: refinement %s applies to host→app frame %s; the runtime's valid() has no refinements (add them to templates/js/validate.mjs.tmpl first)", ref.ID, f.Type)
+				// The runtime checks incoming frames with the acceptors, which
+				// run no refinement: they would accept what a host must not send.
+				return nil, fmt.Errorf("js: refinement %s applies to host→app frame %s; the runtime's acceptors have no refinements (add them to templates/js/validate.mjs.tmpl first)", ref.ID, f.Type)
 			}
 			line, err := refinementCall(ref, listNames, usedLists)
 			if err != nil {
@@ -463,6 +467,9 @@ func prepare(m *model.Model) (*data, error) {
 			Desc: h.typ(&model.Type{Kind: model.Struct, Object: o})})
 	}
 	d.Shared = h.shared
+	if err := prepareAcceptors(m, d); err != nil {
+		return nil, err
+	}
 
 	var lists []string
 	for n := range usedLists {

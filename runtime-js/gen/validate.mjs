@@ -6,6 +6,10 @@
 // violations of the first stage that has any are returned (shape, then values, then refinements).
 // v and type are checked by checkFrame (check.mjs) before these run.
 // Every validator is its own export: a bundle keeps only those it uses.
+//
+// The acceptors at the end (acceptX, HOST_TO_APP) are the runtime's check of
+// what arrives from the host: the same verdict as validateX, as a yes or no,
+// composed of small combinators so the runtime ships no descriptors.
 
 import { STRIP_HEADERS } from "./constants.mjs";
 
@@ -79,38 +83,6 @@ function check(t, v, p, out, top) {
           for (const name of names) if (!has(v, name)) bad("required", ptr(p, name));
     }
   }
-}
-
-/**
- * Reports whether v satisfies descriptor t: the same verdict as the full
- * check, without paths or rule ids. The runtime uses it on every incoming
- * frame (host→app frames have no refinements).
- */
-export function valid(t, v, top) {
-  if (typeof t == "string") t = { k: t };
-  const k = t.k;
-  const list = Array.isArray(v);
-  const keys = isObject(v) ? Object.keys(v) : [];
-  const within = (n, lo, hi) => !(n < lo || n > hi);
-  return (
-    (k == "*" ||
-      (k == "i" ? Number.isInteger(v)
-      : k == "a" ? list
-      : k == "x" ? v === null || typeof v != "object"
-      : "omr".includes(k) ? isObject(v)
-      : typeof v == { s: "string", n: "number", b: "boolean" }[k])) &&
-    (t.c === undefined || v === t.c) &&
-    (!t.e || t.e.includes(v)) &&
-    within(v, t.lo, t.hi) &&
-    (k != "s" || within(codePoints(v), t.n, t.x)) &&
-    (!list || (within(v.length, t.ni, t.xi) && (!t.t || v.every((item) => valid(t.t, item))))) &&
-    !(keys.length > t.xp) &&
-    (k != "m" || keys.every((key) => within(codePoints(key), t.kn, t.kx) && (!t.t || valid(t.t, v[key])))) &&
-    (k != "o" ||
-      (Object.keys(t.f).every((name) => (has(v, name) ? valid(t.f[name], v[name]) : !t.q?.includes(name))) &&
-        (!t.s || keys.every((key) => has(t.f, key) || (top && (key == "v" || key == "type")))) &&
-        (t.w || []).every(([field, equals, names]) => v[field] !== equals || names.every((n) => has(v, n)))))
-  );
 }
 
 function run(t, frame, refine) {
@@ -335,7 +307,65 @@ export const SCHEMA_DB_RESULT = t8;
 /** Validates a DBResult object: the violations, empty when valid. */
 export const validateDBResult = (value) => run(SCHEMA_DB_RESULT, value);
 
-/** Schema of each host→app frame type, for valid(): what an app accepts. */
-export const HOST_TO_APP = { "snug:host-ready": SCHEMA_HOST_READY, "snug:app-response": SCHEMA_APP_RESPONSE, "snug:db-response": SCHEMA_DB_RESPONSE, "snug:net-response": SCHEMA_NET_RESPONSE, "snug:open-url-result": SCHEMA_OPEN_URL_RESULT, "snug:host-event": SCHEMA_HOST_EVENT, };
 /** Validator of each app→host frame type: what a host accepts. */
 export const APP_TO_HOST = { "snug:app-announce": validateAppAnnounce, "snug:app-message": validateAppMessage, "snug:app-cancel": validateAppCancel, "snug:db-request": validateDBRequest, "snug:net-request": validateNetRequest, "snug:open-url-request": validateOpenURLRequest, "snug:app-event": validateAppEvent, };
+
+// ---- acceptors: yes or no, for the runtime -------------------------------------
+// Each combinator returns a predicate; bounds left out are not checked
+// (n < undefined and n > undefined are false). aStruct's fields list the
+// required ones first, then says how many are required; a condition
+// [field, value, ...names] requires names when field equals value.
+
+const within = (n, lo, hi) => !(n < lo || n > hi);
+const aText = (v) => typeof v == "string";
+const aString = (lo, hi) => (v) => aText(v) && within(codePoints(v), lo, hi);
+const anInteger = (lo, hi) => (v) => Number.isInteger(v) && within(v, lo, hi);
+const aNumber = (lo, hi) => (v) => typeof v == "number" && within(v, lo, hi);
+const aBoolean = (v) => typeof v == "boolean";
+const aScalar = (v) => v === null || typeof v != "object";
+const anything = () => true;
+const is = (value) => (v) => v === value;
+const oneOf = (values) => (v) => values.includes(v);
+const anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every((x) => item(x));
+const aMap = (value, most, keyLo, keyHi) => (v) =>
+  isObject(v) && !(Object.keys(v).length > most) && Object.entries(v).every(([k, x]) => within(codePoints(k), keyLo, keyHi) && value(x));
+const aStruct = (fields, required, conds = []) => (v) =>
+  isObject(v) &&
+  Object.keys(fields).every((k, i) => (has(v, k) ? fields[k](v[k]) : i >= required)) &&
+  conds.every(([k, value, ...names]) => v[k] !== value || names.every((n) => has(v, n)));
+
+const a0 = aString(1,128);
+const a1 = anInteger();
+const a2 = aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBoolean,"openUrl":aBoolean},3);
+const a3 = aStruct({"mode":oneOf(["light","dark"]),"tokens":aMap(aText,64)},1);
+const a4 = anInteger(0);
+const a5 = aString(1,64);
+const a6 = aString(0,1000);
+const a7 = aString(0,200);
+const a8 = aStruct({"code":a5,"message":a6,"retryable":aBoolean,"rawExcerpt":a7,"attemptsRemaining":a4,"retryAfterMs":a4},3);
+const a9 = aStruct({"columns":anArray(aText),"rows":anArray(anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":is("sqlite3"),"found":aBoolean,"value":anything},0);
+
+/** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
+export const acceptHostReady = aStruct({"instanceId":a0,"protocolVersions":anArray(a1,1),"capabilities":a2,"theme":a3,"locale":aString(2,35)},4);
+/** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
+export const acceptAppResponse = aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a8},2,[["ok",true,"streaming"],["ok",false,"error"],["streaming",true,"text"],["streaming",false,"data"]]);
+/** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
+export const acceptDBResponse = aStruct({"requestId":a0,"ok":aBoolean,"result":a9,"error":a8},2,[["ok",true,"result"],["ok",false,"error"]]);
+/** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
+export const acceptNetResponse = aStruct({"requestId":a0,"ok":aBoolean,"status":anInteger(100,599),"headers":aMap(aText),"body":aText,"bodyEncoding":oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a8},2,[["ok",true,"status","headers","body"],["ok",false,"error"]]);
+/** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
+export const acceptOpenURLResult = aStruct({"requestId":a0,"status":oneOf(["opened","declined","refused"]),"reason":aString(0,300)},2);
+/** Whether a snug:host-event frame is valid: validateHostEvent(frame) finds nothing. */
+export const acceptHostEvent = aStruct({"event":a5,"data":isObject},1);
+
+/** Whether a Capabilities object is valid: validateCapabilities(value) finds nothing. */
+export const acceptCapabilities = a2;
+/** Whether a Theme object is valid: validateTheme(value) finds nothing. */
+export const acceptTheme = a3;
+/** Whether a Error object is valid: validateError(value) finds nothing. */
+export const acceptError = a8;
+/** Whether a DBResult object is valid: validateDBResult(value) finds nothing. */
+export const acceptDBResult = a9;
+
+/** The acceptor of each host→app frame type (no other key, not even inherited). */
+export const HOST_TO_APP = { __proto__: null, "snug:host-ready": acceptHostReady, "snug:app-response": acceptAppResponse, "snug:db-response": acceptDBResponse, "snug:net-response": acceptNetResponse, "snug:open-url-result": acceptOpenURLResult, "snug:host-event": acceptHostEvent, };

@@ -7,7 +7,7 @@ export const fromBase64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0)
 
 /** @param {Uint8Array|ArrayBuffer|ArrayLike<number>} b @returns {string} */
 export const toBase64 = (b) => {
-  b = ArrayBuffer.isView(b) ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : new Uint8Array(b);
+  b = new Uint8Array(b.buffer || b, b.byteOffset, b.byteLength); // a view's bytes, a buffer, or an array of numbers
   let s = "";
   for (let i = 0; i < b.length; i += 32768) s += String.fromCharCode(...b.subarray(i, i + 32768));
   return btoa(s);

@@ -2,7 +2,7 @@
 // through. It runs inside a sandboxed iframe (origin "null"), so the only
 // peer it trusts is window.parent, recognised by event.source, and it posts
 // with targetOrigin "*" (a null origin cannot be named). Every frame that
-// arrives is checked by the generated validators (../gen, from schemas/) and
+// arrives is checked by the generated acceptors (../gen, from schemas/) and
 // dropped when invalid; nothing about a frame is restated here by hand.
 //
 // Limits: one runtime per document; requests wait for the handshake
@@ -40,7 +40,7 @@ import {
   VERSION,
   isKnownCode,
 } from "../gen/constants.mjs";
-import { HOST_TO_APP, SCHEMA_THEME, valid } from "../gen/validate.mjs";
+import { HOST_TO_APP, acceptTheme } from "../gen/validate.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
 
 /** An error from the host or from the runtime, with the spec's fields. */
@@ -68,9 +68,8 @@ let app; // the announced identity; undefined until announced
 let host; // the latest host-ready's fields, one object updated in place
 let resolveReady;
 let tokens = [];
-let height = -1;
+let height;
 let resizeTimer;
-let observing;
 
 const ready = new Promise((r) => (resolveReady = r));
 
@@ -80,21 +79,14 @@ const post = (type, fields) => P.postMessage(JSON.parse(JSON.stringify({ v: VERS
 
 const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
 
-const fail = (code, message) => Promise.reject(new SnugError({ code, message, retryable: false }));
+// refusal is the runtime's own error: never retryable.
+const refusal = (code, message) => new SnugError({ code, message, retryable: false });
 
 const applyTheme = (theme) => {
   root.setAttribute("data-theme", theme.mode);
   tokens.forEach((name) => root.style.removeProperty(name));
   tokens = Object.keys(theme.tokens || {});
   tokens.forEach((name) => root.style.setProperty(name, theme.tokens[name]));
-};
-
-const measure = () => {
-  clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => {
-    const h = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
-    if (h !== height) emit(EVENT_RESIZE, { height: (height = h) });
-  }, 60);
 };
 
 /**
@@ -116,27 +108,23 @@ function announce(a = {}) {
 // type `expect`. cap names a capability the host must advertise.
 async function request(type, expect, fields, cap, signal, onText) {
   const info = await ready;
+  if (cap && !info.capabilities[cap]) throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
   if (type == TYPE_APP_MESSAGE) fields.appId = app.appId;
-  if (cap && !info.capabilities[cap])
-    return fail(
-      CODE_HOST_ERROR,
-      `this host does not offer "${cap}" (capabilities.${cap}): render a fallback`,
-    );
+  const ids = { requestId: "r" + ++lastId, instanceId: info.instanceId };
   return new Promise((resolve, reject) => {
-    const requestId = "r" + ++lastId;
-    const cancelled = () => reject(new SnugError({ code: CODE_CANCELLED, message: "cancelled", retryable: false }));
-    if (signal?.aborted) return cancelled();
+    const cancelled = () => reject(refusal(CODE_CANCELLED, "cancelled"));
     const done = () => {
-      pending.delete(requestId);
       signal?.removeEventListener("abort", abort);
+      return pending.delete(ids.requestId);
     };
     const abort = () => {
       done();
-      post(TYPE_APP_CANCEL, { requestId, instanceId: info.instanceId });
+      post(TYPE_APP_CANCEL, ids);
       cancelled();
     };
+    if (signal?.aborted) return cancelled();
     signal?.addEventListener("abort", abort);
-    pending.set(requestId, {
+    pending.set(ids.requestId, {
       t: expect,
       s: onText,
       r: (f) => {
@@ -144,60 +132,64 @@ async function request(type, expect, fields, cap, signal, onText) {
         f.ok === false ? reject(new SnugError(f.error)) : resolve(f);
       },
     });
-    post(type, { requestId, instanceId: info.instanceId, ...fields });
+    post(type, { ...ids, ...fields });
   });
 }
 
-const db = (fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, fields, "db").then((f) => f.result);
+const db = (op, fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
 
-function emit(event, data) {
-  ready.then((info) => post(TYPE_APP_EVENT, { instanceId: info.instanceId, event, data }));
-}
+const emit = (event, data) => ready.then((info) => post(TYPE_APP_EVENT, { instanceId: info.instanceId, event, data }));
 
+// response is the Response-like answer of net.fetch; each read decodes the
+// body afresh, so it can be read more than once.
 const response = (f) => {
-  const b64 = f.bodyEncoding == BODY_ENCODING_BASE64;
-  const bytes = () => (b64 ? fromBase64(f.body) : new TextEncoder().encode(f.body));
-  const r = {
+  const body = () => new Response(f.bodyEncoding == BODY_ENCODING_BASE64 ? fromBase64(f.body) : f.body);
+  return {
     ok: f.status > 199 && f.status < 300,
     status: f.status,
     headers: new Headers(f.headers),
     truncated: !!f.truncated,
-    text: async () => (b64 ? new TextDecoder().decode(bytes()) : f.body),
-    json: async () => JSON.parse(await r.text()),
-    arrayBuffer: async () => bytes().buffer,
+    text: () => body().text(),
+    json: () => body().json(),
+    arrayBuffer: () => body().arrayBuffer(),
   };
-  return r;
 };
 
 W.addEventListener("message", (e) => {
   const f = e.data;
-  const schema = e.source === P && f?.v === VERSION && HOST_TO_APP[f.type];
-  if (!schema || !valid(schema, f)) return;
+  if (e.source !== P || f?.v !== VERSION || !HOST_TO_APP[f.type]?.(f)) return;
   if (f.type == TYPE_HOST_READY) {
     // One object, updated in place: what snug.ready resolved with stays current.
     host = Object.assign(host || {}, f);
     applyTheme(f.theme);
     // host-ready before our announce is the load-time greeting; the ack of
     // the announce follows, and requests wait for it.
-    if (app) {
-      resolveReady(host);
-      if (!observing && W.ResizeObserver) new ResizeObserver(measure).observe(root), (observing = 1);
-    }
-    fire(TYPE_HOST_READY, host);
+    if (app) resolveReady(host);
+    fire(f.type, host);
   } else if (f.type == TYPE_HOST_EVENT) {
     // theme-change's data.theme is an object by the event table; apply it
     // only when it is a valid theme.
-    const theme = f.event == EVENT_THEME_CHANGE && f.data?.theme;
-    if (theme && valid(SCHEMA_THEME, theme)) {
+    const theme = f.data?.theme;
+    if (f.event == EVENT_THEME_CHANGE && acceptTheme(theme)) {
       applyTheme(theme);
       if (host) host.theme = theme;
     }
     fire(f.event, f.data);
   } else {
     const p = pending.get(f.requestId);
-    if (p && p.t == f.type) f.streaming ? p.s?.(f.text) : p.r(f);
+    if (p?.t == f.type) f.streaming ? p.s?.(f.text) : p.r(f);
   }
 });
+
+// The height, reported as resize app-events (sent once the handshake is
+// done): debounced, and only when it changed.
+new ResizeObserver(() => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    const h = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
+    if (h !== height) emit(EVENT_RESIZE, { height: (height = h) });
+  }, 60);
+}).observe(root);
 
 if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", () => app || announce());
 else setTimeout(() => app || announce());
@@ -220,34 +212,36 @@ export const snug = {
       o.onText,
     ).then((f) => f.data),
   db: {
-    exec: (sql, params) => db({ op: OP_EXEC, sql, params }),
+    exec: (sql, params) => db(OP_EXEC, { sql, params }),
     query: (sql, params) =>
-      db({ op: OP_EXEC, sql, params }).then((r) =>
+      db(OP_EXEC, { sql, params }).then((r) =>
         r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]]))),
       ),
-    get: (key) => db({ op: OP_KV_GET, key }).then((r) => (r.found ? r.value : null)),
-    set: (key, value) => db({ op: OP_KV_SET, key, value: value ?? null }).then(() => {}),
-    export: () => db({ op: OP_EXPORT }).then((r) => fromBase64(r.data)),
-    import: (bytes) => db({ op: OP_IMPORT, data: toBase64(bytes) }),
+    get: (key) => db(OP_KV_GET, { key }).then((r) => (r.found ? r.value : null)),
+    set: (key, value) => db(OP_KV_SET, { key, value: value ?? null }).then(() => {}),
+    export: () => db(OP_EXPORT).then((r) => fromBase64(r.data)),
+    import: (bytes) => db(OP_IMPORT, { data: toBase64(bytes) }),
   },
   net: {
-    fetch(url, o = {}) {
+    async fetch(url, o = {}) {
       const headers = {};
       new Headers(o.headers).forEach((value, name) => (headers[name] = value));
       for (const name in headers)
-        if (STRIP_HEADERS.includes(name))
-          return fail(
-            CODE_MALFORMED,
-            `snug.net.fetch: header "${name}" refused: the host injects credentials`,
-          );
-      const method = (o.method || METHOD_GET).toUpperCase();
-      return request(
-        TYPE_NET_REQUEST,
-        TYPE_NET_RESPONSE,
-        { url: String(url), method, headers: Object.keys(headers).length ? headers : undefined, body: o.body },
-        "net",
-        o.signal,
-      ).then(response);
+        if (STRIP_HEADERS.includes(name)) throw refusal(CODE_MALFORMED, `header "${name}" refused: the host injects credentials`);
+      return response(
+        await request(
+          TYPE_NET_REQUEST,
+          TYPE_NET_RESPONSE,
+          {
+            url: String(url),
+            method: (o.method || METHOD_GET).toUpperCase(),
+            headers: Object.keys(headers).length ? headers : undefined,
+            body: o.body,
+          },
+          "net",
+          o.signal,
+        ),
+      );
     },
   },
   openUrl: (url) => request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: String(url) }, "openUrl").then((f) => f.status),

@@ -71,6 +71,7 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false } = {}
     parent,
     ResizeObserver,
     Headers,
+    Response,
     TextEncoder,
     TextDecoder,
     atob,

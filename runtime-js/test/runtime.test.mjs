@@ -183,6 +183,17 @@ test("invalid frames are dropped", async () => {
   same(await p, { x: 1 });
 });
 
+test("frame types named like Object.prototype members are dropped without error", async () => {
+  const env = await connected();
+  const p = env.snug.ask("go");
+  const m = await env.next("snug:app-message");
+  for (const type of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"])
+    await env.send({ v: 1, type, requestId: m.requestId, ok: true, streaming: false, data: {} });
+  assert.equal(await settled(p), "pending");
+  await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: true, streaming: false, data: {} });
+  same(await p, {});
+});
+
 // ---- ask -------------------------------------------------------------------
 
 test("ask sends the request and resolves with data", async () => {
