@@ -55,11 +55,14 @@ func CheckFrame(raw []byte) (Verdict, error) {
 	case err == nil && f != nil:
 		return Verdict{Verdict: "accept", Type: f.FrameType()}, nil
 	case err == nil:
-		var head struct {
-			Type string `json:"type"`
+		// Parse ignored it, so raw is an object with a string type. Keys are
+		// case-sensitive: a map keeps "type" apart from "TYPE", a struct would not.
+		var head map[string]json.RawMessage
+		var typ string
+		if json.Unmarshal(raw, &head) == nil {
+			_ = json.Unmarshal(head["type"], &typ)
 		}
-		_ = json.Unmarshal(raw, &head)
-		return Verdict{Verdict: "ignore", Type: head.Type}, nil
+		return Verdict{Verdict: "ignore", Type: typ}, nil
 	}
 	var re *frame.RejectError
 	if !errors.As(err, &re) {
