@@ -59,17 +59,37 @@ var capabilityNames = []struct{ expr, name string }{
 
 var capabilityRE = regexp.MustCompile(`\bsnug\.(ask|db|net|openUrl)\b`)
 
-// lintPrefilter matches every name a rule looks for; code without a match
-// needs no analysis.
-var lintPrefilter = func() *regexp.Regexp {
-	var names []string
+// lintWords holds every name a rule looks for (the last part of a dotted
+// name); code that mentions none of them needs no analysis.
+var lintWords = func() map[string]bool {
+	m := map[string]bool{}
 	for _, r := range lintRules {
 		for _, n := range r.names {
-			names = append(names, regexp.QuoteMeta(n[strings.LastIndexByte(n, '.')+1:]))
+			m[n[strings.LastIndexByte(n, '.')+1:]] = true
 		}
 	}
-	return regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+	return m
 }()
+
+// mentionsBlocked reports whether code has an identifier-like word that a
+// rule looks for: one pass, no regexp.
+func mentionsBlocked(code string) bool {
+	for i := 0; i < len(code); {
+		if !isIdent(code[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(code) && isIdent(code[j]) {
+			j++
+		}
+		if lintWords[code[i:j]] {
+			return true
+		}
+		i = j
+	}
+	return false
+}
 
 type marker struct {
 	rule int // index in lintRules
@@ -139,7 +159,7 @@ func (b *builder) lint() {
 
 	var wg sync.WaitGroup
 	for i := range units {
-		if !lintPrefilter.MatchString(units[i].code) {
+		if !mentionsBlocked(units[i].code) {
 			continue
 		}
 		wg.Add(1)
