@@ -112,6 +112,11 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 	_ = st.Reset() // done with it before COMMIT or ROLLBACK; repeats step's error
 	if write {
 		if err == nil {
+			if w := strings.ToUpper(firstWord(sql)); w == "CREATE" || w == "ALTER" {
+				err = d.checkSchema()
+			}
+		}
+		if err == nil {
 			err = d.trustedExec("COMMIT")
 		}
 		if err != nil && !c.GetAutocommit() {
@@ -126,6 +131,37 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// reservedInSchema finds a schema object, other than the kv table, that is
+// named after the reserved names or whose SQL mentions them: a view,
+// trigger or foreign key reaching for the kv table, or a table renamed into
+// the reserved names (the authorizer sees the old name of an ALTER only).
+const reservedInSchema = `SELECT type, name FROM (
+	SELECT type, name, tbl_name, sql FROM main.sqlite_schema
+	UNION ALL SELECT type, name, tbl_name, sql FROM temp.sqlite_schema)
+	WHERE (name LIKE '\_snug\_%' ESCAPE '\' OR tbl_name LIKE '\_snug\_%' ESCAPE '\' OR sql LIKE '%\_snug\_%' ESCAPE '\')
+	AND NOT (type = 'table' AND name = '_snug_kv' AND sql = ?) LIMIT 1`
+
+// checkSchema refuses, inside the statement's transaction, a CREATE or
+// ALTER that left the schema reaching for the reserved names: the same
+// policy Import applies to a file, so an export always imports again.
+func (d *appDB) checkSchema() error {
+	d.trusted = true
+	defer func() { d.trusted = false }()
+	st, _, err := d.conn.Prepare(reservedInSchema)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.BindText(1, kvTable); err != nil {
+		return err
+	}
+	if st.Step() {
+		return sqlErr("%s %q would refer to names starting with %s, which are reserved by the host (kv storage)",
+			st.ColumnText(0), st.ColumnText(1), reservedPrefix)
+	}
+	return st.Err()
 }
 
 // step reads the rows of st, counting their JSON size as it goes.

@@ -16,7 +16,9 @@
 //     without INTO: both attach a database), explicit transactions (BEGIN,
 //     COMMIT, ROLLBACK, SAVEPOINT, RELEASE), virtual tables, every PRAGMA
 //     outside a read-only safe list (safePragmas; database_list is out since
-//     it shows a host path), and every name starting with "_snug_";
+//     it shows a host path), and every name starting with "_snug_" (and a
+//     CREATE or ALTER that would leave the schema naming or referring to
+//     one is rolled back, the policy Import applies to files);
 //   - has no slot to attach a database into (SQLITE_LIMIT_ATTACHED 0);
 //   - runs in defensive mode with trusted_schema, writable_schema, the
 //     fts3_tokenizer and double-quoted string literals off; the engine is
