@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent/mock"
 	"github.com/snuggen/snuggen/hostkit/server"
 )
 
@@ -201,11 +202,22 @@ type forgeResult struct {
 // rejected by the host; frames from a window that is not an app frame are
 // ignored by the page and never reach the host.
 func TestForgedIdentityIsRejected(t *testing.T) {
-	h := startHost(t, hostkit.WithDataDir(t.TempDir()))
+	h := startHost(t, hostkit.WithDataDir(t.TempDir()), hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 4, Delay: 20 * time.Millisecond})))
 	tab := openRunner(t, h, "probe", "other")
 	ss := slots(t, tab)
 	a, b := appFrame(t, tab, ss[0]), appFrame(t, tab, ss[1])
+	aInstance := eval[string](t, a, `snug.ready.then(i => i.instanceId)`)
 	bInstance := eval[string](t, b, `snug.ready.then(i => i.instanceId)`)
+
+	// B has a slow ask in flight; A names its requestId in a cancel of its
+	// own. The host looks the id up in A's instance only: B's ask finishes.
+	eval[bool](t, b, `(window.slow = snug.ask("slow", {}).then(() => "done", e => e.code), true)`)
+	bRequest := eval[string](t, tab, `new Promise(r => { const f = () => { const row = [...document.querySelectorAll('#frames tbody tr')].find(tr =>
+		tr.dataset.slot === '`+ss[1]+`' && tr.dataset.type === 'snug:app-message'); row ? r(row.querySelector('.rid').textContent) : setTimeout(f, 20); }; f(); })`)
+	eval[bool](t, a, fmt.Sprintf(`(parent.postMessage({v: 1, type: "snug:app-cancel", requestId: %q, instanceId: %q}, "*"), true)`, bRequest, aInstance))
+	if got := eval[string](t, b, `window.slow`); got != "done" {
+		t.Fatalf("B's ask ended %q after A cancelled its requestId; want done", got)
+	}
 
 	// B starts a slow request it keeps in flight: a kvSet we can check later,
 	// and an ask whose requestId A will try to cancel.

@@ -1,0 +1,94 @@
+package hostkit_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/snuggen/snuggen/hostkit"
+)
+
+var writeScreenshot = flag.Bool("screenshot", false, "write the runner screenshot to docs/runner.png")
+
+// exampleApps installs every examples/*/app.html, packaged on the fly.
+func exampleApps(t *testing.T) hostkit.Option {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "examples", "*", "app.html"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	var apps []hostkit.App
+	for _, p := range paths {
+		apps = append(apps, hostkit.FileApp(hostkit.KeyFromPath(p), p))
+	}
+	return hostkit.WithApps(apps...)
+}
+
+// Every example mounts in the runner and makes its handshake, and the host
+// rejects none of its frames.
+func TestExamplesRunInTheRunner(t *testing.T) {
+	h, err := hostkit.New(exampleApps(t), hostkit.WithDataDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveHost(t, h)
+	tab := openRunner(t, h, h.Apps.Keys()...)
+	time.Sleep(500 * time.Millisecond)
+	c := counts(t, tab)
+	if c.Reject != 0 {
+		rows := eval[[]string](t, tab, `[...document.querySelectorAll('#frames tbody tr[data-verdict="reject"]')].map(tr => tr.textContent)`)
+		t.Errorf("the host rejected %d frames from the examples: %q", c.Reject, rows)
+	}
+	if got := c.InByType["snug:app-announce"]; got != len(h.Apps.Keys()) {
+		t.Errorf("%d announces for %d examples", got, len(h.Apps.Keys()))
+	}
+}
+
+// The README's screenshot: the notes and todo examples with the inspector
+// beside them. Written to docs/runner.png with -screenshot; always taken and
+// checked.
+func TestRunnerScreenshot(t *testing.T) {
+	h, err := hostkit.New(exampleApps(t), hostkit.WithDataDir(t.TempDir()), hostkit.WithTheme("light"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveHost(t, h)
+	tab := openRunner(t, h, "notes")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	waitFor(t, frame, "the first note", `document.querySelectorAll('#list li').length === 1`)
+	for i, note := range []string{"Groceries\nmilk, bread, coffee", "Snug runner\nEvery app in its own sandbox; the host brokers the rest."} {
+		if i > 0 {
+			run(t, frame, "a new note", chromedp.Click(chromedp.ID("new")))
+			waitFor(t, frame, "an empty note", `document.getElementById("text").value === ""`)
+		}
+		eval[bool](t, frame, fmt.Sprintf(`(() => { const x = document.getElementById("text"); x.value = %q; x.dispatchEvent(new Event("input")); return true; })()`, note))
+		waitFor(t, frame, "saved", `document.getElementById("saved").textContent === "saved"`)
+	}
+	waitFor(t, frame, "two notes", `document.querySelectorAll('#list li').length >= 2`)
+	time.Sleep(300 * time.Millisecond)
+	buf, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() < 1000 || b.Dy() < 600 {
+		t.Fatalf("screenshot is %v", b)
+	}
+	if *writeScreenshot {
+		out := filepath.Join("..", "docs", "runner.png")
+		if err := os.WriteFile(out, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes)", out, len(buf))
+	}
+}
