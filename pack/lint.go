@@ -51,13 +51,11 @@ var lintRules = []lintRule{
 }
 
 // capabilityNames maps a runtime entry point to the capability it uses;
-// capabilityRE finds them in the bundled code (the minifier never renames
-// a global's properties).
+// usedCapabilities finds them in the bundled code (the minifier never
+// renames a global's properties).
 var capabilityNames = []struct{ expr, name string }{
 	{"snug.ask", "ask"}, {"snug.db", "db"}, {"snug.net", "net"}, {"snug.openUrl", "openUrl"},
 }
-
-var capabilityRE = regexp.MustCompile(`\bsnug\.(ask|db|net|openUrl)\b`)
 
 // lintWords holds every name a rule looks for (the last part of a dotted
 // name); code that mentions none of them needs no analysis.
@@ -176,8 +174,21 @@ func (b *builder) usedCapabilities() []string {
 	seen := map[string]bool{}
 	for _, p := range append(append([]part(nil), b.parts...), b.tail...) {
 		if p.slot != nil && p.slot.script {
-			for _, m := range capabilityRE.FindAllStringSubmatch(p.slot.content, -1) {
-				seen[m[1]] = true
+			c := p.slot.content
+			for i := strings.Index(c, "snug."); i >= 0; {
+				j := i + len("snug.")
+				k := j
+				for k < len(c) && isIdent(c[k]) {
+					k++
+				}
+				if i == 0 || !isIdent(c[i-1]) && c[i-1] != '.' {
+					seen[c[j:k]] = true
+				}
+				n := strings.Index(c[k:], "snug.")
+				if n < 0 {
+					break
+				}
+				i = k + n
 			}
 		}
 	}
