@@ -223,7 +223,7 @@ func attr(n *html.Node, key string) string {
 // packager emits.
 func TestEveryDiagnosticHasACase(t *testing.T) {
 	codes := []string{
-		"sandbox.network", "sandbox.storage", "sandbox.navigation", "sandbox.modal",
+		"sandbox.network", "sandbox.storage", "sandbox.navigation", "sandbox.modal", "sandbox.worker",
 		"html.form-action", "html.inline-handler", "html.resource-hint", "html.csp-replaced", "html.manifest",
 		"html.base", "html.embed", "html.importmap", "html.unclosed",
 		"meta.missing", "meta.too-long", "meta.empty", "meta.unknown",

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // The sandbox checks find the app's references to browser APIs the sandbox
@@ -29,7 +31,16 @@ type lintRule struct {
 	fix   string
 }
 
-var lintRules = []lintRule{
+var lintRules = append([]lintRule{
+	{"sandbox.network", SeverityError, frame.RemovedGlobals,
+		"the host deletes WebRTC before the app runs: it would send packets whatever the CSP says",
+		"use snug.net.fetch(url) for HTTP; the sandbox has no peer-to-peer channel"},
+	{"sandbox.worker", SeverityWarning, []string{"Worker", "SharedWorker", "navigator.serviceWorker"},
+		"the sandbox's CSP has worker-src 'none'",
+		"run the work in the page, in slices (await a timer between them) so the UI stays responsive"},
+}, baseRules...)
+
+var baseRules = []lintRule{
 	{"sandbox.network", SeverityError, []string{"fetch", "XMLHttpRequest", "WebSocket", "EventSource", "navigator.sendBeacon"},
 		"the sandbox has no network of its own (CSP connect-src 'none')",
 		"use snug.net.fetch(url, {method, headers, body}): the host asks the user, then makes the request"},

@@ -115,6 +115,9 @@ func runBuild(ctx context.Context, io *IO, o *buildOptions) error {
 	if dir && o.manifest != "" {
 		return usageError("build: --manifest names one app's manifest; a directory build writes index.json")
 	}
+	if o.json && o.out == "-" {
+		return usageError("build: --json prints to stdout, so the page needs -o FILE, not -o -")
+	}
 	if o.watch && o.out == "-" {
 		return usageError("build: --watch needs an output file, not -o -")
 	}
