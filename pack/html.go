@@ -870,7 +870,7 @@ func (b *builder) assets(t html.Token, raw string, start int, attrAt func(string
 		var load bool
 		switch a.Key {
 		case "src":
-			load = t.Data == "img" || t.Data == "source" || t.Data == "video" || t.Data == "audio" || t.Data == "track" || t.Data == "embed" ||
+			load = t.Data == "img" || t.Data == "source" || t.Data == "video" || t.Data == "audio" || t.Data == "track" || t.Data == "embed" || t.Data == "iframe" ||
 				(t.Data == "input" && strings.EqualFold(attrVal(t, "type"), "image"))
 		case "poster":
 			load = t.Data == "video"
@@ -894,6 +894,11 @@ func (b *builder) assets(t html.Token, raw string, start int, attrAt func(string
 			continue
 		}
 		if !load {
+			continue
+		}
+		if t.Data == "iframe" {
+			b.diagAt(attrAt(a.Key), SeverityError, "html.embed", "<iframe src> cannot load in the sandbox",
+				"the sandbox's CSP has frame-src 'none'", "put the content in the page itself; open other sites with await snug.openUrl(url)")
 			continue
 		}
 		if t.Data == "embed" || t.Data == "object" {
