@@ -205,7 +205,11 @@ func (h *acceptHoister) inline(t *model.Type) string {
 }
 
 func (h *acceptHoister) countType(t *model.Type) {
-	h.count[h.inline(t)]++
+	key := h.inline(t)
+	h.count[key]++
+	if h.count[key] > 1 {
+		return // its parts are rendered once, inside its hoisted const
+	}
 	if t.Kind == model.Struct && t.Object != nil {
 		for _, f := range t.Object.Fields {
 			h.countType(f.Type)

@@ -317,8 +317,9 @@ export const APP_TO_HOST = { "snug:app-announce": validateAppAnnounce, "snug:app
 // [field, value, ...names] requires names when field equals value.
 
 const within = (n, lo, hi) => !(n < lo || n > hi);
+const length = (s) => [...s].length; // in code points
 const aText = (v) => typeof v == "string";
-const aString = (lo, hi) => (v) => aText(v) && within(codePoints(v), lo, hi);
+const aString = (lo, hi) => (v) => aText(v) && within(length(v), lo, hi);
 const anInteger = (lo, hi) => (v) => Number.isInteger(v) && within(v, lo, hi);
 const aNumber = (lo, hi) => (v) => typeof v == "number" && within(v, lo, hi);
 const aBoolean = (v) => typeof v == "boolean";
@@ -328,7 +329,7 @@ const is = (value) => (v) => v === value;
 const oneOf = (values) => (v) => values.includes(v);
 const anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every((x) => item(x));
 const aMap = (value, most, keyLo, keyHi) => (v) =>
-  isObject(v) && !(Object.keys(v).length > most) && Object.entries(v).every(([k, x]) => within(codePoints(k), keyLo, keyHi) && value(x));
+  isObject(v) && !(Object.keys(v).length > most) && Object.entries(v).every(([k, x]) => within(length(k), keyLo, keyHi) && value(x));
 const aStruct = (fields, required, conds = []) => (v) =>
   isObject(v) &&
   Object.keys(fields).every((k, i) => (has(v, k) ? fields[k](v[k]) : i >= required)) &&
@@ -340,19 +341,17 @@ const a2 = aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBo
 const a3 = aStruct({"mode":oneOf(["light","dark"]),"tokens":aMap(aText,64)},1);
 const a4 = anInteger(0);
 const a5 = aString(1,64);
-const a6 = aString(0,1000);
-const a7 = aString(0,200);
-const a8 = aStruct({"code":a5,"message":a6,"retryable":aBoolean,"rawExcerpt":a7,"attemptsRemaining":a4,"retryAfterMs":a4},3);
-const a9 = aStruct({"columns":anArray(aText),"rows":anArray(anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":is("sqlite3"),"found":aBoolean,"value":anything},0);
+const a6 = aStruct({"code":a5,"message":aString(0,1000),"retryable":aBoolean,"rawExcerpt":aString(0,200),"attemptsRemaining":a4,"retryAfterMs":a4},3);
+const a7 = aStruct({"columns":anArray(aText),"rows":anArray(anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":is("sqlite3"),"found":aBoolean,"value":anything},0);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
 export const acceptHostReady = aStruct({"instanceId":a0,"protocolVersions":anArray(a1,1),"capabilities":a2,"theme":a3,"locale":aString(2,35)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
-export const acceptAppResponse = aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a8},2,[["ok",true,"streaming"],["ok",false,"error"],["streaming",true,"text"],["streaming",false,"data"]]);
+export const acceptAppResponse = aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a6},2,[["ok",true,"streaming"],["ok",false,"error"],["streaming",true,"text"],["streaming",false,"data"]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
-export const acceptDBResponse = aStruct({"requestId":a0,"ok":aBoolean,"result":a9,"error":a8},2,[["ok",true,"result"],["ok",false,"error"]]);
+export const acceptDBResponse = aStruct({"requestId":a0,"ok":aBoolean,"result":a7,"error":a6},2,[["ok",true,"result"],["ok",false,"error"]]);
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
-export const acceptNetResponse = aStruct({"requestId":a0,"ok":aBoolean,"status":anInteger(100,599),"headers":aMap(aText),"body":aText,"bodyEncoding":oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a8},2,[["ok",true,"status","headers","body"],["ok",false,"error"]]);
+export const acceptNetResponse = aStruct({"requestId":a0,"ok":aBoolean,"status":anInteger(100,599),"headers":aMap(aText),"body":aText,"bodyEncoding":oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a6},2,[["ok",true,"status","headers","body"],["ok",false,"error"]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
 export const acceptOpenURLResult = aStruct({"requestId":a0,"status":oneOf(["opened","declined","refused"]),"reason":aString(0,300)},2);
 /** Whether a snug:host-event frame is valid: validateHostEvent(frame) finds nothing. */
@@ -363,9 +362,9 @@ export const acceptCapabilities = a2;
 /** Whether a Theme object is valid: validateTheme(value) finds nothing. */
 export const acceptTheme = a3;
 /** Whether a Error object is valid: validateError(value) finds nothing. */
-export const acceptError = a8;
+export const acceptError = a6;
 /** Whether a DBResult object is valid: validateDBResult(value) finds nothing. */
-export const acceptDBResult = a9;
+export const acceptDBResult = a7;
 
 /** The acceptor of each host→app frame type (no other key, not even inherited). */
 export const HOST_TO_APP = { __proto__: null, "snug:host-ready": acceptHostReady, "snug:app-response": acceptAppResponse, "snug:db-response": acceptDBResponse, "snug:net-response": acceptNetResponse, "snug:open-url-result": acceptOpenURLResult, "snug:host-event": acceptHostEvent, };

@@ -61,7 +61,7 @@ const W = window;
 const D = document;
 const P = W.parent;
 const root = D.documentElement;
-const pending = new Map(); // requestId -> {t: expected type, s: onText, r: settle}
+const pending = new Map(); // requestId -> the function that takes its answers
 const listeners = {}; // event -> Set of functions
 let lastId = 0;
 let app; // the announced identity; undefined until announced
@@ -79,8 +79,9 @@ const post = (type, fields) => P.postMessage(JSON.parse(JSON.stringify({ v: VERS
 
 const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
 
-// refusal is the runtime's own error: never retryable.
-const refusal = (code, message) => new SnugError({ code, message, retryable: false });
+// refusal is the runtime's own error: never retryable; the code is the
+// message unless one is given.
+const refusal = (code, message = code) => new SnugError({ code, message, retryable: false });
 
 const applyTheme = (theme) => {
   root.setAttribute("data-theme", theme.mode);
@@ -112,7 +113,7 @@ async function request(type, expect, fields, cap, signal, onText) {
   if (type == TYPE_APP_MESSAGE) fields.appId = app.appId;
   const ids = { requestId: "r" + ++lastId, instanceId: info.instanceId };
   return new Promise((resolve, reject) => {
-    const cancelled = () => reject(refusal(CODE_CANCELLED, "cancelled"));
+    const cancelled = () => reject(refusal(CODE_CANCELLED));
     const done = () => {
       signal?.removeEventListener("abort", abort);
       return pending.delete(ids.requestId);
@@ -124,14 +125,12 @@ async function request(type, expect, fields, cap, signal, onText) {
     };
     if (signal?.aborted) return cancelled();
     signal?.addEventListener("abort", abort);
-    pending.set(ids.requestId, {
-      t: expect,
-      s: onText,
-      r: (f) => {
-        done();
-        f.ok === false ? reject(new SnugError(f.error)) : resolve(f);
-      },
-    });
+    // Only answers of the expected type count: streaming text, then the end.
+    pending.set(ids.requestId, (f) =>
+      f.type != expect ? 0
+      : f.streaming ? onText?.(f.text)
+      : (done(), f.ok === false ? reject(new SnugError(f.error)) : resolve(f)),
+    );
     post(type, { ...ids, ...fields });
   });
 }
@@ -157,7 +156,7 @@ const response = (f) => {
 
 W.addEventListener("message", (e) => {
   const f = e.data;
-  if (e.source !== P || f?.v !== VERSION || !HOST_TO_APP[f.type]?.(f)) return;
+  if (e.source != P || f?.v !== VERSION || !HOST_TO_APP[f.type]?.(f)) return;
   if (f.type == TYPE_HOST_READY) {
     // One object, updated in place: what snug.ready resolved with stays current.
     host = Object.assign(host || {}, f);
@@ -175,10 +174,7 @@ W.addEventListener("message", (e) => {
       if (host) host.theme = theme;
     }
     fire(f.event, f.data);
-  } else {
-    const p = pending.get(f.requestId);
-    if (p?.t == f.type) f.streaming ? p.s?.(f.text) : p.r(f);
-  }
+  } else pending.get(f.requestId)?.(f);
 });
 
 // The height, reported as resize app-events (sent once the handshake is
@@ -191,8 +187,9 @@ new ResizeObserver(() => {
   }, 60);
 }).observe(root);
 
-if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", () => app || announce());
-else setTimeout(() => app || announce());
+const auto = () => app || announce();
+if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);
+else setTimeout(auto);
 
 /** The global the build injects; see snug.d.ts for the documented API. */
 export const snug = {
@@ -224,9 +221,8 @@ export const snug = {
   },
   net: {
     async fetch(url, o = {}) {
-      const headers = {};
-      new Headers(o.headers).forEach((value, name) => (headers[name] = value));
-      for (const name in headers)
+      const headers = new Headers(o.headers);
+      for (const [name] of headers)
         if (STRIP_HEADERS.includes(name)) throw refusal(CODE_MALFORMED, `header "${name}" refused: the host injects credentials`);
       return response(
         await request(
@@ -235,7 +231,7 @@ export const snug = {
           {
             url: String(url),
             method: (o.method || METHOD_GET).toUpperCase(),
-            headers: Object.keys(headers).length ? headers : undefined,
+            headers: [...headers].length ? Object.fromEntries(headers) : undefined,
             body: o.body,
           },
           "net",
