@@ -608,7 +608,13 @@ func (b *builder) importMapScript(content string, at int) {
 		b.diagAt(at, SeverityError, "html.importmap", "the import map is not valid JSON: "+err.Error(), "", "fix the JSON")
 		return
 	}
-	for spec, target := range m.Imports {
+	specs := make([]string, 0, len(m.Imports))
+	for spec := range m.Imports {
+		specs = append(specs, spec)
+	}
+	sort.Strings(specs)
+	for _, spec := range specs {
+		target := m.Imports[spec]
 		if classifyRef(target) != refRemote {
 			b.diagAt(at, SeverityError, "html.importmap", fmt.Sprintf("import map entry %q points at %s", spec, quote(target)),
 				"only CDN URLs can stay mapped; local modules are bundled", "import the local file by its relative path instead")

@@ -195,7 +195,10 @@ func sortDiagnostics(ds []Diagnostic) {
 		if a.Column != b.Column {
 			return a.Column < b.Column
 		}
-		return a.Code < b.Code
+		if a.Code != b.Code {
+			return a.Code < b.Code
+		}
+		return a.Message < b.Message
 	})
 }
 
