@@ -40,8 +40,9 @@ type Options struct {
 	// references resolve against its directory; with FS it is the page's path
 	// inside FS. Diagnostics name files relative to the page's directory.
 	Path string
-	// HTML, when non-nil, is the page's content, used instead of reading Path
-	// (hostkit packages raw HTML this way).
+	// HTML, when non-nil, is the page's content, used instead of reading
+	// Path. Without FS such a page has no local files at all: nothing on
+	// disk is read (hostkit packages an LLM's raw HTML this way).
 	HTML []byte
 	// FS, when non-nil, holds the files the page references, rooted at the
 	// app's folder. Nothing outside FS is read. Packages are looked up in
