@@ -84,7 +84,7 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 		return DecisionDeny, nil
 	case <-ctx.Done():
 		c.dropPending(id)
-		c.q.push([]byte(`{"t":"confirm-cancel","id":` + strconv.Quote(id) + `}`))
+		c.q.push(append(appendJSONString([]byte(`{"t":"confirm-cancel","id":`), id), '}'))
 		return "", ctx.Err()
 	}
 }

@@ -3,9 +3,9 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -18,6 +18,7 @@ import (
 type conn struct {
 	rl *Relay
 	ws *websocket.Conn
+	cc *corkConn // ws's connection
 	q  *queue
 
 	mu      sync.Mutex
@@ -25,10 +26,11 @@ type conn struct {
 	pending map[string]chan string // confirm id → decision
 }
 
-func newConn(rl *Relay, ws *websocket.Conn) *conn {
+func newConn(rl *Relay, ws *websocket.Conn, cc *corkConn) *conn {
 	return &conn{
 		rl:      rl,
 		ws:      ws,
+		cc:      cc,
 		q:       newQueue(rl.opts.MaxQueueBytes),
 		slots:   make(map[string]*slotPort),
 		pending: make(map[string]chan string),
@@ -91,15 +93,24 @@ func (c *conn) write() {
 			c.ws.Close(websocket.StatusGoingAway, "host closing")
 			return
 		}
+		// One syscall for the whole batch (see corkConn).
+		c.cc.cork()
+		var err error
 		for _, m := range msgs {
 			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-			err := c.ws.Write(ctx, websocket.MessageText, m)
+			err = c.ws.Write(ctx, websocket.MessageText, m)
 			cancel()
 			if err != nil {
-				c.q.close()
-				c.ws.CloseNow() // ends the read loop too
-				return
+				break
 			}
+		}
+		if uerr := c.cc.uncork(); err == nil {
+			err = uerr
+		}
+		if err != nil {
+			c.q.close()
+			c.ws.CloseNow() // ends the read loop too
+			return
 		}
 	}
 }
@@ -179,29 +190,49 @@ func (c *conn) mount(slot, app string) {
 	p.sess = sess
 }
 
-// inspectEntry is the page inspector's row (docs/architecture.md).
-type inspectEntry struct {
-	Time      string `json:"time"`
-	Dir       string `json:"dir"`
-	Slot      string `json:"slot"`
-	Type      string `json:"type,omitempty"`
-	RequestID string `json:"requestId,omitempty"`
-	Verdict   string `json:"verdict"`
-	Code      string `json:"code,omitempty"`
-	Message   string `json:"message,omitempty"`
-}
-
+// inspect queues the page inspector's row (docs/architecture.md):
+// {"t":"inspect","entry":{time, dir, slot, type?, requestId?, verdict,
+// code?, message?}}. It is built by hand: it is one more message for every
+// frame, both ways.
 func (c *conn) inspect(at time.Time, dir, slot, typ, rid, verdict, code, msg string) {
 	if c.rl.opts.NoInspect {
 		return
 	}
-	raw, err := json.Marshal(struct {
-		T     string       `json:"t"`
-		Entry inspectEntry `json:"entry"`
-	}{"inspect", inspectEntry{at.UTC().Format(time.RFC3339Nano), dir, slot, typ, rid, verdict, code, msg}})
-	if err == nil {
-		c.q.push(raw)
+	b := make([]byte, 0, 160+len(typ)+len(rid)+len(msg))
+	b = append(b, `{"t":"inspect","entry":{"time":"`...)
+	b = at.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","dir":`...)
+	b = appendJSONString(b, dir)
+	b = append(b, `,"slot":`...)
+	b = appendJSONString(b, slot)
+	for _, kv := range [...]struct{ k, v string }{{"type", typ}, {"requestId", rid}, {"verdict", verdict}, {"code", code}, {"message", msg}} {
+		if kv.v == "" && kv.k != "verdict" {
+			continue
+		}
+		b = append(b, ',', '"')
+		b = append(b, kv.k...)
+		b = append(b, '"', ':')
+		b = appendJSONString(b, kv.v)
 	}
+	b = append(b, '}', '}')
+	c.q.push(b)
+}
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
 }
 
 // slotPort is the broker's Port for one slot of one connection.
@@ -216,7 +247,7 @@ type slotPort struct {
 func (p *slotPort) Send(f frame.Frame, raw []byte) {
 	msg := make([]byte, 0, len(raw)+len(p.slot)+32)
 	msg = append(msg, `{"t":"frame","slot":`...)
-	msg = strconv.AppendQuote(msg, p.slot) // validSlot: plain ASCII
+	msg = appendJSONString(msg, p.slot)
 	msg = append(msg, `,"frame":`...)
 	msg = append(msg, raw...)
 	msg = append(msg, '}')

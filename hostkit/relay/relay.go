@@ -127,7 +127,8 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rl.mu.Unlock()
 	defer rl.wg.Done()
 
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	cw := &corkWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{
 		// The Origin was checked above, exactly; this keeps the library's own
 		// check consistent with it when the origin's host differs from Host.
 		OriginPatterns: []string{rl.originHost},
@@ -139,7 +140,11 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// frame.Parse and is answered (R6) instead of cutting off the page and
 	// every other app on it. The page should not relay more than that.
 	ws.SetReadLimit(2 * int64(frame.MaxDBFrameBytes))
-	c := newConn(rl, ws)
+	if cw.cc == nil {
+		ws.CloseNow()
+		return
+	}
+	c := newConn(rl, ws, cw.cc)
 	rl.mu.Lock()
 	rl.conns[c] = struct{}{}
 	rl.mu.Unlock()
