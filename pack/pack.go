@@ -144,7 +144,9 @@ func (r *Result) Errors() int {
 
 // Build packages one page. It returns a Result in every case where it could
 // read the page; the error is non-nil (wrapping ErrFailed) when any
-// diagnostic is an error, and then Result.HTML is nil.
+// diagnostic is an error, and then Result.HTML is nil. ctx is checked
+// between stages (a running esbuild pass is not interrupted). Build is safe
+// for concurrent use.
 func Build(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Path == "" {
 		return nil, errors.New("pack: Options.Path is empty")
