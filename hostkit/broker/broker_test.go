@@ -147,6 +147,22 @@ func TestDBThroughRealStore(t *testing.T) {
 		t.Fatalf("store.KVGet(todo) = %s %v %v", v, found, err)
 	}
 
+	// A large value crosses both ways (db class: 8 MiB), interleaved with a
+	// small answer on the same connection.
+	bigValue := `"` + strings.Repeat("v", 6<<20) + `"`
+	p.frame("s1", dbKV(inst, "big1", "kvSet", "big", bigValue))
+	p.terminal("s1", "big1")
+	p.frame("s1", dbKV(inst, "big2", "kvGet", "big", ""))
+	p.frame("s1", dbKV(inst, "big3", "kvGet", "prefs", ""))
+	if f := p.terminal("s1", "big2"); !strings.Contains(string(f.Result), bigValue) {
+		t.Fatalf("big kvGet: %d bytes", len(f.Result))
+	}
+	if f := p.terminal("s1", "big3"); string(f.Result) != `{"found":true,"value":{"dark":true}}` {
+		t.Fatalf("small kvGet after a big one: %s", f.Result)
+	}
+	p.frame("s1", dbKV(inst, "big4", "kvSet", "big", "null")) // deletes: the export below stays small
+	p.terminal("s1", "big4")
+
 	exec := func(rid, sql string, params string) frameView {
 		p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":%q,"instanceId":%q,"op":"exec","sql":%q,"params":%s}`, rid, inst, sql, params))
 		return p.terminal("s1", rid)
