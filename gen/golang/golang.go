@@ -67,7 +67,10 @@ func Generate(m *model.Model) ([]model.File, error) {
 type gen struct {
 	m       *model.Model
 	structs map[string]*model.Object // nested struct types by name
-	order   []string                 // their names in first-seen order
+	// collectKeys names, while a frame's check is emitted, the slice that
+	// collects the keys of a map type for its refinements.
+	collectKeys map[*model.Type]string
+	order       []string // their names in first-seen order
 }
 
 // frame-level rule ids the generated Parse uses; check makes sure rules.json

@@ -344,9 +344,13 @@ func (g *gen) checkValue(t *model.Type, v jen.Code, s seg, depth int) []jen.Code
 			out = append(out, jen.If(jen.Len(v).Op(">").Lit(*t.MaxProperties)).Block(cAdd(s.code, ruleConst("schema-maxProperties"), fmt.Sprintf("more than %d entries", *t.MaxProperties))))
 		}
 		keyChecks := t.KeyMinLength != nil || t.KeyMaxLength != nil
-		if keyChecks || g.constrained(t.Elem) {
+		collect, collecting := g.collectKeys[t]
+		if keyChecks || g.constrained(t.Elem) || collecting {
 			k, e := fmt.Sprintf("k%d", depth), fmt.Sprintf("e%d", depth)
 			var body []jen.Code
+			if collecting {
+				body = append(body, jen.Id(collect).Op("=").Append(jen.Id(collect), jen.Id(k)))
+			}
 			body = append(body, stringChecks(t.KeyMinLength, t.KeyMaxLength, jen.Id(k), idSeg(k), ruleConst("schema-propertyNames"), ruleConst("schema-propertyNames"))...)
 			body = append(body, g.checkValue(t.Elem, jen.Id(e), idSeg(k), depth+1)...)
 			ev := jen.Id(e)
@@ -363,32 +367,35 @@ func (g *gen) checkValue(t *model.Type, v jen.Code, s seg, depth int) []jen.Code
 	return out
 }
 
-// validateObject emits (*Name).validate: the value stage.
+// validateObject emits (*Name).validate: the value stage of a nested object.
 func (g *gen) validateObject(f *jen.File, name string, o *model.Object) {
 	f.Commentf("validate checks the values of a decoded %s (lengths, ranges, enums).", name)
-	f.Func().Params(jen.Id("f").Op("*").Id(name)).Id("validate").Params(jen.Id("c").Op("*").Qual(violationPkg, "Collector")).BlockFunc(func(b *jen.Group) {
-		for _, fl := range o.Fields {
-			if !g.constrained(fl.Type) {
-				continue
-			}
-			field := jen.Id("f").Dot(goName(fl.Name))
-			isPtr := !fl.Required && (fl.Type.Kind == model.String || fl.Type.Kind == model.Integer || fl.Type.Kind == model.Number || fl.Type.Kind == model.Boolean || fl.Type.Kind == model.Struct)
-			switch {
-			case isPtr && fl.Type.Kind == model.Struct:
-				b.If(field.Clone().Op("!=").Nil()).Block(g.checkValue(fl.Type, field.Clone(), litSeg(fl.Name), 0)...)
-			case isPtr:
-				b.If(jen.Id("p").Op(":=").Add(field), jen.Id("p").Op("!=").Nil()).Block(g.checkValue(fl.Type, jen.Op("*").Id("p"), litSeg(fl.Name), 0)...)
-			case !fl.Required && (fl.Type.Kind == model.Array || fl.Type.Kind == model.Map):
-				b.If(field.Clone().Op("!=").Nil()).Block(g.checkValue(fl.Type, field.Clone(), litSeg(fl.Name), 0)...)
-			case fl.Type.Kind == model.Struct:
-				b.Add(jen.Block(g.checkValue(fl.Type, jen.Parens(jen.Op("&").Add(field)), litSeg(fl.Name), 0)...))
-			default:
-				for _, st := range g.checkValue(fl.Type, field.Clone(), litSeg(fl.Name), 0) {
-					b.Add(st)
-				}
-			}
+	f.Func().Params(jen.Id("f").Op("*").Id(name)).Id("validate").Params(jen.Id("c").Op("*").Qual(violationPkg, "Collector")).Block(g.valueStmts(o)...)
+}
+
+// valueStmts are the value-stage checks of the fields of f, an *o.
+func (g *gen) valueStmts(o *model.Object) []jen.Code {
+	var out []jen.Code
+	for _, fl := range o.Fields {
+		if _, collecting := g.collectKeys[fl.Type]; !g.constrained(fl.Type) && !collecting {
+			continue
 		}
-	})
+		field := jen.Id("f").Dot(goName(fl.Name))
+		isPtr := !fl.Required && (fl.Type.Kind == model.String || fl.Type.Kind == model.Integer || fl.Type.Kind == model.Number || fl.Type.Kind == model.Boolean || fl.Type.Kind == model.Struct)
+		switch {
+		case isPtr && fl.Type.Kind == model.Struct:
+			out = append(out, jen.If(field.Clone().Op("!=").Nil()).Block(g.checkValue(fl.Type, field.Clone(), litSeg(fl.Name), 0)...))
+		case isPtr:
+			out = append(out, jen.If(jen.Id("p").Op(":=").Add(field), jen.Id("p").Op("!=").Nil()).Block(g.checkValue(fl.Type, jen.Op("*").Id("p"), litSeg(fl.Name), 0)...))
+		case !fl.Required && (fl.Type.Kind == model.Array || fl.Type.Kind == model.Map):
+			out = append(out, jen.If(field.Clone().Op("!=").Nil()).Block(g.checkValue(fl.Type, field.Clone(), litSeg(fl.Name), 0)...))
+		case fl.Type.Kind == model.Struct:
+			out = append(out, jen.Block(g.checkValue(fl.Type, jen.Parens(jen.Op("&").Add(field)), litSeg(fl.Name), 0)...))
+		default:
+			out = append(out, g.checkValue(fl.Type, field.Clone(), litSeg(fl.Name), 0)...)
+		}
+	}
+	return out
 }
 
 func fieldByName(o *model.Object, name string) *model.Field {
@@ -410,24 +417,14 @@ func present(fl *model.Field) jen.Code {
 
 func keysVar(fl *model.Field) string { return fl.Name + "Keys" }
 
-// keysOf emits, once per map field, the collection of its keys into a slice
-// backed by a stack array, so several refinements share one map iteration.
-func keysOf(fl *model.Field, done map[string]bool) jen.Code {
-	if done[fl.Name] {
-		return jen.Null()
-	}
-	done[fl.Name] = true
-	arr := keysVar(fl) + "Arr"
-	return jen.Var().Id(arr).Index(jen.Lit(16)).String().Line().
-		Id(keysVar(fl)).Op(":=").Id("mapKeys").Call(jen.Id("f").Dot(goName(fl.Name)), jen.Id(arr).Index(jen.Empty(), jen.Lit(0)))
-}
-
 func (g *gen) urlFuncName(x model.Refinement) string {
 	return "urlRule" + goName(x.Frame) + goName(x.Field)
 }
 
-// refineFrame emits (*Frame).refine: the refinements stage.
-func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
+// checkFrame emits (*Frame).check: the value stage and, when it found
+// nothing, the refinements stage. The keys of a map that refinements look at
+// are collected during the value stage's loop, so the map is walked once.
+func (g *gen) checkFrame(f *jen.File, fr *model.Frame) {
 	refs := g.m.Rules.RefinementsFor(fr.Type)
 	for _, x := range refs {
 		if x.Kind != model.URLReadIdentically {
@@ -442,9 +439,35 @@ func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
 		f.Commentf("%s maps a failed open-url reading check to its rule id and message.", g.urlFuncName(x))
 		f.Func().Id(g.urlFuncName(x)).Params(jen.Id("r").Qual(urlreadPkg, "Result")).Params(jen.String(), jen.String()).Block(jen.Switch(jen.Id("r")).Block(cases...))
 	}
-	f.Commentf("refine applies the refinements of rules.json to a %s whose values are valid.", fr.Title)
-	f.Func().Params(jen.Id("f").Op("*").Id(fr.Title)).Id("refine").Params(jen.Id("c").Op("*").Qual(violationPkg, "Collector")).BlockFunc(func(b *jen.Group) {
-		keysDone := map[string]bool{}
+	g.collectKeys = map[*model.Type]string{}
+	var decls []jen.Code
+	for _, x := range refs {
+		if x.Kind != model.MapKeyNotInList && x.Kind != model.MapKeysUnique {
+			continue
+		}
+		fl := fieldByName(fr.Body, x.Field)
+		if _, ok := g.collectKeys[fl.Type]; ok {
+			continue
+		}
+		g.collectKeys[fl.Type] = keysVar(fl)
+		decls = append(decls, jen.Var().Id(keysVar(fl)+"Arr").Index(jen.Lit(16)).String(),
+			jen.Id(keysVar(fl)).Op(":=").Id(keysVar(fl)+"Arr").Index(jen.Empty(), jen.Lit(0)))
+	}
+	values := g.valueStmts(fr.Body)
+	g.collectKeys = nil
+	f.Commentf("check runs the value stage on a decoded %s and, when it found nothing, the", fr.Title)
+	f.Comment("refinements of rules.json.")
+	f.Func().Params(jen.Id("f").Op("*").Id(fr.Title)).Id("check").Params(jen.Id("c").Op("*").Qual(violationPkg, "Collector")).BlockFunc(func(b *jen.Group) {
+		for _, d := range decls {
+			b.Add(d)
+		}
+		for _, v := range values {
+			b.Add(v)
+		}
+		if len(refs) == 0 {
+			return
+		}
+		b.If(jen.Id("c").Dot("Len").Call().Op(">").Lit(0)).Block(jen.Return())
 		for _, x := range refs {
 			fl := fieldByName(fr.Body, x.Field)
 			val := jen.Id("f").Dot(goName(fl.Name))
@@ -469,7 +492,6 @@ func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
 				if x.CaseInsensitive {
 					test = jen.Id("inFold").Call(jen.Id(goName(x.List)), jen.Id("k"))
 				}
-				b.Add(keysOf(fl, keysDone))
 				b.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(keysVar(fl))).Block(
 					jen.If(test).Block(
 						jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
@@ -482,7 +504,6 @@ func (g *gen) refineFrame(f *jen.File, fr *model.Frame) {
 				if x.CaseInsensitive {
 					fn = "foldCollisions"
 				}
-				b.Add(keysOf(fl, keysDone))
 				b.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(fn).Call(jen.Id(keysVar(fl)))).Block(
 					jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
 					cAdd(jen.Id("k"), ruleConst(x.ID), x.Message),
@@ -683,11 +704,6 @@ func (g *gen) parse(f *jen.File) {
 		),
 		jen.Return(jen.False()),
 	)
-	f.Comment("mapKeys appends the keys of m to buf.")
-	f.Func().Id("mapKeys").Types(jen.Id("V").Any()).Params(jen.Id("m").Map(jen.String()).Id("V"), jen.Id("buf").Index().String()).Index().String().Block(
-		jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(jen.Id("buf").Op("=").Append(jen.Id("buf"), jen.Id("k"))),
-		jen.Return(jen.Id("buf")),
-	)
 	f.Comment("foldCollisions returns the keys that equal another key case-insensitively.")
 	f.Func().Id("foldCollisions").Params(jen.Id("keys").Index().String()).Index().String().Block(
 		jen.Var().Id("out").Index().String(),
@@ -737,8 +753,7 @@ func (g *gen) parse(f *jen.File) {
 			jen.If(jen.Id("d").Dot("Dup")).Block(
 				jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleDup)), jen.Lit(""), jen.Lit(fr(ruleDup).Message))),
 			),
-			jen.If(jen.Id("c").Dot("Len").Call().Op("==").Lit(0)).Block(jen.Id("f").Dot("validate").Call(jen.Op("&").Id("c"))),
-			jen.If(jen.Id("c").Dot("Len").Call().Op("==").Lit(0)).Block(jen.Id("f").Dot("refine").Call(jen.Op("&").Id("c"))),
+			jen.If(jen.Id("c").Dot("Len").Call().Op("==").Lit(0)).Block(jen.Id("f").Dot("check").Call(jen.Op("&").Id("c"))),
 			jen.If(jen.Id("c").Dot("Len").Call().Op(">").Lit(0)).Block(jen.Return(jen.Nil(), jen.Id("reject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Op("&").Id("c")))),
 			jen.Return(jen.Id("f"), jen.Nil()),
 		))
@@ -786,8 +801,7 @@ func (g *gen) parse(f *jen.File) {
 	// Decoders and validators.
 	for _, x := range g.m.Frames {
 		g.decodeObject(f, x.Title, x.Body, true)
-		g.validateObject(f, x.Title, x.Body)
-		g.refineFrame(f, x)
+		g.checkFrame(f, x)
 		rid := jen.Lit("")
 		if hasRequestID(x) {
 			rid = jen.Id("f").Dot("RequestID")
@@ -796,8 +810,7 @@ func (g *gen) parse(f *jen.File) {
 		f.Comment("a host can call it on a frame it built. It does not allocate when f is valid.")
 		f.Func().Params(jen.Id("f").Op("*").Id(x.Title)).Id("Validate").Params().Error().Block(
 			jen.Var().Id("c").Qual(violationPkg, "Collector"),
-			jen.Id("f").Dot("validate").Call(jen.Op("&").Id("c")),
-			jen.If(jen.Id("c").Dot("Len").Call().Op("==").Lit(0)).Block(jen.Id("f").Dot("refine").Call(jen.Op("&").Id("c"))),
+			jen.Id("f").Dot("check").Call(jen.Op("&").Id("c")),
 			jen.If(jen.Id("c").Dot("Len").Call().Op("==").Lit(0)).Block(jen.Return(jen.Nil())),
 			jen.Return(jen.Id("validateReject").Call(jen.Id(typeConst(x.Type)), rid, jen.Op("&").Id("c"))),
 		)

@@ -214,14 +214,6 @@ func supported(v int64) bool {
 	return false
 }
 
-// mapKeys appends the keys of m to buf.
-func mapKeys[V any](m map[string]V, buf []string) []string {
-	for k := range m {
-		buf = append(buf, k)
-	}
-	return buf
-}
-
 // foldCollisions returns the keys that equal another key case-insensitively.
 func foldCollisions(keys []string) []string {
 	var out []string
@@ -308,10 +300,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -332,10 +321,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -356,10 +342,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -380,10 +363,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -404,10 +384,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -428,10 +405,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -452,10 +426,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -476,10 +447,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -500,10 +468,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -524,10 +489,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -548,10 +510,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -572,10 +531,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -596,10 +552,7 @@ func Parse(raw []byte) (Frame, error) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		if c.Len() == 0 {
-			f.validate(&c)
-		}
-		if c.Len() == 0 {
-			f.refine(&c)
+			f.check(&c)
 		}
 		if c.Len() > 0 {
 			return nil, reject(s, h.typ, &c)
@@ -736,8 +689,9 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 	}
 }
 
-// validate checks the values of a decoded AppAnnounce (lengths, ranges, enums).
-func (f *AppAnnounce) validate(c *violation.Collector) {
+// check runs the value stage on a decoded AppAnnounce and, when it found nothing, the
+// refinements of rules.json.
+func (f *AppAnnounce) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.AppID, 1) {
 		c.Add("appId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -767,17 +721,11 @@ func (f *AppAnnounce) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a AppAnnounce whose values are valid.
-func (f *AppAnnounce) refine(c *violation.Collector) {}
-
 // Validate checks a AppAnnounce's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *AppAnnounce) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -906,8 +854,9 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 	}
 }
 
-// validate checks the values of a decoded HostReady (lengths, ranges, enums).
-func (f *HostReady) validate(c *violation.Collector) {
+// check runs the value stage on a decoded HostReady and, when it found nothing, the
+// refinements of rules.json.
+func (f *HostReady) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
 		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -932,17 +881,11 @@ func (f *HostReady) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a HostReady whose values are valid.
-func (f *HostReady) refine(c *violation.Collector) {}
-
 // Validate checks a HostReady's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *HostReady) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -1068,8 +1011,9 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 	}
 }
 
-// validate checks the values of a decoded AppMessage (lengths, ranges, enums).
-func (f *AppMessage) validate(c *violation.Collector) {
+// check runs the value stage on a decoded AppMessage and, when it found nothing, the
+// refinements of rules.json.
+func (f *AppMessage) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -1096,17 +1040,11 @@ func (f *AppMessage) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a AppMessage whose values are valid.
-func (f *AppMessage) refine(c *violation.Collector) {}
-
 // Validate checks a AppMessage's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *AppMessage) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -1172,8 +1110,9 @@ func decodeAppCancel(d *jsonscan.Decoder, f *AppCancel, c *violation.Collector) 
 	}
 }
 
-// validate checks the values of a decoded AppCancel (lengths, ranges, enums).
-func (f *AppCancel) validate(c *violation.Collector) {
+// check runs the value stage on a decoded AppCancel and, when it found nothing, the
+// refinements of rules.json.
+func (f *AppCancel) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -1188,17 +1127,11 @@ func (f *AppCancel) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a AppCancel whose values are valid.
-func (f *AppCancel) refine(c *violation.Collector) {}
-
 // Validate checks a AppCancel's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *AppCancel) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -1352,8 +1285,9 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 	}
 }
 
-// validate checks the values of a decoded AppResponse (lengths, ranges, enums).
-func (f *AppResponse) validate(c *violation.Collector) {
+// check runs the value stage on a decoded AppResponse and, when it found nothing, the
+// refinements of rules.json.
+func (f *AppResponse) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -1372,17 +1306,11 @@ func (f *AppResponse) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a AppResponse whose values are valid.
-func (f *AppResponse) refine(c *violation.Collector) {}
-
 // Validate checks a AppResponse's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *AppResponse) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -1555,8 +1483,9 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 	}
 }
 
-// validate checks the values of a decoded DBRequest (lengths, ranges, enums).
-func (f *DBRequest) validate(c *violation.Collector) {
+// check runs the value stage on a decoded DBRequest and, when it found nothing, the
+// refinements of rules.json.
+func (f *DBRequest) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -1602,17 +1531,11 @@ func (f *DBRequest) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a DBRequest whose values are valid.
-func (f *DBRequest) refine(c *violation.Collector) {}
-
 // Validate checks a DBRequest's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *DBRequest) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -1720,8 +1643,9 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 	}
 }
 
-// validate checks the values of a decoded DBResponse (lengths, ranges, enums).
-func (f *DBResponse) validate(c *violation.Collector) {
+// check runs the value stage on a decoded DBResponse and, when it found nothing, the
+// refinements of rules.json.
+func (f *DBResponse) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -1740,17 +1664,11 @@ func (f *DBResponse) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a DBResponse whose values are valid.
-func (f *DBResponse) refine(c *violation.Collector) {}
-
 // Validate checks a DBResponse's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *DBResponse) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -1886,8 +1804,11 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 	}
 }
 
-// validate checks the values of a decoded NetRequest (lengths, ranges, enums).
-func (f *NetRequest) validate(c *violation.Collector) {
+// check runs the value stage on a decoded NetRequest and, when it found nothing, the
+// refinements of rules.json.
+func (f *NetRequest) check(c *violation.Collector) {
+	var headersKeysArr [16]string
+	headersKeys := headersKeysArr[:0]
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -1914,6 +1835,7 @@ func (f *NetRequest) validate(c *violation.Collector) {
 	if f.Headers != nil {
 		c.Push("headers")
 		for k0, e0 := range f.Headers {
+			headersKeys = append(headersKeys, k0)
 			if !jsonscan.LenAtLeast(k0, 1) {
 				c.Add(k0, RuleSchemaPropertyNames, "shorter than 1 code points")
 			}
@@ -1931,15 +1853,12 @@ func (f *NetRequest) validate(c *violation.Collector) {
 			c.Add("body", RuleSchemaMaxLength, "longer than 262144 code points")
 		}
 	}
-}
-
-// refine applies the refinements of rules.json to a NetRequest whose values are valid.
-func (f *NetRequest) refine(c *violation.Collector) {
+	if c.Len() > 0 {
+		return
+	}
 	if f.Body != nil && (f.Method == "GET" || f.Method == "HEAD") {
 		c.Add("body", RuleNetBodyMethod, "a body is not allowed on GET or HEAD")
 	}
-	var headersKeysArr [16]string
-	headersKeys := mapKeys(f.Headers, headersKeysArr[:0])
 	for _, k := range headersKeys {
 		if inFold(StripHeaders, k) {
 			c.Push("headers")
@@ -1958,10 +1877,7 @@ func (f *NetRequest) refine(c *violation.Collector) {
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *NetRequest) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -2139,8 +2055,9 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 	}
 }
 
-// validate checks the values of a decoded NetResponse (lengths, ranges, enums).
-func (f *NetResponse) validate(c *violation.Collector) {
+// check runs the value stage on a decoded NetResponse and, when it found nothing, the
+// refinements of rules.json.
+func (f *NetResponse) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -2169,17 +2086,11 @@ func (f *NetResponse) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a NetResponse whose values are valid.
-func (f *NetResponse) refine(c *violation.Collector) {}
-
 // Validate checks a NetResponse's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *NetResponse) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -2260,28 +2171,6 @@ func decodeOpenURLRequest(d *jsonscan.Decoder, f *OpenURLRequest, c *violation.C
 	}
 }
 
-// validate checks the values of a decoded OpenURLRequest (lengths, ranges, enums).
-func (f *OpenURLRequest) validate(c *violation.Collector) {
-	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
-	}
-	if !jsonscan.LenAtMost(f.RequestID, 128) {
-		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
-	}
-	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
-	}
-	if !jsonscan.LenAtMost(f.InstanceID, 128) {
-		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
-	}
-	if !jsonscan.LenAtLeast(f.URL, 1) {
-		c.Add("url", RuleSchemaMinLength, "shorter than 1 code points")
-	}
-	if !jsonscan.LenAtMost(f.URL, 2048) {
-		c.Add("url", RuleSchemaMaxLength, "longer than 2048 code points")
-	}
-}
-
 // urlRuleSnugOpenURLRequestURL maps a failed open-url reading check to its rule id and message.
 func urlRuleSnugOpenURLRequestURL(r urlread.Result) (string, string) {
 	switch r {
@@ -2302,8 +2191,30 @@ func urlRuleSnugOpenURLRequestURL(r urlread.Result) (string, string) {
 	}
 }
 
-// refine applies the refinements of rules.json to a OpenURLRequest whose values are valid.
-func (f *OpenURLRequest) refine(c *violation.Collector) {
+// check runs the value stage on a decoded OpenURLRequest and, when it found nothing, the
+// refinements of rules.json.
+func (f *OpenURLRequest) check(c *violation.Collector) {
+	if !jsonscan.LenAtLeast(f.RequestID, 1) {
+		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+	}
+	if !jsonscan.LenAtMost(f.RequestID, 128) {
+		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
+	}
+	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
+		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+	}
+	if !jsonscan.LenAtMost(f.InstanceID, 128) {
+		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
+	}
+	if !jsonscan.LenAtLeast(f.URL, 1) {
+		c.Add("url", RuleSchemaMinLength, "shorter than 1 code points")
+	}
+	if !jsonscan.LenAtMost(f.URL, 2048) {
+		c.Add("url", RuleSchemaMaxLength, "longer than 2048 code points")
+	}
+	if c.Len() > 0 {
+		return
+	}
 	if true {
 		if r := urlread.Check(f.URL); r != urlread.OK {
 			rule, msg := urlRuleSnugOpenURLRequestURL(r)
@@ -2316,10 +2227,7 @@ func (f *OpenURLRequest) refine(c *violation.Collector) {
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *OpenURLRequest) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -2397,8 +2305,9 @@ func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Col
 	}
 }
 
-// validate checks the values of a decoded OpenURLResult (lengths, ranges, enums).
-func (f *OpenURLResult) validate(c *violation.Collector) {
+// check runs the value stage on a decoded OpenURLResult and, when it found nothing, the
+// refinements of rules.json.
+func (f *OpenURLResult) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -2417,17 +2326,11 @@ func (f *OpenURLResult) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a OpenURLResult whose values are valid.
-func (f *OpenURLResult) refine(c *violation.Collector) {}
-
 // Validate checks a OpenURLResult's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *OpenURLResult) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -2491,8 +2394,9 @@ func decodeHostEvent(d *jsonscan.Decoder, f *HostEvent, c *violation.Collector) 
 	}
 }
 
-// validate checks the values of a decoded HostEvent (lengths, ranges, enums).
-func (f *HostEvent) validate(c *violation.Collector) {
+// check runs the value stage on a decoded HostEvent and, when it found nothing, the
+// refinements of rules.json.
+func (f *HostEvent) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.Event, 1) {
 		c.Add("event", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -2501,17 +2405,11 @@ func (f *HostEvent) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a HostEvent whose values are valid.
-func (f *HostEvent) refine(c *violation.Collector) {}
-
 // Validate checks a HostEvent's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *HostEvent) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
@@ -2589,8 +2487,9 @@ func decodeAppEvent(d *jsonscan.Decoder, f *AppEvent, c *violation.Collector) {
 	}
 }
 
-// validate checks the values of a decoded AppEvent (lengths, ranges, enums).
-func (f *AppEvent) validate(c *violation.Collector) {
+// check runs the value stage on a decoded AppEvent and, when it found nothing, the
+// refinements of rules.json.
+func (f *AppEvent) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
 		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
 	}
@@ -2605,17 +2504,11 @@ func (f *AppEvent) validate(c *violation.Collector) {
 	}
 }
 
-// refine applies the refinements of rules.json to a AppEvent whose values are valid.
-func (f *AppEvent) refine(c *violation.Collector) {}
-
 // Validate checks a AppEvent's values and refinements, as Parse does after decoding;
 // a host can call it on a frame it built. It does not allocate when f is valid.
 func (f *AppEvent) Validate() error {
 	var c violation.Collector
-	f.validate(&c)
-	if c.Len() == 0 {
-		f.refine(&c)
-	}
+	f.check(&c)
 	if c.Len() == 0 {
 		return nil
 	}
