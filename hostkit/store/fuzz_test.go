@@ -123,7 +123,7 @@ func FuzzImport(f *testing.F) {
 	f.Add(good[:len(good)-4096])
 
 	dir := f.TempDir()
-	s, err := Open(dir, Options{StatementTimeout: time.Second})
+	s, err := Open(dir, Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
