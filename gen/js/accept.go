@@ -17,7 +17,7 @@ import (
 // combinators the schemas use.
 
 // acceptData is one exported acceptor.
-type acceptData struct{ Type, Fn, Lit string }
+type acceptData struct{ Type, Const, Fn, Lit string }
 
 // indexKey matches property names that JS orders before all others in an
 // object literal; aStruct relies on the written order of its fields.
@@ -293,7 +293,7 @@ func prepareAcceptors(m *model.Model, d *data) error {
 		if err != nil {
 			return fmt.Errorf("js: frame %s: %w", f.Type, err)
 		}
-		d.Accepts = append(d.Accepts, acceptData{Type: f.Type, Fn: "accept" + f.Title, Lit: lit})
+		d.Accepts = append(d.Accepts, acceptData{Type: f.Type, Const: typeConst(f.Type), Fn: "accept" + f.Title, Lit: lit})
 	}
 	for _, o := range titled {
 		d.AcceptObjects = append(d.AcceptObjects, acceptData{Type: o.Name, Fn: "accept" + o.Name,

@@ -219,7 +219,7 @@ var anything = () => true;
 var is = (value) => (v) => v === value;
 var oneOf = (values) => (v) => values.includes(v);
 var anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every((x) => item(x));
-var aMap = (value, most, keyLo, keyHi) => (v) => isObject(v) && !(Object.keys(v).length > most) && Object.entries(v).every(([k, x]) => within(length(k), keyLo, keyHi) && value(x));
+var aMap = (value, most, keyLo, keyHi) => (v) => isObject(v) && within((v = Object.entries(v)).length, 0, most) && v.every(([k, x]) => within(length(k), keyLo, keyHi) && value(x));
 var aStruct = (fields, required, conds = []) => (v) => isObject(v) && Object.keys(fields).every((k, i) => has(v, k) ? fields[k](v[k]) : i >= required) && conds.every(([k, value, ...names]) => v[k] !== value || names.every((n) => has(v, n)));
 var a0 = aString(1, 128);
 var a1 = anInteger();
@@ -235,6 +235,7 @@ var acceptDBResponse = aStruct({ "requestId": a0, "ok": aBoolean, "result": a7, 
 var acceptNetResponse = aStruct({ "requestId": a0, "ok": aBoolean, "status": anInteger(100, 599), "headers": aMap(aText), "body": aText, "bodyEncoding": oneOf(["utf8", "base64"]), "truncated": aBoolean, "error": a6 }, 2, [["ok", true, "status", "headers", "body"], ["ok", false, "error"]]);
 var acceptOpenURLResult = aStruct({ "requestId": a0, "status": oneOf(["opened", "declined", "refused"]), "reason": aString(0, 300) }, 2);
 var acceptHostEvent = aStruct({ "event": a5, "data": isObject }, 1);
+var HOST_TO_APP = { __proto__: null, [TYPE_HOST_READY]: acceptHostReady, [TYPE_APP_RESPONSE]: acceptAppResponse, [TYPE_DB_RESPONSE]: acceptDBResponse, [TYPE_NET_RESPONSE]: acceptNetResponse, [TYPE_OPEN_URL_RESULT]: acceptOpenURLResult, [TYPE_HOST_EVENT]: acceptHostEvent };
 
 // snug-runtime:gen/check.mjs
 var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };

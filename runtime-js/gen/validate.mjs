@@ -11,7 +11,7 @@
 // what arrives from the host: the same verdict as validateX, as a yes or no,
 // composed of small combinators so the runtime ships no descriptors.
 
-import { STRIP_HEADERS } from "./constants.mjs";
+import { STRIP_HEADERS, TYPE_HOST_READY, TYPE_APP_RESPONSE, TYPE_DB_RESPONSE, TYPE_NET_RESPONSE, TYPE_OPEN_URL_RESULT, TYPE_HOST_EVENT } from "./constants.mjs";
 
 // A descriptor is a kind letter alone when the type has no constraint, else
 // an object. Keys: k kind (s string, i integer, n number, b boolean, o object
@@ -329,7 +329,7 @@ const is = (value) => (v) => v === value;
 const oneOf = (values) => (v) => values.includes(v);
 const anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every((x) => item(x));
 const aMap = (value, most, keyLo, keyHi) => (v) =>
-  isObject(v) && !(Object.keys(v).length > most) && Object.entries(v).every(([k, x]) => within(length(k), keyLo, keyHi) && value(x));
+  isObject(v) && within((v = Object.entries(v)).length, 0, most) && v.every(([k, x]) => within(length(k), keyLo, keyHi) && value(x));
 const aStruct = (fields, required, conds = []) => (v) =>
   isObject(v) &&
   Object.keys(fields).every((k, i) => (has(v, k) ? fields[k](v[k]) : i >= required)) &&
@@ -367,4 +367,4 @@ export const acceptError = a6;
 export const acceptDBResult = a7;
 
 /** The acceptor of each host→app frame type (no other key, not even inherited). */
-export const HOST_TO_APP = { __proto__: null, "snug:host-ready": acceptHostReady, "snug:app-response": acceptAppResponse, "snug:db-response": acceptDBResponse, "snug:net-response": acceptNetResponse, "snug:open-url-result": acceptOpenURLResult, "snug:host-event": acceptHostEvent, };
+export const HOST_TO_APP = { __proto__: null, [TYPE_HOST_READY]: acceptHostReady, [TYPE_APP_RESPONSE]: acceptAppResponse, [TYPE_DB_RESPONSE]: acceptDBResponse, [TYPE_NET_RESPONSE]: acceptNetResponse, [TYPE_OPEN_URL_RESULT]: acceptOpenURLResult, [TYPE_HOST_EVENT]: acceptHostEvent, };

@@ -57,9 +57,7 @@ export class SnugError extends Error {
   }
 }
 
-const W = window;
 const D = document;
-const P = W.parent;
 const root = D.documentElement;
 const pending = new Map(); // requestId -> the function that takes its answers
 const listeners = {}; // event -> Set of functions
@@ -75,7 +73,7 @@ const ready = new Promise((r) => (resolveReady = r));
 
 // post sends one frame to the host. The JSON round trip drops undefined
 // fields and anything that is not JSON, so the host sees exactly the wire form.
-const post = (type, fields) => P.postMessage(JSON.parse(JSON.stringify({ v: VERSION, type, ...fields })), "*");
+const post = (type, fields) => parent.postMessage(JSON.parse(JSON.stringify({ v: VERSION, type, ...fields })), "*");
 
 const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
 
@@ -85,9 +83,8 @@ const refusal = (code, message = code) => new SnugError({ code, message, retryab
 
 const applyTheme = (theme) => {
   root.setAttribute("data-theme", theme.mode);
-  tokens.forEach((name) => root.style.removeProperty(name));
-  tokens = Object.keys(theme.tokens || {});
-  tokens.forEach((name) => root.style.setProperty(name, theme.tokens[name]));
+  for (const name of tokens) root.style.removeProperty(name);
+  for (const name of (tokens = Object.keys(theme.tokens || {}))) root.style.setProperty(name, theme.tokens[name]);
 };
 
 /**
@@ -99,15 +96,16 @@ function announce(a = {}) {
   app = {};
   // Each field from the argument, else from <meta name="snug:kebab-name">.
   for (const k of ["appId", "displayName", "description", "iconEmoji", "iconColor"])
-    app[k] = a[k] || D.querySelector(`meta[name="snug:${k.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}"]`)?.content || undefined;
+    app[k] = a[k] || D.querySelector(`meta[name="snug:${k.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}"]`)?.content;
   app.appId ||= "app";
   app.displayName ||= D.title || app.appId;
   post(TYPE_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
 }
 
 // request sends one request frame and settles with its terminal answer of
-// type `expect`. cap names a capability the host must advertise.
-async function request(type, expect, fields, cap, signal, onText) {
+// type `expect`. cap names a capability the host must advertise; o holds
+// the caller's signal and onText.
+async function request(type, expect, fields, cap, { signal, onText } = {}) {
   const info = await ready;
   if (cap && !info.capabilities[cap]) throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
   if (type == TYPE_APP_MESSAGE) fields.appId = app.appId;
@@ -154,9 +152,9 @@ const response = (f) => {
   };
 };
 
-W.addEventListener("message", (e) => {
+addEventListener("message", (e) => {
   const f = e.data;
-  if (e.source != P || f?.v !== VERSION || !HOST_TO_APP[f.type]?.(f)) return;
+  if (e.source != parent || f?.v !== VERSION || !HOST_TO_APP[f.type]?.(f)) return;
   if (f.type == TYPE_HOST_READY) {
     // One object, updated in place: what snug.ready resolved with stays current.
     host = Object.assign(host || {}, f);
@@ -205,8 +203,7 @@ export const snug = {
       TYPE_APP_RESPONSE,
       { action, payload, state: o.state, responseSchema: o.schema },
       0,
-      o.signal,
-      o.onText,
+      o,
     ).then((f) => f.data),
   db: {
     exec: (sql, params) => db(OP_EXEC, { sql, params }),
@@ -235,7 +232,7 @@ export const snug = {
             body: o.body,
           },
           "net",
-          o.signal,
+          o,
         ),
       );
     },
