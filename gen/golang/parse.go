@@ -293,8 +293,12 @@ func (g *gen) objConstrained(o *model.Object) bool {
 func stringChecks(minL, maxL *int, v jen.Code, s seg, minRule, maxRule string) []jen.Code {
 	var out []jen.Code
 	if minL != nil {
+		msg := fmt.Sprintf("shorter than %d code points", *minL)
+		if *minL == 1 {
+			msg = "must not be empty"
+		}
 		out = append(out, jen.If(jen.Op("!").Qual(jsonscanPkg, "LenAtLeast").Call(v, jen.Lit(*minL))).Block(
-			cAdd(s.code, minRule, fmt.Sprintf("shorter than %d code points", *minL))))
+			cAdd(s.code, minRule, msg)))
 	}
 	if maxL != nil {
 		out = append(out, jen.If(jen.Op("!").Qual(jsonscanPkg, "LenAtMost").Call(v, jen.Lit(*maxL))).Block(

@@ -693,13 +693,13 @@ func decodeAppAnnounce(d *jsonscan.Decoder, f *AppAnnounce, c *violation.Collect
 // refinements of rules.json.
 func (f *AppAnnounce) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.AppID, 1) {
-		c.Add("appId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("appId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.AppID, 128) {
 		c.Add("appId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.DisplayName, 1) {
-		c.Add("displayName", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("displayName", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.DisplayName, 80) {
 		c.Add("displayName", RuleSchemaMaxLength, "longer than 80 code points")
@@ -858,7 +858,7 @@ func decodeHostReady(d *jsonscan.Decoder, f *HostReady, c *violation.Collector) 
 // refinements of rules.json.
 func (f *HostReady) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("instanceId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.InstanceID, 128) {
 		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
@@ -1015,25 +1015,25 @@ func decodeAppMessage(d *jsonscan.Decoder, f *AppMessage, c *violation.Collector
 // refinements of rules.json.
 func (f *AppMessage) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("instanceId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.InstanceID, 128) {
 		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.AppID, 1) {
-		c.Add("appId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("appId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.AppID, 128) {
 		c.Add("appId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.Action, 1) {
-		c.Add("action", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("action", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.Action, 128) {
 		c.Add("action", RuleSchemaMaxLength, "longer than 128 code points")
@@ -1114,13 +1114,13 @@ func decodeAppCancel(d *jsonscan.Decoder, f *AppCancel, c *violation.Collector) 
 // refinements of rules.json.
 func (f *AppCancel) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("instanceId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.InstanceID, 128) {
 		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
@@ -1289,7 +1289,7 @@ func decodeAppResponse(d *jsonscan.Decoder, f *AppResponse, c *violation.Collect
 // refinements of rules.json.
 func (f *AppResponse) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
@@ -1487,13 +1487,13 @@ func decodeDBRequest(d *jsonscan.Decoder, f *DBRequest, c *violation.Collector) 
 // refinements of rules.json.
 func (f *DBRequest) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("instanceId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.InstanceID, 128) {
 		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
@@ -1505,7 +1505,7 @@ func (f *DBRequest) check(c *violation.Collector) {
 	}
 	if p := f.SQL; p != nil {
 		if !jsonscan.LenAtLeast(*p, 1) {
-			c.Add("sql", RuleSchemaMinLength, "shorter than 1 code points")
+			c.Add("sql", RuleSchemaMinLength, "must not be empty")
 		}
 		if !jsonscan.LenAtMost(*p, 100000) {
 			c.Add("sql", RuleSchemaMaxLength, "longer than 100000 code points")
@@ -1518,7 +1518,7 @@ func (f *DBRequest) check(c *violation.Collector) {
 	}
 	if p := f.Key; p != nil {
 		if !jsonscan.LenAtLeast(*p, 1) {
-			c.Add("key", RuleSchemaMinLength, "shorter than 1 code points")
+			c.Add("key", RuleSchemaMinLength, "must not be empty")
 		}
 		if !jsonscan.LenAtMost(*p, 512) {
 			c.Add("key", RuleSchemaMaxLength, "longer than 512 code points")
@@ -1647,7 +1647,7 @@ func decodeDBResponse(d *jsonscan.Decoder, f *DBResponse, c *violation.Collector
 // refinements of rules.json.
 func (f *DBResponse) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
@@ -1810,19 +1810,19 @@ func (f *NetRequest) check(c *violation.Collector) {
 	var headersKeysArr [16]string
 	headersKeys := headersKeysArr[:0]
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("instanceId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.InstanceID, 128) {
 		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.URL, 1) {
-		c.Add("url", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("url", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.URL, 4096) {
 		c.Add("url", RuleSchemaMaxLength, "longer than 4096 code points")
@@ -1837,7 +1837,7 @@ func (f *NetRequest) check(c *violation.Collector) {
 		for k0, e0 := range f.Headers {
 			headersKeys = append(headersKeys, k0)
 			if !jsonscan.LenAtLeast(k0, 1) {
-				c.Add(k0, RuleSchemaPropertyNames, "shorter than 1 code points")
+				c.Add(k0, RuleSchemaPropertyNames, "must not be empty")
 			}
 			if !jsonscan.LenAtMost(k0, 128) {
 				c.Add(k0, RuleSchemaPropertyNames, "longer than 128 code points")
@@ -2059,7 +2059,7 @@ func decodeNetResponse(d *jsonscan.Decoder, f *NetResponse, c *violation.Collect
 // refinements of rules.json.
 func (f *NetResponse) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
@@ -2195,19 +2195,19 @@ func urlRuleSnugOpenURLRequestURL(r urlread.Result) (string, string) {
 // refinements of rules.json.
 func (f *OpenURLRequest) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("instanceId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.InstanceID, 128) {
 		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.URL, 1) {
-		c.Add("url", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("url", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.URL, 2048) {
 		c.Add("url", RuleSchemaMaxLength, "longer than 2048 code points")
@@ -2309,7 +2309,7 @@ func decodeOpenURLResult(d *jsonscan.Decoder, f *OpenURLResult, c *violation.Col
 // refinements of rules.json.
 func (f *OpenURLResult) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
-		c.Add("requestId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.RequestID, 128) {
 		c.Add("requestId", RuleSchemaMaxLength, "longer than 128 code points")
@@ -2398,7 +2398,7 @@ func decodeHostEvent(d *jsonscan.Decoder, f *HostEvent, c *violation.Collector) 
 // refinements of rules.json.
 func (f *HostEvent) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.Event, 1) {
-		c.Add("event", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("event", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.Event, 64) {
 		c.Add("event", RuleSchemaMaxLength, "longer than 64 code points")
@@ -2491,13 +2491,13 @@ func decodeAppEvent(d *jsonscan.Decoder, f *AppEvent, c *violation.Collector) {
 // refinements of rules.json.
 func (f *AppEvent) check(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.InstanceID, 1) {
-		c.Add("instanceId", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("instanceId", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.InstanceID, 128) {
 		c.Add("instanceId", RuleSchemaMaxLength, "longer than 128 code points")
 	}
 	if !jsonscan.LenAtLeast(f.Event, 1) {
-		c.Add("event", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("event", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.Event, 64) {
 		c.Add("event", RuleSchemaMaxLength, "longer than 64 code points")
@@ -2628,7 +2628,7 @@ func decodeError(d *jsonscan.Decoder, f *Error, c *violation.Collector) {
 // validate checks the values of a decoded Error (lengths, ranges, enums).
 func (f *Error) validate(c *violation.Collector) {
 	if !jsonscan.LenAtLeast(f.Code, 1) {
-		c.Add("code", RuleSchemaMinLength, "shorter than 1 code points")
+		c.Add("code", RuleSchemaMinLength, "must not be empty")
 	}
 	if !jsonscan.LenAtMost(f.Code, 64) {
 		c.Add("code", RuleSchemaMaxLength, "longer than 64 code points")
