@@ -23,13 +23,18 @@ var update = flag.Bool("update", false, "rewrite the committed generated JS file
 
 const repoRoot = "../.."
 
-func generate(t *testing.T) []model.File {
+func loadModel(t *testing.T) *model.Model {
 	t.Helper()
 	m, err := load.Load(schemas.FS, "schemas")
 	if err != nil {
 		t.Fatalf("load schemas: %v", err)
 	}
-	files, err := Generate(m)
+	return m
+}
+
+func generate(t *testing.T) []model.File {
+	t.Helper()
+	files, err := Generate(loadModel(t))
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
