@@ -225,7 +225,7 @@ func TestEveryDiagnosticHasACase(t *testing.T) {
 	codes := []string{
 		"sandbox.network", "sandbox.storage", "sandbox.navigation", "sandbox.modal", "sandbox.worker",
 		"html.form-action", "html.inline-handler", "html.resource-hint", "html.csp-replaced", "html.manifest",
-		"html.base", "html.embed", "html.importmap", "html.unclosed",
+		"html.base", "html.embed", "html.svg-script", "html.importmap", "html.unclosed",
 		"meta.missing", "meta.too-long", "meta.empty", "meta.unknown",
 		"cdn.not-allowed", "ref.missing", "ref.local-link", "import.cycle", "bundle", "asset.too-large", "utf8.invalid",
 	}

@@ -346,6 +346,7 @@ func (b *builder) scan() {
 	z := html.NewTokenizer(bytes.NewReader(b.html))
 	off := 0
 	scriptN, styleN, modN := 0, 0, 0
+	foreign := 0 // depth of <svg>/<math>
 	emit := func(s string) { b.parts = append(b.parts, part{text: s}) }
 	for {
 		tt := z.Next()
@@ -363,6 +364,9 @@ func (b *builder) scan() {
 			}
 			if tt == html.EndTagToken {
 				name, _ := z.TagName()
+				if (string(name) == "svg" || string(name) == "math") && foreign > 0 {
+					foreign--
+				}
 				switch string(name) {
 				case "head":
 					if b.headAt < 0 {
@@ -410,11 +414,24 @@ func (b *builder) scan() {
 				emit(end)
 			}
 			continue
+		case "svg", "math":
+			if tt == html.StartTagToken {
+				foreign++
+			}
 		case "script":
 			content, contentAt, end, ok := b.rawContent(z, &off)
 			if !ok {
 				b.diagAt(start, SeverityError, "html.unclosed", "<script> is never closed", "the rest of the page would be script", "add </script>")
 				return
+			}
+			if foreign > 0 {
+				// Inside <svg> a script's text is markup (entities
+				// decoded, "<" opens a tag), so bundled code cannot be
+				// inlined there safely.
+				b.diagAt(start, SeverityError, "html.svg-script", "<script> inside <svg> or <math>",
+					"there its text is parsed as markup, so inlined code could break out of it",
+					"move the script after the </svg> and reach the SVG with document.querySelector")
+				continue
 			}
 			b.script(t, raw, start, content, contentAt, end, &scriptN, &modN, attrAt)
 			continue
