@@ -181,7 +181,7 @@ new ResizeObserver(() => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
     const h = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
-    if (h !== height) emit(EVENT_RESIZE, { height: (height = h) });
+    if (h != height) emit(EVENT_RESIZE, { height: (height = h) });
   }, 60);
 }).observe(root);
 
