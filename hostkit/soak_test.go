@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
@@ -136,6 +137,7 @@ func TestSoakTenInstances(t *testing.T) {
 	if _, err := chromedp.Call(tab, dom.Disable, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
+	taskBefore := runnerTaskSeconds(t, tab)
 	t0 := time.Now()
 	for _, f := range frames {
 		eval[bool](t, f, fmt.Sprintf(`(window.soak = %s(%d, %q), true)`, soakJS, perInstance, upstream.URL+"/soak"))
@@ -155,6 +157,7 @@ func TestSoakTenInstances(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(t0)
+	runnerBusy := runnerTaskSeconds(t, tab) - taskBefore
 	c := counts(t, tab)
 	if got := c.Terminal - start.Terminal; got != total {
 		t.Errorf("inspector counted %d terminal frames delivered, the apps received %d", got, total)
@@ -173,6 +176,24 @@ func TestSoakTenInstances(t *testing.T) {
 			t.Errorf("%d %s out for %d %s in", c.OutByType[out]-start.OutByType[out], out, sent[in], in)
 		}
 	}
-	t.Logf("soak: %d instances × %d requests, %d terminal frames, %d cancels, %s (%.0f requests/s)",
-		instances, perInstance, total, cancels, elapsed.Round(time.Millisecond), float64(instances*perInstance)/elapsed.Seconds())
+	t.Logf("soak: %d instances × %d requests, %d terminal frames, %d cancels, %s (%.0f requests/s); the runner page's main thread was busy %.1fs",
+		instances, perInstance, total, cancels, elapsed.Round(time.Millisecond), float64(instances*perInstance)/elapsed.Seconds(), runnerBusy)
+}
+
+// runnerTaskSeconds reads how long the runner page's main thread has worked.
+func runnerTaskSeconds(t *testing.T, tab context.Context) float64 {
+	t.Helper()
+	if _, err := chromedp.Call(tab, performance.Enable, performance.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := chromedp.Call(tab, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range m.Metrics {
+		if x.Name == "TaskDuration" {
+			return x.Value
+		}
+	}
+	return 0
 }

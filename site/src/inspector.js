@@ -2,7 +2,11 @@
 // with the host's verdict, and the net audit entries. The rows are capped so
 // a long session stays light; the counts are never capped.
 
-const MAX_ROWS = 1000;
+const MAX_ROWS = 500;
+// The table is redrawn at most this often: a relay can carry thousands of
+// frames a second, and laying the table out per frame would starve the
+// page's message handling.
+const DRAW_MS = 200;
 
 // Response frame types: each one the page delivers ends a request, except an
 // app-response with streaming:true.
@@ -142,12 +146,9 @@ export class Inspector {
   }
 
   refresh() {
-    // Counts are drawn at most once a frame, however many entries arrive.
     if (this.pending) return;
     this.pending = true;
-    requestAnimationFrame(() => this.draw());
-    // Hidden tabs get no animation frames; a timer draws there too.
-    setTimeout(() => this.draw(), 100);
+    setTimeout(() => this.draw(), DRAW_MS);
   }
 
   draw() {
@@ -187,13 +188,13 @@ function addCells(tr, cells) {
   }
 }
 
+// flush puts rows at the top, newest first, and drops the oldest past
+// MAX_ROWS. It reads no layout, so the browser lays the table out once, when
+// it paints.
 function flush(tbody, rows) {
   if (rows.length === 0) return;
-  const wrap = tbody.closest('.table-wrap');
-  const atEnd = !wrap || wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 80;
   if (rows.length > MAX_ROWS) rows = rows.slice(rows.length - MAX_ROWS);
   const excess = tbody.rows.length + rows.length - MAX_ROWS;
-  for (let i = 0; i < excess; i++) tbody.rows[0].remove();
-  tbody.append(...rows);
-  if (wrap && atEnd) wrap.scrollTop = wrap.scrollHeight;
+  for (let i = 0; i < excess; i++) tbody.lastElementChild.remove();
+  tbody.prepend(...rows.reverse());
 }
