@@ -453,3 +453,25 @@ func TestResizeSetsFrameHeight(t *testing.T) {
 		t.Errorf("inspector saw %d app-event frames", c.InByType["snug:app-event"])
 	}
 }
+
+// App documents are served by URL, so an in-page link resolves against the
+// app's own URL: a hash-routed app keeps its document (in a srcdoc frame,
+// href="#x" would resolve against the runner and navigate away).
+func TestHashLinksStayInTheApp(t *testing.T) {
+	h := startHost(t)
+	tab := openRunner(t, h, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	got := eval[string](t, frame, `(async () => {
+		const a = Object.assign(document.createElement("a"), {href: "#settings", textContent: "settings"});
+		document.body.append(a);
+		a.click();
+		await new Promise(r => setTimeout(r, 200));
+		return location.pathname + location.hash;
+	})()`)
+	if got != "/apps/probe/#settings" {
+		t.Fatalf("after the click the app is at %q", got)
+	}
+	if state := eval[string](t, tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
+		t.Fatalf("the instance is %s after a hash link", state)
+	}
+}
