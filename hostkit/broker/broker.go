@@ -30,10 +30,13 @@ package broker
 // lost and its late answer is dropped by the latch.
 //
 // A requestId is recorded as used the moment the broker decides to answer it
-// (accepted, or refused with a terminal error). A frame that reuses an id in
-// flight or already answered gets no frame on the wire at all: any answer
-// would carry that id and so would disturb, or follow, the original's
-// terminal. The refusal is reported to the transport's inspector instead.
+// (accepted, or refused with a terminal error), as a 64-bit hash (see
+// Session.key). A frame that reuses an id in flight or already answered gets
+// no frame on the wire at all: any answer would carry that id and so would
+// disturb, or follow, the original's terminal. The refusal is reported to the
+// transport's inspector instead. The set is bounded (Options.MaxRequestIDs):
+// an instance that exhausts it is ended rather than allowed to grow host
+// memory without limit or to receive an id's answer twice.
 //
 // Lock order: request.mu, then Session.mu. Code holding Session.mu never
 // takes a request's mutex; it copies what it needs and lets go first. Ports
@@ -46,6 +49,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -58,6 +62,9 @@ const (
 	DefaultMaxInFlight = 32
 	// DefaultTimeout bounds one request from acceptance to its terminal frame.
 	DefaultTimeout = 2 * time.Minute
+	// DefaultMaxRequestIDs is how many requestIds one instance may use in its
+	// life (each is remembered, so that none is answered twice).
+	DefaultMaxRequestIDs = 1 << 21
 )
 
 // Options configure a Broker. A nil capability is not offered: host-ready
@@ -94,6 +101,15 @@ type Options struct {
 	// Timeout bounds each request (DefaultTimeout when zero); a request still
 	// running then is answered HOST_ERROR and its handler's context ends.
 	Timeout time.Duration
+	// MaxRequestIDs bounds the requestIds one instance may use in its life
+	// (DefaultMaxRequestIDs when zero): they are remembered (about 16 bytes
+	// each) so that none gets a second answer. An instance past it is ended.
+	MaxRequestIDs int
+
+	// Logf receives the host-side facts an app is not told: a handler's
+	// panic with its stack, an instance ended for its requestId budget. Nil
+	// discards them.
+	Logf func(format string, args ...any)
 }
 
 // Port is the broker's line to one iframe, implemented by the transport.
@@ -127,6 +143,9 @@ func New(opts Options) *Broker {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.MaxRequestIDs <= 0 {
+		opts.MaxRequestIDs = DefaultMaxRequestIDs
+	}
 	if opts.Theme == "" {
 		opts.Theme = frame.ModeLight
 	}
@@ -158,7 +177,8 @@ func (b *Broker) Open(app string, port Port) (*Session, error) {
 		port:       port,
 		instanceID: id,
 		inflight:   make(map[string]*request),
-		used:       make(map[string]struct{}),
+		used:       make(map[uint64]struct{}),
+		seed:       maphash.MakeSeed(),
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -252,6 +272,12 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("broker: shutdown: handlers still running: %w", ctx.Err())
+	}
+}
+
+func (b *Broker) logf(format string, args ...any) {
+	if b.opts.Logf != nil {
+		b.opts.Logf(format, args...)
 	}
 }
 

@@ -440,7 +440,9 @@ func TestInFlightLimit(t *testing.T) {
 }
 
 func TestHandlerPanicAndNilAnswer(t *testing.T) {
+	logs := make(chan string, 4)
 	h := newHost(t, broker.Options{
+		Logf: func(format string, args ...any) { logs <- fmt.Sprintf(format, args...) },
 		Agent: broker.AgentFunc(func(ctx context.Context, c broker.Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
 			switch m.Action {
 			case "nil":
@@ -458,6 +460,9 @@ func TestHandlerPanicAndNilAnswer(t *testing.T) {
 	f := p.terminal("s1", "p1")
 	if f.code() != frame.CodeHostError || strings.Contains(f.Error.Message, "boom") {
 		t.Fatalf("panic: %+v (the panic value stays on the host)", f.Error)
+	}
+	if l := <-logs; !strings.Contains(l, "boom") || !strings.Contains(l, "goroutine") {
+		t.Fatalf("the host's log: %q, want the panic and its stack", l)
 	}
 	p.frame("s1", appMessage(inst, "p2", "nil"))
 	if f := p.terminal("s1", "p2"); f.code() != frame.CodeHostError {
@@ -762,5 +767,46 @@ func TestRelayMountRules(t *testing.T) {
 		if m.T == "frame" && m.Slot != "s3" {
 			t.Errorf("a frame for %q", m.Slot)
 		}
+	}
+}
+
+// An instance that exhausts its requestId budget is ended: the host's memory
+// stays bounded and no id is ever answered twice.
+func TestRequestIDBudget(t *testing.T) {
+	var logged []string
+	var mu sync.Mutex
+	h := newHost(t, broker.Options{
+		Agent:         mockAgent(0),
+		MaxRequestIDs: 3,
+		Logf: func(format string, args ...any) {
+			mu.Lock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		},
+	}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	for i := 1; i <= 3; i++ {
+		rid := fmt.Sprint("b", i)
+		p.frame("s1", appMessage(inst, rid, "x"))
+		p.terminal("s1", rid)
+	}
+	p.frame("s1", appMessage(inst, "b4", "x"))
+	e := p.inspected("s1", frame.TypeAppMessage, "b4")
+	if e.Entry.Verdict != "reject" || !strings.Contains(e.Entry.Message, "used up its 3 requestIds") {
+		t.Fatalf("b4: %+v", e.Entry)
+	}
+	p.frame("s1", appMessage(inst, "b5", "x"))
+	if e := p.inspected("s1", frame.TypeAppMessage, "b5"); e.Entry.Verdict != "ignore" {
+		t.Fatalf("after the end: %+v", e.Entry)
+	}
+	p.settle(20 * time.Millisecond)
+	if n := len(p.frames("s1", "b4")) + len(p.frames("s1", "b5")); n != 0 {
+		t.Fatalf("%d frames after the budget", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 1 || !strings.Contains(logged[0], "requestIds") {
+		t.Fatalf("logged %q", logged)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
@@ -61,6 +62,7 @@ func (r *request) run(c Call, fn func(ctx context.Context, c Call, r *request) f
 	r.arm()
 	defer func() {
 		if p := recover(); p != nil {
+			r.s.b.logf("broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, debug.Stack())
 			r.fail(frame.CodeHostError, "the host's handler for this request failed")
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -29,7 +30,8 @@ type Session struct {
 	loads    int
 	announce *frame.AppAnnounce
 	inflight map[string]*request
-	used     map[string]struct{} // every requestId answered or being answered
+	used     map[uint64]struct{} // hashes of every requestId answered or being answered
+	seed     maphash.Seed        // this session's own: collisions cannot be aimed
 }
 
 // App is the installed app's host key the session was opened with.
@@ -170,13 +172,13 @@ func (d *dispatcher) reply(f frame.Frame) {
 	s := d.s
 	s.mu.Lock()
 	_, busy := s.inflight[rid]
-	_, used := s.used[rid]
-	if busy || used {
+	_, used := s.used[s.key(rid)]
+	if busy || used || len(s.used) >= s.b.opts.MaxRequestIDs {
 		s.mu.Unlock()
 		d.v.Message = fmt.Sprintf("no answer sent: requestId %q is already in use on this instance", rid)
 		return
 	}
-	s.used[rid] = struct{}{}
+	s.used[s.key(rid)] = struct{}{}
 	s.mu.Unlock()
 	s.send(f)
 }
@@ -313,12 +315,21 @@ func (d *dispatcher) start(respType, typ, rid, iid string, offered bool, what st
 		d.refuse(frame.CodeMalformed, fmt.Sprintf("duplicate requestId %q: a request with this id is in flight; no answer sent, the original is untouched", rid))
 		return
 	}
-	if _, used := s.used[rid]; used {
+	k := s.key(rid)
+	if _, used := s.used[k]; used {
 		s.mu.Unlock()
 		d.refuse(frame.CodeMalformed, fmt.Sprintf("duplicate requestId %q: this id was already answered; requestIds must be unique per instance (R4); no answer sent", rid))
 		return
 	}
-	s.used[rid] = struct{}{}
+	if len(s.used) >= s.b.opts.MaxRequestIDs {
+		s.mu.Unlock()
+		msg := fmt.Sprintf("the instance used up its %d requestIds; it is ended and sent nothing more (reload it)", s.b.opts.MaxRequestIDs)
+		d.refuse(frame.CodeHostError, msg)
+		s.b.logf("broker: app %s instance %s: %s", s.app, s.instanceID, msg)
+		s.kill(msg)
+		return
+	}
+	s.used[k] = struct{}{}
 	var refusal *frame.Error
 	switch {
 	case iid != s.instanceID:
@@ -358,6 +369,13 @@ func (s *Session) endAll(code, msg string) {
 		r.fail(code, msg)
 	}
 }
+
+// key is the requestId's entry in the used set: a 64-bit hash with the
+// session's own seed. It keeps the set small (an app may make millions of
+// requests in one life); a collision — odds about n²/2⁶⁵, some 10⁻⁷ at two
+// million ids — would make a fresh id look used, costing that one request
+// its answer, never another instance anything.
+func (s *Session) key(rid string) uint64 { return maphash.String(s.seed, rid) }
 
 func (s *Session) remove(r *request) {
 	s.mu.Lock()
