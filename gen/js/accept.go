@@ -17,7 +17,11 @@ import (
 // combinators the schemas use.
 
 // acceptData is one exported acceptor.
-type acceptData struct{ Type, Const, Fn, Lit string }
+type acceptData struct{ Type, Fn, Lit string }
+
+// pure marks a combinator call as free of side effects, so a bundle that
+// does not use an acceptor (dist/frames.mjs) drops it.
+const pure = "/* @__PURE__ */ "
 
 // indexKey matches property names that JS orders before all others in an
 // object literal; aStruct relies on the written order of its fields.
@@ -64,10 +68,7 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 		for len(args) > 0 && args[len(args)-1] == "void 0" {
 			args = args[:len(args)-1]
 		}
-		if len(args) == 0 {
-			return name + "()"
-		}
-		return name + "(" + strings.Join(args, ",") + ")"
+		return pure + name + "(" + strings.Join(args, ",") + ")"
 	}
 	elem := func() string {
 		if t.Elem == nil {
@@ -108,9 +109,9 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 			}
 		}
 		if t.Const != nil {
-			return "is(" + jsonText(*t.Const) + ")", nil
+			return pure + "is(" + jsonText(*t.Const) + ")", nil
 		}
-		return "oneOf(" + jsonText(t.Enum) + ")", nil
+		return pure + "oneOf(" + jsonText(t.Enum) + ")", nil
 	case model.Integer, model.Number:
 		if err := only("minimum", "maximum"); err != nil {
 			return "", err
@@ -171,7 +172,7 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 			opt = append(opt, lit)
 		}
 	}
-	s := "aStruct({" + strings.Join(append(req, opt...), ",") + "}," + fmt.Sprint(len(req))
+	s := pure + "aStruct({" + strings.Join(append(req, opt...), ",") + "}," + fmt.Sprint(len(req))
 	if len(o.Conds) > 0 {
 		var conds []string
 		for _, c := range o.Conds {
@@ -293,7 +294,7 @@ func prepareAcceptors(m *model.Model, d *data) error {
 		if err != nil {
 			return fmt.Errorf("js: frame %s: %w", f.Type, err)
 		}
-		d.Accepts = append(d.Accepts, acceptData{Type: f.Type, Const: typeConst(f.Type), Fn: "accept" + f.Title, Lit: lit})
+		d.Accepts = append(d.Accepts, acceptData{Type: f.Type, Fn: "accept" + f.Title, Lit: lit})
 	}
 	for _, o := range titled {
 		d.AcceptObjects = append(d.AcceptObjects, acceptData{Type: o.Name, Fn: "accept" + o.Name,

@@ -208,34 +208,6 @@ var SCHEMA_HOST_EVENT = { k: "o", f: { "event": t4, "data": "r" }, q: ["event"] 
 var validateHostEvent = (frame) => run(SCHEMA_HOST_EVENT, frame);
 var SCHEMA_APP_EVENT = { k: "o", f: { "instanceId": t0, "event": t4, "data": "r" }, q: ["instanceId", "event"] };
 var validateAppEvent = (frame) => run(SCHEMA_APP_EVENT, frame);
-var within = (n, lo, hi) => !(n < lo || n > hi);
-var length = (s) => [...s].length;
-var aText = (v) => typeof v == "string";
-var aString = (lo, hi) => (v) => aText(v) && within(length(v), lo, hi);
-var anInteger = (lo, hi) => (v) => Number.isInteger(v) && within(v, lo, hi);
-var aBoolean = (v) => typeof v == "boolean";
-var aScalar = (v) => v === null || typeof v != "object";
-var anything = () => true;
-var is = (value) => (v) => v === value;
-var oneOf = (values) => (v) => values.includes(v);
-var anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every((x) => item(x));
-var aMap = (value, most, keyLo, keyHi) => (v) => isObject(v) && within((v = Object.entries(v)).length, 0, most) && v.every(([k, x]) => within(length(k), keyLo, keyHi) && value(x));
-var aStruct = (fields, required, conds = []) => (v) => isObject(v) && Object.keys(fields).every((k, i) => has(v, k) ? fields[k](v[k]) : i >= required) && conds.every(([k, value, ...names]) => v[k] !== value || names.every((n) => has(v, n)));
-var a0 = aString(1, 128);
-var a1 = anInteger();
-var a2 = aStruct({ "streaming": aBoolean, "db": aBoolean, "auth": aBoolean, "net": aBoolean, "openUrl": aBoolean }, 3);
-var a3 = aStruct({ "mode": oneOf(["light", "dark"]), "tokens": aMap(aText, 64) }, 1);
-var a4 = anInteger(0);
-var a5 = aString(1, 64);
-var a6 = aStruct({ "code": a5, "message": aString(0, 1e3), "retryable": aBoolean, "rawExcerpt": aString(0, 200), "attemptsRemaining": a4, "retryAfterMs": a4 }, 3);
-var a7 = aStruct({ "columns": anArray(aText), "rows": anArray(anArray(aScalar)), "changes": a4, "lastInsertRowid": a1, "data": aText, "bytes": a4, "format": is("sqlite3"), "found": aBoolean, "value": anything }, 0);
-var acceptHostReady = aStruct({ "instanceId": a0, "protocolVersions": anArray(a1, 1), "capabilities": a2, "theme": a3, "locale": aString(2, 35) }, 4);
-var acceptAppResponse = aStruct({ "requestId": a0, "ok": aBoolean, "streaming": aBoolean, "text": aText, "seq": a4, "data": isObject, "error": a6 }, 2, [["ok", true, "streaming"], ["ok", false, "error"], ["streaming", true, "text"], ["streaming", false, "data"]]);
-var acceptDBResponse = aStruct({ "requestId": a0, "ok": aBoolean, "result": a7, "error": a6 }, 2, [["ok", true, "result"], ["ok", false, "error"]]);
-var acceptNetResponse = aStruct({ "requestId": a0, "ok": aBoolean, "status": anInteger(100, 599), "headers": aMap(aText), "body": aText, "bodyEncoding": oneOf(["utf8", "base64"]), "truncated": aBoolean, "error": a6 }, 2, [["ok", true, "status", "headers", "body"], ["ok", false, "error"]]);
-var acceptOpenURLResult = aStruct({ "requestId": a0, "status": oneOf(["opened", "declined", "refused"]), "reason": aString(0, 300) }, 2);
-var acceptHostEvent = aStruct({ "event": a5, "data": isObject }, 1);
-var HOST_TO_APP = { __proto__: null, [TYPE_HOST_READY]: acceptHostReady, [TYPE_APP_RESPONSE]: acceptAppResponse, [TYPE_DB_RESPONSE]: acceptDBResponse, [TYPE_NET_RESPONSE]: acceptNetResponse, [TYPE_OPEN_URL_RESULT]: acceptOpenURLResult, [TYPE_HOST_EVENT]: acceptHostEvent };
 
 // snug-runtime:gen/check.mjs
 var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };

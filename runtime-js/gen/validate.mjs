@@ -11,7 +11,7 @@
 // what arrives from the host: the same verdict as validateX, as a yes or no,
 // composed of small combinators so the runtime ships no descriptors.
 
-import { STRIP_HEADERS, TYPE_HOST_READY, TYPE_APP_RESPONSE, TYPE_DB_RESPONSE, TYPE_NET_RESPONSE, TYPE_OPEN_URL_RESULT, TYPE_HOST_EVENT } from "./constants.mjs";
+import { STRIP_HEADERS } from "./constants.mjs";
 
 // A descriptor is a kind letter alone when the type has no constraint, else
 // an object. Keys: k kind (s string, i integer, n number, b boolean, o object
@@ -335,27 +335,27 @@ const aStruct = (fields, required, conds = []) => (v) =>
   Object.keys(fields).every((k, i) => (has(v, k) ? fields[k](v[k]) : i >= required)) &&
   conds.every(([k, value, ...names]) => v[k] !== value || names.every((n) => has(v, n)));
 
-const a0 = aString(1,128);
-const a1 = anInteger();
-const a2 = aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBoolean,"openUrl":aBoolean},3);
-const a3 = aStruct({"mode":oneOf(["light","dark"]),"tokens":aMap(aText,64)},1);
-const a4 = anInteger(0);
-const a5 = aString(1,64);
-const a6 = aStruct({"code":a5,"message":aString(0,1000),"retryable":aBoolean,"rawExcerpt":aString(0,200),"attemptsRemaining":a4,"retryAfterMs":a4},3);
-const a7 = aStruct({"columns":anArray(aText),"rows":anArray(anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":is("sqlite3"),"found":aBoolean,"value":anything},0);
+const a0 = /* @__PURE__ */ aString(1,128);
+const a1 = /* @__PURE__ */ anInteger();
+const a2 = /* @__PURE__ */ aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBoolean,"openUrl":aBoolean},3);
+const a3 = /* @__PURE__ */ aStruct({"mode":/* @__PURE__ */ oneOf(["light","dark"]),"tokens":/* @__PURE__ */ aMap(aText,64)},1);
+const a4 = /* @__PURE__ */ anInteger(0);
+const a5 = /* @__PURE__ */ aString(1,64);
+const a6 = /* @__PURE__ */ aStruct({"code":a5,"message":/* @__PURE__ */ aString(0,1000),"retryable":aBoolean,"rawExcerpt":/* @__PURE__ */ aString(0,200),"attemptsRemaining":a4,"retryAfterMs":a4},3);
+const a7 = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"rows":/* @__PURE__ */ anArray(/* @__PURE__ */ anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":/* @__PURE__ */ is("sqlite3"),"found":aBoolean,"value":anything},0);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
-export const acceptHostReady = aStruct({"instanceId":a0,"protocolVersions":anArray(a1,1),"capabilities":a2,"theme":a3,"locale":aString(2,35)},4);
+export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":a2,"theme":a3,"locale":/* @__PURE__ */ aString(2,35)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
-export const acceptAppResponse = aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a6},2,[["ok",true,"streaming"],["ok",false,"error"],["streaming",true,"text"],["streaming",false,"data"]]);
+export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a6},2,[["ok",true,"streaming"],["ok",false,"error"],["streaming",true,"text"],["streaming",false,"data"]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
-export const acceptDBResponse = aStruct({"requestId":a0,"ok":aBoolean,"result":a7,"error":a6},2,[["ok",true,"result"],["ok",false,"error"]]);
+export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":a7,"error":a6},2,[["ok",true,"result"],["ok",false,"error"]]);
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
-export const acceptNetResponse = aStruct({"requestId":a0,"ok":aBoolean,"status":anInteger(100,599),"headers":aMap(aText),"body":aText,"bodyEncoding":oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a6},2,[["ok",true,"status","headers","body"],["ok",false,"error"]]);
+export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a6},2,[["ok",true,"status","headers","body"],["ok",false,"error"]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
-export const acceptOpenURLResult = aStruct({"requestId":a0,"status":oneOf(["opened","declined","refused"]),"reason":aString(0,300)},2);
+export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":/* @__PURE__ */ aString(0,300)},2);
 /** Whether a snug:host-event frame is valid: validateHostEvent(frame) finds nothing. */
-export const acceptHostEvent = aStruct({"event":a5,"data":isObject},1);
+export const acceptHostEvent = /* @__PURE__ */ aStruct({"event":a5,"data":isObject},1);
 
 /** Whether a Capabilities object is valid: validateCapabilities(value) finds nothing. */
 export const acceptCapabilities = a2;
@@ -367,4 +367,4 @@ export const acceptError = a6;
 export const acceptDBResult = a7;
 
 /** The acceptor of each host→app frame type (no other key, not even inherited). */
-export const HOST_TO_APP = { __proto__: null, [TYPE_HOST_READY]: acceptHostReady, [TYPE_APP_RESPONSE]: acceptAppResponse, [TYPE_DB_RESPONSE]: acceptDBResponse, [TYPE_NET_RESPONSE]: acceptNetResponse, [TYPE_OPEN_URL_RESULT]: acceptOpenURLResult, [TYPE_HOST_EVENT]: acceptHostEvent, };
+export const HOST_TO_APP = { __proto__: null, "snug:host-ready": acceptHostReady, "snug:app-response": acceptAppResponse, "snug:db-response": acceptDBResponse, "snug:net-response": acceptNetResponse, "snug:open-url-result": acceptOpenURLResult, "snug:host-event": acceptHostEvent, };
