@@ -15,6 +15,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/snuggen/snuggen/hostkit/server"
+	"github.com/snuggen/snuggen/pack"
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
 const helloApp = `<!doctype html>
@@ -206,5 +210,51 @@ func TestFindAppsKeys(t *testing.T) {
 	}
 	if strings.Join(keys, " ") != "a notes todo a-2" {
 		t.Fatalf("keys = %q", keys)
+	}
+}
+
+// A file snuggen build wrote is served as it is; a raw one is packaged.
+func TestServeTellsBuiltFromRaw(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "raw.html")
+	if err := os.WriteFile(raw, []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := pack.Build(context.Background(), pack.Options{Path: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(dir, "built.html")
+	if err := os.WriteFile(built, res.HTML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	apps, err := findApps([]string{raw, built})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apps[0].built || !apps[1].built {
+		t.Fatalf("raw built=%v, built built=%v", apps[0].built, apps[1].built)
+	}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv}
+	line, lines, _ := startServe(t, o, built)
+	if line[1] != "test.hello" {
+		t.Fatalf("built app line %q: want its meta app-id", line)
+	}
+	_ = lines
+	r, err := http.Get(strings.Replace(line[2], "/?app=built", "/apps/built/", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	want, err := server.PrepareDocument(res.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(body, want) {
+		t.Fatal("the built file was not served as it is (plus the prelude)")
+	}
+	if bytes.Count(body, runtimejs.Script) != 1 {
+		t.Fatalf("the runtime appears %d times in the served document", bytes.Count(body, runtimejs.Script))
 	}
 }
