@@ -103,8 +103,8 @@ function announce(a = {}) {
 }
 
 // request sends one request frame and settles with its terminal answer of
-// type `expect`. cap names a capability the host must advertise; o holds
-// the caller's signal and onText.
+// type `expect`. cap names a capability the host must advertise; the last
+// argument is the caller's options (signal, onText).
 async function request(type, expect, fields, cap, { signal, onText } = {}) {
   const info = await ready;
   if (cap && !info.capabilities[cap]) throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
@@ -114,7 +114,7 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
     const cancelled = () => reject(refusal(CODE_CANCELLED));
     const done = () => {
       signal?.removeEventListener("abort", abort);
-      return pending.delete(ids.requestId);
+      pending.delete(ids.requestId);
     };
     const abort = () => {
       done();
