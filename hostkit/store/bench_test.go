@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
 )
@@ -158,4 +159,40 @@ func BenchmarkExec(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkKVGetVsRaw interleaves batches of store.KVGet and of the raw
+// driver read (the baseline), so that both see the same machine load, and
+// reports each one's time per read and their ratio.
+func BenchmarkKVGetVsRaw(b *testing.B) {
+	_, raw := benchRaw(b)
+	s := benchStore(b)
+	const batch = 100
+	var rawTime, storeTime time.Duration
+	var out []byte
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		start := time.Now()
+		for i := range batch {
+			raw.BindText(1, "key"+strconv.Itoa((n+i)%benchKeys))
+			if !raw.Step() {
+				b.Fatal("no row", raw.Err())
+			}
+			out = append(out[:0], raw.ColumnRawText(0)...)
+			raw.Reset()
+		}
+		mid := time.Now()
+		for i := range batch {
+			if _, found, err := s.KVGet(bg, "app", "key"+strconv.Itoa((n+i)%benchKeys)); err != nil || !found {
+				b.Fatal(found, err)
+			}
+		}
+		rawTime += mid.Sub(start)
+		storeTime += time.Since(mid)
+	}
+	ops := float64((b.N + batch - 1) / batch * batch)
+	b.ReportMetric(float64(rawTime.Nanoseconds())/ops, "raw-ns/read")
+	b.ReportMetric(float64(storeTime.Nanoseconds())/ops, "store-ns/read")
+	b.ReportMetric(float64(storeTime)/float64(rawTime), "store/raw")
+	b.ReportMetric(0, "ns/op")
 }
