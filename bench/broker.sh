@@ -12,6 +12,7 @@ out=$(go test -run '^$' -bench 'BenchmarkKVGet|BenchmarkAppMessage' -benchtime "
 echo "$out"
 echo "$out" | awk '
 /^BenchmarkKVGet\/direct/       { direct = $3 }
+/^BenchmarkKVGet\/broker-only/  { bonly = $3 }
 /^BenchmarkKVGet\/relay-1(-[0-9]+)?[ \t]/     { r1 = $3 }
 /^BenchmarkKVGet\/relay-1-noinspect/ { r1n = $3 }
 /^BenchmarkKVGet\/relay-16(-[0-9]+)?[ \t]/    { for (i = 1; i < NF; i++) if ($(i+1) == "kvGet/s") r16 = $i }
@@ -22,6 +23,7 @@ echo "$out" | awk '
 /^BenchmarkAppMessage\/mock-100-paced-noinspect/ { for (i = 1; i < NF; i++) if ($(i+1) == "p99-ms") pacn = $i }
 END {
 	printf "\nkvGet, 1 client:   relay %s ns/op vs direct %s ns/op = %.2fx (inspector off: %.2fx; goal <= 2x)\n", r1, direct, r1 / direct, r1n / direct
+	printf "kvGet, broker alone (no WebSocket): %s ns/op = %.2fx direct\n", bonly, bonly / direct
 	printf "kvGet, 16 clients: %s kvGet/s (inspector off: %s; goal >= 20000)\n", r16, r16n
 	printf "app-message, 100 instances, mock agent, paced 1000 asks/s: p99 %s ms (inspector off: %s ms; goal < 5)\n", pac, pacn
 	printf "app-message, 100 instances, mock agent, saturated (100 in flight): p99 %s ms (inspector off: %s ms)\n", sat, satn

@@ -4,6 +4,7 @@ package broker_test
 // same run (bench/broker.sh prints the ratios):
 //
 //	BenchmarkKVGet/direct         store.KVGet on the same SQLite file
+//	BenchmarkKVGet/broker-only    Session.Receive → store → terminal, in process (no WebSocket)
 //	BenchmarkKVGet/relay-1        one page: WebSocket → relay → broker → store → back
 //	BenchmarkKVGet/relay-16       16 pages at once (kvGet/s)
 //	BenchmarkAppMessage/mock-100  100 instances asking the offline mock agent at once (p50/p99)
@@ -25,6 +26,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/relay"
 )
 
@@ -96,6 +98,11 @@ func terminalOf(data []byte, rid string) bool {
 	return bytes.Contains(data, []byte(`"requestId":"`+rid+`"`)) && !bytes.Contains(data, []byte(`"streaming":true`))
 }
 
+// chanPort is an in-process broker.Port.
+type chanPort chan []byte
+
+func (p chanPort) Send(f frame.Frame, raw []byte) { p <- raw }
+
 func BenchmarkKVGet(b *testing.B) {
 	st := openStore(b)
 	ctx := context.Background()
@@ -107,6 +114,26 @@ func BenchmarkKVGet(b *testing.B) {
 			if _, found, err := st.KVGet(ctx, "bench", "prefs"); err != nil || !found {
 				b.Fatal(err, found)
 			}
+		}
+	})
+	// The broker alone: Receive → handler → terminal to an in-process port
+	// (no WebSocket), to tell the broker's share from the transport's.
+	b.Run("broker-only", func(b *testing.B) {
+		br := broker.New(broker.Options{DB: broker.Store(st)})
+		defer br.Shutdown(context.Background())
+		port := chanPort(make(chan []byte, 1))
+		s, err := br.Open("bench", port)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Load()
+		<-port
+		inst := s.InstanceID()
+		i := 0
+		for b.Loop() {
+			i++
+			s.Receive(ctx, []byte(`{"v":1,"type":"snug:db-request","requestId":"k`+strconv.Itoa(i)+`","instanceId":"`+inst+`","op":"kvGet","key":"prefs"}`))
+			<-port
 		}
 	})
 	for _, inspect := range []bool{true, false} {

@@ -21,13 +21,14 @@ package broker
 // finish() sets done, sends the terminal frame and removes the request from
 // its session, all under the latch's mutex, so the terminal is the last frame
 // for that id and no second one can follow. Every ending goes through
-// finish(): the handler's return value, a recovered panic, the context's
-// deadline (a context.AfterFunc registered when the request starts), app-cancel,
+// finish(): the handler's return value, a recovered panic, the deadline (a
+// timer armed when the request starts), app-cancel,
 // a re-announce (SUPERSEDED), a second load or unmount (the instance is dead:
 // the frame is latched but not delivered), and Shutdown. Whichever comes
 // first wins; the others find the latch closed and do nothing. finish() also
-// cancels the handler's context, so a handler that is still running learns it
-// lost and its late answer is dropped by the latch.
+// cancels the handler's context (context.Cause says why), so a handler that
+// is still running learns it lost and its late answer is dropped by the
+// latch. Handlers run on broker-owned workers that Shutdown waits for.
 //
 // A requestId is recorded as used the moment the broker decides to answer it
 // (accepted, or refused with a terminal error), as a 64-bit hash (see
@@ -125,9 +126,11 @@ type Port interface {
 type Broker struct {
 	opts Options
 
-	ctx    context.Context // parent of every request's context; ends on Shutdown
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // handler goroutines
+	ctx     context.Context // parent of every request's context; ends on Shutdown
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // requests whose handler has not returned
+	jobs    chan *request  // idle workers wait here
+	workers sync.WaitGroup
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -156,6 +159,39 @@ func New(opts Options) *Broker {
 		cancel:   cancel,
 		sessions: make(map[*Session]struct{}),
 		theme:    opts.Theme,
+		jobs:     make(chan *request),
+	}
+}
+
+// workerIdle is how long a worker waits for the next request before it ends.
+const workerIdle = 10 * time.Second
+
+// dispatch runs r's handler on an idle worker, or on a new one. Workers
+// outlive a request so their grown stacks are reused (a handler's call chain
+// into SQLite is deep); they end after workerIdle or on Shutdown.
+func (b *Broker) dispatch(r *request) {
+	select {
+	case b.jobs <- r:
+	default:
+		b.workers.Add(1)
+		go b.worker(r)
+	}
+}
+
+func (b *Broker) worker(r *request) {
+	defer b.workers.Done()
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		r.run()
+		idle.Reset(workerIdle)
+		select {
+		case r = <-b.jobs:
+		case <-idle.C:
+			return
+		case <-b.ctx.Done():
+			return
+		}
 	}
 }
 
@@ -266,7 +302,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.cancel()
 	done := make(chan struct{})
-	go func() { b.wg.Wait(); close(done) }()
+	go func() { b.wg.Wait(); b.workers.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
-// errTimeout is the cause of a request context that ran out of time.
-var errTimeout = errors.New("request timed out")
+// errAnswered is the cause a handler's context ends with once its request
+// has its terminal frame (see context.Cause); a failure's cause is its code
+// and message instead.
+var errAnswered = errors.New("broker: the request has its answer")
 
 // request is one accepted requestId and its terminal latch (see the design
 // note in broker.go).
@@ -19,66 +22,59 @@ type request struct {
 	s        *Session
 	id       string
 	respType string // the paired response type: the terminal's type
+	call     Call
+	handle   func(ctx context.Context, c Call, r *request) frame.Frame
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	stop   func() bool // unregisters the deadline watcher
+	ctx    context.Context // carries call; ends when the request is finished
+	cancel context.CancelCauseFunc
 
-	mu   sync.Mutex
-	done bool
-	seq  int
+	mu    sync.Mutex
+	done  bool
+	seq   int
+	timer *time.Timer // the deadline; stopped by finish
 }
 
-func newRequest(s *Session, id, respType string) *request {
-	parent, cancelParent := context.WithCancel(s.b.ctx)
-	ctx, cancelTimeout := context.WithTimeoutCause(parent, s.b.opts.Timeout, errTimeout)
-	r := &request{s: s, id: id, respType: respType, ctx: ctx}
-	r.cancel = func() { cancelTimeout(); cancelParent() }
-	return r
+func newRequest(s *Session, id, respType string, call Call, handle func(context.Context, Call, *request) frame.Frame) *request {
+	ctx, cancel := context.WithCancelCause(context.WithValue(s.b.ctx, callKey{}, call))
+	return &request{s: s, id: id, respType: respType, call: call, handle: handle, ctx: ctx, cancel: cancel}
 }
 
-// arm registers the watcher that turns a context that ended on its own
-// (deadline, broker shutdown) into the terminal frame; finish() unregisters
-// it. It runs once the request is in its session's in-flight set.
+// arm starts the deadline. It runs once the request is in its session's
+// in-flight set, so that a deadline firing at once still finds it there.
 func (r *request) arm() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stop = context.AfterFunc(r.ctx, r.expire)
-}
-
-func (r *request) expire() {
-	if errors.Is(context.Cause(r.ctx), errTimeout) {
-		r.fail(frame.CodeHostError, fmt.Sprintf("no answer within %s", r.s.b.opts.Timeout))
-		return
+	if !r.done {
+		r.timer = time.AfterFunc(r.s.b.opts.Timeout, func() {
+			r.fail(frame.CodeHostError, fmt.Sprintf("no answer within %s", r.s.b.opts.Timeout))
+		})
 	}
-	r.fail(frame.CodeCancelled, "the host is shutting down")
 }
 
-// run calls the handler on the broker-owned goroutine and finishes the
+// run calls the handler on a broker-owned worker goroutine and finishes the
 // request with its answer, or with HOST_ERROR when it panics or answers
-// nothing. The handler's context carries the Call (see CallFrom).
-func (r *request) run(c Call, fn func(ctx context.Context, c Call, r *request) frame.Frame) {
+// nothing. An answer that comes after the request finished otherwise
+// (cancel, supersede, deadline, shutdown) is dropped by the latch.
+func (r *request) run() {
 	defer r.s.b.wg.Done()
-	r.arm()
 	defer func() {
 		if p := recover(); p != nil {
 			r.s.b.logf("broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, debug.Stack())
 			r.fail(frame.CodeHostError, "the host's handler for this request failed")
 		}
 	}()
-	f := fn(context.WithValue(r.ctx, callKey{}, c), c, r)
-	if r.ctx.Err() != nil {
-		// The context ended first (deadline, shutdown): whatever the handler
-		// made of that, the cause decides the terminal.
-		r.expire()
-		return
-	}
-	if f == nil {
+	f := r.handle(r.ctx, r.call, r)
+	switch {
+	case r.ctx.Err() != nil:
+		// Finished already (or the broker is gone: Shutdown ended every
+		// request before cancelling its context); this is a no-op then.
+		r.fail(frame.CodeCancelled, "the host is shutting down")
+	case f == nil:
 		r.fail(frame.CodeHostError, "the host's handler returned no answer")
-		return
+	default:
+		setRequestID(f, r.id)
+		r.finish(f, errAnswered)
 	}
-	setRequestID(f, r.id)
-	r.finish(f)
 }
 
 // stream sends cumulative text (a non-terminal app-response) while the
@@ -94,26 +90,27 @@ func (r *request) stream(text string) {
 }
 
 // finish is the latch: the first terminal frame wins, goes out, and closes
-// the request; every later call reports false and sends nothing.
-func (r *request) finish(f frame.Frame) bool {
+// the request; every later call reports false and sends nothing. The
+// handler's context ends with cause.
+func (r *request) finish(f frame.Frame, cause error) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return false
 	}
 	r.done = true
-	if r.stop != nil {
-		r.stop()
+	if r.timer != nil {
+		r.timer.Stop()
 	}
 	// Leave the in-flight set before the terminal goes out, so the app may
 	// send its next request the moment it sees this answer.
 	r.s.remove(r)
 	r.s.send(f)
-	r.cancel()
+	r.cancel(cause)
 	return true
 }
 
 // fail finishes the request with an error frame of its paired type.
 func (r *request) fail(code, msg string) bool {
-	return r.finish(errorFrame(r.respType, r.id, frame.NewError(code, msg)))
+	return r.finish(errorFrame(r.respType, r.id, frame.NewError(code, msg)), errors.New(code+": "+msg))
 }

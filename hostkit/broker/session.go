@@ -347,13 +347,12 @@ func (d *dispatcher) start(respType, typ, rid, iid string, offered bool, what st
 		s.send(errorFrame(respType, rid, refusal))
 		return
 	}
-	r := newRequest(s, rid, respType)
+	r := newRequest(s, rid, respType, Call{App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}, run)
 	s.inflight[rid] = r
 	s.b.wg.Add(1)
 	s.mu.Unlock()
-
-	call := Call{App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}
-	go r.run(call, run)
+	r.arm()
+	s.b.dispatch(r)
 }
 
 // endAll ends every request in flight with code. On a dead session the
