@@ -1,0 +1,456 @@
+// Package examples holds the example apps' tests: each app builds with
+// --strict and passes its own test in real Chromium through the real runner
+// page, iframe and relay WebSocket of a hostkit host.
+package examples
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/internal/browsertest"
+	"github.com/snuggen/snuggen/pack"
+)
+
+func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
+
+// The examples and the capabilities each one's code uses.
+var examples = map[string][]string{
+	"todo":       {"db"},
+	"flashcards": {"ask"},
+	"notes":      {"db"},
+	"links":      {"db", "openUrl"},
+	"api-viewer": {"db", "net"},
+}
+
+func TestExamplesBuildStrict(t *testing.T) {
+	dirs, _ := filepath.Glob("*/app.html")
+	if len(dirs) != len(examples) {
+		t.Errorf("examples on disk %v; the test knows %d", dirs, len(examples))
+	}
+	for name, caps := range examples {
+		res, err := pack.Build(context.Background(), pack.Options{Path: filepath.Join(name, "app.html"), Strict: true})
+		if err != nil {
+			t.Errorf("%s does not build with --strict: %v", name, err)
+			continue
+		}
+		if len(res.Diagnostics) != 0 {
+			t.Errorf("%s: diagnostics %v", name, res.Diagnostics)
+		}
+		if !slices.Equal(res.Manifest.Capabilities, caps) {
+			t.Errorf("%s uses %v, want %v", name, res.Manifest.Capabilities, caps)
+		}
+		if res.Manifest.AppID != "example."+name || res.Manifest.IconEmoji == "" {
+			t.Errorf("%s: manifest %+v", name, res.Manifest)
+		}
+	}
+}
+
+// serve starts a host with the example app name installed under its own
+// name, serving until the test ends.
+func serve(t *testing.T, name string, opts ...hostkit.Option) *hostkit.Host {
+	t.Helper()
+	all := append([]hostkit.Option{hostkit.WithApps(hostkit.FileApp(name, filepath.Join(name, "app.html")))}, opts...)
+	h, err := hostkit.New(all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return h
+}
+
+// app is the example's frame: helpers that act as the user inside it.
+type app struct {
+	t *testing.T
+	f context.Context
+}
+
+func open(t *testing.T, h *hostkit.Host, name string) (*browsertest.Runner, *app) {
+	t.Helper()
+	r := browsertest.OpenRunner(t, h.URL(), name)
+	return r, &app{t: t, f: r.Frame(0)}
+}
+
+func (a *app) eval(js string) string {
+	a.t.Helper()
+	return browsertest.Eval[string](a.t, a.f, js)
+}
+
+// fill types value into the field sel with real key events, replacing what
+// it held. "\r" is Enter.
+func (a *app) fill(sel, value string) {
+	a.t.Helper()
+	browsertest.Eval[bool](a.t, a.f, fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = ''; return true; })()`, sel))
+	browsertest.Do(a.t, a.f, "type into "+sel, chromedp.SendKeys(chromedp.CSS(sel), value))
+}
+
+// click clicks sel with the mouse. It first lets the runner fit the frame
+// to its content (resize events): a frame that grows between the click's
+// aim and its landing would drop the click somewhere else.
+func (a *app) click(sel string) {
+	a.t.Helper()
+	browsertest.Eval[bool](a.t, a.f, `new Promise(done => { const until = Date.now() + 2000;
+		const check = () => document.documentElement.scrollHeight <= innerHeight || Date.now() > until ? done(true) : setTimeout(check, 20);
+		check(); })`)
+	browsertest.Do(a.t, a.f, "click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+func (a *app) text(sel string) string {
+	a.t.Helper()
+	return a.eval(fmt.Sprintf(`document.querySelector(%q)?.textContent ?? ''`, sel))
+}
+
+func (a *app) waitFor(what, js string) {
+	a.t.Helper()
+	browsertest.WaitFor(a.t, a.f, what, js)
+}
+
+// ready waits until button sel is enabled: the examples enable their main
+// button once their listeners are in place.
+func (a *app) ready(sel string) {
+	a.t.Helper()
+	a.waitFor(sel+" enabled", fmt.Sprintf(`document.querySelector(%q)?.disabled === false`, sel))
+}
+
+func (a *app) waitText(sel, want string) {
+	a.t.Helper()
+	a.waitFor(fmt.Sprintf("%s to read %q", sel, want), fmt.Sprintf(`document.querySelector(%q)?.textContent === %q`, sel, want))
+}
+
+// rows runs a query in the app's own database, as the app would.
+func (a *app) rows(sql string) string {
+	a.t.Helper()
+	return a.eval(fmt.Sprintf(`snug.db.query(%q).then(r => JSON.stringify(r))`, sql))
+}
+
+func TestTodo(t *testing.T) {
+	h := serve(t, "todo", hostkit.WithDataDir(t.TempDir()))
+	_, a := open(t, h, "todo")
+	a.ready("#add-button")
+	a.waitText("#count", "0 open")
+
+	for _, title := range []string{"write tests", "ship it"} {
+		a.fill("#title", title+"\r") // Enter submits
+		a.waitFor("the row "+title, fmt.Sprintf(`[...document.querySelectorAll('#list li span')].some(s => s.textContent === %q)`, title))
+	}
+	a.waitText("#count", "2 open")
+	if got := a.rows("select title, done from todo order by id"); got != `[{"title":"write tests","done":0},{"title":"ship it","done":0}]` {
+		t.Fatalf("rows after adding: %s", got)
+	}
+
+	// Toggle: the row is struck through, moves down, and the database agrees.
+	a.click("#list li:first-child input[type=checkbox]")
+	a.waitText("#count", "1 open")
+	a.waitFor("the done row last", `document.querySelector('#list li:last-child').className === 'done'`)
+	if got := a.rows("select title, done from todo order by id"); got != `[{"title":"write tests","done":1},{"title":"ship it","done":0}]` {
+		t.Fatalf("rows after toggling: %s", got)
+	}
+
+	// Export shows the database's bytes.
+	a.click("#export")
+	a.waitFor("the export", `/^exported \d+ bytes$/.test(document.getElementById('status').textContent)`)
+	dump, err := base64.StdEncoding.DecodeString(a.eval(`document.getElementById('dump').value`))
+	if err != nil || !strings.HasPrefix(string(dump), "SQLite format 3\x00") {
+		t.Fatalf("the export is not a SQLite file (%v): %.32q", err, dump)
+	}
+	if status := a.text("#status"); status != fmt.Sprintf("exported %d bytes", len(dump)) {
+		t.Errorf("status %q; the dump has %d bytes", status, len(dump))
+	}
+
+	// Delete a row, then import the exported file through the file input:
+	// the deleted row is back.
+	a.click(`#list li:not(.done) button`)
+	a.waitFor("one row left", `document.querySelectorAll('#list li').length === 1`)
+	if got := a.rows("select title from todo"); got != `[{"title":"write tests"}]` {
+		t.Fatalf("rows after deleting: %s", got)
+	}
+	file := filepath.Join(t.TempDir(), "todo-backup.sqlite")
+	if err := os.WriteFile(file, dump, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Do(t, a.f, "choose the file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}))
+	a.waitText("#status", "imported todo-backup.sqlite")
+	a.waitFor("both rows back", `document.querySelectorAll('#list li').length === 2`)
+	if got := a.rows("select title, done from todo order by id"); got != `[{"title":"write tests","done":1},{"title":"ship it","done":0}]` {
+		t.Fatalf("rows after import: %s", got)
+	}
+
+	// A file that is not a database: the import fails, the data stays.
+	bad := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(bad, []byte("not a database"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Do(t, a.f, "choose a bad file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{bad}))
+	a.waitFor("the import to fail", `document.getElementById('status').textContent.startsWith('import failed: ')`)
+	if got := a.rows("select count(*) as n from todo"); got != `[{"n":2}]` {
+		t.Fatalf("rows after a failed import: %s", got)
+	}
+}
+
+func TestFlashcards(t *testing.T) {
+	// A slow mock: small chunks with a pause, so the stream is visible and
+	// Stop lands while the agent is still answering.
+	h := serve(t, "flashcards", hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 8, Delay: 40 * time.Millisecond})))
+	r, a := open(t, h, "flashcards")
+	a.ready("#go")
+
+	// Record what the stream preview shows while the answer arrives.
+	a.eval(`(() => { window.seen = []; new MutationObserver(() => { const t = document.getElementById('stream').textContent;
+		if (t) window.seen.push(t); }).observe(document.getElementById('stream'), {childList: true, characterData: true, subtree: true}); return ''; })()`)
+	a.fill("#topic", "the periodic table")
+	a.fill("#count", "3")
+	a.click("#go")
+	a.waitFor("the deck", `!document.getElementById('deck').hidden`)
+	seen := browsertest.Eval[[]string](t, a.f, `window.seen`)
+	if len(seen) < 3 || !strings.HasPrefix(seen[len(seen)-1], seen[0]) {
+		t.Fatalf("the stream preview showed %q: want several growing steps", seen)
+	}
+	pos := a.text("#pos")
+	var n int
+	if _, err := fmt.Sscanf(pos, "1 / %d", &n); err != nil || n < 1 {
+		t.Fatalf("position %q", pos)
+	}
+	front := a.text("#card")
+	a.click("#card")
+	back := a.text("#card")
+	if front == "" || back == "" {
+		t.Fatalf("card front %q, back %q", front, back)
+	}
+	if n > 1 {
+		a.click("#next")
+		a.waitText("#pos", fmt.Sprintf("2 / %d", n))
+	}
+	// The request carried the schema: the host checked the agent's reply
+	// against it, so the cards have fronts and backs.
+	if got := a.eval(`String(document.getElementById('error').hidden)`); got != "true" {
+		t.Fatalf("error shown: %s", a.text("#error"))
+	}
+
+	// Stop: the request is cancelled, the host answers CANCELLED, the app says so.
+	a.click("#go")
+	a.waitFor("streaming", `document.getElementById('stream').textContent.length > 0`)
+	a.click("#stop")
+	a.waitText("#error", "Stopped.")
+	if a.eval(`String(document.getElementById('stop').hidden && !document.getElementById('go').disabled)`) != "true" {
+		t.Error("after Stop the form is not ready again")
+	}
+	r.WaitFor("the host's CANCELLED answer", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
+		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
+	if c := r.Counts(); c.InByType["snug:app-cancel"] != 1 || c.InByType["snug:app-message"] != 2 {
+		t.Errorf("inspector: %d app-message, %d app-cancel in; want 2 and 1", c.InByType["snug:app-message"], c.InByType["snug:app-cancel"])
+	}
+}
+
+func TestNotes(t *testing.T) {
+	h := serve(t, "notes", hostkit.WithDataDir(t.TempDir()), hostkit.WithTheme("light"))
+	r, a := open(t, h, "notes")
+	// A first note is created on start; type into it and wait for the save.
+	a.waitFor("the first note", `document.querySelectorAll('#list li').length === 1`)
+	a.fill("#text", "Groceries\nmilk, eggs")
+	a.waitText("#saved", "saved")
+	a.waitText("#list li button", "Groceries")
+
+	// A second instance of the app (a reload) reads the note back from kv.
+	r2 := browsertest.OpenRunner(t, h.URL(), "notes")
+	b := &app{t: t, f: r2.Frame(0)}
+	b.waitFor("the saved note", `document.getElementById('text').value === 'Groceries\nmilk, eggs'`)
+	b.waitText("#list li button", "Groceries")
+
+	// The runner's theme toggle reaches the app: data-theme and its own label.
+	if got := a.eval(`document.documentElement.dataset.theme`); got != "light" {
+		t.Fatalf("starting theme %q", got)
+	}
+	a.waitText("#theme", "theme: light")
+	r.Click("#theme-toggle")
+	a.waitFor("the dark theme", `document.documentElement.dataset.theme === 'dark'`)
+	a.waitText("#theme", "theme: dark")
+	if bg := a.eval(`getComputedStyle(document.body).backgroundColor`); bg != "rgb(27, 26, 22)" {
+		t.Errorf("dark background = %s", bg)
+	}
+	r.Click("#theme-toggle")
+	a.waitFor("the light theme again", `document.documentElement.dataset.theme === 'light'`)
+	a.waitText("#theme", "theme: light")
+}
+
+func pages(t *testing.T, ctx context.Context) []*target.Info {
+	t.Helper()
+	infos, err := chromedp.Targets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*target.Info
+	for _, in := range infos {
+		if in.Type == "page" {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+func TestLinks(t *testing.T) {
+	h := serve(t, "links", hostkit.WithDataDir(t.TempDir()))
+	r, a := open(t, h, "links")
+	a.ready("#add-button")
+	a.waitFor("the default links", `document.querySelectorAll('#board li .open').length === 2`)
+
+	// Add a link with a query and a fragment; the dialog shows all of it.
+	link := "https://docs.example.com/guide/intro?lang=en&v=2#install"
+	a.fill("#name", "Guide")
+	a.fill("#url", link)
+	a.click("#add-button")
+	a.waitFor("the new link", `document.querySelectorAll('#board li').length === 3`)
+	a.click("#board li:nth-child(3) .open")
+	d := r.Confirm()
+	// The dialog names the app by its host key (broker.OpenURL) or its name.
+	if d.Kind != "open-url" || d.URL != link || (d.App != "links" && d.App != "Link board") || slices.Contains(d.Choices, "always") {
+		t.Fatalf("dialog %+v, want open-url for the link board with %s and no 'always'", d, link)
+	}
+	r.Answer("deny")
+	a.waitText("#note", "Guide: declined")
+
+	before := len(pages(t, r.Tab))
+	a.click("#board li:nth-child(3) .open")
+	if d := r.Confirm(); d.URL != link {
+		t.Fatalf("second dialog %+v", d)
+	}
+	r.Answer("once")
+	a.waitText("#note", "Guide: opened")
+	deadline := time.Now().Add(5 * time.Second)
+	for len(pages(t, r.Tab)) != before+1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no window opened after Open")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	for _, p := range pages(t, r.Tab) {
+		if strings.HasPrefix(p.URL, "https://docs.example.com/") || p.URL == "about:blank" {
+			_, _ = chromedp.CallBrowser(r.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
+		}
+	}
+	// The board survives a reload (kv).
+	if got := a.eval(`snug.db.get('links').then(l => l.map(x => x.url).join(' '))`); !strings.HasSuffix(got, " "+link) {
+		t.Errorf("saved links %q", got)
+	}
+}
+
+func TestLinksWithoutOpenURL(t *testing.T) {
+	h := serve(t, "links", hostkit.WithDataDir(t.TempDir()),
+		hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.OpenURL = nil }))
+	_, a := open(t, h, "links")
+	a.waitText("#note", "This host cannot open links: copy a URL instead.")
+	a.waitFor("the board", `document.querySelectorAll('#board li').length === 2`)
+	if got := a.eval(`String(document.querySelectorAll('#board li .open').length)`); got != "0" {
+		t.Fatalf("%s Open buttons without openUrl", got)
+	}
+	if got := a.text("#board li:first-child .url"); got != "https://example.com/snug" {
+		t.Fatalf("the URL to copy reads %q", got)
+	}
+}
+
+// apiServer is a TLS server on loopback standing in for api.example.com.
+// It answers only requests that carry the configured connection's secret.
+func apiServer(t *testing.T, token string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var hits atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-RateLimit-Remaining", "41")
+		fmt.Fprintf(w, `{"path":%q,"page":%q,"items":[{"id":1,"name":"alpha"},{"id":2,"name":"beta"}]}`, r.URL.Path, r.URL.Query().Get("page"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+func TestAPIViewer(t *testing.T) {
+	const token = "example-token-0123456789"
+	t.Setenv("SNUG_EXAMPLES_API_TOKEN", token)
+	srv, hits := apiServer(t, token)
+	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	origin := fmt.Sprintf("https://api.example.com:%d", ap.Port())
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	cfg := netgate.Config{Connections: []netgate.Connection{{
+		Name: "example-api", Origin: origin, Header: "Authorization", ValueFormat: "Bearer {secret}", SecretEnv: "SNUG_EXAMPLES_API_TOKEN",
+	}}}
+	h := serve(t, "api-viewer", hostkit.WithDataDir(t.TempDir()), hostkit.WithNet(cfg,
+		netgate.WithResolver(netgate.StaticResolver{"api.example.com": {ap.Addr()}}),
+		netgate.WithAllowedAddrs(ap),
+		netgate.WithTLSConfig(&tls.Config{RootCAs: roots})))
+	r, a := open(t, h, "api-viewer")
+	a.ready("#send")
+
+	u := origin + "/v1/items?page=2"
+	a.fill("#url", u)
+	a.click("#send")
+	d := r.Confirm()
+	if d.Kind != "net" || d.Method != "GET" || d.URL != u || d.App != "API viewer" || !slices.Contains(d.Choices, "always") {
+		t.Fatalf("dialog %+v, want GET %s for API viewer", d, u)
+	}
+	r.Answer("once")
+	a.waitText("#status", "200")
+	body := a.text("#body")
+	if !strings.Contains(body, `"page": "2"`) || !strings.Contains(body, `"name": "beta"`) {
+		t.Fatalf("body shown:\n%s", body)
+	}
+	headers := a.text("#headers")
+	if !strings.Contains(headers, "content-type: application/json") || !strings.Contains(headers, "x-ratelimit-remaining: 41") {
+		t.Errorf("headers shown:\n%s", headers)
+	}
+	if strings.Contains(body+headers, token) {
+		t.Fatal("the secret reached the app")
+	}
+
+	// Allowed once: the next request asks again; deny it.
+	a.click("#send")
+	r.Confirm()
+	r.Answer("deny")
+	a.waitFor("the denial", `document.getElementById('status').textContent.startsWith('NET_CONFIRM_DENIED: ')`)
+	if hits.Load() != 1 {
+		t.Fatalf("the API saw %d requests, want 1", hits.Load())
+	}
+	r.WaitFor("two audit rows", `document.querySelectorAll('#audit tbody tr').length === 2`)
+	decisions := browsertest.Eval[[]string](t, r.Tab, `[...document.querySelectorAll('#audit tbody tr .decision')].map(td => td.textContent)`)
+	slices.Sort(decisions) // the inspector's row order is its own choice
+	if len(decisions) != 2 || decisions[0] != "NET_CONFIRM_DENIED" || decisions[1] != "allowed" {
+		t.Errorf("audit decisions %q", decisions)
+	}
+	// The last URL is remembered in kv.
+	if got := a.eval(`snug.db.get('last-url')`); got != u {
+		t.Errorf("last-url = %q", got)
+	}
+}

@@ -1,0 +1,323 @@
+// Package browsertest drives the runner page in real headless Chromium for
+// tests: one browser per test binary (starting one costs about a second),
+// a fresh tab per test, and helpers that reach into an app's sandboxed frame
+// (an out-of-process iframe, so a DevTools target of its own) and read the
+// runner's inspector and confirm dialog.
+//
+// A test binary that uses it ends the browser in TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
+//
+// Its limit: it drives a page the test serves on loopback; the browser runs
+// with testenv.ChromiumFlags, so it reaches nothing else.
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/snuggen/snuggen/internal/testenv"
+)
+
+// Timeout bounds one browser step (an evaluation, a click, a wait).
+const Timeout = 20 * time.Second
+
+var browser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	dir    string
+	err    error
+}
+
+// Main runs the tests and then ends the shared browser and removes its
+// profile directory.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	if browser.dir != "" {
+		os.RemoveAll(browser.dir)
+	}
+	return code
+}
+
+func allocatorOptions(exe, dir string) []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.UserDataDir(dir),
+		chromedp.WindowSize(1280, 900),
+	}
+	for _, f := range testenv.ChromiumFlags {
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(f, "--"), "=")
+		if hasVal {
+			opts = append(opts, chromedp.Flag(name, val))
+		} else {
+			opts = append(opts, chromedp.Flag(name, true))
+		}
+	}
+	return opts
+}
+
+// NewTab opens a fresh tab in the shared browser, starting the browser on
+// first use (testenv.Chromium skips or fails the test when there is none).
+// The tab closes when the test ends.
+func NewTab(t testing.TB) context.Context {
+	t.Helper()
+	exe := testenv.Chromium(t)
+	browser.once.Do(func() {
+		dir, err := os.MkdirTemp("", "snug-chromium-")
+		if err != nil {
+			browser.err = err
+			return
+		}
+		browser.dir = dir
+		actx, acancel := chromedp.NewExecAllocator(context.Background(), allocatorOptions(exe, dir)...)
+		bctx, bcancel := chromedp.NewContext(actx)
+		if err := chromedp.Do(bctx); err != nil {
+			bcancel()
+			acancel()
+			browser.err = fmt.Errorf("start %s: %w", exe, err)
+			return
+		}
+		browser.ctx = bctx
+		browser.cancel = func() { bcancel(); acancel() }
+	})
+	if browser.err != nil {
+		t.Fatal(browser.err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	return ctx
+}
+
+// Do runs actions in ctx (a tab or a frame) within Timeout, failing the
+// test with what on error.
+func Do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Eval evaluates a JavaScript expression in ctx, awaiting a promise, and
+// decodes its JSON value into T.
+func Eval[T any](t testing.TB, ctx context.Context, js string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", Short(js), err)
+	}
+	return v
+}
+
+// Short shortens a script for a failure message.
+func Short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
+
+// WaitFor polls a JavaScript condition in ctx until it is true, failing the
+// test after Timeout with what.
+func WaitFor(t testing.TB, ctx context.Context, what, js string) {
+	t.Helper()
+	deadline := time.Now().Add(Timeout)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ok, err := chromedp.Run(cctx, chromedp.Evaluate[bool](js, chromedp.EvalAwaitPromise))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s (%s): last error %v", what, Short(js), err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// Runner is the runner page open in a tab.
+type Runner struct {
+	t   testing.TB
+	Tab context.Context
+}
+
+// OpenRunner opens the runner page at base (such as hostkit's Host.URL())
+// with apps mounted, and waits until every instance has had its handshake.
+func OpenRunner(t testing.TB, base string, apps ...string) *Runner {
+	t.Helper()
+	tab := NewTab(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	for _, a := range apps {
+		q.Add("app", a)
+	}
+	u.RawQuery = q.Encode()
+	Do(t, tab, "open the runner", chromedp.Navigate(u.String()))
+	r := &Runner{t: t, Tab: tab}
+	r.WaitFor(fmt.Sprintf("%d instances ready", len(apps)),
+		fmt.Sprintf(`document.querySelectorAll('article.instance[data-instance-id]').length === %d`, len(apps)))
+	return r
+}
+
+// WaitFor polls a condition on the runner page.
+func (r *Runner) WaitFor(what, js string) {
+	r.t.Helper()
+	WaitFor(r.t, r.Tab, what, js)
+}
+
+// Click clicks the element sel (a CSS selector) on the runner page.
+func (r *Runner) Click(sel string) {
+	r.t.Helper()
+	Do(r.t, r.Tab, "click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// Slots lists the runner's instance slots in page order.
+func (r *Runner) Slots() []string {
+	r.t.Helper()
+	return Eval[[]string](r.t, r.Tab, `[...document.querySelectorAll('article.instance')].map(a => a.dataset.slot)`)
+}
+
+// Frame returns a context that runs in the sandboxed frame of the n-th
+// instance (0-based). The frame is out of process: a target of its own
+// whose id is the frame's id.
+func (r *Runner) Frame(n int) context.Context {
+	r.t.Helper()
+	slots := r.Slots()
+	if n >= len(slots) {
+		r.t.Fatalf("instance %d: the runner has %d", n, len(slots))
+	}
+	return r.SlotFrame(slots[n])
+}
+
+// SlotFrame returns a context that runs in the sandboxed frame of slot.
+func (r *Runner) SlotFrame(slot string) context.Context {
+	t := r.t
+	t.Helper()
+	sel := fmt.Sprintf(`article[data-slot=%q] iframe`, slot)
+	ctx, cancel := context.WithTimeout(r.Tab, Timeout)
+	defer cancel()
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(sel)))
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("find the frame of %s: %v", slot, err)
+	}
+	id := target.ID(nodes[0].FrameID)
+	for {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			t.Fatalf("list targets: %v", err)
+		}
+		for _, in := range infos {
+			if in.TargetID == id {
+				fctx, fcancel := chromedp.NewContext(r.Tab, chromedp.WithTargetID(id))
+				t.Cleanup(fcancel)
+				if err := chromedp.Do(fctx); err != nil {
+					t.Fatalf("attach to the frame of %s: %v", slot, err)
+				}
+				return fctx
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the frame of %s (%s) never became a target; is it out of process?", slot, id)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// Counts are the inspector's counters.
+type Counts struct {
+	In        int            `json:"in"`
+	Accept    int            `json:"accept"`
+	Ignore    int            `json:"ignore"`
+	Reject    int            `json:"reject"`
+	Out       int            `json:"out"`
+	Delivered int            `json:"delivered"`
+	Terminal  int            `json:"terminal"`
+	Streaming int            `json:"streaming"`
+	Audit     int            `json:"audit"`
+	InByType  map[string]int `json:"inByType"`
+	OutByType map[string]int `json:"outByType"`
+}
+
+// Counts reads the inspector's counters, after the inspector's redraw
+// delay (it batches rows and counts every 100 ms).
+func (r *Runner) Counts() Counts {
+	r.t.Helper()
+	raw := Eval[string](r.t, r.Tab, `new Promise(ok => setTimeout(() => ok(document.getElementById('counts').dataset.counts || '{}'), 150))`)
+	var c Counts
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		r.t.Fatalf("inspector counts %q: %v", raw, err)
+	}
+	return c
+}
+
+// Row is one row of the inspector's frame table.
+type Row struct {
+	Dir       string `json:"dir"`
+	Type      string `json:"type"`
+	RequestID string `json:"requestId"`
+	Code      string `json:"code"`
+}
+
+// Rows reads the inspector's frame table.
+func (r *Runner) Rows() []Row {
+	r.t.Helper()
+	return Eval[[]Row](r.t, r.Tab, `[...document.querySelectorAll('#frames tbody tr')].map(tr => ({
+		dir: tr.dataset.dir || '', type: tr.dataset.type || '',
+		requestId: tr.querySelector('.rid')?.textContent || '',
+		code: tr.querySelector('.code')?.textContent || ''}))`)
+}
+
+// Dialog is what the runner's confirm dialog shows.
+type Dialog struct {
+	Open   bool   `json:"open"`
+	Kind   string `json:"kind"`
+	App    string `json:"app"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// Choices are the visible buttons' data-snug-confirm values.
+	Choices []string `json:"choices"`
+}
+
+// Confirm waits for the runner's confirm dialog and reads it.
+func (r *Runner) Confirm() Dialog {
+	r.t.Helper()
+	r.WaitFor("the confirm dialog", `document.getElementById('confirm').open`)
+	return Eval[Dialog](r.t, r.Tab, `(() => { const d = document.getElementById('confirm'); return {open: d.open, kind: d.dataset.kind || '',
+		app: document.getElementById('confirm-app').textContent, method: document.getElementById('confirm-method').textContent,
+		url: document.getElementById('confirm-url').textContent,
+		choices: [...d.querySelectorAll('[data-snug-confirm]')].filter(b => !b.hidden).map(b => b.dataset.snugConfirm)}; })()`)
+}
+
+// Answer clicks the confirm dialog's button for decision ("once",
+// "always" or "deny") and waits for the dialog to close.
+func (r *Runner) Answer(decision string) {
+	r.t.Helper()
+	r.Click(fmt.Sprintf(`#confirm [data-snug-confirm=%q]`, decision))
+	r.WaitFor("the confirm dialog to close", `!document.getElementById('confirm').open`)
+}
