@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/internal/jsonscan"
 )
 
 // Envelope builds the chat envelope for m: frame.EnvelopeTag, a newline, and
@@ -49,23 +50,40 @@ func StripCredentials(raw json.RawMessage) (json.RawMessage, error) {
 // Detect reports whether text is an app request and returns its envelope:
 // text must start with frame.EnvelopeTag and a newline, and the rest must be
 // one JSON object that carries the marker snug: 1 and is valid against the
-// chat envelope's schema. Text that merely quotes the tag, another snug
-// version, or a missing marker is not an app request.
+// chat envelope's schema and names no key twice. Text that merely quotes the
+// tag, another snug version, or a missing marker is not an app request. The
+// returned payload and state have had the C1 strip applied (StripCredentials).
 func Detect(text string) (*frame.Envelope, bool) {
 	rest, ok := strings.CutPrefix(text, frame.EnvelopeTag+"\n")
 	if !ok {
 		return nil, false
 	}
 	raw := []byte(strings.TrimSpace(rest))
-	// The marker: a member "snug" whose value is exactly the integer 1.
+	// A key twice has two readings (encoding/json keeps the last, other
+	// decoders the first): {"snug":2,"snug":1} must not pass as snug: 1.
+	if dup, valid := jsonscan.DuplicateKeys(string(raw)); dup || !valid {
+		return nil, false
+	}
+	// The marker: a member "snug" whose value is the integer 1 (1.0 too, as
+	// for a frame's v and the schema's const).
 	var probe map[string]json.RawMessage
 	if err := strictDecode(raw, &probe); err != nil || probe == nil {
 		return nil, false
 	}
-	if string(bytes.TrimSpace(probe[frame.EnvelopeMarker])) != fmt.Sprint(frame.EnvelopeVersion) {
+	if !isVersion(probe[frame.EnvelopeMarker]) {
 		return nil, false
 	}
 	if err := validateEnvelope(raw); err != nil {
+		return nil, false
+	}
+	// C1 at the envelope boundary: the server strips credential-shaped keys
+	// from what it read too, whoever built the envelope.
+	payload, err := StripCredentials(compact(probe["payload"]))
+	if err != nil {
+		return nil, false
+	}
+	state, err := StripCredentials(compact(probe["state"]))
+	if err != nil {
 		return nil, false
 	}
 	// Members are read by their exact names: encoding/json would also fill
@@ -80,10 +98,20 @@ func Detect(text string) (*frame.Envelope, bool) {
 		InstanceID:     str("instanceId"),
 		RequestID:      str("requestId"),
 		Action:         str("action"),
-		Payload:        compact(probe["payload"]),
-		State:          compact(probe["state"]),
+		Payload:        payload,
+		State:          state,
 		ResponseSchema: compact(probe["responseSchema"]),
 	}, true
+}
+
+// isVersion reports whether raw is a JSON number equal to the envelope version.
+func isVersion(raw json.RawMessage) bool {
+	t := string(bytes.TrimSpace(raw))
+	if t == "" || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+		return false
+	}
+	v, ok := jsonscan.ParseInt(t)
+	return ok && v == frame.EnvelopeVersion
 }
 
 // compact returns raw compacted, nil for nil.

@@ -115,6 +115,10 @@ func TestDetect(t *testing.T) {
 		"marker nested not top":  tag + "\n" + `{"appId":"a","instanceId":"i","requestId":"r","action":"x","payload":{"snug":1}}`,
 		"appId over 128 points":  tag + "\n" + strings.Replace(body, `"appId":"com.example.todo"`, `"appId":"`+strings.Repeat("é", 129)+`"`, 1),
 		"responseSchema not obj": tag + "\n" + strings.Replace(body, `"requestId":"r1"`, `"requestId":"r1","responseSchema":true`, 1),
+		"snug twice, last 1":     tag + "\n" + strings.Replace(body, `"snug":1`, `"snug":2,"snug":1`, 1),
+		"appId twice":            tag + "\n" + strings.Replace(body, `"appId":`, `"appId":"evil","appId":`, 1),
+		"snug 1.5":               tag + "\n" + strings.Replace(body, `"snug":1`, `"snug":1.5`, 1),
+		"CRLF after the tag":     tag + "\r\n" + body,
 	}
 	for name, text := range negatives {
 		if env, ok := agent.Detect(text); ok || env != nil {
@@ -125,6 +129,18 @@ func TestDetect(t *testing.T) {
 	smuggled := tag + "\n" + strings.Replace(body, `"action"`, `"APPID":"evil","Action":"evil","action"`, 1)
 	if env, ok := agent.Detect(smuggled); !ok || env.AppID != "com.example.todo" || env.Action != "summarize" {
 		t.Errorf("case-folded keys: %+v, %v", env, ok)
+	}
+	// The marker is the integer 1 however it is spelled, as for a frame's v.
+	for _, one := range []string{"1.0", "1e0"} {
+		if _, ok := agent.Detect(tag + "\n" + strings.Replace(body, `"snug":1`, `"snug":`+one, 1)); !ok {
+			t.Errorf("snug %s: not detected", one)
+		}
+	}
+	// C1 at the envelope boundary: credential-shaped keys an envelope carries
+	// (built by another client) are stripped from what Detect returns.
+	raw := tag + "\n" + `{"snug":1,"appId":"a","instanceId":"i","requestId":"r","action":"x","payload":{"Authorization":"t","n":[{"COOKIE":1,"k":2}]},"state":{"x-api-key":"s"}}`
+	if env, ok := agent.Detect(raw); !ok || string(env.Payload) != `{"n":[{"k":2}]}` || string(env.State) != `{}` {
+		t.Errorf("credentials in a detected envelope: %+v, %v", env, ok)
 	}
 	// Whitespace around the JSON and a CRLF-free pretty print are still one envelope.
 	var pretty map[string]any

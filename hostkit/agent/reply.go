@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/internal/jsonscan"
 )
 
 // ReplyError is why a reply yielded no data; the Bridge answers it with
@@ -60,6 +61,12 @@ func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
 		if !ok {
 			return nil, false
 		}
+		// An object naming a key twice has two readings (the app's JSON.parse
+		// keeps the last, other decoders the first) and would make the
+		// app-response carrying it MALFORMED: it is no candidate.
+		if dup, _ := jsonscan.DuplicateKeys(strings.TrimSpace(cand)); dup {
+			return nil, false
+		}
 		if sch != nil {
 			if err := sch.Validate(v); err != nil {
 				if firstViolation == nil {
@@ -82,6 +89,9 @@ func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
 		}
 		if data, ok := try(trimmed); ok {
 			return data, nil
+		}
+		if firstViolation == nil {
+			return nil, fail("the reply's object names a key twice")
 		}
 		return nil, fail(violationReason(firstViolation))
 	}

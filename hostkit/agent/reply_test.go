@@ -27,6 +27,7 @@ func TestParseReplyGraduated(t *testing.T) {
 		{"braces in strings", `x {"s":"{{{\"}"} y`, `{"s":"{{{\"}"}`},
 		{"first balanced span fails, inner parses", `{ note: {"a": 8} }`, `{"a":8}`},
 		{"unbalanced start then object", `{ oops { "a": 9 }`, `{"a":9}`},
+		{"object naming a key twice is skipped", `x {"a":1,"a":2} y {"b":1}`, `{"b":1}`},
 	}
 	for _, c := range cases {
 		got, err := agent.ParseReply(c.text, nil)
@@ -51,6 +52,8 @@ func TestParseReplyRejects(t *testing.T) {
 		"empty":         "",
 		"broken object": `{"a": 1,}`,
 		"fenced array":  "Results:\n```json\n[{\"a\": 1}, {\"a\": 2}]\n```",
+		"duplicate key": `{"a":1,"a":2}`,
+		"nested dup":    `{"a":{"b":1,"b":2}}`,
 	}
 	for name, text := range cases {
 		_, err := agent.ParseReply(text, nil)
