@@ -228,7 +228,8 @@ type inspectorCounts struct {
 
 func counts(t *testing.T, tab context.Context) inspectorCounts {
 	t.Helper()
-	raw := eval[string](t, tab, `new Promise(r => setTimeout(() => r(document.getElementById('counts').dataset.counts || '{}'), 150))`)
+	// The inspector draws every 200 ms; wait for the next drawing.
+	raw := eval[string](t, tab, `new Promise(r => setTimeout(() => r(document.getElementById('counts').dataset.counts || '{}'), 450))`)
 	var c inspectorCounts
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
 		t.Fatalf("inspector counts %q: %v", raw, err)

@@ -99,6 +99,14 @@ func TestRunnerHandshakeAndMetadata(t *testing.T) {
 	if c.InByType["snug:app-announce"] != 1 || c.OutByType["snug:host-ready"] < 1 {
 		t.Errorf("inspector counts = %+v", c)
 	}
+
+	// The list shows what the app announces (display metadata only: the
+	// host's key and URL stay).
+	eval[bool](t, frame, `(snug.announce({appId: "test.probe", displayName: "Renamed", iconEmoji: "🚀", iconColor: "#ff7043"}), true)`)
+	waitFor(t, tab, "the renamed app", `document.querySelector('#app-list .app-button[data-app="probe"] .app-name').textContent === "Renamed"`)
+	if icon := eval[string](t, tab, `document.querySelector('#app-list .app-button[data-app="probe"] .icon').textContent`); icon != "🚀" {
+		t.Errorf("icon after announce = %q", icon)
+	}
 }
 
 type askResult struct {
@@ -333,7 +341,8 @@ func TestNetConfirmDenyThenAllow(t *testing.T) {
 	}
 	waitFor(t, tab, "two audit rows", `document.querySelectorAll('#audit tbody tr').length === 2`)
 	decisions := eval[[]string](t, tab, `[...document.querySelectorAll('#audit tbody tr .decision')].map(td => td.textContent)`)
-	if decisions[0] != "NET_CONFIRM_DENIED" || decisions[1] != "allowed" {
+	// Newest first.
+	if decisions[0] != "allowed" || decisions[1] != "NET_CONFIRM_DENIED" {
 		t.Errorf("audit decisions = %q", decisions)
 	}
 }

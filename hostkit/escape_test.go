@@ -262,7 +262,7 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 
 	// A window that is not an app frame: the runner itself and an extra
 	// frame in it post a well-formed announce. The page ignores both.
-	before := counts(t, tab).In
+	before := counts(t, tab).InByType["snug:app-announce"]
 	const announce = `({v: 1, type: "snug:app-announce", appId: "evil", displayName: "Evil"})`
 	eval[bool](t, tab, `(() => { window.postMessage(`+announce+`, "*"); document.body.append(Object.assign(document.createElement("iframe"), {id: "stranger"})); return true; })()`)
 	nodes, err := chromedp.Run(tab, chromedp.Nodes(chromedp.CSS("#stranger")))
@@ -280,8 +280,8 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 		t.Fatalf("post from the extra frame: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if after := counts(t, tab).In; after != before {
-		t.Errorf("frames from non-app windows reached the host: in %d → %d", before, after)
+	if after := counts(t, tab).InByType["snug:app-announce"]; after != before {
+		t.Errorf("announces from non-app windows reached the host: %d → %d", before, after)
 	}
 }
 
