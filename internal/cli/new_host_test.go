@@ -72,3 +72,24 @@ func TestNewHostVetsAndTestsInAFreshModule(t *testing.T) {
 		}
 	}
 }
+
+func TestNewHostRefusesBadInputWithTheRule(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"new", "host", "my host"}, "letters, digits"},
+		{[]string{"new", "host", "h", "--module", "/abs/path"}, "invalid --module"},
+		{[]string{"new", "host", "h", "--module", "has space/x"}, "invalid --module"},
+		{[]string{"new", "host", "h", "--snuggen", t.TempDir()}, "no go.mod there"},
+	} {
+		dir := filepath.Join(t.TempDir(), "out")
+		code, _, errs := run(t, append(c.args, "--dir", dir, "--no-tidy")...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%q: the directory was created", c.args)
+		}
+	}
+}
