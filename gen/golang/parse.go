@@ -494,7 +494,7 @@ func (g *gen) checkFrame(f *jen.File, fr *model.Frame) {
 			case model.MapKeyNotInList:
 				test := jen.Qual("slices", "Contains").Call(jen.Id(goName(x.List)), jen.Id("k"))
 				if x.CaseInsensitive {
-					test = jen.Id("inFold").Call(jen.Id(goName(x.List)), jen.Id("k"))
+					test = jen.Qual(jsonscanPkg, "InLowerJS").Call(jen.Id(goName(x.List)), jen.Id("k"))
 				}
 				b.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(keysVar(fl))).Block(
 					jen.If(test).Block(
@@ -708,7 +708,8 @@ func (g *gen) parse(f *jen.File) {
 		),
 		jen.Return(jen.False()),
 	)
-	f.Comment("foldCollisions returns the keys that equal another key case-insensitively.")
+	f.Comment("foldCollisions returns the keys that equal another key case-insensitively:")
+	f.Comment("lowercased as JavaScript's toLowerCase does (jsonscan.LowerJS), so Go and JS agree.")
 	f.Func().Id("foldCollisions").Params(jen.Id("keys").Index().String()).Index().String().Block(
 		jen.Var().Id("out").Index().String(),
 		jen.If(jen.Len(jen.Id("keys")).Op("<=").Lit(16)).Block(
@@ -718,7 +719,7 @@ func (g *gen) parse(f *jen.File) {
 			jen.For(jen.Id("i").Op(":=").Range().Id("keys")).Block(
 				jen.For(jen.Id("j").Op(":=").Id("i").Op("+").Lit(1), jen.Id("j").Op("<").Len(jen.Id("keys")), jen.Id("j").Op("++")).Block(
 					jen.If(jen.Id("ascii").Index(jen.Id("i")).Op("&&").Id("ascii").Index(jen.Id("j")).Op("&&").Len(jen.Id("keys").Index(jen.Id("i"))).Op("!=").Len(jen.Id("keys").Index(jen.Id("j")))).Block(jen.Continue()),
-					jen.If(jen.Qual("strings", "EqualFold").Call(jen.Id("keys").Index(jen.Id("i")), jen.Id("keys").Index(jen.Id("j")))).Block(
+					jen.If(jen.Qual(jsonscanPkg, "EqualLowerJS").Call(jen.Id("keys").Index(jen.Id("i")), jen.Id("keys").Index(jen.Id("j")))).Block(
 						jen.List(jen.Id("hit").Index(jen.Id("i")), jen.Id("hit").Index(jen.Id("j"))).Op("=").List(jen.True(), jen.True()),
 					),
 				),
@@ -729,9 +730,9 @@ func (g *gen) parse(f *jen.File) {
 			jen.Return(jen.Id("out")),
 		),
 		jen.Id("count").Op(":=").Make(jen.Map(jen.String()).Int(), jen.Len(jen.Id("keys"))),
-		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(jen.Id("count").Index(jen.Qual("strings", "ToLower").Call(jen.Id("k"))).Op("++")),
+		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(jen.Id("count").Index(jen.Qual(jsonscanPkg, "LowerJS").Call(jen.Id("k"))).Op("++")),
 		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(
-			jen.If(jen.Id("count").Index(jen.Qual("strings", "ToLower").Call(jen.Id("k"))).Op(">").Lit(1)).Block(jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("k"))),
+			jen.If(jen.Id("count").Index(jen.Qual(jsonscanPkg, "LowerJS").Call(jen.Id("k"))).Op(">").Lit(1)).Block(jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("k"))),
 		),
 		jen.Return(jen.Id("out")),
 	)

@@ -214,7 +214,8 @@ func supported(v int64) bool {
 	return false
 }
 
-// foldCollisions returns the keys that equal another key case-insensitively.
+// foldCollisions returns the keys that equal another key case-insensitively:
+// lowercased as JavaScript's toLowerCase does (jsonscan.LowerJS), so Go and JS agree.
 func foldCollisions(keys []string) []string {
 	var out []string
 	if len(keys) <= 16 {
@@ -228,7 +229,7 @@ func foldCollisions(keys []string) []string {
 				if ascii[i] && ascii[j] && len(keys[i]) != len(keys[j]) {
 					continue
 				}
-				if strings.EqualFold(keys[i], keys[j]) {
+				if jsonscan.EqualLowerJS(keys[i], keys[j]) {
 					hit[i], hit[j] = true, true
 				}
 			}
@@ -242,10 +243,10 @@ func foldCollisions(keys []string) []string {
 	}
 	count := make(map[string]int, len(keys))
 	for _, k := range keys {
-		count[strings.ToLower(k)]++
+		count[jsonscan.LowerJS(k)]++
 	}
 	for _, k := range keys {
-		if count[strings.ToLower(k)] > 1 {
+		if count[jsonscan.LowerJS(k)] > 1 {
 			out = append(out, k)
 		}
 	}
@@ -1860,7 +1861,7 @@ func (f *NetRequest) check(c *violation.Collector) {
 		c.Add("body", RuleNetBodyMethod, "a body is not allowed on GET or HEAD")
 	}
 	for _, k := range headersKeys {
-		if inFold(StripHeaders, k) {
+		if jsonscan.InLowerJS(StripHeaders, k) {
 			c.Push("headers")
 			c.Add(k, RuleNetHeaderCredential, "credential-shaped header; the host injects credentials, an app cannot send them")
 			c.Pop()
