@@ -339,7 +339,18 @@ func TestNetConfirmDenyThenAllow(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Fatalf("server hits = %d, want 1", hits.Load())
 	}
-	waitFor(t, tab, "two audit rows", `document.querySelectorAll('#audit tbody tr').length === 2`)
+	// A request the app abandons while its dialog is up: the host withdraws
+	// the question and the dialog closes.
+	eval[bool](t, frame, fmt.Sprintf(`(() => { const ac = new AbortController(); window.abandon = ac;
+		window.netResult = snug.net.fetch(%q, {signal: ac.signal}).then(r => r.status, e => e.code); return true; })()`, url))
+	waitFor(t, tab, "the dialog again", `document.getElementById('confirm').open`)
+	eval[bool](t, frame, `(window.abandon.abort(), true)`)
+	waitFor(t, tab, "the dialog to close", `!document.getElementById('confirm').open`)
+	if got := eval[string](t, frame, `window.netResult`); got != "CANCELLED" {
+		t.Errorf("abandoned fetch = %q, want CANCELLED", got)
+	}
+
+	waitFor(t, tab, "two audit rows", `document.querySelectorAll('#audit tbody tr').length >= 2`)
 	decisions := eval[[]string](t, tab, `[...document.querySelectorAll('#audit tbody tr .decision')].map(td => td.textContent)`)
 	// Newest first.
 	if decisions[0] != "allowed" || decisions[1] != "NET_CONFIRM_DENIED" {
@@ -482,5 +493,40 @@ func TestHashLinksStayInTheApp(t *testing.T) {
 	}
 	if state := eval[string](t, tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
 		t.Fatalf("the instance is %s after a hash link", state)
+	}
+}
+
+// The page outlives its host: when the host restarts on the same address,
+// the page reconnects, starts its frames again, and their data is there.
+func TestPageReconnectsAfterRestart(t *testing.T) {
+	data := t.TempDir()
+	apps := hostkit.WithApps(hostkit.RawApp("probe", readTestdata(t, "probe.html")))
+	h1, err := hostkit.New(apps, hostkit.WithDataDir(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h1.Serve() }()
+	tab := openRunner(t, h1, "probe")
+	frame := appFrame(t, tab, slots(t, tab)[0])
+	eval[bool](t, frame, `snug.db.set("visits", 1).then(() => true)`)
+	first := eval[string](t, tab, `document.querySelector('article.instance').dataset.instanceId`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h1.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	waitFor(t, tab, "the page to see the drop", `document.getElementById('conn').dataset.state !== 'open'`)
+
+	h2, err := hostkit.New(apps, hostkit.WithDataDir(data), hostkit.Addr(strings.TrimPrefix(h1.Origin(), "http://")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveHost(t, h2)
+	waitFor(t, tab, "a new instance", fmt.Sprintf(`(() => { const a = document.querySelector('article.instance[data-instance-id]'); return !!a && a.dataset.instanceId !== %q; })()`, first))
+	frame2 := appFrame(t, tab, slots(t, tab)[0])
+	if got := eval[int](t, frame2, `snug.db.get("visits")`); got != 1 {
+		t.Fatalf("after the restart visits = %d", got)
 	}
 }

@@ -107,6 +107,8 @@ export class Inspector {
       [str(e.code), 'code'],
     ]);
     tr.cells[3].title = str(e.type);
+    // The host's reason for a rejected or ignored frame.
+    if (e.message) tr.title = str(e.message);
     this.queued.frames.push(tr);
     this.refresh();
   }
