@@ -41,7 +41,7 @@ type benchPage struct {
 }
 
 func dialBench(b testing.TB, h *host) *benchPage {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws://"+h.addr+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {h.origin}}})
 	if err != nil {

@@ -70,8 +70,8 @@ func TestHostReadyOnLoadAndAsAnnounceAck(t *testing.T) {
 
 	// The announce is acknowledged with the same host-ready (idempotent).
 	p.frame("s1", announce)
-	_, i := p.wait(0, 5*time.Second, func(m msg) bool { return m.f.Type == frame.TypeHostReady })
-	ack, _ := p.wait(i, 5*time.Second, func(m msg) bool { return m.f.Type == frame.TypeHostReady })
+	_, i := p.wait(0, waitLimit, func(m msg) bool { return m.f.Type == frame.TypeHostReady })
+	ack, _ := p.wait(i, waitLimit, func(m msg) bool { return m.f.Type == frame.TypeHostReady })
 	if ack.f.InstanceID != hr.InstanceID {
 		t.Errorf("announce-ack instanceId %q, load gave %q", ack.f.InstanceID, hr.InstanceID)
 	}
@@ -238,7 +238,7 @@ func TestParseFailuresAndIgnoredFrames(t *testing.T) {
 
 	// No requestId recovered: rejected without an answer.
 	p.frame("s1", `{"v":2,"type":"snug:app-message"}`)
-	e, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+	e, _ := p.wait(0, waitLimit, func(m msg) bool {
 		return m.T == "inspect" && m.Entry.Dir == "in" && m.Entry.Type == frame.TypeAppMessage && m.Entry.RequestID == ""
 	})
 	if e.Entry.Verdict != "reject" || e.Entry.Code != frame.CodeUnsupportedVersion {
@@ -294,11 +294,11 @@ func TestAgentHangEndsAtTimeout(t *testing.T) {
 	if f.code() != frame.CodeHostError || !f.Error.Retryable || !strings.Contains(f.Error.Message, "no answer within") {
 		t.Fatalf("terminal %+v", f.Error)
 	}
-	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
+	if d := time.Since(start); d < 250*time.Millisecond || d > waitLimit {
 		t.Errorf("terminal after %s, want about 300ms", d)
 	}
 	// The agent connection was abandoned, not left hanging.
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for gone.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -334,7 +334,7 @@ func TestCancelAndSupersede(t *testing.T) {
 		}
 	}
 	// host-ready comes after the SUPERSEDED terminals, same instance.
-	hr, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+	hr, _ := p.wait(0, waitLimit, func(m msg) bool {
 		return m.f.Type == frame.TypeHostReady && m.f.InstanceID == inst && m.T == "frame"
 	})
 	_ = hr
@@ -358,8 +358,8 @@ func TestDuplicateRequestIDDoesNotDisturbTheOriginal(t *testing.T) {
 	p.frame("s1", appMessage(inst, "r1", "slow"))
 	p.frame("s1", appMessage(inst, "r1", "again")) // in flight
 	e := p.inspected("s1", frame.TypeAppMessage, "")
-	_, i := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "inspect" && m.Entry.Type == frame.TypeAppMessage })
-	dup, _ := p.wait(i, 5*time.Second, func(m msg) bool { return m.T == "inspect" && m.Entry.Type == frame.TypeAppMessage })
+	_, i := p.wait(0, waitLimit, func(m msg) bool { return m.T == "inspect" && m.Entry.Type == frame.TypeAppMessage })
+	dup, _ := p.wait(i, waitLimit, func(m msg) bool { return m.T == "inspect" && m.Entry.Type == frame.TypeAppMessage })
 	if e.Entry.Verdict != "accept" || dup.Entry.Verdict != "reject" || !strings.Contains(dup.Entry.Message, "duplicate requestId") {
 		t.Fatalf("first %+v, duplicate %+v", e.Entry, dup.Entry)
 	}
@@ -489,7 +489,7 @@ func TestShutdownSendsEveryTerminalFirst(t *testing.T) {
 		p.frame("s2", appMessage(inst2, fmt.Sprint("y", i), "x"))
 	}
 	p.inspected("s2", frame.TypeAppMessage, "y4")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := h.b.Shutdown(ctx); err != nil {
 		t.Fatal(err)
@@ -539,7 +539,7 @@ func TestOpenURLConfirmFlow(t *testing.T) {
 	inst := p.start("s1", "links")
 	ask := func(rid, url string) msg {
 		p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:open-url-request","requestId":%q,"instanceId":%q,"url":%q}`, rid, inst, url))
-		m, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "confirm" && strings.Contains(m.URL, rid) })
+		m, _ := p.wait(0, waitLimit, func(m msg) bool { return m.T == "confirm" && strings.Contains(m.URL, rid) })
 		return m
 	}
 	c := ask("o1", "https://example.com/docs?o1#frag")
@@ -599,7 +599,7 @@ func TestResizeAndThemeEvents(t *testing.T) {
 		if got != 480 {
 			t.Fatalf("height %d", got)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(waitLimit):
 		t.Fatal("resize not delivered")
 	}
 	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":%q,"event":"resize","data":{"height":1e9}}`, inst))
@@ -615,7 +615,7 @@ func TestResizeAndThemeEvents(t *testing.T) {
 		t.Fatalf("event %+v", ev)
 	}
 	p.start("s2", "a")
-	m, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.Slot == "s2" && m.f.Type == frame.TypeHostReady })
+	m, _ := p.wait(0, waitLimit, func(m msg) bool { return m.Slot == "s2" && m.f.Type == frame.TypeHostReady })
 	if !strings.Contains(string(m.Frame), `"mode":"dark"`) {
 		t.Fatalf("host-ready after the toggle: %s", m.Frame)
 	}
@@ -631,7 +631,7 @@ func TestInspectEntries(t *testing.T) {
 	if in.Entry.Verdict != "accept" {
 		t.Fatalf("in: %+v", in.Entry)
 	}
-	out, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+	out, _ := p.wait(0, waitLimit, func(m msg) bool {
 		return m.T == "inspect" && m.Entry.Dir == "out" && m.Entry.RequestID == "k1"
 	})
 	if out.Entry.Type != frame.TypeDBResponse || out.Entry.Slot != "s1" {
@@ -679,13 +679,13 @@ func TestDialogOutlivedByItsRequest(t *testing.T) {
 	p := h.page(t)
 	inst := p.start("s1", "links")
 	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:open-url-request","requestId":"o1","instanceId":%q,"url":"https://example.com/"}`, inst))
-	c, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "confirm" })
+	c, _ := p.wait(0, waitLimit, func(m msg) bool { return m.T == "confirm" })
 	p.frame("s1", cancelFrame(inst, "o1"))
 	f := p.terminal("s1", "o1")
 	if f.Status != frame.StatusRefused || !strings.Contains(f.Reason, frame.CodeCancelled) {
 		t.Fatalf("o1: %+v", f)
 	}
-	p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "confirm-cancel" && m.ID == c.ID })
+	p.wait(0, waitLimit, func(m msg) bool { return m.T == "confirm-cancel" && m.ID == c.ID })
 	// A late click changes nothing.
 	p.send(map[string]string{"t": "confirm-answer", "id": c.ID, "decision": "once"})
 	p.settle(30 * time.Millisecond)
@@ -704,7 +704,7 @@ func TestUnmount(t *testing.T) {
 	p.frame("s1", appMessage(inst, "u1", "x"))
 	p.inspected("s1", frame.TypeAppMessage, "u1")
 	p.unmount("s1")
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for gone.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -754,7 +754,7 @@ func TestRelayMountRules(t *testing.T) {
 	p.mount("s3", "todo") // the slot is taken: the session stays
 	p.frame("s3", announce)
 	readies := 0
-	p.wait(0, 5*time.Second, func(m msg) bool {
+	p.wait(0, waitLimit, func(m msg) bool {
 		if m.T == "frame" && m.Slot == "s3" && m.f.Type == frame.TypeHostReady && m.f.InstanceID == inst {
 			readies++
 		}

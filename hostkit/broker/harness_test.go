@@ -48,7 +48,7 @@ func newHost(t testing.TB, opts broker.Options, ropts relay.Options) *host {
 	h.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
 	h.srv.Start()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
 		h.b.Shutdown(ctx)
 		h.rl.Close(ctx)
@@ -134,7 +134,7 @@ type page struct {
 
 func (h *host) page(t testing.TB) *page {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws://"+h.addr+"/ws", &websocket.DialOptions{
 		HTTPHeader: http.Header{"Origin": {h.origin}},
@@ -182,7 +182,7 @@ func (p *page) send(v any) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := p.ws.Write(ctx, websocket.MessageText, raw); err != nil {
 		p.t.Fatalf("page send: %v", err)
@@ -227,7 +227,7 @@ func (p *page) wait(from int, d time.Duration, match func(m msg) bool) (msg, int
 // type typ (any when "").
 func (p *page) frameFor(slot, typ, rid string) frameView {
 	p.t.Helper()
-	m, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+	m, _ := p.wait(0, waitLimit, func(m msg) bool {
 		return m.T == "frame" && m.Slot == slot && (typ == "" || m.f.Type == typ) && (rid == "" || m.f.RequestID == rid)
 	})
 	return m.f
@@ -236,7 +236,7 @@ func (p *page) frameFor(slot, typ, rid string) frameView {
 // terminal waits for the terminal frame of rid on slot.
 func (p *page) terminal(slot, rid string) frameView {
 	p.t.Helper()
-	m, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+	m, _ := p.wait(0, waitLimit, func(m msg) bool {
 		return m.T == "frame" && m.Slot == slot && m.f.RequestID == rid && m.f.terminal()
 	})
 	return m.f
@@ -246,7 +246,7 @@ func (p *page) terminal(slot, rid string) frameView {
 // type typ when rid is "").
 func (p *page) inspected(slot, typ, rid string) msg {
 	p.t.Helper()
-	m, _ := p.wait(0, 5*time.Second, func(m msg) bool {
+	m, _ := p.wait(0, waitLimit, func(m msg) bool {
 		return m.T == "inspect" && m.Entry.Dir == "in" && m.Entry.Slot == slot &&
 			(typ == "" || m.Entry.Type == typ) && (rid == "" || m.Entry.RequestID == rid)
 	})
@@ -329,3 +329,7 @@ func cancelFrame(inst, rid string) string {
 }
 
 const announce = `{"v":1,"type":"snug:app-announce","appId":"test.app","displayName":"Test App"}`
+
+// waitLimit bounds every wait for a message: generous, since it is only
+// reached when a test fails (and CI machines are busy).
+const waitLimit = 20 * time.Second

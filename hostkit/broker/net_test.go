@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/frame"
@@ -61,7 +60,7 @@ func TestNetRequestThroughGateAndDialog(t *testing.T) {
 	answered := map[string]bool{}
 	ask := func(rid, decision string) frameView {
 		p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:net-request","requestId":%q,"instanceId":%q,"url":%q,"method":"GET"}`, rid, inst, target))
-		c, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "confirm" && m.Kind == "net" && !answered[m.ID] })
+		c, _ := p.wait(0, waitLimit, func(m msg) bool { return m.T == "confirm" && m.Kind == "net" && !answered[m.ID] })
 		answered[c.ID] = true
 		if c.URL != target || c.Method != "GET" || c.App != "Weather (weather)" || c.Slot != "s1" {
 			t.Fatalf("confirm %+v", c)
@@ -76,11 +75,11 @@ func TestNetRequestThroughGateAndDialog(t *testing.T) {
 	if f.OK == nil || !*f.OK || fmt.Sprint(f.Status) != "200" {
 		t.Fatalf("once: %+v", f)
 	}
-	m, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "frame" && m.f.RequestID == "n2" })
+	m, _ := p.wait(0, waitLimit, func(m msg) bool { return m.T == "frame" && m.f.RequestID == "n2" })
 	if !strings.Contains(string(m.Frame), `{\"temp\":21}`) || strings.Contains(string(m.Frame), "secret") {
 		t.Fatalf("net-response %s", m.Frame)
 	}
-	if a, _ := p.wait(0, 5*time.Second, func(m msg) bool { return m.T == "audit" }); a.T != "audit" {
+	if a, _ := p.wait(0, waitLimit, func(m msg) bool { return m.T == "audit" }); a.T != "audit" {
 		t.Fatal("no audit entry")
 	}
 

@@ -141,7 +141,7 @@ func r3Round(t *testing.T, seed uint64, scenarios int) int {
 	for op := 0; op < ops; op++ {
 		if op == shutdownAt {
 			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 				defer cancel()
 				shutdownDone <- h.b.Shutdown(ctx)
 			}()
@@ -216,7 +216,7 @@ func r3Round(t *testing.T, seed uint64, scenarios int) int {
 	p.frame("m", announce)
 	markers++
 	seenMarkers := 0
-	p.wait(0, 5*time.Second, func(m msg) bool {
+	p.wait(0, waitLimit, func(m msg) bool {
 		if m.Slot == "m" && m.f.Type == frame.TypeHostReady {
 			seenMarkers++
 		}
@@ -225,7 +225,7 @@ func r3Round(t *testing.T, seed uint64, scenarios int) int {
 
 	// End of the round: shutdown (again) ends whatever is still in flight,
 	// then the relay flushes and closes; the page's log is then complete.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := h.b.Shutdown(ctx); err != nil {
 		t.Errorf("shutdown: %v", err)
