@@ -110,8 +110,9 @@ type Verdict struct {
 }
 
 // Receive handles one raw frame that came from this session's iframe. It
-// never blocks on a capability: accepted requests run on their own
-// goroutines, owned by the broker.
+// never blocks on a capability: accepted requests run on the broker's
+// workers. Call it from one goroutine per session (the transport's reader),
+// so that the iframe's frames are handled in the order it sent them.
 func (s *Session) Receive(ctx context.Context, raw []byte) Verdict {
 	if s.dead.Load() {
 		v := peek(raw)
