@@ -66,7 +66,7 @@ func PrepareDocument(doc []byte) ([]byte, error) {
 				placed = true
 			}
 		}
-		if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
+		if (tt == html.StartTagToken || tt == html.SelfClosingTagToken) && isLinkTag(raw) {
 			// TagName and TagAttr lower-case the tokenizer's buffer in place:
 			// keep the bytes as the app wrote them.
 			raw = bytes.Clone(raw)
@@ -80,6 +80,16 @@ func PrepareDocument(doc []byte) ([]byte, error) {
 		out.Write(Prelude)
 	}
 	return out.Bytes(), nil
+}
+
+// isLinkTag reports whether a start tag's raw bytes open a <link> element,
+// so only those pay for attribute parsing.
+func isLinkTag(raw []byte) bool {
+	if len(raw) < 6 || !bytes.EqualFold(raw[1:5], []byte("link")) {
+		return false
+	}
+	c := raw[5]
+	return c == '>' || c == '/' || isHTMLSpace(rune(c))
 }
 
 // isBlockedLink reports whether the current tag is a <link> with a blocked
