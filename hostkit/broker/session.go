@@ -158,7 +158,11 @@ func peek(raw []byte) Verdict {
 	return v
 }
 
-// dispatcher implements frame.Handlers for one Receive call.
+// dispatcher implements the generated frame.Handlers for one Receive call:
+// frame.Dispatch parses, answers parse failures (R1) through reply, ignores
+// what R2 says to ignore, and calls one method per app→host frame.
+var _ frame.Handlers = (*dispatcher)(nil)
+
 type dispatcher struct {
 	s      *Session
 	called bool
