@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -119,6 +120,20 @@ func runCheckFrame(io *IO, name string) error {
 			msg = fmt.Sprintf("%s:%d:%d: not JSON: %v", displayName(name), line, col, se)
 		}
 		return &ExitError{Code: 2, Err: fmt.Errorf("check frame: %s (a frame is one JSON object)", msg)}
+	}
+	// JSON text is UTF-8 (RFC 8259 §8.1); encoding/json lets invalid bytes
+	// through inside strings, but such input is as unusable as a syntax error.
+	if !utf8.Valid(raw) {
+		off := 0
+		for off < len(raw) {
+			r, n := utf8.DecodeRune(raw[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		line, col := lineColAt(raw, off)
+		return &ExitError{Code: 2, Err: fmt.Errorf("check frame: %s:%d:%d: not JSON: invalid UTF-8 (a frame is one JSON object)", displayName(name), line, col)}
 	}
 	v, err := CheckFrame(raw)
 	if err != nil {

@@ -125,4 +125,11 @@ func TestCheckFrameUnusableInput(t *testing.T) {
 	if code := Main([]string{"check", "frame", "-"}, strings.NewReader("{\n  \"v\": 1,\n  oops\n}"), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "<stdin>:3:3") {
 		t.Errorf("not JSON: exit %d, stderr %q", code, errOut.String())
 	}
+	// Invalid UTF-8 is not JSON either (RFC 8259 §8.1), though encoding/json
+	// lets it through inside a string.
+	out.Reset()
+	errOut.Reset()
+	if code := Main([]string{"check", "frame", "-"}, strings.NewReader("{\"v\":1,\n\"type\":\"snug:app-announce\",\"appId\":\"\xff\",\"displayName\":\"x\"}"), &out, &errOut); code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), "<stdin>:2:37: not JSON: invalid UTF-8") {
+		t.Errorf("invalid UTF-8: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
 }
