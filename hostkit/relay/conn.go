@@ -133,6 +133,9 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	case "frame":
 		p := c.slot(m.Slot)
 		if p == nil {
+			if validSlot(m.Slot) {
+				c.inspect(c.rl.opts.Now(), "in", m.Slot, "", "", "ignore", "", "no app is mounted in this slot")
+			}
 			return
 		}
 		at := c.rl.opts.Now()
