@@ -320,7 +320,7 @@ func TestNetConfirmDenyThenAllow(t *testing.T) {
 	eval[bool](t, frame, fetchJS)
 	waitFor(t, tab, "the net confirm dialog", `document.getElementById('confirm').open`)
 	shown := eval[confirmShown](t, tab, confirmJS)
-	if shown.Kind != "net" || shown.App == "" || shown.Method != "POST" || shown.URL != url {
+	if shown.Kind != "net" || shown.App != "Probe (probe)" || shown.Method != "POST" || shown.URL != url {
 		t.Fatalf("dialog shows %+v, want app name, POST and %s", shown, url)
 	}
 	run(t, tab, "deny", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="deny"]`)))
@@ -352,8 +352,8 @@ func TestNetConfirmDenyThenAllow(t *testing.T) {
 
 	waitFor(t, tab, "two audit rows", `document.querySelectorAll('#audit tbody tr').length >= 2`)
 	decisions := eval[[]string](t, tab, `[...document.querySelectorAll('#audit tbody tr .decision')].map(td => td.textContent)`)
-	// Newest first.
-	if decisions[0] != "allowed" || decisions[1] != "NET_CONFIRM_DENIED" {
+	// Newest first; the two oldest are the deny and the allow.
+	if n := len(decisions); decisions[n-2] != "allowed" || decisions[n-1] != "NET_CONFIRM_DENIED" {
 		t.Errorf("audit decisions = %q", decisions)
 	}
 }

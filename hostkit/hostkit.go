@@ -207,10 +207,12 @@ func (h *Host) wire(c *config) error {
 		}
 		h.Net = g
 		bo.Net = broker.Netgate(g, func(key string) netgate.App {
+			// The dialog names the app by the host's own key too: the
+			// display name is whatever the app announced.
 			m, _ := h.Apps.Meta(key)
-			name := m.DisplayName
-			if name == "" {
-				name = key
+			name := key
+			if m.DisplayName != "" && m.DisplayName != key {
+				name = m.DisplayName + " (" + key + ")"
 			}
 			return netgate.App{Key: key, Name: name}
 		})

@@ -98,6 +98,18 @@ func terminalOf(data []byte, rid string) bool {
 	return bytes.Contains(data, []byte(`"requestId":"`+rid+`"`)) && !bytes.Contains(data, []byte(`"streaming":true`))
 }
 
+// cpuPerOp starts counting the process's CPU time; the func it returns
+// reports it per op ("cpu-ns/op": both ends of the socket, since the page
+// runs in the same process).
+func cpuPerOp(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if d := cpuTime() - start; d > 0 {
+			b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
 // chanPort is an in-process broker.Port.
 type chanPort chan []byte
 
@@ -110,6 +122,7 @@ func BenchmarkKVGet(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("direct", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			if _, found, err := st.KVGet(ctx, "bench", "prefs"); err != nil || !found {
 				b.Fatal(err, found)
@@ -130,6 +143,7 @@ func BenchmarkKVGet(b *testing.B) {
 		<-port
 		inst := s.InstanceID()
 		i := 0
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			i++
 			s.Receive(ctx, []byte(`{"v":1,"type":"snug:db-request","requestId":"k`+strconv.Itoa(i)+`","instanceId":"`+inst+`","op":"kvGet","key":"prefs"}`))
@@ -158,6 +172,7 @@ func BenchmarkKVGet(b *testing.B) {
 				var wg sync.WaitGroup
 				per := b.N / clients
 				b.ResetTimer()
+				defer cpuPerOp(b)()
 				start := time.Now()
 				for i := range cs {
 					c := cs[i]
@@ -215,6 +230,7 @@ func BenchmarkAppMessage(b *testing.B) {
 			var wg sync.WaitGroup
 			per := (b.N + instances - 1) / instances
 			b.ResetTimer()
+			defer cpuPerOp(b)()
 			start := time.Now()
 			for i := range insts {
 				wg.Add(1)
