@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/mock"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
@@ -218,9 +219,22 @@ func TestTodo(t *testing.T) {
 }
 
 func TestFlashcards(t *testing.T) {
-	// A slow mock: small chunks with a pause, so the stream is visible and
-	// Stop lands while the agent is still answering.
-	h := serve(t, "flashcards", hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 8, Delay: 40 * time.Millisecond})))
+	// The offline mock, streaming in small steps; for one topic a fake agent
+	// that streams a first step and then waits for the cancel, so Stop always
+	// lands while the answer is still coming.
+	const endless = "a topic that never ends"
+	var cancelled atomic.Bool
+	fast := mock.New(mock.Options{ChunkSize: 8, Delay: 5 * time.Millisecond})
+	backend := agent.BackendFunc(func(ctx context.Context, req agent.Completion, onText func(string)) (string, error) {
+		if !strings.Contains(req.User, endless) {
+			return fast.Complete(ctx, req, onText)
+		}
+		onText(`{"cards": [`)
+		<-ctx.Done()
+		cancelled.Store(true)
+		return "", ctx.Err()
+	})
+	h := serve(t, "flashcards", hostkit.WithAgent(backend))
 	r, a := open(t, h, "flashcards")
 	a.ready("#go")
 
@@ -257,6 +271,7 @@ func TestFlashcards(t *testing.T) {
 	}
 
 	// Stop: the request is cancelled, the host answers CANCELLED, the app says so.
+	a.fill("#topic", endless)
 	a.click("#go")
 	a.waitFor("streaming", `document.getElementById('stream').textContent.length > 0`)
 	a.click("#stop")
@@ -266,6 +281,11 @@ func TestFlashcards(t *testing.T) {
 	}
 	r.WaitFor("the host's CANCELLED answer", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
 		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
+	for deadline := time.Now().Add(5 * time.Second); !cancelled.Load(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent's request was never cancelled")
+		}
+	}
 	if c := r.Counts(); c.InByType["snug:app-cancel"] != 1 || c.InByType["snug:app-message"] != 2 {
 		t.Errorf("inspector: %d app-message, %d app-cancel in; want 2 and 1", c.InByType["snug:app-message"], c.InByType["snug:app-cancel"])
 	}
