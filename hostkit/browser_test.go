@@ -530,3 +530,20 @@ func TestPageReconnectsAfterRestart(t *testing.T) {
 		t.Fatalf("after the restart visits = %d", got)
 	}
 }
+
+// A rebuilt app (snuggen serve --watch) reloads its frames: each one is
+// replaced by a fresh frame with a new slot and a new instance.
+func TestReloadReplacesFrames(t *testing.T) {
+	h := startHost(t)
+	tab := openRunner(t, h, "probe", "other")
+	before := slots(t, tab)
+	first := eval[string](t, tab, `document.querySelector('article.instance[data-app="probe"]').dataset.instanceId`)
+	if err := h.Apps.Reload(context.Background(), "probe"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "the new probe instance", fmt.Sprintf(`(() => { const a = document.querySelector('article.instance[data-app="probe"][data-instance-id]'); return !!a && a.dataset.instanceId !== %q; })()`, first))
+	after := slots(t, tab)
+	if len(after) != 2 || after[0] == before[0] || after[1] != before[1] {
+		t.Fatalf("slots %v → %v: want probe's replaced in place and other's kept", before, after)
+	}
+}
