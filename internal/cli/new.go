@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/scaffold"
 )
 
@@ -135,7 +137,7 @@ directive; without it the module requires snuggen's released version.
 					return &ExitError{Code: 1, Err: fmt.Errorf("new host: go mod tidy in %s: %w (the files are written; fix the module setup and run it again)", dir, err)}
 				}
 			}
-			fmt.Fprintf(io.Out, "\nnext: cd %s && go test ./... && go run .\n", dir)
+			fmt.Fprintf(io.Out, "\nnext: cd %s && go test ./... && %sgo run .\n", dir, secretEnvs(filepath.Join(dir, "config.json")))
 			return nil
 		},
 	}
@@ -158,6 +160,27 @@ func printWritten(io *IO, paths []string) {
 	for _, p := range paths {
 		fmt.Fprintf(io.Out, "wrote %s\n", p)
 	}
+}
+
+// secretEnvs lists, as "NAME=… " assignments, the environment variables the
+// new host's net config reads its connections' secrets from: go run needs
+// them set.
+func secretEnvs(configPath string) string {
+	data, err := os.ReadFile(configPath)
+	if err != nil {
+		return ""
+	}
+	var cfg netgate.Config
+	if json.Unmarshal(data, &cfg) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range cfg.Connections {
+		if c.SecretEnv != "" {
+			b.WriteString(c.SecretEnv + "=… ")
+		}
+	}
+	return b.String()
 }
 
 // releasedVersion is this binary's snuggen version when it was built from

@@ -46,6 +46,9 @@ func TestNewHostVetsAndTestsInAFreshModule(t *testing.T) {
 			t.Errorf("new host did not report writing %s:\n%s", want, out)
 		}
 	}
+	if !strings.Contains(out, "EXAMPLE_API_TOKEN=… go run .") {
+		t.Errorf("the next step does not name the secret's variable:\n%s", out)
+	}
 	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil || !bytes.Contains(mod, []byte("module example.com/my-host")) || !bytes.Contains(mod, []byte("=> "+checkout)) {
 		t.Fatalf("go.mod (%v):\n%s", err, mod)
