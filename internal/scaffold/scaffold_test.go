@@ -2,7 +2,12 @@ package scaffold_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
 	"github.com/snuggen/snuggen/internal/scaffold"
 	"github.com/snuggen/snuggen/pack"
@@ -83,4 +89,86 @@ func TestAppScaffoldRoundTrip(t *testing.T) {
 	r2 := browsertest.OpenRunner(t, h.URL(), "word-explainer")
 	f2 := r2.Frame(0)
 	browsertest.WaitFor(t, f2, "the saved history", fmt.Sprintf(`document.querySelector('#history li')?.textContent === %q`, want))
+}
+
+// The host scaffold's example app runs in the real runner: its greeting
+// (ask), its visit counter (db), its fetch (net, through a connection to a
+// loopback TLS server) and its link (open-url, declined in the dialog).
+func TestHostScaffoldHelloAppInBrowser(t *testing.T) {
+	files, err := scaffold.Render(scaffold.Host, scaffold.Params{Name: "h", AppID: "app.hello", DisplayName: "H",
+		Module: "example.com/h", SnuggenPath: "github.com/snuggen/snuggen", GoVersion: "1.26"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hello []byte
+	for _, f := range files {
+		if f.Path == "apps/hello/app.html" {
+			hello = f.Contents
+		}
+	}
+	if hello == nil {
+		t.Fatal("the host scaffold has no apps/hello/app.html")
+	}
+
+	const token = "hello-token-0123456789"
+	t.Setenv("SNUG_SCAFFOLD_TEST_TOKEN", token)
+	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"authorized":%t}`, r.Header.Get("Authorization") == "Bearer "+token)
+	}))
+	defer api.Close()
+	ap := netip.MustParseAddrPort(api.Listener.Addr().String())
+	roots := x509.NewCertPool()
+	roots.AddCert(api.Certificate())
+	origin := fmt.Sprintf("https://api.example.com:%d", ap.Port())
+	cfg := netgate.Config{Connections: []netgate.Connection{{Name: "example-api", Origin: origin,
+		Header: "Authorization", ValueFormat: "Bearer {secret}", SecretEnv: "SNUG_SCAFFOLD_TEST_TOKEN"}}}
+
+	h, err := hostkit.New(
+		hostkit.WithApps(hostkit.RawApp("hello", hello)),
+		hostkit.WithDataDir(t.TempDir()),
+		hostkit.WithNet(cfg, netgate.WithResolver(netgate.StaticResolver{"api.example.com": {ap.Addr()}}),
+			netgate.WithAllowedAddrs(ap), netgate.WithTLSConfig(&tls.Config{RootCAs: roots})),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- h.Serve() }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	r := browsertest.OpenRunner(t, h.URL(), "hello")
+	f := r.Frame(0)
+	browsertest.WaitFor(t, f, "the visit counter", `document.getElementById('visits').textContent === 'visit number 1'`)
+
+	browsertest.Do(t, f, "greet", chromedp.Click(chromedp.CSS("#greet")))
+	browsertest.WaitFor(t, f, "a greeting", `(t => t.length > 0 && !t.startsWith('{') && !/^[A-Z_]+: /.test(t))(document.getElementById('greeting').textContent)`)
+
+	browsertest.Eval[bool](t, f, fmt.Sprintf(`(document.getElementById('url').value = %q, true)`, origin+"/hello"))
+	browsertest.Do(t, f, "fetch", chromedp.Click(chromedp.CSS("#fetch")))
+	if d := r.Confirm(); d.Kind != "net" || d.URL != origin+"/hello" {
+		t.Fatalf("net dialog %+v", d)
+	}
+	r.Answer("once")
+	browsertest.WaitFor(t, f, "the API's answer", `document.getElementById('response').textContent === '200\n{"authorized":true}'`)
+
+	browsertest.Do(t, f, "open the link", chromedp.Click(chromedp.CSS("#open")))
+	if d := r.Confirm(); d.Kind != "open-url" || d.URL != "https://example.com/" {
+		t.Fatalf("open-url dialog %+v", d)
+	}
+	r.Answer("deny")
+	browsertest.WaitFor(t, f, "declined", `document.getElementById('opened').textContent === 'declined'`)
+
+	// The counter is kept: a second instance is visit number 2.
+	r2 := browsertest.OpenRunner(t, h.URL(), "hello")
+	browsertest.WaitFor(t, r2.Frame(0), "the second visit", `document.getElementById('visits').textContent === 'visit number 2'`)
 }
