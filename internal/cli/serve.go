@@ -57,9 +57,11 @@ before the server accepts work; the URL opens the runner with that app.
 
 Keys come from the environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL
 for --agent openai, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL for
---agent anthropic. --config names a JSON file of net connections and
-development allowances (see docs/architecture.md). Ctrl-C shuts down after
-every request in flight got its terminal frame.`,
+--agent anthropic. --config names the governed network's JSON file:
+{"connections": [...], "deny": [...], "devHttpHosts": [...], "rate": {...}}
+(the same file snuggen net check reads). Without it every new origin asks
+you in the runner's dialog. Ctrl-C shuts down after every request in flight
+got its terminal frame.`,
 		Example: `  snuggen serve examples/todo/app.html
   snuggen serve examples/ --addr 127.0.0.1:0 --watch
   OPENAI_API_KEY=… snuggen serve app.html --agent openai --model gpt-4o-mini
