@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // Config is the operator's net configuration, usually read from a JSON file
@@ -56,12 +58,12 @@ type Rate struct {
 
 // Defaults of the per-app rate ceiling (host-obligations III §14.2).
 const (
-	DefaultPerMinute = 60
-	DefaultInFlight  = 4
+	DefaultPerMinute = frame.NetRatePerMinute
+	DefaultInFlight  = frame.NetMaxInFlight
 	// DefaultTimeout bounds one request, every redirect hop and the body read.
-	DefaultTimeout = 30 * time.Second
+	DefaultTimeout = frame.NetTimeoutMs * time.Millisecond
 	// MaxRedirects is the number of redirect hops followed.
-	MaxRedirects = 5
+	MaxRedirects = frame.MaxRedirectHops
 )
 
 // Connection is one operator-configured credential: requests whose URL
