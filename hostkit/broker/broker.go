@@ -273,6 +273,20 @@ func (b *Broker) Broadcast(ev *frame.HostEvent) {
 	}
 }
 
+// SendToApp sends a host-event to every live instance of the installed app
+// (the host's key): a connection-event when a grant changes, a hint when
+// the app's data changed elsewhere. Build it with hostkit/events (R7).
+func (b *Broker) SendToApp(app string, ev *frame.HostEvent) {
+	b.mu.Lock()
+	live := b.liveLocked()
+	b.mu.Unlock()
+	for _, s := range live {
+		if s.app == app {
+			s.Event(ev)
+		}
+	}
+}
+
 func (b *Broker) liveLocked() []*Session {
 	out := make([]*Session, 0, len(b.sessions))
 	for s := range b.sessions {

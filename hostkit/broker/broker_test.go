@@ -16,6 +16,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/mock"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/events"
 	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 	"github.com/snuggen/snuggen/hostkit/relay"
@@ -808,5 +809,50 @@ func TestRequestIDBudget(t *testing.T) {
 	defer mu.Unlock()
 	if len(logged) != 1 || !strings.Contains(logged[0], "requestIds") {
 		t.Fatalf("logged %q", logged)
+	}
+}
+
+// Host-events reach exactly the instances they are for: visibility the
+// page's own, a connection-event or hint every live instance of one app.
+func TestHostEventsReachTheirInstances(t *testing.T) {
+	h := newHost(t, broker.Options{}, relay.Options{})
+	p := h.page(t)
+	p.start("a1", "mail")
+	p.start("a2", "mail")
+	p.start("b1", "notes")
+	q := h.page(t)
+	q.start("c1", "mail")
+
+	p.send(map[string]any{"t": "visibility", "visible": false})
+	for _, slot := range []string{"a1", "a2", "b1"} {
+		if ev := p.frameFor(slot, frame.TypeHostEvent, ""); ev.Event != frame.EventVisibility {
+			t.Fatalf("%s: %+v", slot, ev)
+		}
+	}
+	hint, err := events.Hint("inbox", "msg/7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.b.SendToApp("mail", hint)
+	for _, pg := range []*page{p, q} {
+		for _, slot := range []string{"a1", "a2", "c1"} {
+			if pg == q && slot != "c1" || pg == p && slot == "c1" {
+				continue
+			}
+			pg.wait(0, waitLimit, func(m msg) bool { return m.Slot == slot && m.f.Event == frame.EventHint })
+		}
+	}
+	p.settle(20 * time.Millisecond)
+	q.settle(20 * time.Millisecond)
+	var all []msg
+	for _, pg := range []*page{p, q} {
+		pg.mu.Lock()
+		all = append(all, pg.log...)
+		pg.mu.Unlock()
+	}
+	for _, m := range all {
+		if m.T == "frame" && ((m.Slot == "b1" && m.f.Event == frame.EventHint) || (m.Slot == "c1" && m.f.Event == frame.EventVisibility)) {
+			t.Errorf("%s got %s", m.Slot, m.f.Event)
+		}
 	}
 }

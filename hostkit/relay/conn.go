@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/events"
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
@@ -46,6 +47,7 @@ type inMsg struct {
 	ID       string          `json:"id"`
 	Decision string          `json:"decision"`
 	Mode     string          `json:"mode"`
+	Visible  *bool           `json:"visible"`
 }
 
 // serve runs the read loop on the HTTP handler's goroutine and the writer on
@@ -159,6 +161,24 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		}
 	case "theme":
 		_ = c.rl.b.SetTheme(m.Mode) // an unknown mode changes nothing
+	case "visibility":
+		// The runner page was hidden or shown: its apps are told.
+		if m.Visible == nil {
+			return
+		}
+		ev, err := events.Visibility(*m.Visible)
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		ps := make([]*slotPort, 0, len(c.slots))
+		for _, p := range c.slots {
+			ps = append(ps, p)
+		}
+		c.mu.Unlock()
+		for _, p := range ps {
+			p.sess.Event(ev)
+		}
 	}
 }
 
