@@ -120,10 +120,17 @@ func (a *app) fill(sel, value string) {
 // aim and its landing would drop the click somewhere else.
 func (a *app) click(sel string) {
 	a.t.Helper()
+	a.settle()
+	browsertest.Do(a.t, a.f, "click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// settle waits (up to 2 s) until the runner has fitted the frame to its
+// content.
+func (a *app) settle() {
+	a.t.Helper()
 	browsertest.Eval[bool](a.t, a.f, `new Promise(done => { const until = Date.now() + 2000;
 		const check = () => document.documentElement.scrollHeight <= innerHeight || Date.now() > until ? done(true) : setTimeout(check, 20);
 		check(); })`)
-	browsertest.Do(a.t, a.f, "click "+sel, chromedp.Click(chromedp.CSS(sel)))
 }
 
 func (a *app) text(sel string) string {
@@ -199,7 +206,9 @@ func TestTodo(t *testing.T) {
 	if err := os.WriteFile(file, dump, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	browsertest.Do(t, a.f, "choose the file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}))
+	// Import… opens the file chooser; the user picks the backup.
+	a.settle()
+	browsertest.ChooseFiles(t, a.f, "#import", []string{file})
 	a.waitText("#status", "imported todo-backup.sqlite")
 	a.waitFor("both rows back", `document.querySelectorAll('#list li').length === 2`)
 	if got := a.rows("select title, done from todo order by id"); got != `[{"title":"write tests","done":1},{"title":"ship it","done":0}]` {
@@ -211,7 +220,7 @@ func TestTodo(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not a database"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	browsertest.Do(t, a.f, "choose a bad file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{bad}))
+	browsertest.ChooseFiles(t, a.f, "#import", []string{bad})
 	a.waitFor("the import to fail", `document.getElementById('status').textContent.startsWith('import failed: ')`)
 	if got := a.rows("select count(*) as n from todo"); got != `[{"n":2}]` {
 		t.Fatalf("rows after a failed import: %s", got)

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -320,4 +322,43 @@ func (r *Runner) Answer(decision string) {
 	r.t.Helper()
 	r.Click(fmt.Sprintf(`#confirm [data-snug-confirm=%q]`, decision))
 	r.WaitFor("the confirm dialog to close", `!document.getElementById('confirm').open`)
+}
+
+// ChooseFiles clicks sel in ctx (a tab or an app's frame) as the user would
+// to open a file chooser, and answers the chooser with files, as if the user
+// picked them: the page gets its input and change events. It fails the test
+// when the click opens no chooser.
+func ChooseFiles(t testing.TB, ctx context.Context, sel string, files []string) {
+	t.Helper()
+	opened := make(chan *page.EventFileChooserOpened, 1)
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if err := chromedp.Listen(lctx, func(ev any) {
+		if e, ok := ev.(*page.EventFileChooserOpened); ok {
+			select {
+			case opened <- e:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatalf("listen for the file chooser: %v", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if _, err := chromedp.Call(cctx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: true}); err != nil {
+		t.Fatalf("intercept the file chooser: %v", err)
+	}
+	defer chromedp.Call(cctx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: false})
+	Do(t, ctx, "click "+sel, chromedp.Click(chromedp.CSS(sel)))
+	select {
+	case e := <-opened:
+		if e.BackendNodeID == 0 {
+			t.Fatalf("the file chooser opened by %s belongs to no <input type=file>", sel)
+		}
+		if _, err := chromedp.Call(cctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: files, BackendNodeID: e.BackendNodeID}); err != nil {
+			t.Fatalf("choose %v: %v", files, err)
+		}
+	case <-cctx.Done():
+		t.Fatalf("clicking %s opened no file chooser", sel)
+	}
 }
