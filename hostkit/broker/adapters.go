@@ -30,6 +30,8 @@ func (a bridgeAgent) AppMessage(ctx context.Context, c Call, m *frame.AppMessage
 
 func (a bridgeAgent) Forget(instanceKey string) { a.b.Forget(instanceKey) }
 
+func (a bridgeAgent) Reset(instanceKey string) error { return a.b.Reset(instanceKey) }
+
 // OpenURL answers open-url-request with an openurl.Opener; the dialog names
 // the installed app by its host key.
 func OpenURL(o *openurl.Opener) OpenURLHandler {

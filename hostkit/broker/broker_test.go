@@ -856,3 +856,38 @@ func TestHostEventsReachTheirInstances(t *testing.T) {
 		}
 	}
 }
+
+// After the parse-failure budget the instance needs the user's explicit
+// reset (the page's {"t":"reset"}); then the agent is asked again.
+func TestParseFailureBudgetAndReset(t *testing.T) {
+	var calls atomic.Int32
+	prose := agent.BackendFunc(func(ctx context.Context, req agent.Completion, onText func(string)) (string, error) {
+		calls.Add(1)
+		return "Sure! Here is what I think, in words.", nil
+	})
+	h := newHost(t, broker.Options{Agent: broker.Agent(agent.NewBridge(prose, agent.Options{}))}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	ask := func(rid string) frameView {
+		p.frame("s1", appMessage(inst, rid, "x"))
+		return p.terminal("s1", rid)
+	}
+	for i := 1; i <= frame.ParseFailureBudget; i++ {
+		if f := ask(fmt.Sprint("p", i)); f.code() != frame.CodeParseFailed {
+			t.Fatalf("p%d: %+v", i, f.Error)
+		}
+	}
+	before := calls.Load()
+	if f := ask("p-over"); f.code() != frame.CodeParseFailed || calls.Load() != before {
+		t.Fatalf("over budget: %+v, agent called %d more times", f.Error, calls.Load()-before)
+	}
+	p.send(map[string]string{"t": "reset", "slot": "s1"})
+	m, _ := p.wait(0, waitLimit, func(m msg) bool { return m.T == "inspect" && m.Entry.Message == "parse-failure budget reset" })
+	if m.Entry.Verdict != "accept" {
+		t.Fatalf("reset: %+v", m.Entry)
+	}
+	ask("p-after")
+	if calls.Load() != before+1 {
+		t.Fatal("the agent was not asked after the reset")
+	}
+}

@@ -93,6 +93,18 @@ func (s *Session) kill(reason string) {
 	}
 }
 
+// ResetAgent is the user's explicit reset of the instance's parse-failure
+// budget (after frame.ParseFailureBudget consecutive PARSE_FAILED answers
+// the agent bridge refuses the instance until then). An agent handler
+// without the budget (no Reset(instanceKey string) error method) has nothing
+// to reset.
+func (s *Session) ResetAgent() error {
+	if r, ok := s.b.opts.Agent.(interface{ Reset(instanceKey string) error }); ok {
+		return r.Reset(s.instanceID)
+	}
+	return nil
+}
+
 // Event sends a host-event to the instance unless it is dead. Build events
 // with hostkit/events (R7).
 func (s *Session) Event(ev *frame.HostEvent) {

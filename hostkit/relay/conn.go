@@ -159,6 +159,16 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		if ch != nil {
 			ch <- m.Decision // buffered
 		}
+	case "reset":
+		// The user's explicit reset of the slot's parse-failure budget.
+		if p := c.slot(m.Slot); p != nil {
+			err := p.sess.ResetAgent()
+			verdict, code, msg := "accept", "", "parse-failure budget reset"
+			if err != nil {
+				verdict, code, msg = "reject", frame.CodeResetFailed, err.Error()
+			}
+			c.inspect(c.rl.opts.Now(), "in", m.Slot, "", "", verdict, code, msg)
+		}
 	case "theme":
 		_ = c.rl.b.SetTheme(m.Mode) // an unknown mode changes nothing
 	case "visibility":
