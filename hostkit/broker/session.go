@@ -99,7 +99,9 @@ func (s *Session) kill(reason string) {
 // without the budget (no Reset(instanceKey string) error method) has nothing
 // to reset.
 func (s *Session) ResetAgent() error {
-	if r, ok := s.b.opts.Agent.(interface{ Reset(instanceKey string) error }); ok {
+	if r, ok := s.b.opts.Agent.(interface {
+		Reset(instanceKey string) error
+	}); ok {
 		return r.Reset(s.instanceID)
 	}
 	return nil
