@@ -58,6 +58,8 @@ export class Confirms {
     this.dialog.dataset.kind = openUrl ? 'open-url' : 'net';
     this.dialog.dataset.id = msg.id;
     if (!this.dialog.open) this.dialog.showModal();
+    // Enter must never approve: the safe answer has the focus.
+    this.buttons.deny.focus();
   }
 
   decide(decision) {
