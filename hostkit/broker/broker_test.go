@@ -260,32 +260,49 @@ func TestParseFailuresAndIgnoredFrames(t *testing.T) {
 	}
 }
 
+// stall counts the requests a stalling agent server received and those
+// whose client went away.
+type stall struct{ arrived, gone atomic.Int32 }
+
+// waitFor waits until n reaches want (or the wait limit).
+func waitFor(t *testing.T, n *atomic.Int32, want int32, what string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for n.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d, want %d", what, n.Load(), want)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // stallingOpenAI is a fake OpenAI-compatible server that sends the SSE
 // headers and then nothing until the client goes away.
-func stallingOpenAI(t *testing.T) (url string, gone *atomic.Int32) {
-	gone = new(atomic.Int32)
+func stallingOpenAI(t *testing.T) (url string, st *stall) {
+	st = new(stall)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st.arrived.Add(1)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
-		gone.Add(1)
+		st.gone.Add(1)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/v1", gone
+	return srv.URL + "/v1", st
 }
 
-func stallingAgent(t *testing.T) (broker.AgentHandler, *atomic.Int32) {
-	url, gone := stallingOpenAI(t)
+func stallingAgent(t *testing.T) (broker.AgentHandler, *stall) {
+	url, st := stallingOpenAI(t)
 	be, err := openai.New(openai.Config{BaseURL: url, Model: "stall"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return broker.Agent(agent.NewBridge(be, agent.Options{})), gone
+	return broker.Agent(agent.NewBridge(be, agent.Options{})), st
 }
 
 func TestAgentHangEndsAtTimeout(t *testing.T) {
-	ag, gone := stallingAgent(t)
+	ag, st := stallingAgent(t)
 	h := newHost(t, broker.Options{Agent: ag, Timeout: 300 * time.Millisecond}, relay.Options{})
 	p := h.page(t)
 	inst := p.start("s1", "a")
@@ -298,14 +315,9 @@ func TestAgentHangEndsAtTimeout(t *testing.T) {
 	if d := time.Since(start); d < 250*time.Millisecond || d > waitLimit {
 		t.Errorf("terminal after %s, want about 300ms", d)
 	}
-	// The agent connection was abandoned, not left hanging.
-	deadline := time.Now().Add(waitLimit)
-	for gone.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if gone.Load() == 0 {
-		t.Error("the stalled agent request was never cancelled")
-	}
+	// The agent connection (if it was made in time) was abandoned, not left
+	// hanging.
+	waitFor(t, &st.gone, st.arrived.Load(), "stalled agent requests cancelled")
 	p.settle(50 * time.Millisecond)
 	if n := len(p.frames("s1", "r1")); n != 1 {
 		t.Errorf("%d frames for r1, want exactly the terminal", n)
@@ -698,20 +710,14 @@ func TestDialogOutlivedByItsRequest(t *testing.T) {
 // Unmount ends the instance like a navigation: its work ends, nothing more
 // is sent, and the slot's frames are no longer routed.
 func TestUnmount(t *testing.T) {
-	ag, gone := stallingAgent(t)
+	ag, st := stallingAgent(t)
 	h := newHost(t, broker.Options{Agent: ag}, relay.Options{})
 	p := h.page(t)
 	inst := p.start("s1", "a")
 	p.frame("s1", appMessage(inst, "u1", "x"))
-	p.inspected("s1", frame.TypeAppMessage, "u1")
+	waitFor(t, &st.arrived, 1, "agent requests")
 	p.unmount("s1")
-	deadline := time.Now().Add(waitLimit)
-	for gone.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if gone.Load() == 0 {
-		t.Fatal("the agent call of an unmounted instance kept running")
-	}
+	waitFor(t, &st.gone, 1, "the agent call of the unmounted instance ended")
 	p.frame("s1", appMessage(inst, "u2", "x"))
 	p.settle(30 * time.Millisecond)
 	if n := len(p.frames("s1", "u1")) + len(p.frames("s1", "u2")); n != 0 {
