@@ -91,6 +91,11 @@ func TestCheckFrameVectors(t *testing.T) {
 			if err := json.Unmarshal(got.Answer, &answer); err != nil || answer.Type != *w.AnswerType || answer.V != 1 || answer.RequestID != *w.RequestID {
 				t.Errorf("answer %s, want a v:1 %s to %s", got.Answer, *w.AnswerType, *w.RequestID)
 			}
+			// What the host sends back is itself a valid frame (R1 answers
+			// are frames like any other: the app checks them too).
+			if av, err := CheckFrame(got.Answer); err != nil || av.Verdict != "accept" {
+				t.Errorf("the answer %s is no valid frame: %+v %v", got.Answer, av, err)
+			}
 		})
 	}
 }
