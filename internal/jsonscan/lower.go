@@ -60,15 +60,7 @@ func LowerJS(s string) string {
 // when both are ASCII.
 func EqualLowerJS(a, b string) bool {
 	if isASCII(a) && isASCII(b) {
-		if len(a) != len(b) {
-			return false
-		}
-		for i := 0; i < len(a); i++ {
-			if lowerASCII(a[i]) != lowerASCII(b[i]) {
-				return false
-			}
-		}
-		return true
+		return len(a) == len(b) && equalASCIIFold(a, b)
 	}
 	return LowerJS(a) == LowerJS(b)
 }
@@ -76,12 +68,31 @@ func EqualLowerJS(a, b string) bool {
 // InLowerJS reports whether LowerJS(s) is one of list, whose entries are
 // lower-case ASCII. It does not allocate.
 func InLowerJS(list []string, s string) bool {
+	if isASCII(s) {
+		for _, x := range list {
+			if len(x) == len(s) && equalASCIIFold(s, x) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, x := range list {
 		if lowerEqualsASCII(s, x) {
 			return true
 		}
 	}
 	return false
+}
+
+// equalASCIIFold reports whether ASCII a and b of equal length are equal
+// ignoring ASCII case.
+func equalASCIIFold(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // lowerEqualsASCII reports whether LowerJS(s) == x for a lower-case ASCII x.
