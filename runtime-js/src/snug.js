@@ -185,6 +185,28 @@ new ResizeObserver(() => {
   }, 60);
 }).observe(root);
 
+// Without allow-forms the sandbox drops every form submission, and Chromium
+// fires no "submit" event either, so forms written for the open web do
+// nothing. The runtime fires the event itself, after the browser's own
+// validity check, for the ways a user submits: a submit button's click
+// (Enter in a field clicks the form's default button), Enter in a form that
+// has no submit button, and requestSubmit().
+const submit = (form, submitter) =>
+  (form.noValidate || submitter?.formNoValidate || form.reportValidity()) &&
+  form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
+addEventListener("click", (e) => {
+  const b = e.target.closest?.("button,input");
+  if (b?.form && b.type == "submit" && !e.defaultPrevented) submit(b.form, b);
+});
+addEventListener("keydown", (e) => {
+  const t = e.target;
+  if (e.key == "Enter" && t.form && t.tagName == "INPUT" && !t.form.querySelector("[type=submit],button:not([type])"))
+    submit(t.form);
+});
+HTMLFormElement.prototype.requestSubmit = function (s) {
+  submit(this, s);
+};
+
 const auto = () => app || announce();
 if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);
 else setTimeout(auto);

@@ -66,10 +66,14 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false } = {}
     }
     disconnect() {}
   }
+  // Forms are exercised in a real browser (browser_test.go); the runtime
+  // only needs the prototype to exist here.
+  class HTMLFormElement {}
   const g = {
     document,
     parent,
     ResizeObserver,
+    HTMLFormElement,
     Headers,
     Response,
     TextEncoder,
