@@ -97,15 +97,34 @@ func TestCheckEnvelope(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", out, want)
 	}
 	for name, text := range map[string]string{
-		"quoted":  "the app said " + msg,
-		"snug 2":  strings.Replace(msg, `"snug":1`, `"snug":2`, 1),
-		"no mark": strings.Replace(msg, `"snug":1,`, ``, 1),
-		"prose":   "hello there",
+		"quoted":             "the app said " + msg,
+		"snug 2":             strings.Replace(msg, `"snug":1`, `"snug":2`, 1),
+		"no mark":            strings.Replace(msg, `"snug":1,`, ``, 1),
+		"prose":              "hello there",
+		"snug \"1\"":         strings.Replace(msg, `"snug":1`, `"snug":"1"`, 1),
+		"snug twice, last 1": strings.Replace(msg, `"snug":1`, `"snug":2,"snug":1`, 1),
+		"leading space":      " " + msg,
 	} {
 		code, out, _ := runCheck(t, text, "check", "envelope")
 		if code != 1 || out != `{"app":false}`+"\n" {
 			t.Errorf("%s: exit %d %q", name, code, out)
 		}
+	}
+	// The server applies the C1 strip to what it read (snug 1.0 is snug 1).
+	withCred := frame.EnvelopeTag + "\n" + `{"snug":1.0,"appId":"todo","instanceId":"i1","requestId":"r1","action":"add","payload":{"text":"milk","Cookie":"c","deep":[{"X-Api-Key":"k"}]}}`
+	want = `{"app":true,"envelope":{"snug":1,"appId":"todo","instanceId":"i1","requestId":"r1","action":"add","payload":{"text":"milk","deep":[{}]}}}` + "\n"
+	if code, out, _ := runCheck(t, withCred, "check", "envelope"); code != 0 || out != want {
+		t.Errorf("credentials: exit %d\ngot  %s\nwant %s", code, out, want)
+	}
+}
+
+func TestCheckReplyDuplicateKey(t *testing.T) {
+	code, out, errOut := runCheck(t, `{"a":1,"a":2}`, "check", "reply")
+	if code != 1 || out != `{"ok":false,"code":"PARSE_FAILED","rawExcerpt":"{\"a\":1,\"a\":2}"}`+"\n" || !strings.Contains(errOut, "twice") {
+		t.Errorf("duplicate key: exit %d %q %q", code, out, errOut)
+	}
+	if code, out, _ := runCheck(t, `x {"a":1,"a":2} then {"b":1}`, "check", "reply"); code != 0 || out != `{"ok":true,"data":{"b":1}}`+"\n" {
+		t.Errorf("duplicate key then an object: exit %d %q", code, out)
 	}
 }
 
