@@ -35,10 +35,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/mock"
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/events"
 	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
@@ -54,15 +56,16 @@ const DefaultAddr = "127.0.0.1:0"
 type Option func(*config) error
 
 type config struct {
-	addr     string
-	ln       net.Listener
-	apps     []App
-	backend  agent.Backend
-	dataDir  string
-	net      *netgate.Config
-	netOpts  []netgate.Option
-	theme    string
-	brokerFn func(*broker.Options)
+	addr      string
+	ln        net.Listener
+	apps      []App
+	backend   agent.Backend
+	agentOpts agent.Options
+	dataDir   string
+	net       *netgate.Config
+	netOpts   []netgate.Option
+	theme     string
+	brokerFn  func(*broker.Options)
 }
 
 // Addr sets the address to listen on (DefaultAddr when unset). Port 0 picks
@@ -84,6 +87,17 @@ func WithApps(apps ...App) Option {
 // WithAgent sets the agent backend (the offline mock when unset).
 func WithAgent(b agent.Backend) Option {
 	return func(c *config) error { c.backend = b; return nil }
+}
+
+// DefaultAgentTimeout bounds one agent request when WithAgentOptions sets
+// no Timeout.
+const DefaultAgentTimeout = 90 * time.Second
+
+// WithAgentOptions sets the agent bridge's options: its system prompt,
+// streaming of schema requests, timeout and the log that gets the detail of
+// agent failures (the app sees only the code and a plain message).
+func WithAgentOptions(o agent.Options) Option {
+	return func(c *config) error { c.agentOpts = o; return nil }
 }
 
 // WithDataDir keeps each app's SQLite database and the net grants under dir,
@@ -170,7 +184,13 @@ func (h *Host) wire(c *config) error {
 	if backend == nil {
 		backend = mock.New(mock.Options{})
 	}
-	h.Agent = agent.NewBridge(backend, agent.Options{})
+	ao := c.agentOpts
+	if ao.Timeout == 0 {
+		// Below the broker's own per-request limit, so a hung agent is
+		// answered NETWORK_ERROR (retryable) rather than a bare timeout.
+		ao.Timeout = DefaultAgentTimeout
+	}
+	h.Agent = agent.NewBridge(backend, ao)
 	bo := broker.Options{
 		Agent:   broker.Agent(h.Agent),
 		OpenURL: broker.OpenURL(openurl.New(ask, openurl.Options{})),
@@ -195,6 +215,13 @@ func (h *Host) wire(c *config) error {
 			netgate.WithAuditSink(func(e netgate.Entry) {
 				if h.Relay != nil {
 					h.Relay.Audit(e)
+				}
+			}),
+			// A grant or revocation rings the app's doorbell (R7): the
+			// event names the connection and its state, nothing more.
+			netgate.WithConnectionHook(func(e netgate.ConnectionEvent) {
+				if ev, err := events.Connection(e.Connection, e.State); err == nil && h.Broker != nil {
+					h.Broker.SendToApp(e.App, ev)
 				}
 			}),
 		}, c.netOpts...)
