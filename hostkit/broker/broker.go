@@ -22,10 +22,10 @@ package broker
 // its session, all under the latch's mutex, so the terminal is the last frame
 // for that id and no second one can follow. Every ending goes through
 // finish(): the handler's return value, a recovered panic, the deadline (a
-// timer armed when the request starts), app-cancel,
-// a re-announce (SUPERSEDED), a second load or unmount (the instance is dead:
-// the frame is latched but not delivered), and Shutdown. Whichever comes
-// first wins; the others find the latch closed and do nothing. finish() also
+// timer armed when the request starts), app-cancel, a re-announce
+// (SUPERSEDED), a second load or unmount (the instance is dead: the frame is
+// latched but not delivered), and Shutdown. Whichever comes first wins; the
+// others find the latch closed and do nothing. finish() also
 // cancels the handler's context (context.Cause says why), so a handler that
 // is still running learns it lost and its late answer is dropped by the
 // latch. Handlers run on broker-owned workers that Shutdown waits for.
@@ -39,10 +39,15 @@ package broker
 // an instance that exhausts it is ended rather than allowed to grow host
 // memory without limit or to receive an id's answer twice.
 //
-// Lock order: request.mu, then Session.mu. Code holding Session.mu never
-// takes a request's mutex; it copies what it needs and lets go first. Ports
-// must not block (the relay queues), since they are called with the latch
-// held to keep a request's frames in order.
+// A dead instance gets nothing: Session.send checks the dead flag under a
+// read lock that kill() takes for writing, so once kill returns no frame is
+// on its way to the port.
+//
+// Lock order: request.mu, then Session.sendMu (read) or Session.mu; and
+// Session.mu, then Broker.mu. Code holding Session.mu never takes a
+// request's mutex; it copies what it needs and lets go first. Ports must not
+// block (the relay queues), since they are called with the latch held to
+// keep a request's frames in order.
 
 import (
 	"context"
