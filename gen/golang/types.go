@@ -94,7 +94,14 @@ func (g *gen) structFields(o *model.Object) []jen.Code {
 	var fs []jen.Code
 	for _, fl := range o.Fields {
 		tag := fl.Name
-		if !fl.Required {
+		switch {
+		case fl.Required:
+		case fl.Type.Kind == model.Array || fl.Type.Kind == model.Map:
+			// omitzero drops only a nil slice or map: an optional field that
+			// is present but empty (an exec result with no rows) stays on
+			// the wire as [] or {}.
+			tag += ",omitzero"
+		default:
 			tag += ",omitempty"
 		}
 		fs = append(fs, jen.Id(goName(fl.Name)).Add(g.goType(fl.Type, !fl.Required)).Tag(map[string]string{"json": tag}).Comment(fieldDoc(fl)))

@@ -16,12 +16,12 @@ type Frame interface {
 
 // AppAnnounce is snug:app-announce (app->host). app → host: self-describing metadata on mount; the host acks with snug:host-ready.
 type AppAnnounce struct {
-	AppID            string  `json:"appId"`                      // 1–128 code points
-	DisplayName      string  `json:"displayName"`                // 1–80 code points
-	Description      *string `json:"description,omitempty"`      // optional; ≤400 code points
-	IconEmoji        *string `json:"iconEmoji,omitempty"`        // optional; ≤8 code points
-	IconColor        *string `json:"iconColor,omitempty"`        // optional; ≤32 code points
-	ProtocolVersions []int   `json:"protocolVersions,omitempty"` // optional
+	AppID            string  `json:"appId"`                     // 1–128 code points
+	DisplayName      string  `json:"displayName"`               // 1–80 code points
+	Description      *string `json:"description,omitempty"`     // optional; ≤400 code points
+	IconEmoji        *string `json:"iconEmoji,omitempty"`       // optional; ≤8 code points
+	IconColor        *string `json:"iconColor,omitempty"`       // optional; ≤32 code points
+	ProtocolVersions []int   `json:"protocolVersions,omitzero"` // optional
 }
 
 // FrameType returns snug:app-announce.
@@ -88,14 +88,14 @@ func (*AppResponse) FrameType() string {
 
 // DBRequest is snug:db-request (app->host). app → host: host-brokered per-app storage.
 type DBRequest struct {
-	RequestID  string          `json:"requestId"`        // 1–128 code points
-	InstanceID string          `json:"instanceId"`       // 1–128 code points
-	Op         string          `json:"op"`               // one of exec, export, import, kvGet, kvSet
-	SQL        *string         `json:"sql,omitempty"`    // optional; 1–100000 code points
-	Params     []any           `json:"params,omitempty"` // optional; ≤999 items
-	Key        *string         `json:"key,omitempty"`    // optional; 1–512 code points
-	Value      json.RawMessage `json:"value,omitempty"`  // any JSON; null deletes the key; optional; raw JSON, nil when absent
-	Data       *string         `json:"data,omitempty"`   // base64 of a database file, at most 5 MiB decoded; optional; ≤6990508 code points
+	RequestID  string          `json:"requestId"`       // 1–128 code points
+	InstanceID string          `json:"instanceId"`      // 1–128 code points
+	Op         string          `json:"op"`              // one of exec, export, import, kvGet, kvSet
+	SQL        *string         `json:"sql,omitempty"`   // optional; 1–100000 code points
+	Params     []any           `json:"params,omitzero"` // optional; ≤999 items
+	Key        *string         `json:"key,omitempty"`   // optional; 1–512 code points
+	Value      json.RawMessage `json:"value,omitempty"` // any JSON; null deletes the key; optional; raw JSON, nil when absent
+	Data       *string         `json:"data,omitempty"`  // base64 of a database file, at most 5 MiB decoded; optional; ≤6990508 code points
 }
 
 // FrameType returns snug:db-request.
@@ -118,12 +118,12 @@ func (*DBResponse) FrameType() string {
 
 // NetRequest is snug:net-request (app->host). app → host, strict: the governed network capability. Refinements in rules.json: no body on GET/HEAD, no STRIP_HEADERS header, header names unique case-insensitively.
 type NetRequest struct {
-	RequestID  string            `json:"requestId"`         // 1–128 code points
-	InstanceID string            `json:"instanceId"`        // 1–128 code points
-	URL        string            `json:"url"`               // 1–4096 code points
-	Method     string            `json:"method"`            // one of GET, HEAD, POST, PUT, PATCH, DELETE
-	Headers    map[string]string `json:"headers,omitempty"` // optional
-	Body       *string           `json:"body,omitempty"`    // optional; ≤262144 code points
+	RequestID  string            `json:"requestId"`        // 1–128 code points
+	InstanceID string            `json:"instanceId"`       // 1–128 code points
+	URL        string            `json:"url"`              // 1–4096 code points
+	Method     string            `json:"method"`           // one of GET, HEAD, POST, PUT, PATCH, DELETE
+	Headers    map[string]string `json:"headers,omitzero"` // optional
+	Body       *string           `json:"body,omitempty"`   // optional; ≤262144 code points
 }
 
 // FrameType returns snug:net-request.
@@ -136,7 +136,7 @@ type NetResponse struct {
 	RequestID    string            `json:"requestId"`              // 1–128 code points
 	OK           bool              `json:"ok"`                     //
 	Status       *int              `json:"status,omitempty"`       // optional; range [100, 599]
-	Headers      map[string]string `json:"headers,omitempty"`      // optional
+	Headers      map[string]string `json:"headers,omitzero"`       // optional
 	Body         *string           `json:"body,omitempty"`         // optional
 	BodyEncoding *string           `json:"bodyEncoding,omitempty"` // optional; one of utf8, base64
 	Truncated    *bool             `json:"truncated,omitempty"`    // optional
@@ -216,14 +216,14 @@ type Capabilities struct {
 
 // Theme is an object of the frame schemas.
 type Theme struct {
-	Mode   string            `json:"mode"`             // one of light, dark
-	Tokens map[string]string `json:"tokens,omitempty"` // optional; ≤64 entries
+	Mode   string            `json:"mode"`            // one of light, dark
+	Tokens map[string]string `json:"tokens,omitzero"` // optional; ≤64 entries
 }
 
 // DBResult: exec: columns, rows, changes, lastInsertRowid; export: data, bytes, format; import: bytes; kvGet: found, value; kvSet: empty.
 type DBResult struct {
-	Columns         []string        `json:"columns,omitempty"`         // optional
-	Rows            [][]any         `json:"rows,omitempty"`            // optional
+	Columns         []string        `json:"columns,omitzero"`          // optional
+	Rows            [][]any         `json:"rows,omitzero"`             // optional
 	Changes         *int            `json:"changes,omitempty"`         // optional; range [0, ]
 	LastInsertRowid *int            `json:"lastInsertRowid,omitempty"` // optional
 	Data            *string         `json:"data,omitempty"`            // optional
