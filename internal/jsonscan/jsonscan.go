@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -437,25 +436,117 @@ func (d *Decoder) Int() (v int64, isInt, isNum bool) {
 	return v, isInt, true
 }
 
-// ParseInt interprets a valid JSON number's text as an integer.
+// ParseInt interprets a valid JSON number's text as an integer in JSON
+// Schema's sense (the mathematical value has no fractional part: 1.0, 1e2 and
+// 0.5e1 are integers) and returns it, clamped to the int64 range. It reads
+// the digits once and never builds the value beyond 19 digits, so a numeral
+// of a million zeros ("1.000…", "1e999999999") costs linear time, not a
+// big-number computation an app could use to stall the host.
 func ParseInt(raw string) (int64, bool) {
 	if len(raw) <= 18 && strings.IndexAny(raw, ".eE") < 0 {
 		v, err := strconv.ParseInt(raw, 10, 64)
 		return v, err == nil
 	}
-	r, ok := new(big.Rat).SetString(raw)
-	if !ok || !r.IsInt() {
+	neg := strings.HasPrefix(raw, "-")
+	if neg {
+		raw = raw[1:]
+	}
+	mant, exp, hasExp := raw, "", false
+	if i := strings.IndexAny(raw, "eE"); i >= 0 {
+		mant, exp, hasExp = raw[:i], raw[i+1:], true
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	// The significant digits are hi followed by lo (no copy is made), and
+	// point is where the decimal point falls among them.
+	hi, lo := strings.TrimLeft(intPart, "0"), strings.TrimRight(frac, "0")
+	point := len(hi)
+	if hi == "" {
+		// 0.00123: leading fraction zeros move the point left.
+		t := strings.TrimLeft(lo, "0")
+		point = -(len(lo) - len(t))
+		lo = t
+	}
+	if lo == "" {
+		hi = strings.TrimRight(hi, "0")
+	}
+	n := len(hi) + len(lo)
+	if n == 0 {
+		return 0, true
+	}
+	digit := func(i int) uint64 {
+		switch {
+		case i < len(hi):
+			return uint64(hi[i] - '0')
+		case i < n:
+			return uint64(lo[i-len(hi)] - '0')
+		}
+		return 0
+	}
+	if hasExp {
+		e, ok := saturatedExp(exp)
+		if !ok {
+			return 0, false
+		}
+		point += e
+	}
+	if point < n {
+		return 0, false // a significant digit after the point
+	}
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++
+	}
+	if point > 19 {
+		return clampInt(neg), true
+	}
+	var v uint64
+	for i := 0; i < point; i++ {
+		d := digit(i)
+		if v > (limit-d)/10 {
+			return clampInt(neg), true
+		}
+		v = v*10 + d
+	}
+	if neg {
+		return -int64(v-1) - 1, true
+	}
+	return int64(v), true
+}
+
+// saturatedExp reads a JSON exponent ("+12", "-3", "7"), saturating its
+// magnitude at a billion: past that, only its sign matters to ParseInt.
+func saturatedExp(s string) (int, bool) {
+	neg := false
+	switch {
+	case strings.HasPrefix(s, "-"):
+		neg, s = true, s[1:]
+	case strings.HasPrefix(s, "+"):
+		s = s[1:]
+	}
+	if s == "" {
 		return 0, false
 	}
-	n := r.Num()
-	switch {
-	case n.IsInt64():
-		return n.Int64(), true
-	case n.Sign() > 0:
-		return math.MaxInt64, true
-	default:
-		return math.MinInt64, true
+	e := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if e < 1e9 {
+			e = e*10 + int(c-'0')
+		}
 	}
+	if neg {
+		return -e, true
+	}
+	return e, true
+}
+
+func clampInt(neg bool) int64 {
+	if neg {
+		return math.MinInt64
+	}
+	return math.MaxInt64
 }
 
 // Skip reads and checks any value, returning its raw text.

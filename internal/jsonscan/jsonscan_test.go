@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -86,5 +88,67 @@ func TestParseInt(t *testing.T) {
 		if v != want.v || ok != want.ok {
 			t.Errorf("ParseInt(%s) = %d, %v", in, v, ok)
 		}
+	}
+}
+
+// TestParseIntAgainstRat checks ParseInt against exact rational arithmetic
+// on numerals built from the digits and exponents where mistakes hide.
+func TestParseIntAgainstRat(t *testing.T) {
+	ints := []string{"0", "1", "9", "10", "100", "12", "00", "9223372036854775807", "9223372036854775808", "18446744073709551616", "922337203685477580"}
+	fracs := []string{"", ".0", ".00", ".5", ".05", ".50", ".000001", ".1234"}
+	exps := []string{"", "e0", "e1", "E+2", "e-1", "e-2", "e18", "e19", "e20", "e-20", "e+0"}
+	for _, sign := range []string{"", "-"} {
+		for _, i := range ints {
+			for _, f := range fracs {
+				for _, e := range exps {
+					in := sign + i + f + e
+					if !json.Valid([]byte(in)) {
+						continue
+					}
+					r, _ := new(big.Rat).SetString(in)
+					want, wantOK := int64(0), r.IsInt()
+					if wantOK {
+						n := r.Num()
+						switch {
+						case n.IsInt64():
+							want = n.Int64()
+						case n.Sign() > 0:
+							want = math.MaxInt64
+						default:
+							want = math.MinInt64
+						}
+					}
+					if v, ok := ParseInt(in); v != want || ok != wantOK {
+						t.Errorf("ParseInt(%s) = %d, %v; want %d, %v", in, v, ok, want, wantOK)
+					}
+				}
+			}
+		}
+	}
+	// Numerals an app could send to make an exact reader do big-number work.
+	huge := map[string]struct {
+		v  int64
+		ok bool
+	}{
+		"1." + strings.Repeat("0", 1<<20):               {1, true},
+		"1." + strings.Repeat("0", 1<<20) + "1":         {0, false},
+		"1e999999999999999999999":                       {math.MaxInt64, true},
+		"-1e999999999999999999999":                      {math.MinInt64, true},
+		"1e-999999999999999999999":                      {0, false},
+		"0e-999999999999999999999":                      {0, true},
+		strings.Repeat("9", 1<<20) + "e-1048575":        {9, false},
+		"0." + strings.Repeat("0", 1<<20) + "1e1048577": {1, true},
+	}
+	for in, want := range huge {
+		if v, ok := ParseInt(in); ok != want.ok || (ok && v != want.v) {
+			t.Errorf("ParseInt(%.20s… %d bytes) = %d, %v; want %d, %v", in, len(in), v, ok, want.v, want.ok)
+		}
+	}
+}
+
+func BenchmarkParseIntHuge(b *testing.B) {
+	in := "1." + strings.Repeat("0", 1<<21)
+	for b.Loop() {
+		ParseInt(in)
 	}
 }
