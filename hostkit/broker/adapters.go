@@ -71,11 +71,14 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 			return nil, err
 		}
 		changes, last := int(res.Changes), int(res.LastInsertRowid)
-		rows := res.Rows
+		cols, rows := res.Columns, res.Rows
+		if cols == nil {
+			cols = []string{} // a statement without result columns still has the key
+		}
 		if rows == nil {
 			rows = [][]any{}
 		}
-		return &frame.DBResult{Columns: res.Columns, Rows: rows, Changes: &changes, LastInsertRowid: &last}, nil
+		return &frame.DBResult{Columns: cols, Rows: rows, Changes: &changes, LastInsertRowid: &last}, nil
 	case frame.OpKvGet:
 		v, found, err := d.s.KVGet(ctx, app, deref(r.Key))
 		if err != nil {
