@@ -168,8 +168,8 @@ func TestDBThroughRealStore(t *testing.T) {
 		p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":%q,"instanceId":%q,"op":"exec","sql":%q,"params":%s}`, rid, inst, sql, params))
 		return p.terminal("s1", rid)
 	}
-	if f := exec("e1", "create table t(x)", "[]"); f.OK == nil || !*f.OK {
-		t.Fatalf("create: %+v", f)
+	if f := exec("e1", "create table t(x)", "[]"); f.OK == nil || !*f.OK || string(f.Result) != `{"columns":[],"rows":[],"changes":0,"lastInsertRowid":0}` {
+		t.Fatalf("create: %+v %s", f, f.Result)
 	}
 	exec("e2", "insert into t values (?)", `[42]`)
 	f = exec("e3", "select x from t", "[]")
