@@ -897,3 +897,59 @@ func TestParseFailureBudgetAndReset(t *testing.T) {
 		t.Fatal("the agent was not asked after the reset")
 	}
 }
+
+// openAIServer speaks the OpenAI chat-completions SSE format on loopback:
+// the reply arrives in chunks; status, when not 200, is the whole answer.
+func openAIServer(t *testing.T, status int, chunks ...string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status != http.StatusOK {
+			http.Error(w, `{"error":{"message":"upstream down"}}`, status)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range chunks {
+			delta, _ := json.Marshal(map[string]any{
+				"id": "chatcmpl-1", "object": "chat.completion.chunk",
+				"choices": []any{map[string]any{"index": 0, "delta": map[string]string{"content": c}, "finish_reason": nil}},
+			})
+			fmt.Fprintf(w, "data: %s\n\n", delta)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func openAIAgent(t *testing.T, url string) broker.AgentHandler {
+	be, err := openai.New(openai.Config{BaseURL: url, Model: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return broker.Agent(agent.NewBridge(be, agent.Options{}))
+}
+
+// The real bridge over a real SSE stream: cumulative text, then the parsed
+// object; an agent that answers 500 is NETWORK_ERROR (retryable).
+func TestOpenAIStreamThroughBroker(t *testing.T) {
+	h := newHost(t, broker.Options{Agent: openAIAgent(t, openAIServer(t, 200, `Here: {"mess`, `age":"hi`, `"} done`))}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "o1", "greet"))
+	f := p.terminal("s1", "o1")
+	if string(f.Data) != `{"message":"hi"}` {
+		t.Fatalf("data %s (%+v)", f.Data, f.Error)
+	}
+	fs := p.frames("s1", "o1")
+	if len(fs) < 2 || fs[len(fs)-2].Text != `Here: {"message":"hi"} done` {
+		t.Fatalf("streaming frames %+v", fs)
+	}
+
+	h2 := newHost(t, broker.Options{Agent: openAIAgent(t, openAIServer(t, 500))}, relay.Options{})
+	p2 := h2.page(t)
+	inst2 := p2.start("s1", "a")
+	p2.frame("s1", appMessage(inst2, "o2", "greet"))
+	if f := p2.terminal("s1", "o2"); f.code() != frame.CodeNetworkError || !f.Error.Retryable {
+		t.Fatalf("500: %+v", f.Error)
+	}
+}
