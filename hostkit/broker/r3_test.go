@@ -69,8 +69,7 @@ func scriptedDB() broker.DBHandler {
 type slotModel struct {
 	name    string
 	inst    string
-	fresh   []string // ids that must get exactly one terminal (unless the slot died)
-	dups    []string // ids resent: no frame beyond the original's
+	fresh   []string // ids that must get exactly one terminal (unless the slot died); resent ids get nothing more
 	dead    bool
 	deathAt int // the marker host-ready number after which the slot gets nothing
 }
@@ -166,7 +165,6 @@ func r3Round(t *testing.T, seed uint64, scenarios int) int {
 			if len(s.fresh) > 0 {
 				rid := s.fresh[rng.IntN(len(s.fresh))]
 				p.frame(s.name, appMessage(s.inst, rid, "ok"))
-				s.dups = append(s.dups, rid)
 			}
 		case r < 65: // cancel one of them (maybe long finished)
 			if len(s.fresh) > 0 {
@@ -184,7 +182,6 @@ func r3Round(t *testing.T, seed uint64, scenarios int) int {
 			rid := "x" + strconv.Itoa(next)
 			if len(s.fresh) > 0 && rng.IntN(2) == 0 {
 				rid = s.fresh[rng.IntN(len(s.fresh))]
-				s.dups = append(s.dups, rid)
 			} else {
 				s.fresh = append(s.fresh, rid)
 			}
