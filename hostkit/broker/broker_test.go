@@ -953,3 +953,38 @@ func TestOpenAIStreamThroughBroker(t *testing.T) {
 		t.Fatalf("500: %+v", f.Error)
 	}
 }
+
+// Identity is (connection, slot): the same slot name on two pages is two
+// instances, and one page cannot answer another page's dialog.
+func TestPagesAreSeparate(t *testing.T) {
+	h := newHost(t, broker.Options{Agent: mockAgent(0), OpenURL: broker.OpenURL(openurl.New(relay.Dialogs{}, openurl.Options{}))}, relay.Options{})
+	a, b := h.page(t), h.page(t)
+	ia := a.start("s1", "links")
+	ib := b.start("s1", "links")
+	if ia == ib {
+		t.Fatal("two pages' s1 share an instance")
+	}
+	// b's s1 cannot use a's instance, and a's request is answered to a only.
+	b.frame("s1", appMessage(ia, "x1", "x"))
+	if f := b.terminal("s1", "x1"); f.code() != frame.CodeMalformed {
+		t.Fatalf("cross-page instanceId: %+v", f.Error)
+	}
+	a.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:open-url-request","requestId":"o1","instanceId":%q,"url":"https://example.com/a"}`, ia))
+	c, _ := a.wait(0, waitLimit, func(m msg) bool { return m.T == "confirm" })
+	b.send(map[string]string{"t": "confirm-answer", "id": c.ID, "decision": "once"}) // the other page
+	b.settle(30 * time.Millisecond)
+	if n := len(a.frames("s1", "o1")); n != 0 {
+		t.Fatalf("another page's answer opened the link (%d frames)", n)
+	}
+	a.send(map[string]string{"t": "confirm-answer", "id": c.ID, "decision": "deny"})
+	if f := a.terminal("s1", "o1"); f.Status != frame.StatusDeclined {
+		t.Fatalf("o1: %+v", f)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.log {
+		if m.T == "confirm" || (m.T == "frame" && m.f.RequestID == "o1") {
+			t.Fatalf("page b saw page a's request: %+v", m)
+		}
+	}
+}
