@@ -94,10 +94,17 @@ func New(c Confirmer, opts Options) *Opener {
 }
 
 // Open asks the user whether to open f's URL for app (the host's own key of
-// the installed app) and returns the result frame. A cancelled ctx is the
+// the installed app) and returns the result frame; a URL the strict frame
+// refuses is refused without asking. A cancelled ctx is the
 // broker's business (it has already answered); the frame returned then is
 // refused and is dropped by the broker's latch.
 func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) *frame.OpenURLResult {
+	// frame.Parse has checked the frame; a host calling Open with a frame of
+	// its own gets the same checks (https, no userinfo, one reading of the
+	// URL) before anything is shown.
+	if err := f.Validate(); err != nil {
+		return Result(f.RequestID, frame.StatusRefused, frame.CodeMalformed+": "+err.Error())
+	}
 	if o.c == nil {
 		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}

@@ -125,3 +125,22 @@ func TestResultReasonIsCut(t *testing.T) {
 		t.Fatal("an empty reason is sent")
 	}
 }
+
+// A frame that did not come through frame.Parse is checked all the same:
+// nothing is shown for a URL the strict frame refuses.
+func TestRefusesWhatTheFrameRefuses(t *testing.T) {
+	asked := false
+	o := openurl.New(confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+		asked = true
+		return openurl.Opened, nil
+	}), openurl.Options{})
+	for _, u := range []string{"http://example.com/", "https://user:pw@example.com/", "https://exa mple.com/", "javascript:alert(1)", "https://example.com/\t"} {
+		r := o.Open(context.Background(), "a", req(u))
+		if r.Status != frame.StatusRefused || !strings.Contains(*r.Reason, frame.CodeMalformed) {
+			t.Errorf("%q: %+v", u, r)
+		}
+	}
+	if asked {
+		t.Fatal("the user was asked about a refused URL")
+	}
+}
