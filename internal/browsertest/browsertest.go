@@ -1,15 +1,20 @@
-// Package browsertest drives the runner page in real headless Chromium for
-// tests: one browser per test binary (starting one costs about a second),
-// a fresh tab per test, and helpers that reach into an app's sandboxed frame
-// (an out-of-process iframe, so a DevTools target of its own) and read the
-// runner's inspector and confirm dialog.
+// Package browsertest is the one browser harness of the test suite: it
+// starts real headless Chromium once per test binary (starting one costs
+// about a second; testenv.Chromium skips without one, or fails when CI is
+// set), opens a fresh tab per test, evaluates JavaScript and waits for
+// conditions in a tab or a frame, serves the test's pages and hosts on
+// loopback, and drives the runner page: it reaches into an app's sandboxed
+// frame (an out-of-process iframe, so a DevTools target of its own) and
+// reads the runner's inspector and confirm dialog.
 //
 // A test binary that uses it ends the browser in TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 //
-// Its limit: it drives a page the test serves on loopback; the browser runs
-// with testenv.ChromiumFlags, so it reaches nothing else.
+// Its limit: it drives pages the test serves on loopback; the browser runs
+// with testenv.ChromiumFlags, so it reaches nothing else. Every tab of a
+// binary shares one profile, so tests must not depend on a cold cache or
+// empty storage of the browser.
 package browsertest
 
 import (
@@ -31,8 +36,12 @@ import (
 	"github.com/snuggen/snuggen/internal/testenv"
 )
 
-// Timeout bounds one browser step (an evaluation, a click, a wait).
-const Timeout = 20 * time.Second
+// Timeout bounds one browser step (an evaluation, a click, a navigation).
+const Timeout = 30 * time.Second
+
+// WaitTimeout bounds a wait for a condition (WaitFor, Runner.WaitFor) and
+// for an app's frame to become reachable.
+const WaitTimeout = 20 * time.Second
 
 var browser struct {
 	once   sync.Once
@@ -122,7 +131,13 @@ func Do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Acti
 // decodes its JSON value into T.
 func Eval[T any](t testing.TB, ctx context.Context, js string) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	return EvalWithin[T](t, ctx, js, Timeout)
+}
+
+// EvalWithin is Eval with its own deadline d, for a script that runs long.
+func EvalWithin[T any](t testing.TB, ctx context.Context, js string, d time.Duration) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -140,11 +155,11 @@ func Short(s string) string {
 	return s
 }
 
-// WaitFor polls a JavaScript condition in ctx until it is true, failing the
-// test after Timeout with what.
+// WaitFor polls a JavaScript condition in ctx (awaiting a promise) until it
+// is true, failing the test after WaitTimeout with what.
 func WaitFor(t testing.TB, ctx context.Context, what, js string) {
 	t.Helper()
-	deadline := time.Now().Add(Timeout)
+	deadline := time.Now().Add(WaitTimeout)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		ok, err := chromedp.Run(cctx, chromedp.Evaluate[bool](js, chromedp.EvalAwaitPromise))
@@ -159,6 +174,22 @@ func WaitFor(t testing.TB, ctx context.Context, what, js string) {
 	}
 }
 
+// PageTargets lists the browser's page targets (its tabs and windows).
+func PageTargets(t testing.TB, ctx context.Context) []*target.Info {
+	t.Helper()
+	infos, err := chromedp.Targets(ctx)
+	if err != nil {
+		t.Fatalf("list targets: %v", err)
+	}
+	var pages []*target.Info
+	for _, in := range infos {
+		if in.Type == "page" {
+			pages = append(pages, in)
+		}
+	}
+	return pages
+}
+
 // Runner is the runner page open in a tab.
 type Runner struct {
 	t   testing.TB
@@ -168,6 +199,15 @@ type Runner struct {
 // OpenRunner opens the runner page at base (such as hostkit's Host.URL())
 // with apps mounted, and waits until every instance has had its handshake.
 func OpenRunner(t testing.TB, base string, apps ...string) *Runner {
+	t.Helper()
+	return OpenRunnerUntil(t, base, fmt.Sprintf("%d instances ready", len(apps)),
+		fmt.Sprintf(`document.querySelectorAll('article.instance[data-instance-id]').length === %d`, len(apps)), apps...)
+}
+
+// OpenRunnerUntil opens the runner page at base with apps mounted and waits
+// until the condition js holds on it (what names it in a failure): for apps
+// that make no handshake, or whose frame is expected to die.
+func OpenRunnerUntil(t testing.TB, base, what, js string, apps ...string) *Runner {
 	t.Helper()
 	tab := NewTab(t)
 	u, err := url.Parse(base)
@@ -181,8 +221,7 @@ func OpenRunner(t testing.TB, base string, apps ...string) *Runner {
 	u.RawQuery = q.Encode()
 	Do(t, tab, "open the runner", chromedp.Navigate(u.String()))
 	r := &Runner{t: t, Tab: tab}
-	r.WaitFor(fmt.Sprintf("%d instances ready", len(apps)),
-		fmt.Sprintf(`document.querySelectorAll('article.instance[data-instance-id]').length === %d`, len(apps)))
+	r.WaitFor(what, js)
 	return r
 }
 
@@ -221,7 +260,7 @@ func (r *Runner) SlotFrame(slot string) context.Context {
 	t := r.t
 	t.Helper()
 	sel := fmt.Sprintf(`article[data-slot=%q] iframe`, slot)
-	ctx, cancel := context.WithTimeout(r.Tab, Timeout)
+	ctx, cancel := context.WithTimeout(r.Tab, WaitTimeout)
 	defer cancel()
 	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(sel)))
 	if err != nil || len(nodes) == 0 {
@@ -266,11 +305,12 @@ type Counts struct {
 	OutByType map[string]int `json:"outByType"`
 }
 
-// Counts reads the inspector's counters, after the inspector's redraw
-// delay (it batches rows and counts every 100 ms).
+// Counts reads the inspector's counters once the inspector has drawn what
+// it has seen so far: it batches rows and counts and draws every 200 ms
+// (DRAW_MS in site/src/inspector.js), so this waits 450 ms first.
 func (r *Runner) Counts() Counts {
 	r.t.Helper()
-	raw := Eval[string](r.t, r.Tab, `new Promise(ok => setTimeout(() => ok(document.getElementById('counts').dataset.counts || '{}'), 150))`)
+	raw := Eval[string](r.t, r.Tab, `new Promise(ok => setTimeout(() => ok(document.getElementById('counts').dataset.counts || '{}'), 450))`)
 	var c Counts
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
 		r.t.Fatalf("inspector counts %q: %v", raw, err)
