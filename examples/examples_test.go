@@ -75,18 +75,7 @@ func serve(t *testing.T, name string, opts ...hostkit.Option) *hostkit.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- h.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	browsertest.ServeHost(t, h)
 	return h
 }
 
@@ -337,21 +326,6 @@ func namesApp(label, name, key string) bool {
 	return strings.Contains(label, name) || strings.Contains(label, key)
 }
 
-func pages(t *testing.T, ctx context.Context) []*target.Info {
-	t.Helper()
-	infos, err := chromedp.Targets(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*target.Info
-	for _, in := range infos {
-		if in.Type == "page" {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
 func TestLinks(t *testing.T) {
 	h := serve(t, "links", hostkit.WithDataDir(t.TempDir()))
 	r, a := open(t, h, "links")
@@ -372,7 +346,7 @@ func TestLinks(t *testing.T) {
 	r.Answer("deny")
 	a.waitText("#note", "Guide: declined")
 
-	before := len(pages(t, r.Tab))
+	before := len(browsertest.PageTargets(t, r.Tab))
 	a.click("#board li:nth-child(3) .open")
 	if d := r.Confirm(); d.URL != link {
 		t.Fatalf("second dialog %+v", d)
@@ -380,13 +354,13 @@ func TestLinks(t *testing.T) {
 	r.Answer("once")
 	a.waitText("#note", "Guide: opened")
 	deadline := time.Now().Add(5 * time.Second)
-	for len(pages(t, r.Tab)) != before+1 {
+	for len(browsertest.PageTargets(t, r.Tab)) != before+1 {
 		if time.Now().After(deadline) {
 			t.Fatal("no window opened after Open")
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	for _, p := range pages(t, r.Tab) {
+	for _, p := range browsertest.PageTargets(t, r.Tab) {
 		if strings.HasPrefix(p.URL, "https://docs.example.com/") || p.URL == "about:blank" {
 			_, _ = chromedp.CallBrowser(r.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
 		}

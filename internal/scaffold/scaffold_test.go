@@ -49,18 +49,7 @@ func TestAppScaffoldRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := make(chan error, 1)
-	go func() { served <- h.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	browsertest.ServeHost(t, h)
 
 	r := browsertest.OpenRunner(t, h.URL(), "word-explainer")
 	if name := browsertest.Eval[string](t, r.Tab, `document.querySelector('#app-list .app-button .app-name')?.textContent ?? ''`); name != "Word Explainer" {
@@ -133,18 +122,7 @@ func TestHostScaffoldHelloAppInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := make(chan error, 1)
-	go func() { served <- h.Serve() }()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	browsertest.ServeHost(t, h)
 
 	r := browsertest.OpenRunner(t, h.URL(), "hello")
 	f := r.Frame(0)
