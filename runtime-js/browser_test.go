@@ -1,18 +1,19 @@
 package runtimejs
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/snuggen/snuggen/internal/testenv"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
+
+// The browser tests share one Chromium (internal/browsertest), ended here.
+func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 
 // hostPage is a scripted host in a real page: it owns a sandboxed iframe
 // running the app, answers its frames by event.source, and records what it
@@ -76,45 +77,17 @@ setTimeout(() => { document.getElementById("box").style.height = "640px"; }, 100
 // capability the host did not advertise, the theme applied, and resize
 // events from the real ResizeObserver.
 func TestBrowser(t *testing.T) {
-	exe := testenv.Chromium(t)
 	if strings.Contains(strings.ToLower(string(Script)), "</script") {
 		t.Fatal("dist/snug.js contains </script, which would end an inline script")
 	}
-	pages := map[string]string{
+	base := browsertest.ServePages(t, map[string]string{
 		"/":     hostPage,
 		"/app":  strings.Replace(appPage, "RUNTIME", string(Script), 1),
 		"/evil": evilPage,
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := pages[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write([]byte(p))
-	}))
-	defer srv.Close()
-
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(exe), chromedp.UserDataDir(t.TempDir())}
-	for _, f := range testenv.ChromiumFlags {
-		name, val, hasVal := strings.Cut(strings.TrimPrefix(f, "--"), "=")
-		if hasVal {
-			opts = append(opts, chromedp.Flag(name, val))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer acancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, tcancel := context.WithTimeout(ctx, 60*time.Second)
-	defer tcancel()
+	})
+	ctx := browsertest.NewTab(t)
 	start := time.Now()
-	if _, err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Do(t, ctx, "open the host page", chromedp.Navigate(base+"/"))
 	t.Logf("navigated in %v", time.Since(start))
 
 	type frame struct {
@@ -129,10 +102,7 @@ func TestBrowser(t *testing.T) {
 	var got []frame
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.got)`))
-		if err != nil {
-			t.Fatal(err)
-		}
+		raw := browsertest.Eval[string](t, ctx, `JSON.stringify(window.got)`)
 		got = nil
 		if err := json.Unmarshal([]byte(raw), &got); err != nil {
 			t.Fatal(err)

@@ -1,9 +1,6 @@
 package runtimejs
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/snuggen/snuggen/internal/testenv"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
 
 // formsHost frames the app at the top-left corner, so page coordinates are
@@ -44,32 +41,11 @@ report("loaded");
 // requestSubmit() each fire exactly one submit event, and an invalid form
 // fires none.
 func TestBrowserFormsSubmit(t *testing.T) {
-	exe := testenv.Chromium(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if r.URL.Path == "/app" {
-			w.Write([]byte(strings.Replace(formsApp, "RUNTIME", string(Script), 1)))
-			return
-		}
-		w.Write([]byte(formsHost))
-	}))
-	defer srv.Close()
-
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(exe), chromedp.UserDataDir(t.TempDir())}
-	for _, f := range testenv.ChromiumFlags {
-		name, val, hasVal := strings.Cut(strings.TrimPrefix(f, "--"), "=")
-		if hasVal {
-			opts = append(opts, chromedp.Flag(name, val))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer acancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, tcancel := context.WithTimeout(ctx, 60*time.Second)
-	defer tcancel()
+	base := browsertest.ServePages(t, map[string]string{
+		"/":    formsHost,
+		"/app": strings.Replace(formsApp, "RUNTIME", string(Script), 1),
+	})
+	ctx := browsertest.NewTab(t)
 
 	post := func(m string) chromedp.Action[chromedp.Void] {
 		return chromedp.Evaluate[chromedp.Void](`document.querySelector("iframe").contentWindow.postMessage("` + m + `", "*")`)
@@ -79,11 +55,7 @@ func TestBrowserFormsSubmit(t *testing.T) {
 		t.Helper()
 		var log []string
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
-			var err error
-			log, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`log`))
-			if err != nil {
-				t.Fatal(err)
-			}
+			log = browsertest.Eval[[]string](t, ctx, `log`)
 			if len(log) >= n {
 				break
 			}
@@ -92,14 +64,10 @@ func TestBrowserFormsSubmit(t *testing.T) {
 	}
 	settle := chromedp.Sleep(300 * time.Millisecond)
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Do(t, ctx, "open the host page", chromedp.Navigate(base+"/"))
 	waitLog(1)
 	// The first field is required and empty: a click submits nothing.
-	if err := chromedp.Do(ctx, chromedp.MouseClickXY(50, 45), settle); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Do(t, ctx, "click the submit button of the invalid form", chromedp.MouseClickXY(50, 45), settle)
 	if log := waitLog(1); len(log) != 1 {
 		t.Fatalf("an invalid form was submitted: %q", log)
 	}
@@ -114,9 +82,7 @@ func TestBrowserFormsSubmit(t *testing.T) {
 		{"requestSubmit()", []chromedp.Action[chromedp.Void]{post("request")}, "submit f2 by none"},
 	}
 	for i, s := range steps {
-		if err := chromedp.Do(ctx, append(s.do, settle)...); err != nil {
-			t.Fatal(err)
-		}
+		browsertest.Do(t, ctx, s.name, append(s.do, settle)...)
 		log := waitLog(i + 2)
 		if len(log) != i+2 || log[i+1] != s.report {
 			t.Fatalf("%s: the app saw %q, want exactly one more line %q", s.name, log, s.report)
