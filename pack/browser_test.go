@@ -2,17 +2,18 @@ package pack
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/snuggen/snuggen/internal/testenv"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
+
+// The browser test runs in the one Chromium of internal/browsertest, ended here.
+func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 
 // browserRuntime is a stand-in runtime with just what the app fixture calls.
 const browserRuntime = `window.snug={ready:Promise.resolve({capabilities:{}}),db:{get:async()=>null},ask:async()=>({})};`
@@ -23,14 +24,13 @@ const browserRuntime = `window.snug={ready:Promise.resolve({capabilities:{}}),db
 // load from data URIs, and an inline handler injected at run time is
 // refused by the hash-only policy.
 func TestBrowserRunsBuiltPages(t *testing.T) {
-	exe := testenv.Chromium(t)
-	pages := map[string][]byte{}
+	pages := map[string]string{}
 	for _, name := range []string{"hostile", "app"} {
 		res, err := Build(context.Background(), Options{Path: filepath.Join("testdata", name, "in", "index.html"), Runtime: []byte(browserRuntime)})
 		if err != nil {
 			t.Fatalf("build %s: %v", name, err)
 		}
-		pages["/"+name] = res.HTML
+		pages["/"+name] = string(res.HTML)
 	}
 	// A page with an inline handler falls back to 'unsafe-inline': the
 	// handler must still run.
@@ -39,45 +39,18 @@ func TestBrowserRunsBuiltPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages["/handler"] = handler.HTML
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		page, ok := pages[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(page)
-	}))
-	defer srv.Close()
-
-	dir := t.TempDir()
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(exe), chromedp.UserDataDir(dir)}
-	for _, f := range testenv.ChromiumFlags {
-		name, val, hasVal := strings.Cut(strings.TrimPrefix(f, "--"), "=")
-		if hasVal {
-			opts = append(opts, chromedp.Flag(name, val))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer acancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, tcancel := context.WithTimeout(ctx, 60*time.Second)
-	defer tcancel()
+	pages["/handler"] = string(handler.HTML)
+	base := browsertest.ServePages(t, pages)
+	ctx := browsertest.NewTab(t)
 
 	const hostile = "</script><!--<script>"
-	if _, err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/hostile")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, ctx, `window.hostileDone === true`)
-	out := eval[string](t, ctx, `document.getElementById("out").textContent`)
-	done := eval[bool](t, ctx, `typeof a === "string" && a === "\x3C/script>\x3C!--\x3Cscript>" && c.startsWith("\x3C!--")`)
-	after := eval[string](t, ctx, `(() => { const e = document.createElement("p"); e.className = "a"; document.body.append(e); return getComputedStyle(e, "::after").content })()`)
-	before := eval[string](t, ctx, `(() => { const e = document.createElement("p"); e.className = "b"; document.body.append(e); return getComputedStyle(e, "::before").content })()`)
-	pwned := eval[bool](t, ctx, `(() => { const b = document.createElement("button"); b.setAttribute("onclick", "window.pwned = true"); document.body.append(b); b.click(); return window.pwned === true })()`)
+	browsertest.Do(t, ctx, "open /hostile", chromedp.Navigate(base+"/hostile"))
+	browsertest.WaitFor(t, ctx, "the hostile page's scripts", `window.hostileDone === true`)
+	out := browsertest.Eval[string](t, ctx, `document.getElementById("out").textContent`)
+	done := browsertest.Eval[bool](t, ctx, `typeof a === "string" && a === "\x3C/script>\x3C!--\x3Cscript>" && c.startsWith("\x3C!--")`)
+	after := browsertest.Eval[string](t, ctx, `(() => { const e = document.createElement("p"); e.className = "a"; document.body.append(e); return getComputedStyle(e, "::after").content })()`)
+	before := browsertest.Eval[string](t, ctx, `(() => { const e = document.createElement("p"); e.className = "b"; document.body.append(e); return getComputedStyle(e, "::before").content })()`)
+	pwned := browsertest.Eval[bool](t, ctx, `(() => { const b = document.createElement("button"); b.setAttribute("onclick", "window.pwned = true"); document.body.append(b); b.click(); return window.pwned === true })()`)
 	if want := hostile + "|<!--<script>|<!--<script>" + hostile + "</script>"; out != want {
 		// The regexp's source keeps its escape; what it matches is the same.
 		if want2 := hostile + `|\x3C!--\x3Cscript>|<!--<script>` + hostile + "</script>"; out != want2 {
@@ -94,19 +67,15 @@ func TestBrowserRunsBuiltPages(t *testing.T) {
 		t.Errorf("an inline handler added at run time ran: the CSP should allow only the hashed scripts")
 	}
 
-	if _, err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/app")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, ctx, `document.querySelector("h1").textContent.startsWith("COUNT!")`)
-	h1 := eval[string](t, ctx, `document.querySelector("h1").textContent`)
-	color := eval[string](t, ctx, `getComputedStyle(document.querySelector("h1")).color`)
-	legacy := eval[string](t, ctx, `typeof legacyHello === "function" ? legacyHello() : "missing"`)
-	waitFor(t, ctx, `document.querySelector("img").complete`)
-	imgW := eval[int](t, ctx, `document.querySelector("img").naturalWidth`)
-	if _, err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/handler")); err != nil {
-		t.Fatal(err)
-	}
-	if !eval[bool](t, ctx, `window.scriptRan === true && (document.getElementById("b").click(), window.clicked === 1)`) {
+	browsertest.Do(t, ctx, "open /app", chromedp.Navigate(base+"/app"))
+	browsertest.WaitFor(t, ctx, "the bundled module", `document.querySelector("h1").textContent.startsWith("COUNT!")`)
+	h1 := browsertest.Eval[string](t, ctx, `document.querySelector("h1").textContent`)
+	color := browsertest.Eval[string](t, ctx, `getComputedStyle(document.querySelector("h1")).color`)
+	legacy := browsertest.Eval[string](t, ctx, `typeof legacyHello === "function" ? legacyHello() : "missing"`)
+	browsertest.WaitFor(t, ctx, "the image", `document.querySelector("img").complete`)
+	imgW := browsertest.Eval[int](t, ctx, `document.querySelector("img").naturalWidth`)
+	browsertest.Do(t, ctx, "open /handler", chromedp.Navigate(base+"/handler"))
+	if !browsertest.Eval[bool](t, ctx, `window.scriptRan === true && (document.getElementById("b").click(), window.clicked === 1)`) {
 		t.Errorf("with an inline handler the page's script and handler should both run")
 	}
 	if !strings.HasPrefix(h1, "COUNT!: ") {
@@ -121,25 +90,4 @@ func TestBrowserRunsBuiltPages(t *testing.T) {
 	if imgW == 0 {
 		t.Errorf("img naturalWidth = %d: the inlined SVG did not load", imgW)
 	}
-}
-
-func eval[T any](t *testing.T, ctx context.Context, js string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("%s: %v", js, err)
-	}
-	return v
-}
-
-func waitFor(t *testing.T, ctx context.Context, js string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", js)
 }
