@@ -583,8 +583,10 @@ func (g *gen) parse(f *jen.File) {
 		b.If(jen.Op("!").Id("e").Dot("HasRequestID")).Block(jen.Return(jen.Nil()))
 		b.Id("msg").Op(":=").Id("e").Dot("summary").Call(jen.Lit(3))
 		if errMax > 0 {
-			b.If(jen.Qual("unicode/utf8", "RuneCountInString").Call(jen.Id("msg")).Op(">").Lit(errMax)).Block(
-				jen.Id("msg").Op("=").String().Call(jen.Index().Rune().Call(jen.Id("msg")).Index(jen.Empty(), jen.Lit(errMax-1))).Op("+").Lit("…"),
+			max := FieldLimitName(g.m.Error.Name, "message")
+			b.Comment("Cut to the error schema's message maxLength, the last code point an ellipsis.")
+			b.If(jen.Qual("unicode/utf8", "RuneCountInString").Call(jen.Id("msg")).Op(">").Id(max)).Block(
+				jen.Id("msg").Op("=").String().Call(jen.Index().Rune().Call(jen.Id("msg")).Index(jen.Empty(), jen.Id(max).Op("-").Lit(1))).Op("+").Lit("…"),
 			)
 		}
 		answers := map[string][]jen.Code{}
@@ -646,6 +648,24 @@ func (g *gen) parse(f *jen.File) {
 		jen.Id("d").Dot("Reset").Call(jen.Id("s")),
 		jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Id("d").Dot("Skip").Call(),
 		jen.Return(jen.Id("ok").Op("&&").Id("d").Dot("End").Call()),
+	)
+	f.Comment("headerOnce reports whether s is one JSON object that names v and type at")
+	f.Comment("most once at its top level.")
+	f.Func().Id("headerOnce").Params(jen.Id("s").String()).Bool().Block(
+		jen.If(jen.Op("!").Id("validJSON").Call(jen.Id("s"))).Block(jen.Return(jen.False())),
+		jen.Var().Id("d").Qual(jsonscanPkg, "Decoder"),
+		jen.Id("d").Dot("Reset").Call(jen.Id("s")),
+		jen.If(jen.Op("!").Id("d").Dot("BeginObject").Call()).Block(jen.Return(jen.False())),
+		jen.List(jen.Id("nv"), jen.Id("nt")).Op(":=").List(jen.Lit(0), jen.Lit(0)),
+		jen.For(jen.Id("first").Op(":=").True(), jen.Id("d").Dot("ObjMore").Call(jen.Id("first")), jen.Id("first").Op("=").False()).Block(
+			jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("d").Dot("Key").Call(),
+			jen.Switch(jen.Id("k")).Block(
+				jen.Case(jen.Lit("v")).Block(jen.Id("nv").Op("++")),
+				jen.Case(jen.Lit("type")).Block(jen.Id("nt").Op("++")),
+			),
+			jen.Id("d").Dot("Skip").Call(),
+		),
+		jen.Return(jen.Id("nv").Op("<=").Lit(1).Op("&&").Id("nt").Op("<=").Lit(1)),
 	)
 	f.Commentf("recoverRequestID finds a top-level string %s of %d–%d code points (R1) in", r.RecoverField, r.RecoverMinLength, r.RecoverMaxLength)
 	f.Comment("a text that is a JSON object; ok is false otherwise.")
@@ -765,8 +785,9 @@ func (g *gen) parse(f *jen.File) {
 	}
 	cases = append(cases, jen.Default().Block(
 		jen.Comment("R2: a supported v with a type this version does not know is ignored"),
-		jen.Comment("once the text is known to be JSON with one reading."),
-		jen.If(jen.List(jen.Id("dup"), jen.Id("valid")).Op(":=").Qual(jsonscanPkg, "DuplicateKeys").Call(jen.Id("s")), jen.Id("dup").Op("||").Op("!").Id("valid")).Block(
+		jen.Comment("once the text is known to be JSON with one reading of v and type; a key"),
+		jen.Comment("twice anywhere else is the unknown frame's business, not a reason to answer."),
+		jen.If(jen.Op("!").Id("headerOnce").Call(jen.Id("s"))).Block(
 			jen.Return(jen.Nil(), jen.Id("frameReject").Call(jen.Id("s"), jen.Id("h").Dot("typ"), jen.Id(codeConst("MALFORMED")), jen.Id(ruleConst(ruleDup)), jen.Lit(""), jen.Lit(fr(ruleDup).Message))),
 		),
 		jen.Return(jen.Nil(), jen.Nil()),

@@ -270,6 +270,54 @@ Do not edit: change schemas/ and run snuggen gen.`)
 	f.Comment("Rule ids of violations: frame-level rules, refinements (rules.json) and the")
 	f.Comment("JSON Schema keywords, shared with the JS validators.")
 	f.Const().Defs(defs...)
+
+	g.fieldLimits(f)
+}
+
+// fieldLimits emits one constant per string field with a maxLength, named
+// <Struct><Field>MaxLength (OpenURLResultReasonMaxLength), so code that cuts
+// or checks a field's text names the schema's bound instead of restating it.
+func (g *gen) fieldLimits(f *jen.File) {
+	var defs []jen.Code
+	seen := map[string]string{}
+	add := func(structName string, o *model.Object) {
+		for _, fl := range o.Fields {
+			if fl.Type.Kind != model.String || fl.Type.MaxLength == nil {
+				continue
+			}
+			name := FieldLimitName(structName, fl.Name)
+			if prev, ok := seen[name]; ok {
+				if prev != fmt.Sprint(*fl.Type.MaxLength) {
+					panic(fmt.Sprintf("golang: field limit %s has two values", name))
+				}
+				continue
+			}
+			seen[name] = fmt.Sprint(*fl.Type.MaxLength)
+			defs = append(defs, jen.Comment(fmt.Sprintf("%s is the maxLength of %s.%s in code points.", name, structName, fl.Name)),
+				jen.Id(name).Op("=").Lit(*fl.Type.MaxLength))
+		}
+	}
+	for _, fr := range g.m.Frames {
+		add(fr.Title, fr.Body)
+	}
+	for _, name := range g.order {
+		add(name, g.structs[name])
+	}
+	if env := g.m.Envelope; env != nil {
+		add("Envelope", env)
+	}
+	if len(defs) == 0 {
+		return
+	}
+	f.Comment("Field limits: the maxLength of every string field, in code points, from the")
+	f.Comment("schemas, named <Struct><Field>MaxLength.")
+	f.Const().Defs(defs...)
+}
+
+// FieldLimitName is the name of a string field's maxLength constant:
+// <Struct><Field>MaxLength with the field's Go name.
+func FieldLimitName(structName, field string) string {
+	return structName + goName(field) + "MaxLength"
 }
 
 // eventFields emits EventSpec values describing each known event's data.

@@ -136,6 +136,8 @@ type data struct {
 	Enums            []nameValue
 	Events           []eventData
 	EventBounds      []nameValue
+	FieldLimits      []nameValue // <STRUCT>_<FIELD>_MAX_LENGTH of every string field with a maxLength
+	ErrorMessageMax  string      // the name of the error message's one, for checkFrame's answer
 	EnvelopeTag      string
 	EnvelopeMarker   string
 	EnvelopeVersion  int
@@ -223,6 +225,9 @@ func prepare(m *model.Model) (*data, error) {
 	}
 	if d.Backoff == "null" {
 		d.Backoff = "[]"
+	}
+	if err := fieldLimits(m, d); err != nil {
+		return nil, err
 	}
 
 	// Codes.
@@ -365,7 +370,7 @@ func prepare(m *model.Model) (*data, error) {
 	})
 	usedLists := map[string]bool{}
 	checkImports := map[string]bool{"VERSION": true, "PROTOCOL_VERSIONS": true, "RETRYABLE_CODES": true,
-		"RECOVER_MIN_LENGTH": true, "RECOVER_MAX_LENGTH": true, "CODE_MALFORMED": true}
+		"RECOVER_MIN_LENGTH": true, "RECOVER_MAX_LENGTH": true, "CODE_MALFORMED": true, d.ErrorMessageMax: true}
 	limitNames := map[string]bool{}
 	for _, l := range r.Limits {
 		limitNames[l.Name] = true
@@ -736,4 +741,43 @@ func objectLit(o *model.Object, sub func(*model.Type) string) string {
 		s += ",w:[" + strings.Join(conds, ",") + "]"
 	}
 	return s + "}"
+}
+
+// fieldLimits names the maxLength of every string field, as the Go package
+// does (<Struct><Field>MaxLength there, <STRUCT>_<FIELD>_MAX_LENGTH here).
+func fieldLimits(m *model.Model, d *data) error {
+	seen := map[string]bool{}
+	add := func(structName string, o *model.Object) {
+		if o == nil {
+			return
+		}
+		for _, f := range o.Fields {
+			if f.Type.Kind != model.String || f.Type.MaxLength == nil {
+				continue
+			}
+			name := screaming(structName) + "_" + screaming(f.Name) + "_MAX_LENGTH"
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			d.FieldLimits = append(d.FieldLimits, nameValue{Name: name, Value: fmt.Sprint(*f.Type.MaxLength)})
+		}
+	}
+	for _, f := range m.Frames {
+		add(f.Title, f.Body)
+	}
+	walkObjects(m, func(o *model.Object) {
+		if o.Name != "" {
+			add(o.Name, o)
+		}
+	})
+	if m.Error == nil {
+		return fmt.Errorf("js: no error object")
+	}
+	add(m.Error.Name, m.Error)
+	if fieldOf(m.Error, "message") == nil || fieldOf(m.Error, "message").Type.MaxLength == nil {
+		return fmt.Errorf("js: the error object's message has no maxLength (checkFrame cuts its answer to it)")
+	}
+	d.ErrorMessageMax = screaming(m.Error.Name) + "_MESSAGE_MAX_LENGTH"
+	return nil
 }

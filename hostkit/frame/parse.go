@@ -53,8 +53,9 @@ func (e *RejectError) Answer() Frame {
 		return nil
 	}
 	msg := e.summary(3)
-	if utf8.RuneCountInString(msg) > 1000 {
-		msg = string([]rune(msg)[:999]) + "…"
+	// Cut to the error schema's message maxLength, the last code point an ellipsis.
+	if utf8.RuneCountInString(msg) > ErrorMessageMaxLength {
+		msg = string([]rune(msg)[:ErrorMessageMaxLength-1]) + "…"
 	}
 	switch e.Type {
 	case TypeDBRequest:
@@ -136,6 +137,31 @@ func validJSON(s string) bool {
 	d.Reset(s)
 	_, ok := d.Skip()
 	return ok && d.End()
+}
+
+// headerOnce reports whether s is one JSON object that names v and type at
+// most once at its top level.
+func headerOnce(s string) bool {
+	if !validJSON(s) {
+		return false
+	}
+	var d jsonscan.Decoder
+	d.Reset(s)
+	if !d.BeginObject() {
+		return false
+	}
+	nv, nt := 0, 0
+	for first := true; d.ObjMore(first); first = false {
+		k, _ := d.Key()
+		switch k {
+		case "v":
+			nv++
+		case "type":
+			nt++
+		}
+		d.Skip()
+	}
+	return nv <= 1 && nt <= 1
 }
 
 // recoverRequestID finds a top-level string requestId of 1–128 code points (R1) in
@@ -561,8 +587,9 @@ func Parse(raw []byte) (Frame, error) {
 		return f, nil
 	default:
 		// R2: a supported v with a type this version does not know is ignored
-		// once the text is known to be JSON with one reading.
-		if dup, valid := jsonscan.DuplicateKeys(s); dup || !valid {
+		// once the text is known to be JSON with one reading of v and type; a key
+		// twice anywhere else is the unknown frame's business, not a reason to answer.
+		if !headerOnce(s) {
 			return nil, frameReject(s, h.typ, CodeMalformed, RuleFrameDuplicateKey, "", "a key appears twice in one object")
 		}
 		return nil, nil

@@ -513,3 +513,88 @@ const (
 	// RuleSchemaType: the JSON Schema keyword type failed.
 	RuleSchemaType = "type"
 )
+
+// Field limits: the maxLength of every string field, in code points, from the
+// schemas, named <Struct><Field>MaxLength.
+const (
+	// AppAnnounceAppIDMaxLength is the maxLength of AppAnnounce.appId in code points.
+	AppAnnounceAppIDMaxLength = 128
+	// AppAnnounceDisplayNameMaxLength is the maxLength of AppAnnounce.displayName in code points.
+	AppAnnounceDisplayNameMaxLength = 80
+	// AppAnnounceDescriptionMaxLength is the maxLength of AppAnnounce.description in code points.
+	AppAnnounceDescriptionMaxLength = 400
+	// AppAnnounceIconEmojiMaxLength is the maxLength of AppAnnounce.iconEmoji in code points.
+	AppAnnounceIconEmojiMaxLength = 8
+	// AppAnnounceIconColorMaxLength is the maxLength of AppAnnounce.iconColor in code points.
+	AppAnnounceIconColorMaxLength = 32
+	// HostReadyInstanceIDMaxLength is the maxLength of HostReady.instanceId in code points.
+	HostReadyInstanceIDMaxLength = 128
+	// HostReadyLocaleMaxLength is the maxLength of HostReady.locale in code points.
+	HostReadyLocaleMaxLength = 35
+	// AppMessageRequestIDMaxLength is the maxLength of AppMessage.requestId in code points.
+	AppMessageRequestIDMaxLength = 128
+	// AppMessageInstanceIDMaxLength is the maxLength of AppMessage.instanceId in code points.
+	AppMessageInstanceIDMaxLength = 128
+	// AppMessageAppIDMaxLength is the maxLength of AppMessage.appId in code points.
+	AppMessageAppIDMaxLength = 128
+	// AppMessageActionMaxLength is the maxLength of AppMessage.action in code points.
+	AppMessageActionMaxLength = 128
+	// AppCancelRequestIDMaxLength is the maxLength of AppCancel.requestId in code points.
+	AppCancelRequestIDMaxLength = 128
+	// AppCancelInstanceIDMaxLength is the maxLength of AppCancel.instanceId in code points.
+	AppCancelInstanceIDMaxLength = 128
+	// AppResponseRequestIDMaxLength is the maxLength of AppResponse.requestId in code points.
+	AppResponseRequestIDMaxLength = 128
+	// DBRequestRequestIDMaxLength is the maxLength of DBRequest.requestId in code points.
+	DBRequestRequestIDMaxLength = 128
+	// DBRequestInstanceIDMaxLength is the maxLength of DBRequest.instanceId in code points.
+	DBRequestInstanceIDMaxLength = 128
+	// DBRequestSQLMaxLength is the maxLength of DBRequest.sql in code points.
+	DBRequestSQLMaxLength = 100000
+	// DBRequestKeyMaxLength is the maxLength of DBRequest.key in code points.
+	DBRequestKeyMaxLength = 512
+	// DBRequestDataMaxLength is the maxLength of DBRequest.data in code points.
+	DBRequestDataMaxLength = 6990508
+	// DBResponseRequestIDMaxLength is the maxLength of DBResponse.requestId in code points.
+	DBResponseRequestIDMaxLength = 128
+	// NetRequestRequestIDMaxLength is the maxLength of NetRequest.requestId in code points.
+	NetRequestRequestIDMaxLength = 128
+	// NetRequestInstanceIDMaxLength is the maxLength of NetRequest.instanceId in code points.
+	NetRequestInstanceIDMaxLength = 128
+	// NetRequestURLMaxLength is the maxLength of NetRequest.url in code points.
+	NetRequestURLMaxLength = 4096
+	// NetRequestBodyMaxLength is the maxLength of NetRequest.body in code points.
+	NetRequestBodyMaxLength = 262144
+	// NetResponseRequestIDMaxLength is the maxLength of NetResponse.requestId in code points.
+	NetResponseRequestIDMaxLength = 128
+	// OpenURLRequestRequestIDMaxLength is the maxLength of OpenURLRequest.requestId in code points.
+	OpenURLRequestRequestIDMaxLength = 128
+	// OpenURLRequestInstanceIDMaxLength is the maxLength of OpenURLRequest.instanceId in code points.
+	OpenURLRequestInstanceIDMaxLength = 128
+	// OpenURLRequestURLMaxLength is the maxLength of OpenURLRequest.url in code points.
+	OpenURLRequestURLMaxLength = 2048
+	// OpenURLResultRequestIDMaxLength is the maxLength of OpenURLResult.requestId in code points.
+	OpenURLResultRequestIDMaxLength = 128
+	// OpenURLResultReasonMaxLength is the maxLength of OpenURLResult.reason in code points.
+	OpenURLResultReasonMaxLength = 300
+	// HostEventEventMaxLength is the maxLength of HostEvent.event in code points.
+	HostEventEventMaxLength = 64
+	// AppEventInstanceIDMaxLength is the maxLength of AppEvent.instanceId in code points.
+	AppEventInstanceIDMaxLength = 128
+	// AppEventEventMaxLength is the maxLength of AppEvent.event in code points.
+	AppEventEventMaxLength = 64
+	// ErrorCodeMaxLength is the maxLength of Error.code in code points.
+	ErrorCodeMaxLength = 64
+	// ErrorMessageMaxLength is the maxLength of Error.message in code points.
+	ErrorMessageMaxLength = 1000
+	// ErrorRawExcerptMaxLength is the maxLength of Error.rawExcerpt in code points.
+	ErrorRawExcerptMaxLength = 200
+	// EnvelopeAppIDMaxLength is the maxLength of Envelope.appId in code points.
+	EnvelopeAppIDMaxLength = 128
+	// EnvelopeInstanceIDMaxLength is the maxLength of Envelope.instanceId in code points.
+	EnvelopeInstanceIDMaxLength = 128
+	// EnvelopeRequestIDMaxLength is the maxLength of Envelope.requestId in code points.
+	EnvelopeRequestIDMaxLength = 128
+	// EnvelopeActionMaxLength is the maxLength of Envelope.action in code points.
+	EnvelopeActionMaxLength = 128
+)

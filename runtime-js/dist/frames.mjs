@@ -23,6 +23,7 @@ var MAX_DB_FRAME_BYTES = 8388608;
 var MAX_NET_FRAME_BYTES = 1114112;
 var RECOVER_MIN_LENGTH = 1;
 var RECOVER_MAX_LENGTH = 128;
+var ERROR_MESSAGE_MAX_LENGTH = 1e3;
 var STRIP_HEADERS = ["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"];
 
 // snug-runtime:gen/validate.mjs
@@ -48,8 +49,10 @@ function check(t, v, p, out, top) {
     if (n < t.n) bad("minLength");
     if (n > t.x) bad("maxLength");
   }
-  if (v < t.lo) bad("minimum");
-  if (v > t.hi) bad("maximum");
+  if (typeof v == "number") {
+    if (v < t.lo) bad("minimum");
+    if (v > t.hi) bad("maximum");
+  }
   if (k == "a") {
     if (v.length < t.ni) bad("minItems");
     if (v.length > t.xi) bad("maxItems");
@@ -212,6 +215,7 @@ var validateAppEvent = (frame) => run(SCHEMA_APP_EVENT, frame);
 // snug-runtime:gen/check.mjs
 var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };
 var FRAMES = {
+  __proto__: null,
   [TYPE_APP_ANNOUNCE]: [validateAppAnnounce, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
   [TYPE_HOST_READY]: [validateHostReady, MAX_FRAME_BYTES, null],
   [TYPE_APP_MESSAGE]: [validateAppMessage, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
@@ -226,6 +230,7 @@ var FRAMES = {
   [TYPE_HOST_EVENT]: [validateHostEvent, MAX_FRAME_BYTES, null],
   [TYPE_APP_EVENT]: [validateAppEvent, MAX_FRAME_BYTES, TYPE_APP_RESPONSE]
 };
+var knownFrame = (type) => typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : void 0;
 var REFINEMENT_MESSAGES = { "net.body.method": "a body is not allowed on GET or HEAD", "net.header.credential": "credential-shaped header; the host injects credentials, an app cannot send them", "net.header.duplicate": "header name repeats another one case-insensitively", "openurl.url": "the URL must be read the same by a WHATWG and a strict RFC 3986 parser", "openurl.url.char": "a character outside RFC 3986's set (space, control, non-ASCII, \\ \" < > ^ ` { | }) or not allowed where it stands", "openurl.url.host": "the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, or is a bad IPv6 literal", "openurl.url.percent": "% not followed by two hex digits", "openurl.url.port": "the port is not a decimal number 0-65535", "openurl.url.scheme": "must start with https:// (the authority form)", "openurl.url.userinfo": "@ in the authority: no username or password, empty userinfo included" };
 var KEYWORD_MESSAGES = {
   type: "has the wrong type",
@@ -245,16 +250,23 @@ var KEYWORD_MESSAGES = {
 var isObject2 = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
 var codePoints2 = (s) => [...s].length;
 var utf8Length = (s) => new TextEncoder().encode(s).length;
-function hasDuplicateKey(text) {
+var DUP_NONE = 0;
+var DUP_INNER = 1;
+var DUP_HEADER = 2;
+function duplicates(text) {
   const stack = [];
   let expectKey = false;
+  let found = DUP_NONE;
   for (const [token] of text.matchAll(/"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g)) {
     const c = token[0];
     if (c == '"') {
       if (expectKey) {
         const keys = stack[stack.length - 1];
         const key = JSON.parse(token);
-        if (keys.has(key)) return true;
+        if (keys.has(key)) {
+          if (stack.length == 1 && (key == "v" || key == "type")) return DUP_HEADER;
+          found = DUP_INNER;
+        }
         keys.add(key);
         expectKey = false;
       }
@@ -265,7 +277,47 @@ function hasDuplicateKey(text) {
     else if (c == "}" || c == "]") stack.pop();
     else expectKey = stack[stack.length - 1] != null;
   }
-  return false;
+  return found;
+}
+function jsonText(value) {
+  const out = [];
+  const open = /* @__PURE__ */ new Set();
+  const work = [["", value, null]];
+  while (work.length) {
+    const item = work.pop();
+    if (typeof item == "string") {
+      out.push(item);
+      continue;
+    }
+    if (!Array.isArray(item)) {
+      open.delete(item.done);
+      out.push(item.close);
+      continue;
+    }
+    let [key, v, box] = item;
+    if (v !== null && (typeof v == "object" || typeof v == "bigint") && typeof v.toJSON == "function") v = v.toJSON(key);
+    if (v instanceof Number || v instanceof String || v instanceof Boolean) v = v.valueOf();
+    const t = typeof v;
+    const skip = v === void 0 || t == "function" || t == "symbol";
+    if (skip && box && !box.array) continue;
+    if (box) out.push((box.n++ ? "," : "") + (box.array ? "" : JSON.stringify(key) + ":"));
+    if (skip) {
+      if (box) out.push("null");
+      else return void 0;
+    } else if (t == "bigint") throw new TypeError("a BigInt has no JSON text");
+    else if (v === null || t != "object") out.push(t == "number" && !Number.isFinite(v) ? "null" : JSON.stringify(v));
+    else {
+      if (open.has(v)) throw new TypeError("a cycle has no JSON text");
+      open.add(v);
+      const array = Array.isArray(v);
+      const inner = { n: 0, array };
+      out.push(array ? "[" : "{");
+      work.push({ done: v, close: array ? "]" : "}" });
+      const members = array ? Array.from(v, (x, i) => [String(i), x, inner]) : Object.keys(v).map((k) => [k, v[k], inner]);
+      for (let i = members.length - 1; i >= 0; i--) work.push(members[i]);
+    }
+  }
+  return out.join("");
 }
 var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
 var REFUSAL = { "field": "status", "value": "refused", "reasonField": "reason" };
@@ -280,48 +332,60 @@ function answerFor(type, requestId, code, message) {
     error: { code, message, retryable: RETRYABLE_CODES.includes(code) }
   };
 }
+function summary(errors, n) {
+  const sorted = [...errors].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0);
+  const parts = sorted.slice(0, n).map((e) => `${e.path || "/"}: ${e.message} (${e.rule})`);
+  if (sorted.length > n) parts.push(`and ${sorted.length - n} more`);
+  return parts.join("; ");
+}
+function answerMessage(errors) {
+  const message = summary(errors, 3);
+  const points = [...message];
+  return points.length > ERROR_MESSAGE_MAX_LENGTH ? points.slice(0, ERROR_MESSAGE_MAX_LENGTH - 1).join("") + "…" : message;
+}
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
-  const id = isObject2(frame) ? frame["requestId"] : void 0;
+  const id = isObject2(frame) && Object.hasOwn(frame, "requestId") ? frame["requestId"] : void 0;
   const n = typeof id == "string" ? codePoints2(id) : -1;
   const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
-  const known = FRAMES[frameType];
+  const known = knownFrame(frameType);
   const answerType = known && known[2] || TYPE_APP_RESPONSE;
-  const message = errors.map((e) => (e.path ? e.path + ": " : "") + e.message).join("; ");
   return {
     verdict: "reject",
     code,
     requestId,
-    answer: requestId === null ? null : answerFor(answerType, requestId, code, message),
-    errors: errors.map(({ path, rule, message: message2 }) => ({ path, rule, message: message2 }))
+    answer: requestId === null ? null : answerFor(answerType, requestId, code, answerMessage(errors)),
+    errors: errors.map(({ path, rule, message }) => ({ path, rule, message }))
   };
 }
 var frameError = (id, path = "") => ({ path, rule: id, code: FRAME_RULES[id][0], message: FRAME_RULES[id][1] });
 function checkFrame(input) {
-  let frame = input;
-  let size;
-  let duplicate = false;
-  if (typeof input == "string") {
+  let text = input;
+  if (typeof input != "string") {
     try {
-      JSON.parse(input);
+      text = jsonText(input);
     } catch {
-      return reject(void 0, void 0, [frameError("frame.json")]);
+      text = void 0;
     }
-    frame = JSON.parse(input);
-    size = utf8Length(input);
-    duplicate = hasDuplicateKey(input);
-  } else {
-    size = utf8Length(JSON.stringify(input) ?? "");
+  }
+  let frame;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    return reject(void 0, void 0, [frameError("frame.json")]);
   }
   if (!isObject2(frame)) return reject(frame, void 0, [frameError("frame.json")]);
+  const duplicate = duplicates(text);
   const type = typeof frame.type == "string" ? frame.type : void 0;
-  if (duplicate) return reject(frame, type, [frameError("frame.duplicate-key")]);
-  if (!Number.isInteger(frame.v)) return reject(frame, type, [frameError("frame.version", "/v")]);
-  if (!PROTOCOL_VERSIONS.includes(frame.v)) return reject(frame, type, [frameError("frame.unsupported-version", "/v")]);
-  if (type === void 0) return reject(frame, type, [frameError("frame.type", "/type")]);
-  const known = FRAMES[type];
+  const fail = (id, path) => reject(frame, type, [frameError(duplicate == DUP_NONE ? id : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
+  if (duplicate == DUP_HEADER) return fail("frame.duplicate-key");
+  if (!Number.isInteger(frame.v)) return fail("frame.version", "/v");
+  if (!PROTOCOL_VERSIONS.includes(frame.v)) return fail("frame.unsupported-version", "/v");
+  if (type === void 0) return fail("frame.type", "/type");
+  const known = knownFrame(type);
   if (!known) return { verdict: "ignore", type };
-  if (size > known[1]) return reject(frame, type, [frameError("frame.size")]);
+  if (duplicate != DUP_NONE) return fail("frame.duplicate-key");
+  if (utf8Length(text) > known[1]) return fail("frame.size");
   const violations = known[0](frame);
   if (violations.length == 0) return { verdict: "accept", type };
   return reject(

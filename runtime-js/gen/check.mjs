@@ -4,14 +4,16 @@
 // R2 (unknown snug:* types are ignored), R6 (size class by type), the
 // schemas and the refinements, and builds the answer a host sends back.
 
-import { CODE_MALFORMED, MAX_DB_FRAME_BYTES, MAX_FRAME_BYTES, MAX_NET_FRAME_BYTES, PROTOCOL_VERSIONS, RECOVER_MAX_LENGTH, RECOVER_MIN_LENGTH, RETRYABLE_CODES, TYPE_APP_ANNOUNCE, TYPE_APP_CANCEL, TYPE_APP_EVENT, TYPE_APP_MESSAGE, TYPE_APP_RESPONSE, TYPE_DB_REQUEST, TYPE_DB_RESPONSE, TYPE_HOST_EVENT, TYPE_HOST_READY, TYPE_NET_REQUEST, TYPE_NET_RESPONSE, TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, VERSION } from "./constants.mjs";
+import { CODE_MALFORMED, ERROR_MESSAGE_MAX_LENGTH, MAX_DB_FRAME_BYTES, MAX_FRAME_BYTES, MAX_NET_FRAME_BYTES, PROTOCOL_VERSIONS, RECOVER_MAX_LENGTH, RECOVER_MIN_LENGTH, RETRYABLE_CODES, TYPE_APP_ANNOUNCE, TYPE_APP_CANCEL, TYPE_APP_EVENT, TYPE_APP_MESSAGE, TYPE_APP_RESPONSE, TYPE_DB_REQUEST, TYPE_DB_RESPONSE, TYPE_HOST_EVENT, TYPE_HOST_READY, TYPE_NET_REQUEST, TYPE_NET_RESPONSE, TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, VERSION } from "./constants.mjs";
 import { validateAppAnnounce, validateHostReady, validateAppMessage, validateAppCancel, validateAppResponse, validateDBRequest, validateDBResponse, validateNetRequest, validateNetResponse, validateOpenURLRequest, validateOpenURLResult, validateHostEvent, validateAppEvent, } from "./validate.mjs";
 
 /** Frame-level rules (rules.json frameRules): id → [code, message]. */
 const FRAME_RULES = {"frame.duplicate-key":["MALFORMED","a key appears twice in one object"],"frame.json":["MALFORMED","not a JSON object"],"frame.size":["MALFORMED","the frame is larger than its size class"],"frame.type":["MALFORMED","type is missing or not a string"],"frame.unsupported-version":["UNSUPPORTED_VERSION","v is an integer other than a supported protocol version"],"frame.version":["MALFORMED","v is missing or not an integer"]};
 
-/** Per known type: [validator, size class limit, answer type]. */
+/** Per known type: [validator, size class limit, answer type]. No prototype:
+ * a type named "constructor" or "__proto__" is unknown like any other. */
 const FRAMES = {
+  __proto__: null,
   [TYPE_APP_ANNOUNCE]: [validateAppAnnounce, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
   [TYPE_HOST_READY]: [validateHostReady, MAX_FRAME_BYTES, null],
   [TYPE_APP_MESSAGE]: [validateAppMessage, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
@@ -26,6 +28,7 @@ const FRAMES = {
   [TYPE_HOST_EVENT]: [validateHostEvent, MAX_FRAME_BYTES, null],
   [TYPE_APP_EVENT]: [validateAppEvent, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
 };
+const knownFrame = (type) => (typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : undefined);
 
 /** Message of each refinement and check id. */
 const REFINEMENT_MESSAGES = {"net.body.method":"a body is not allowed on GET or HEAD","net.header.credential":"credential-shaped header; the host injects credentials, an app cannot send them","net.header.duplicate":"header name repeats another one case-insensitively","openurl.url":"the URL must be read the same by a WHATWG and a strict RFC 3986 parser","openurl.url.char":"a character outside RFC 3986's set (space, control, non-ASCII, \\ \" < > ^ ` { | }) or not allowed where it stands","openurl.url.host":"the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, or is a bad IPv6 literal","openurl.url.percent":"% not followed by two hex digits","openurl.url.port":"the port is not a decimal number 0-65535","openurl.url.scheme":"must start with https:// (the authority form)","openurl.url.userinfo":"@ in the authority: no username or password, empty userinfo included"};
@@ -52,19 +55,30 @@ const codePoints = (s) => [...s].length;
 // utf8Length is the byte length of s encoded as UTF-8.
 const utf8Length = (s) => new TextEncoder().encode(s).length;
 
-// hasDuplicateKey reports whether JSON text (already known to parse) has an
-// object that names one key twice, anywhere: JSON.parse silently keeps the
-// last, a host rejects the frame.
-function hasDuplicateKey(text) {
+// Where a JSON text names one key twice: nowhere, only below the top-level v
+// and type (an unknown type is still ignored, R2), or at v or type (the
+// frame has no single reading).
+const DUP_NONE = 0;
+const DUP_INNER = 1;
+const DUP_HEADER = 2;
+
+// duplicates scans JSON text (already known to parse) for an object that
+// names one key twice, anywhere: JSON.parse silently keeps the last, a host
+// rejects the frame.
+function duplicates(text) {
   const stack = []; // per open object its keys, per open array null
   let expectKey = false;
+  let found = DUP_NONE;
   for (const [token] of text.matchAll(/"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g)) {
     const c = token[0];
     if (c == '"') {
       if (expectKey) {
         const keys = stack[stack.length - 1];
         const key = JSON.parse(token);
-        if (keys.has(key)) return true;
+        if (keys.has(key)) {
+          if (stack.length == 1 && (key == "v" || key == "type")) return DUP_HEADER;
+          found = DUP_INNER;
+        }
         keys.add(key);
         expectKey = false;
       }
@@ -75,7 +89,54 @@ function hasDuplicateKey(text) {
     else if (c == "}" || c == "]") stack.pop();
     else expectKey = stack[stack.length - 1] != null; // ,
   }
-  return false;
+  return found;
+}
+
+// jsonText is JSON.stringify(value) without recursion, so a value nested
+// deeper than the stack (a state 5,000 arrays deep) still has its text:
+// members that are undefined, functions or symbols are left out (null in an
+// array), toJSON is honoured, non-finite numbers are null. It throws a
+// TypeError where JSON.stringify does (a cycle, a BigInt) and returns
+// undefined when the value itself has no JSON text.
+function jsonText(value) {
+  const out = [];
+  const open = new Set(); // the objects being written, for cycles
+  const work = [["", value, null]]; // [key, value, container state] or a closing string/object
+  while (work.length) {
+    const item = work.pop();
+    if (typeof item == "string") {
+      out.push(item);
+      continue;
+    }
+    if (!Array.isArray(item)) {
+      open.delete(item.done);
+      out.push(item.close);
+      continue;
+    }
+    let [key, v, box] = item;
+    if (v !== null && (typeof v == "object" || typeof v == "bigint") && typeof v.toJSON == "function") v = v.toJSON(key);
+    if (v instanceof Number || v instanceof String || v instanceof Boolean) v = v.valueOf();
+    const t = typeof v;
+    const skip = v === undefined || t == "function" || t == "symbol";
+    if (skip && box && !box.array) continue;
+    if (box) out.push((box.n++ ? "," : "") + (box.array ? "" : JSON.stringify(key) + ":"));
+    if (skip) {
+      if (box) out.push("null");
+      else return undefined;
+    } else if (t == "bigint") throw new TypeError("a BigInt has no JSON text");
+    else if (v === null || t != "object") out.push(t == "number" && !Number.isFinite(v) ? "null" : JSON.stringify(v));
+    else {
+      if (open.has(v)) throw new TypeError("a cycle has no JSON text");
+      open.add(v);
+      const array = Array.isArray(v);
+      const inner = { n: 0, array };
+      out.push(array ? "[" : "{");
+      work.push({ done: v, close: array ? "]" : "}" });
+      const members = array ? Array.from(v, (x, i) => [String(i), x, inner]) : Object.keys(v).map((k) => [k, v[k], inner]);
+      for (let i = members.length - 1; i >= 0; i--) work.push(members[i]);
+    }
+  }
+  return out.join("");
 }
 
 /** Answer types with no error seat, and how they refuse (rules.json refusal). */
@@ -94,20 +155,37 @@ function answerFor(type, requestId, code, message) {
   };
 }
 
+// summary lists up to n violations sorted by path, then rule, the way the Go
+// RejectError does.
+function summary(errors, n) {
+  const sorted = [...errors].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0));
+  const parts = sorted.slice(0, n).map((e) => `${e.path || "/"}: ${e.message} (${e.rule})`);
+  if (sorted.length > n) parts.push(`and ${sorted.length - n} more`);
+  return parts.join("; ");
+}
+
+// answerMessage is the error message of the answer: three violations at
+// most, cut to the error schema's message maxLength in code points with an
+// ellipsis as the last one.
+function answerMessage(errors) {
+  const message = summary(errors, 3);
+  const points = [...message];
+  return points.length > ERROR_MESSAGE_MAX_LENGTH ? points.slice(0, ERROR_MESSAGE_MAX_LENGTH - 1).join("") + "…" : message;
+}
+
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
   // The last occurrence of a repeated key is the value, as in JSON.parse.
-  const id = isObject(frame) ? frame["requestId"] : undefined;
+  const id = isObject(frame) && Object.hasOwn(frame, "requestId") ? frame["requestId"] : undefined;
   const n = typeof id == "string" ? codePoints(id) : -1;
   const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
-  const known = FRAMES[frameType];
+  const known = knownFrame(frameType);
   const answerType = (known && known[2]) || TYPE_APP_RESPONSE;
-  const message = errors.map((e) => (e.path ? e.path + ": " : "") + e.message).join("; ");
   return {
     verdict: "reject",
     code,
     requestId,
-    answer: requestId === null ? null : answerFor(answerType, requestId, code, message),
+    answer: requestId === null ? null : answerFor(answerType, requestId, code, answerMessage(errors)),
     errors: errors.map(({ path, rule, message }) => ({ path, rule, message })),
   };
 }
@@ -115,36 +193,43 @@ function reject(frame, frameType, errors) {
 const frameError = (id, path = "") => ({ path, rule: id, code: FRAME_RULES[id][0], message: FRAME_RULES[id][1] });
 
 /**
- * Checks one frame the way a host does.
- * @param {unknown} input the frame: a decoded JSON value, or its JSON text as a string
+ * Checks one frame the way a host does. It never throws: input that has no
+ * JSON text (a cycle, a BigInt, undefined) is rejected as not JSON.
+ * @param {unknown} input the frame: its JSON text as a string, or a value,
+ *   checked as its JSON text (JSON.stringify's: an undefined member is absent)
  * @returns {import("./frames").Verdict} accept, ignore (R2), or reject with
  *   the code, the recovered requestId, the answer a host sends, and the errors
  */
 export function checkFrame(input) {
-  let frame = input;
-  let size;
-  let duplicate = false;
-  if (typeof input == "string") {
+  let text = input;
+  if (typeof input != "string") {
     try {
-      JSON.parse(input);
+      text = jsonText(input);
     } catch {
-      return reject(undefined, undefined, [frameError("frame.json")]);
+      text = undefined;
     }
-    frame = JSON.parse(input);
-    size = utf8Length(input);
-    duplicate = hasDuplicateKey(input);
-  } else {
-    size = utf8Length(JSON.stringify(input) ?? "");
+  }
+  let frame;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    return reject(undefined, undefined, [frameError("frame.json")]);
   }
   if (!isObject(frame)) return reject(frame, undefined, [frameError("frame.json")]);
+  const duplicate = duplicates(text);
   const type = typeof frame.type == "string" ? frame.type : undefined;
-  if (duplicate) return reject(frame, type, [frameError("frame.duplicate-key")]);
-  if (!Number.isInteger(frame.v)) return reject(frame, type, [frameError("frame.version", "/v")]);
-  if (!PROTOCOL_VERSIONS.includes(frame.v)) return reject(frame, type, [frameError("frame.unsupported-version", "/v")]);
-  if (type === undefined) return reject(frame, type, [frameError("frame.type", "/type")]);
-  const known = FRAMES[type];
+  // A key twice comes before every other frame rule, but R2 ignores an
+  // unknown type with a valid v whatever its other keys hold.
+  const fail = (id, path) =>
+    reject(frame, type, [frameError(duplicate == DUP_NONE ? id : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
+  if (duplicate == DUP_HEADER) return fail("frame.duplicate-key");
+  if (!Number.isInteger(frame.v)) return fail("frame.version", "/v");
+  if (!PROTOCOL_VERSIONS.includes(frame.v)) return fail("frame.unsupported-version", "/v");
+  if (type === undefined) return fail("frame.type", "/type");
+  const known = knownFrame(type);
   if (!known) return { verdict: "ignore", type };
-  if (size > known[1]) return reject(frame, type, [frameError("frame.size")]);
+  if (duplicate != DUP_NONE) return fail("frame.duplicate-key");
+  if (utf8Length(text) > known[1]) return fail("frame.size");
   const violations = known[0](frame);
   if (violations.length == 0) return { verdict: "accept", type };
   return reject(

@@ -54,8 +54,12 @@ function check(t, v, p, out, top) {
     if (n < t.n) bad("minLength");
     if (n > t.x) bad("maxLength");
   }
-  if (v < t.lo) bad("minimum");
-  if (v > t.hi) bad("maximum");
+  // Only a number is compared: < on an object would call its toString or
+  // valueOf member (a payload may hold one) or join a deep array.
+  if (typeof v == "number") {
+    if (v < t.lo) bad("minimum");
+    if (v > t.hi) bad("maximum");
+  }
   if (k == "a") {
     if (v.length < t.ni) bad("minItems");
     if (v.length > t.xi) bad("maxItems");
