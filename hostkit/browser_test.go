@@ -22,7 +22,11 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
+
+// The browser tests share one Chromium (internal/browsertest), ended here.
+func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 
 func readTestdata(t *testing.T, name string) []byte {
 	t.Helper()
@@ -47,24 +51,8 @@ func startHost(t *testing.T, opts ...hostkit.Option) *hostkit.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveHost(t, h)
+	browsertest.ServeHost(t, h)
 	return h
-}
-
-func serveHost(t *testing.T, h *hostkit.Host) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- h.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
 }
 
 // The handshake: the list shows the app's icon, colour and name; the
@@ -72,39 +60,39 @@ func serveHost(t *testing.T, h *hostkit.Host) {
 // holds.
 func TestRunnerHandshakeAndMetadata(t *testing.T) {
 	h := startHost(t, hostkit.WithDataDir(t.TempDir()))
-	tab := openRunner(t, h, "probe")
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
 	type item struct{ App, Icon, Name, Background string }
-	list := eval[[]item](t, tab, `[...document.querySelectorAll('#app-list .app-button')].map(b => ({
+	list := browsertest.Eval[[]item](t, runner.Tab, `[...document.querySelectorAll('#app-list .app-button')].map(b => ({
 		app: b.dataset.app, icon: b.querySelector('.icon').textContent,
 		name: b.querySelector('.app-name').textContent, background: b.querySelector('.icon').style.background}))`)
 	if len(list) != 2 || list[0].App != "probe" || list[0].Icon != "🧪" || list[0].Name != "Probe" || list[0].Background != "rgb(126, 87, 194)" {
 		t.Fatalf("app list = %+v", list)
 	}
-	slot := slots(t, tab)[0]
-	shown := eval[string](t, tab, `document.querySelector('article.instance').dataset.instanceId`)
-	meta := eval[string](t, tab, `document.querySelector('article.instance .meta').textContent`)
-	frame := appFrame(t, tab, slot)
-	held := eval[string](t, frame, `snug.ready.then(i => i.instanceId)`)
+	slot := runner.Slots()[0]
+	shown := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance').dataset.instanceId`)
+	meta := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance .meta').textContent`)
+	frame := runner.SlotFrame(slot)
+	held := browsertest.Eval[string](t, frame, `snug.ready.then(i => i.instanceId)`)
 	if shown == "" || shown != held {
 		t.Fatalf("runner shows instance %q, the app holds %q", shown, held)
 	}
 	if !strings.Contains(meta, "v1") {
 		t.Errorf("instance header %q does not show the protocol version", meta)
 	}
-	caps := eval[map[string]bool](t, frame, `snug.ready.then(i => i.capabilities)`)
+	caps := browsertest.Eval[map[string]bool](t, frame, `snug.ready.then(i => i.capabilities)`)
 	if !caps["db"] || !caps["streaming"] || !caps["openUrl"] {
 		t.Errorf("capabilities = %v", caps)
 	}
-	c := counts(t, tab)
+	c := runner.Counts()
 	if c.InByType["snug:app-announce"] != 1 || c.OutByType["snug:host-ready"] < 1 {
 		t.Errorf("inspector counts = %+v", c)
 	}
 
 	// The list shows what the app announces (display metadata only: the
 	// host's key and URL stay).
-	eval[bool](t, frame, `(snug.announce({appId: "test.probe", displayName: "Renamed", iconEmoji: "🚀", iconColor: "#ff7043"}), true)`)
-	waitFor(t, tab, "the renamed app", `document.querySelector('#app-list .app-button[data-app="probe"] .app-name').textContent === "Renamed"`)
-	if icon := eval[string](t, tab, `document.querySelector('#app-list .app-button[data-app="probe"] .icon').textContent`); icon != "🚀" {
+	browsertest.Eval[bool](t, frame, `(snug.announce({appId: "test.probe", displayName: "Renamed", iconEmoji: "🚀", iconColor: "#ff7043"}), true)`)
+	runner.WaitFor("the renamed app", `document.querySelector('#app-list .app-button[data-app="probe"] .app-name').textContent === "Renamed"`)
+	if icon := browsertest.Eval[string](t, runner.Tab, `document.querySelector('#app-list .app-button[data-app="probe"] .icon').textContent`); icon != "🚀" {
 		t.Errorf("icon after announce = %q", icon)
 	}
 }
@@ -126,9 +114,9 @@ const askJS = `(async () => {
 
 func TestAskStreamsWithMockAgent(t *testing.T) {
 	h := startHost(t, hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 8})))
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	r := eval[askResult](t, frame, fmt.Sprintf(askJS, "summarize", `{text: "a long text"}`,
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
+	r := browsertest.Eval[askResult](t, frame, fmt.Sprintf(askJS, "summarize", `{text: "a long text"}`,
 		`, schema: {type: "object", required: ["summary"], properties: {summary: {type: "string"}}}`))
 	if r.Code != "" || r.Data["summary"] == nil {
 		t.Fatalf("ask = %+v", r)
@@ -136,7 +124,7 @@ func TestAskStreamsWithMockAgent(t *testing.T) {
 	if len(r.Texts) < 2 || !r.Cumulative {
 		t.Fatalf("streaming texts = %q (cumulative %v): want several cumulative steps", r.Texts, r.Cumulative)
 	}
-	c := counts(t, tab)
+	c := runner.Counts()
 	if c.Streaming < 2 || c.OutByType["snug:app-response"] != c.Streaming+1 {
 		t.Errorf("inspector: %d streaming, %d app-response frames out; want one terminal after the streaming ones", c.Streaming, c.OutByType["snug:app-response"])
 	}
@@ -168,9 +156,9 @@ func TestAskStreamsWithOpenAICompatibleServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startHost(t, hostkit.WithAgent(backend))
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	r := eval[askResult](t, frame, fmt.Sprintf(askJS, "greet", `{name: "Ada"}`, ""))
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
+	r := browsertest.Eval[askResult](t, frame, fmt.Sprintf(askJS, "greet", `{name: "Ada"}`, ""))
 	if r.Code != "" || r.Data["message"] != "hello from the fake server" {
 		t.Fatalf("ask = %+v", r)
 	}
@@ -184,9 +172,9 @@ func TestAskStreamsWithOpenAICompatibleServer(t *testing.T) {
 
 func TestCancelEndsTheRequest(t *testing.T) {
 	h := startHost(t, hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 2, Delay: 40 * time.Millisecond})))
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	r := eval[askResult](t, frame, `(async () => {
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
+	r := browsertest.Eval[askResult](t, frame, `(async () => {
 		const ac = new AbortController();
 		const texts = [];
 		try {
@@ -198,15 +186,15 @@ func TestCancelEndsTheRequest(t *testing.T) {
 		t.Fatalf("ask after abort = %+v, want CANCELLED", r)
 	}
 	// The host saw the cancel and answered the request once, with CANCELLED.
-	waitFor(t, tab, "the host's CANCELLED terminal", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
+	runner.WaitFor("the host's CANCELLED terminal", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
 		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
-	c := counts(t, tab)
+	c := runner.Counts()
 	if c.InByType["snug:app-cancel"] != 1 {
 		t.Errorf("inspector saw %d app-cancel frames, want 1", c.InByType["snug:app-cancel"])
 	}
 	// Later streaming steps of the cancelled request never reach the app.
 	time.Sleep(200 * time.Millisecond)
-	after := counts(t, tab)
+	after := runner.Counts()
 	if after.OutByType["snug:app-response"] != c.OutByType["snug:app-response"] {
 		t.Errorf("frames for the cancelled request kept coming: %d then %d", c.OutByType["snug:app-response"], after.OutByType["snug:app-response"])
 	}
@@ -230,9 +218,9 @@ func TestDBSurvivesRestart(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- h1.Serve() }()
-	tab := openRunner(t, h1, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	r := eval[dbResult](t, frame, `(async () => {
+	runner := browsertest.OpenRunner(t, h1.URL(), "probe")
+	frame := runner.Frame(0)
+	r := browsertest.Eval[dbResult](t, frame, `(async () => {
 		try {
 			await snug.db.exec("create table todo (id integer primary key, title text, done integer)");
 			await snug.db.exec("insert into todo (title, done) values (?, ?), (?, ?)", ["write tests", 1, "ship", 0]);
@@ -247,7 +235,7 @@ func TestDBSurvivesRestart(t *testing.T) {
 	if r.Code != "" || len(r.Rows) != 1 || r.Bytes < 512 {
 		t.Fatalf("db before import = %+v", r)
 	}
-	r = eval[dbResult](t, frame, `(async () => {
+	r = browsertest.Eval[dbResult](t, frame, `(async () => {
 		try {
 			const {bytes} = await snug.db.import(window.snapshot);
 			const {rows} = await snug.db.exec("select title, done from todo order by id");
@@ -267,9 +255,9 @@ func TestDBSurvivesRestart(t *testing.T) {
 	}
 
 	h2 := startHost(t, hostkit.WithDataDir(data))
-	tab2 := openRunner(t, h2, "probe")
-	frame2 := appFrame(t, tab2, slots(t, tab2)[0])
-	r = eval[dbResult](t, frame2, `(async () => {
+	runner2 := browsertest.OpenRunner(t, h2.URL(), "probe")
+	frame2 := runner2.Frame(0)
+	r = browsertest.Eval[dbResult](t, frame2, `(async () => {
 		try {
 			const {rows} = await snug.db.exec("select title, done from todo order by id");
 			return {rows, kv: await snug.db.get("prefs")};
@@ -296,43 +284,30 @@ func netServer(t *testing.T) (*httptest.Server, *atomic.Int64, hostkit.Option) {
 	return srv, &hits, opt
 }
 
-type confirmShown struct {
-	Open   bool   `json:"open"`
-	Kind   string `json:"kind"`
-	App    string `json:"app"`
-	Method string `json:"method"`
-	URL    string `json:"url"`
-}
-
-const confirmJS = `(() => { const d = document.getElementById('confirm'); return {open: d.open, kind: d.dataset.kind,
-	app: document.getElementById('confirm-app').textContent, method: document.getElementById('confirm-method').textContent,
-	url: document.getElementById('confirm-url').textContent}; })()`
-
 func TestNetConfirmDenyThenAllow(t *testing.T) {
 	srv, hits, netOpt := netServer(t)
 	h := startHost(t, netOpt)
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
 	url := srv.URL + "/items?q=1"
 	fetchJS := fmt.Sprintf(`window.netResult = snug.net.fetch(%q, {method: "POST", body: "x=1", headers: {"content-type": "text/plain"}})
 		.then(async r => ({status: r.status, body: await r.text(), cookie: r.headers.get("set-cookie")}), e => ({code: e.code})); true`, url)
 
-	eval[bool](t, frame, fetchJS)
-	waitFor(t, tab, "the net confirm dialog", `document.getElementById('confirm').open`)
-	shown := eval[confirmShown](t, tab, confirmJS)
+	browsertest.Eval[bool](t, frame, fetchJS)
+	shown := runner.Confirm()
 	if shown.Kind != "net" || shown.App != "Probe (probe)" || shown.Method != "POST" || shown.URL != url {
 		t.Fatalf("dialog shows %+v, want app name, POST and %s", shown, url)
 	}
-	run(t, tab, "deny", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="deny"]`)))
-	denied := eval[map[string]any](t, frame, `window.netResult`)
+	browsertest.Do(t, runner.Tab, "deny", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="deny"]`)))
+	denied := browsertest.Eval[map[string]any](t, frame, `window.netResult`)
 	if denied["code"] != "NET_CONFIRM_DENIED" || hits.Load() != 0 {
 		t.Fatalf("after deny: %v, %d hits", denied, hits.Load())
 	}
 
-	eval[bool](t, frame, fetchJS)
-	waitFor(t, tab, "the net confirm dialog again", `document.getElementById('confirm').open`)
-	run(t, tab, "allow once", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="once"]`)))
-	got := eval[map[string]any](t, frame, `window.netResult`)
+	browsertest.Eval[bool](t, frame, fetchJS)
+	runner.WaitFor("the net confirm dialog again", `document.getElementById('confirm').open`)
+	browsertest.Do(t, runner.Tab, "allow once", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="once"]`)))
+	got := browsertest.Eval[map[string]any](t, frame, `window.netResult`)
 	if got["status"] != float64(200) || got["body"] != `{"path":"/items","method":"POST"}` || got["cookie"] != nil {
 		t.Fatalf("after allow: %v", got)
 	}
@@ -341,36 +316,21 @@ func TestNetConfirmDenyThenAllow(t *testing.T) {
 	}
 	// A request the app abandons while its dialog is up: the host withdraws
 	// the question and the dialog closes.
-	eval[bool](t, frame, fmt.Sprintf(`(() => { const ac = new AbortController(); window.abandon = ac;
+	browsertest.Eval[bool](t, frame, fmt.Sprintf(`(() => { const ac = new AbortController(); window.abandon = ac;
 		window.netResult = snug.net.fetch(%q, {signal: ac.signal}).then(r => r.status, e => e.code); return true; })()`, url))
-	waitFor(t, tab, "the dialog again", `document.getElementById('confirm').open`)
-	eval[bool](t, frame, `(window.abandon.abort(), true)`)
-	waitFor(t, tab, "the dialog to close", `!document.getElementById('confirm').open`)
-	if got := eval[string](t, frame, `window.netResult`); got != "CANCELLED" {
+	runner.WaitFor("the dialog again", `document.getElementById('confirm').open`)
+	browsertest.Eval[bool](t, frame, `(window.abandon.abort(), true)`)
+	runner.WaitFor("the dialog to close", `!document.getElementById('confirm').open`)
+	if got := browsertest.Eval[string](t, frame, `window.netResult`); got != "CANCELLED" {
 		t.Errorf("abandoned fetch = %q, want CANCELLED", got)
 	}
 
-	waitFor(t, tab, "two audit rows", `document.querySelectorAll('#audit tbody tr').length >= 2`)
-	decisions := eval[[]string](t, tab, `[...document.querySelectorAll('#audit tbody tr .decision')].map(td => td.textContent)`)
+	runner.WaitFor("two audit rows", `document.querySelectorAll('#audit tbody tr').length >= 2`)
+	decisions := browsertest.Eval[[]string](t, runner.Tab, `[...document.querySelectorAll('#audit tbody tr .decision')].map(td => td.textContent)`)
 	// Newest first; the two oldest are the deny and the allow.
 	if n := len(decisions); decisions[n-2] != "allowed" || decisions[n-1] != "NET_CONFIRM_DENIED" {
 		t.Errorf("audit decisions = %q", decisions)
 	}
-}
-
-func pageTargets(t *testing.T, ctx context.Context) []*target.Info {
-	t.Helper()
-	infos, err := chromedp.Targets(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []*target.Info
-	for _, in := range infos {
-		if in.Type == "page" {
-			pages = append(pages, in)
-		}
-	}
-	return pages
 }
 
 // open-url: nothing opens until the user clicks Open in the host's own
@@ -380,33 +340,32 @@ func TestOpenURLConfirm(t *testing.T) {
 	// the window that opens connects there (a TLS handshake it cannot finish).
 	can := newCanary(t)
 	h := startHost(t)
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	runnerURL := eval[string](t, tab, `location.href`)
-	before := len(pageTargets(t, tab))
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
+	runnerURL := browsertest.Eval[string](t, runner.Tab, `location.href`)
+	before := len(browsertest.PageTargets(t, runner.Tab))
 	link := fmt.Sprintf("https://docs-canary.test:%d/guide?x=1#part", can.port())
 
-	eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
-	waitFor(t, tab, "the open-url dialog", `document.getElementById('confirm').open`)
-	shown := eval[confirmShown](t, tab, confirmJS)
+	browsertest.Eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
+	shown := runner.Confirm()
 	if shown.Kind != "open-url" || shown.URL != link || shown.App == "" {
 		t.Fatalf("dialog shows %+v", shown)
 	}
-	if hidden := eval[bool](t, tab, `document.querySelector('#confirm [data-snug-confirm="always"]').hidden`); !hidden {
+	if hidden := browsertest.Eval[bool](t, runner.Tab, `document.querySelector('#confirm [data-snug-confirm="always"]').hidden`); !hidden {
 		t.Error("open-url offers 'always'")
 	}
 	time.Sleep(200 * time.Millisecond)
-	if n := len(pageTargets(t, tab)); n != before || can.conns.Load() != 0 {
+	if n := len(browsertest.PageTargets(t, runner.Tab)); n != before || can.conns.Load() != 0 {
 		t.Fatalf("a window opened before the click: %d pages, had %d; %d connections to the link's host", n, before, can.conns.Load())
 	}
-	run(t, tab, "click Open", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="once"]`)))
-	if got := eval[string](t, frame, `window.openResult`); got != "opened" {
+	browsertest.Do(t, runner.Tab, "click Open", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="once"]`)))
+	if got := browsertest.Eval[string](t, frame, `window.openResult`); got != "opened" {
 		t.Fatalf("openUrl = %q, want opened", got)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for len(pageTargets(t, tab)) != before+1 {
+	for len(browsertest.PageTargets(t, runner.Tab)) != before+1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("no new window after the click: %d pages", len(pageTargets(t, tab)))
+			t.Fatalf("no new window after the click: %d pages", len(browsertest.PageTargets(t, runner.Tab)))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -416,61 +375,61 @@ func TestOpenURLConfirm(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	for _, p := range pageTargets(t, tab) {
+	for _, p := range browsertest.PageTargets(t, runner.Tab) {
 		if p.URL != runnerURL && p.URL != "about:blank" {
-			_, _ = chromedp.CallBrowser(tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
+			_, _ = chromedp.CallBrowser(runner.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
 		}
 	}
-	if now := eval[string](t, tab, `location.href`); now != runnerURL {
+	if now := browsertest.Eval[string](t, runner.Tab, `location.href`); now != runnerURL {
 		t.Fatalf("the runner navigated to %s", now)
 	}
-	if state := eval[string](t, tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
+	if state := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
 		t.Fatalf("the app frame is %s after open-url", state)
 	}
 
 	// Cancel answers declined and opens nothing.
-	before = len(pageTargets(t, tab))
+	before = len(browsertest.PageTargets(t, runner.Tab))
 	reached := can.conns.Load()
-	eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
-	waitFor(t, tab, "the open-url dialog", `document.getElementById('confirm').open`)
-	run(t, tab, "click Cancel", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="deny"]`)))
-	if got := eval[string](t, frame, `window.openResult`); got != "declined" {
+	browsertest.Eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
+	runner.WaitFor("the open-url dialog", `document.getElementById('confirm').open`)
+	browsertest.Do(t, runner.Tab, "click Cancel", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="deny"]`)))
+	if got := browsertest.Eval[string](t, frame, `window.openResult`); got != "declined" {
 		t.Fatalf("openUrl after cancel = %q, want declined", got)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if n := len(pageTargets(t, tab)); n > before || can.conns.Load() != reached {
+	if n := len(browsertest.PageTargets(t, runner.Tab)); n > before || can.conns.Load() != reached {
 		t.Fatalf("cancel opened a window: %d pages, had %d", n, before)
 	}
 }
 
 func TestThemeToggleReachesTheApp(t *testing.T) {
 	h := startHost(t, hostkit.WithTheme("light"))
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	start := eval[string](t, tab, `document.documentElement.dataset.theme`)
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
+	start := browsertest.Eval[string](t, runner.Tab, `document.documentElement.dataset.theme`)
 	want := "dark"
 	if start == "dark" {
 		want = "light"
 	}
-	run(t, tab, "toggle the theme", chromedp.Click(chromedp.ID("theme-toggle")))
-	if got := eval[string](t, tab, `document.documentElement.dataset.theme`); got != want {
+	browsertest.Do(t, runner.Tab, "toggle the theme", chromedp.Click(chromedp.ID("theme-toggle")))
+	if got := browsertest.Eval[string](t, runner.Tab, `document.documentElement.dataset.theme`); got != want {
 		t.Fatalf("runner theme = %s, want %s", got, want)
 	}
-	waitFor(t, frame, "the app's theme", fmt.Sprintf(`snug.ready.then(i => document.documentElement.dataset.theme === %q && i.theme.mode === %q)`, want, want))
-	if got := eval[[]string](t, frame, `window.probeThemes`); len(got) == 0 || got[len(got)-1] != want {
+	browsertest.WaitFor(t, frame, "the app's theme", fmt.Sprintf(`snug.ready.then(i => document.documentElement.dataset.theme === %q && i.theme.mode === %q)`, want, want))
+	if got := browsertest.Eval[[]string](t, frame, `window.probeThemes`); len(got) == 0 || got[len(got)-1] != want {
 		t.Fatalf("theme-change events = %q", got)
 	}
 }
 
 func TestResizeSetsFrameHeight(t *testing.T) {
 	h := startHost(t)
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	eval[bool](t, frame, `(() => { const d = document.createElement('div'); d.style.height = '900px'; document.body.append(d); return true; })()`)
-	waitFor(t, tab, "the frame to grow", `document.querySelector('article.instance iframe').getBoundingClientRect().height > 900`)
-	eval[bool](t, frame, `(() => { document.body.lastElementChild.remove(); return true; })()`)
-	waitFor(t, tab, "the frame to shrink", `document.querySelector('article.instance iframe').getBoundingClientRect().height < 400`)
-	if c := counts(t, tab); c.InByType["snug:app-event"] < 2 {
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
+	browsertest.Eval[bool](t, frame, `(() => { const d = document.createElement('div'); d.style.height = '900px'; document.body.append(d); return true; })()`)
+	runner.WaitFor("the frame to grow", `document.querySelector('article.instance iframe').getBoundingClientRect().height > 900`)
+	browsertest.Eval[bool](t, frame, `(() => { document.body.lastElementChild.remove(); return true; })()`)
+	runner.WaitFor("the frame to shrink", `document.querySelector('article.instance iframe').getBoundingClientRect().height < 400`)
+	if c := runner.Counts(); c.InByType["snug:app-event"] < 2 {
 		t.Errorf("inspector saw %d app-event frames", c.InByType["snug:app-event"])
 	}
 }
@@ -480,9 +439,9 @@ func TestResizeSetsFrameHeight(t *testing.T) {
 // href="#x" would resolve against the runner and navigate away).
 func TestHashLinksStayInTheApp(t *testing.T) {
 	h := startHost(t)
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	got := eval[string](t, frame, `(async () => {
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
+	got := browsertest.Eval[string](t, frame, `(async () => {
 		const a = Object.assign(document.createElement("a"), {href: "#settings", textContent: "settings"});
 		document.body.append(a);
 		a.click();
@@ -492,7 +451,7 @@ func TestHashLinksStayInTheApp(t *testing.T) {
 	if got != "/apps/probe/#settings" {
 		t.Fatalf("after the click the app is at %q", got)
 	}
-	if state := eval[string](t, tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
+	if state := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
 		t.Fatalf("the instance is %s after a hash link", state)
 	}
 }
@@ -508,26 +467,26 @@ func TestPageReconnectsAfterRestart(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- h1.Serve() }()
-	tab := openRunner(t, h1, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	eval[bool](t, frame, `snug.db.set("visits", 1).then(() => true)`)
-	first := eval[string](t, tab, `document.querySelector('article.instance').dataset.instanceId`)
+	runner := browsertest.OpenRunner(t, h1.URL(), "probe")
+	frame := runner.Frame(0)
+	browsertest.Eval[bool](t, frame, `snug.db.set("visits", 1).then(() => true)`)
+	first := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance').dataset.instanceId`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := h1.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	<-done
-	waitFor(t, tab, "the page to see the drop", `document.getElementById('conn').dataset.state !== 'open'`)
+	runner.WaitFor("the page to see the drop", `document.getElementById('conn').dataset.state !== 'open'`)
 
 	h2, err := hostkit.New(apps, hostkit.WithDataDir(data), hostkit.Addr(strings.TrimPrefix(h1.Origin(), "http://")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveHost(t, h2)
-	waitFor(t, tab, "a new instance", fmt.Sprintf(`(() => { const a = document.querySelector('article.instance[data-instance-id]'); return !!a && a.dataset.instanceId !== %q; })()`, first))
-	frame2 := appFrame(t, tab, slots(t, tab)[0])
-	if got := eval[int](t, frame2, `snug.db.get("visits")`); got != 1 {
+	browsertest.ServeHost(t, h2)
+	runner.WaitFor("a new instance", fmt.Sprintf(`(() => { const a = document.querySelector('article.instance[data-instance-id]'); return !!a && a.dataset.instanceId !== %q; })()`, first))
+	frame2 := runner.Frame(0)
+	if got := browsertest.Eval[int](t, frame2, `snug.db.get("visits")`); got != 1 {
 		t.Fatalf("after the restart visits = %d", got)
 	}
 }
@@ -536,14 +495,14 @@ func TestPageReconnectsAfterRestart(t *testing.T) {
 // replaced by a fresh frame with a new slot and a new instance.
 func TestReloadReplacesFrames(t *testing.T) {
 	h := startHost(t)
-	tab := openRunner(t, h, "probe", "other")
-	before := slots(t, tab)
-	first := eval[string](t, tab, `document.querySelector('article.instance[data-app="probe"]').dataset.instanceId`)
+	runner := browsertest.OpenRunner(t, h.URL(), "probe", "other")
+	before := runner.Slots()
+	first := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance[data-app="probe"]').dataset.instanceId`)
 	if err := h.Apps.Reload(context.Background(), "probe"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tab, "the new probe instance", fmt.Sprintf(`(() => { const a = document.querySelector('article.instance[data-app="probe"][data-instance-id]'); return !!a && a.dataset.instanceId !== %q; })()`, first))
-	after := slots(t, tab)
+	runner.WaitFor("the new probe instance", fmt.Sprintf(`(() => { const a = document.querySelector('article.instance[data-app="probe"][data-instance-id]'); return !!a && a.dataset.instanceId !== %q; })()`, first))
+	after := runner.Slots()
 	if len(after) != 2 || after[0] == before[0] || after[1] != before[1] {
 		t.Fatalf("slots %v → %v: want probe's replaced in place and other's kept", before, after)
 	}

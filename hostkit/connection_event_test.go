@@ -14,6 +14,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
 
 // TestGrantAndRevokeRingTheAppsDoorbell: a user's "always" for an origin
@@ -36,26 +37,26 @@ func TestGrantAndRevokeRingTheAppsDoorbell(t *testing.T) {
 		Name: "test-api", Origin: srv.URL, Header: "X-Token", SecretEnv: "SNUG_TEST_TOKEN",
 	}}}
 	h := startHost(t, hostkit.WithNet(cfg, netgate.WithAllowedAddrs(ap), netgate.WithTLSConfig(&tls.Config{RootCAs: pool})))
-	tab := openRunner(t, h, "probe")
-	frame := appFrame(t, tab, slots(t, tab)[0])
+	runner := browsertest.OpenRunner(t, h.URL(), "probe")
+	frame := runner.Frame(0)
 
-	eval[bool](t, frame, `(window.hints = [], snug.on("connection-event", (d) => hints.push(d)), true)`)
-	eval[bool](t, frame, fmt.Sprintf(`(window.netResult = snug.net.fetch(%q).then((r) => r.text(), (e) => e.code), true)`, srv.URL+"/me"))
-	waitFor(t, tab, "the net confirm dialog", `document.getElementById('confirm').open`)
-	run(t, tab, "allow always", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="always"]`)))
-	if got := eval[string](t, frame, `window.netResult`); got != "token=[REDACTED]" {
+	browsertest.Eval[bool](t, frame, `(window.hints = [], snug.on("connection-event", (d) => hints.push(d)), true)`)
+	browsertest.Eval[bool](t, frame, fmt.Sprintf(`(window.netResult = snug.net.fetch(%q).then((r) => r.text(), (e) => e.code), true)`, srv.URL+"/me"))
+	runner.WaitFor("the net confirm dialog", `document.getElementById('confirm').open`)
+	browsertest.Do(t, runner.Tab, "allow always", chromedp.Click(chromedp.CSS(`#confirm [data-snug-confirm="always"]`)))
+	if got := browsertest.Eval[string](t, frame, `window.netResult`); got != "token=[REDACTED]" {
 		t.Fatalf("answer = %q, want the injected token scrubbed", got)
 	}
-	waitFor(t, frame, "the connected hint", `hints.length >= 1`)
-	if got := eval[string](t, frame, `JSON.stringify(hints)`); got != `[{"connection":"test-api","state":"connected"}]` {
+	browsertest.WaitFor(t, frame, "the connected hint", `hints.length >= 1`)
+	if got := browsertest.Eval[string](t, frame, `JSON.stringify(hints)`); got != `[{"connection":"test-api","state":"connected"}]` {
 		t.Fatalf("hints = %s", got)
 	}
 
 	if err := h.Net.Forget("probe"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, frame, "the revoked hint", `hints.length >= 2`)
-	got := eval[string](t, frame, `JSON.stringify(hints)`)
+	browsertest.WaitFor(t, frame, "the revoked hint", `hints.length >= 2`)
+	got := browsertest.Eval[string](t, frame, `JSON.stringify(hints)`)
 	if !strings.HasSuffix(got, `{"connection":"test-api","state":"revoked"}]`) || strings.Contains(got, secret) {
 		t.Fatalf("hints = %s", got)
 	}

@@ -6,7 +6,6 @@ package hostkit_test
 // a UDP listener for STUN, and the host's own verdicts.
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent/mock"
 	"github.com/snuggen/snuggen/hostkit/server"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
 
 // stunListener counts UDP datagrams on loopback.
@@ -61,10 +61,10 @@ func TestSandboxEscapesFail(t *testing.T) {
 	stunPort, datagrams := stunListener(t)
 	doc := escapeDoc(t, "escape.html", can.port(), stunPort)
 	h := startHost(t, hostkit.WithApps(hostkit.BuiltApp("escape", doc, hostkit.Meta{DisplayName: "Escape"})))
-	tab := openRunnerRaw(t, h, "escape")
-	before := len(pageTargets(t, tab))
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	results := eval[map[string]string](t, frame, `window.escapeRun`)
+	runner := openRunnerRaw(t, h, "escape")
+	before := len(browsertest.PageTargets(t, runner.Tab))
+	frame := runner.Frame(0)
+	results := browsertest.Eval[map[string]string](t, frame, `window.escapeRun`)
 	// Give anything that left late (a ping, a beacon, STUN retries) time to land.
 	time.Sleep(1500 * time.Millisecond)
 
@@ -107,10 +107,10 @@ func TestSandboxEscapesFail(t *testing.T) {
 	if n := datagrams.Load(); n != 0 {
 		t.Errorf("the STUN listener got %d datagrams", n)
 	}
-	if n := len(pageTargets(t, tab)); n != before {
+	if n := len(browsertest.PageTargets(t, runner.Tab)); n != before {
 		t.Errorf("a window opened: %d pages, had %d", n, before)
 	}
-	if u := eval[string](t, tab, `location.href`); !strings.HasPrefix(u, h.URL()) {
+	if u := browsertest.Eval[string](t, runner.Tab, `location.href`); !strings.HasPrefix(u, h.URL()) {
 		t.Errorf("the runner navigated to %s", u)
 	}
 	t.Logf("escape results: %v", results)
@@ -124,9 +124,9 @@ func TestEscapeControlWithoutDefencesLeaks(t *testing.T) {
 	stunPort, datagrams := stunListener(t)
 	doc := escapeDoc(t, "escape.html", can.port(), stunPort)
 	srv := undefendedServer(t, doc)
-	tab := newTab(t)
-	run(t, tab, "open the undefended document", navigate(srv.URL))
-	waitFor(t, tab, "the attempts", `new Promise(r => setTimeout(() => r(true), 1500))`)
+	tab := browsertest.NewTab(t)
+	browsertest.Do(t, tab, "open the undefended document", chromedp.Navigate(srv.URL))
+	browsertest.WaitFor(t, tab, "the attempts", `new Promise(r => setTimeout(() => r(true), 1500))`)
 	if n := datagrams.Load(); n == 0 {
 		t.Error("without the prelude no STUN datagram left; the WebRTC test proves nothing")
 	}
@@ -161,9 +161,7 @@ func TestFrameNavigationsSendNothing(t *testing.T) {
 		can := newCanary(t)
 		doc := escapeDoc(t, "refresh.html", can.port(), 0)
 		h := startHost(t, hostkit.WithApps(hostkit.BuiltApp("refresh", doc, hostkit.Meta{DisplayName: "Refresh"})))
-		tab := newTab(t)
-		run(t, tab, "open the runner", navigate(h.URL()+"?app=refresh"))
-		waitFor(t, tab, "the instance to die", `document.querySelector('article.instance')?.dataset.state === 'dead'`)
+		browsertest.OpenRunnerUntil(t, h.URL(), "the instance to die", `document.querySelector('article.instance')?.dataset.state === 'dead'`, "refresh")
 		time.Sleep(500 * time.Millisecond)
 		if n := can.requests.Load(); n != 0 {
 			_, paths := can.hits()
@@ -174,20 +172,20 @@ func TestFrameNavigationsSendNothing(t *testing.T) {
 	t.Run("self navigation", func(t *testing.T) {
 		can := newCanary(t)
 		h := startHost(t)
-		tab := openRunner(t, h, "probe")
-		frame := appFrame(t, tab, slots(t, tab)[0])
-		eval[bool](t, frame, fmt.Sprintf(`(() => { location.href = "http://nav-canary.test:%d/self"; return true; })()`, can.port()))
-		waitFor(t, tab, "the instance to die", `document.querySelector('article.instance').dataset.state === 'dead'`)
+		runner := browsertest.OpenRunner(t, h.URL(), "probe")
+		frame := runner.Frame(0)
+		browsertest.Eval[bool](t, frame, fmt.Sprintf(`(() => { location.href = "http://nav-canary.test:%d/self"; return true; })()`, can.port()))
+		runner.WaitFor("the instance to die", `document.querySelector('article.instance').dataset.state === 'dead'`)
 		time.Sleep(500 * time.Millisecond)
 		if n := can.requests.Load(); n != 0 {
 			_, paths := can.hits()
 			t.Errorf("the self-navigation sent %d requests: %q", n, paths)
 		}
 		// The host marked the instance dead: it sends it nothing more.
-		outBefore := counts(t, tab).Out
-		run(t, tab, "toggle the theme", clickID("theme-toggle"))
+		outBefore := runner.Counts().Out
+		runner.Click("#theme-toggle")
 		time.Sleep(300 * time.Millisecond)
-		if out := counts(t, tab).Out; out != outBefore {
+		if out := runner.Counts().Out; out != outBefore {
 			t.Errorf("the host sent %d frames to a dead instance", out-outBefore)
 		}
 		t.Logf("self navigation: %d bare connections (residual), 0 requests", can.conns.Load())
@@ -203,25 +201,25 @@ type forgeResult struct {
 // ignored by the page and never reach the host.
 func TestForgedIdentityIsRejected(t *testing.T) {
 	h := startHost(t, hostkit.WithDataDir(t.TempDir()), hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 4, Delay: 20 * time.Millisecond})))
-	tab := openRunner(t, h, "probe", "other")
-	ss := slots(t, tab)
-	a, b := appFrame(t, tab, ss[0]), appFrame(t, tab, ss[1])
-	aInstance := eval[string](t, a, `snug.ready.then(i => i.instanceId)`)
-	bInstance := eval[string](t, b, `snug.ready.then(i => i.instanceId)`)
+	runner := browsertest.OpenRunner(t, h.URL(), "probe", "other")
+	ss := runner.Slots()
+	a, b := runner.SlotFrame(ss[0]), runner.SlotFrame(ss[1])
+	aInstance := browsertest.Eval[string](t, a, `snug.ready.then(i => i.instanceId)`)
+	bInstance := browsertest.Eval[string](t, b, `snug.ready.then(i => i.instanceId)`)
 
 	// B has a slow ask in flight; A names its requestId in a cancel of its
 	// own. The host looks the id up in A's instance only: B's ask finishes.
-	eval[bool](t, b, `(window.slow = snug.ask("slow", {}).then(() => "done", e => e.code), true)`)
-	bRequest := eval[string](t, tab, `new Promise(r => { const f = () => { const row = [...document.querySelectorAll('#frames tbody tr')].find(tr =>
+	browsertest.Eval[bool](t, b, `(window.slow = snug.ask("slow", {}).then(() => "done", e => e.code), true)`)
+	bRequest := browsertest.Eval[string](t, runner.Tab, `new Promise(r => { const f = () => { const row = [...document.querySelectorAll('#frames tbody tr')].find(tr =>
 		tr.dataset.slot === '`+ss[1]+`' && tr.dataset.type === 'snug:app-message'); row ? r(row.querySelector('.rid').textContent) : setTimeout(f, 20); }; f(); })`)
-	eval[bool](t, a, fmt.Sprintf(`(parent.postMessage({v: 1, type: "snug:app-cancel", requestId: %q, instanceId: %q}, "*"), true)`, bRequest, aInstance))
-	if got := eval[string](t, b, `window.slow`); got != "done" {
+	browsertest.Eval[bool](t, a, fmt.Sprintf(`(parent.postMessage({v: 1, type: "snug:app-cancel", requestId: %q, instanceId: %q}, "*"), true)`, bRequest, aInstance))
+	if got := browsertest.Eval[string](t, b, `window.slow`); got != "done" {
 		t.Fatalf("B's ask ended %q after A cancelled its requestId; want done", got)
 	}
 
 	// B starts a slow request it keeps in flight: a kvSet we can check later,
 	// and an ask whose requestId A will try to cancel.
-	eval[bool](t, b, `(async () => { await snug.db.set("owner", "b"); return true; })()`)
+	browsertest.Eval[bool](t, b, `(async () => { await snug.db.set("owner", "b"); return true; })()`)
 
 	collect := `(async (frames) => {
 		const answers = [];
@@ -237,7 +235,7 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 		{v: 1, type: "snug:app-message", requestId: "forged-ask", instanceId: %q, appId: "test.other", action: "x"},
 		{v: 1, type: "snug:app-cancel", requestId: "r1", instanceId: %q},
 	])`, collect, bInstance, bInstance, bInstance)
-	r := eval[forgeResult](t, a, forged)
+	r := browsertest.Eval[forgeResult](t, a, forged)
 	byID := map[string]map[string]any{}
 	for _, f := range r.Answers {
 		byID[f["requestId"].(string)] = f
@@ -252,35 +250,35 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 			t.Errorf("%s code %v, want MALFORMED", id, code)
 		}
 	}
-	if got := eval[string](t, b, `snug.db.get("owner")`); got != "b" {
+	if got := browsertest.Eval[string](t, b, `snug.db.get("owner")`); got != "b" {
 		t.Fatalf("B's data was changed by A's forged frame: owner = %q", got)
 	}
-	rejects := eval[int](t, tab, `[...document.querySelectorAll('#frames tbody tr')].filter(tr => tr.dataset.verdict === 'reject' && tr.dataset.slot === '`+ss[0]+`').length`)
+	rejects := browsertest.Eval[int](t, runner.Tab, `[...document.querySelectorAll('#frames tbody tr')].filter(tr => tr.dataset.verdict === 'reject' && tr.dataset.slot === '`+ss[0]+`').length`)
 	if rejects < 3 {
 		t.Errorf("inspector shows %d rejected frames from A, want 3", rejects)
 	}
 
 	// A window that is not an app frame: the runner itself and an extra
 	// frame in it post a well-formed announce. The page ignores both.
-	before := counts(t, tab).InByType["snug:app-announce"]
+	before := runner.Counts().InByType["snug:app-announce"]
 	const announce = `({v: 1, type: "snug:app-announce", appId: "evil", displayName: "Evil"})`
-	eval[bool](t, tab, `(() => { window.postMessage(`+announce+`, "*"); document.body.append(Object.assign(document.createElement("iframe"), {id: "stranger"})); return true; })()`)
-	nodes, err := chromedp.Run(tab, chromedp.Nodes(chromedp.CSS("#stranger")))
+	browsertest.Eval[bool](t, runner.Tab, `(() => { window.postMessage(`+announce+`, "*"); document.body.append(Object.assign(document.createElement("iframe"), {id: "stranger"})); return true; })()`)
+	nodes, err := chromedp.Run(runner.Tab, chromedp.Nodes(chromedp.CSS("#stranger")))
 	if err != nil || len(nodes) == 0 {
 		t.Fatalf("find the extra frame: %v", err)
 	}
-	world, err := chromedp.Call(tab, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: nodes[0].FrameID})
+	world, err := chromedp.Call(runner.Tab, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: nodes[0].FrameID})
 	if err != nil {
 		t.Fatalf("a script context in the extra frame: %v", err)
 	}
-	if _, err := chromedp.Call(tab, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
+	if _, err := chromedp.Call(runner.Tab, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
 		Expression: `parent.postMessage(` + announce + `, "*")`,
 		ContextID:  world.ExecutionContextID,
 	}); err != nil {
 		t.Fatalf("post from the extra frame: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if after := counts(t, tab).InByType["snug:app-announce"]; after != before {
+	if after := runner.Counts().InByType["snug:app-announce"]; after != before {
 		t.Errorf("announces from non-app windows reached the host: %d → %d", before, after)
 	}
 }
@@ -307,14 +305,7 @@ func undefendedServer(t *testing.T, doc []byte) *httptest.Server {
 
 // openRunnerRaw opens the runner with app mounted and waits for its frame to
 // load (an app without the runtime makes no handshake).
-func openRunnerRaw(t *testing.T, h *hostkit.Host, app string) context.Context {
+func openRunnerRaw(t *testing.T, h *hostkit.Host, app string) *browsertest.Runner {
 	t.Helper()
-	tab := newTab(t)
-	run(t, tab, "open the runner", navigate(h.URL()+"?app="+app))
-	waitFor(t, tab, "the frame to load", `document.querySelector('article.instance')?.dataset.state === 'live'`)
-	return tab
+	return browsertest.OpenRunnerUntil(t, h.URL(), "the frame to load", `document.querySelector('article.instance')?.dataset.state === 'live'`, app)
 }
-
-func navigate(u string) chromedp.Action[chromedp.Void] { return chromedp.Navigate(u) }
-
-func clickID(id string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.ID(id)) }

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
 
 var writeScreenshot = flag.Bool("screenshot", false, "write the runner screenshot to docs/runner.png")
@@ -38,12 +39,12 @@ func TestExamplesRunInTheRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveHost(t, h)
-	tab := openRunner(t, h, h.Apps.Keys()...)
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), h.Apps.Keys()...)
 	time.Sleep(500 * time.Millisecond)
-	c := counts(t, tab)
+	c := runner.Counts()
 	if c.Reject != 0 {
-		rows := eval[[]string](t, tab, `[...document.querySelectorAll('#frames tbody tr[data-verdict="reject"]')].map(tr => tr.textContent)`)
+		rows := browsertest.Eval[[]string](t, runner.Tab, `[...document.querySelectorAll('#frames tbody tr[data-verdict="reject"]')].map(tr => tr.textContent)`)
 		t.Errorf("the host rejected %d frames from the examples: %q", c.Reject, rows)
 	}
 	if got := c.InByType["snug:app-announce"]; got != len(h.Apps.Keys()) {
@@ -59,21 +60,21 @@ func TestRunnerScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveHost(t, h)
-	tab := openRunner(t, h, "notes")
-	frame := appFrame(t, tab, slots(t, tab)[0])
-	waitFor(t, frame, "the first note", `document.querySelectorAll('#list li').length === 1`)
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "notes")
+	frame := runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the first note", `document.querySelectorAll('#list li').length === 1`)
 	for i, note := range []string{"Groceries\nmilk, bread, coffee", "Snug runner\nEvery app in its own sandbox; the host brokers the rest."} {
 		if i > 0 {
-			run(t, frame, "a new note", chromedp.Click(chromedp.ID("new")))
-			waitFor(t, frame, "an empty note", `document.getElementById("text").value === ""`)
+			browsertest.Do(t, frame, "a new note", chromedp.Click(chromedp.ID("new")))
+			browsertest.WaitFor(t, frame, "an empty note", `document.getElementById("text").value === ""`)
 		}
-		eval[bool](t, frame, fmt.Sprintf(`(() => { const x = document.getElementById("text"); x.value = %q; x.dispatchEvent(new Event("input")); return true; })()`, note))
-		waitFor(t, frame, "saved", `document.getElementById("saved").textContent === "saved"`)
+		browsertest.Eval[bool](t, frame, fmt.Sprintf(`(() => { const x = document.getElementById("text"); x.value = %q; x.dispatchEvent(new Event("input")); return true; })()`, note))
+		browsertest.WaitFor(t, frame, "saved", `document.getElementById("saved").textContent === "saved"`)
 	}
-	waitFor(t, frame, "two notes", `document.querySelectorAll('#list li').length >= 2`)
+	browsertest.WaitFor(t, frame, "two notes", `document.querySelectorAll('#list li').length >= 2`)
 	time.Sleep(300 * time.Millisecond)
-	buf, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+	buf, err := chromedp.Run(runner.Tab, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}

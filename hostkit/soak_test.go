@@ -17,6 +17,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent/mock"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/internal/browsertest"
 )
 
 // soakJS runs n mixed requests from one app frame, a few at a time, and
@@ -125,27 +126,27 @@ func TestSoakTenInstances(t *testing.T) {
 	for i := range apps {
 		apps[i] = "probe"
 	}
-	tab := openRunner(t, h, apps...)
-	start := counts(t, tab)
-	ss := slots(t, tab)
+	runner := browsertest.OpenRunner(t, h.URL(), apps...)
+	start := runner.Counts()
+	ss := runner.Slots()
 	frames := make([]context.Context, len(ss))
 	for i, s := range ss {
-		frames[i] = appFrame(t, tab, s)
+		frames[i] = runner.SlotFrame(s)
 	}
 	// The DevTools DOM agent mirrors every node the inspector adds; a user's
 	// browser has none, so turn it off for the measurement.
-	if _, err := chromedp.Call(tab, dom.Disable, cdp.Empty{}); err != nil {
+	if _, err := chromedp.Call(runner.Tab, dom.Disable, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
-	taskBefore := runnerTaskSeconds(t, tab)
+	taskBefore := runnerTaskSeconds(t, runner.Tab)
 	t0 := time.Now()
 	for _, f := range frames {
-		eval[bool](t, f, fmt.Sprintf(`(window.soak = %s(%d, %q), true)`, soakJS, perInstance, upstream.URL+"/soak"))
+		browsertest.Eval[bool](t, f, fmt.Sprintf(`(window.soak = %s(%d, %q), true)`, soakJS, perInstance, upstream.URL+"/soak"))
 	}
 	var total, cancels int
 	sent := map[string]int{}
 	for i, f := range frames {
-		r := evalWithin[soakResult](t, f, `window.soak`, 3*time.Minute)
+		r := browsertest.EvalWithin[soakResult](t, f, `window.soak`, 3*time.Minute)
 		if r.More != 0 || r.ExactlyOne != r.IDs || r.IDs != perInstance+1 {
 			t.Errorf("instance %d: %d requestIds answered, %d exactly once, %d more than once; want %d exactly once",
 				i, r.IDs, r.ExactlyOne, r.More, perInstance+1)
@@ -157,8 +158,8 @@ func TestSoakTenInstances(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(t0)
-	runnerBusy := runnerTaskSeconds(t, tab) - taskBefore
-	c := counts(t, tab)
+	runnerBusy := runnerTaskSeconds(t, runner.Tab) - taskBefore
+	c := runner.Counts()
 	if got := c.Terminal - start.Terminal; got != total {
 		t.Errorf("inspector counted %d terminal frames delivered, the apps received %d", got, total)
 	}

@@ -225,6 +225,12 @@ func OpenRunnerUntil(t testing.TB, base, what, js string, apps ...string) *Runne
 	return r
 }
 
+// Attach returns the Runner of tab, a tab the test has already pointed at
+// the runner page itself.
+func Attach(t testing.TB, tab context.Context) *Runner {
+	return &Runner{t: t, Tab: tab}
+}
+
 // WaitFor polls a condition on the runner page.
 func (r *Runner) WaitFor(what, js string) {
 	r.t.Helper()
