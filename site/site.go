@@ -20,10 +20,13 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 //go:embed src
@@ -97,6 +100,20 @@ func hashSource(b []byte) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
+// MaxRelayedFrameBytes is the largest frame the page relays: the largest
+// size class of any frame type (R6). The relay closes the whole connection
+// on a message past its read limit, so the page drops a bigger frame (and
+// shows it rejected) rather than relaying it. The host still checks every
+// frame against its own type's class.
+var MaxRelayedFrameBytes = max(frame.MaxFrameBytes, frame.MaxDBFrameBytes, frame.MaxNetFrameBytes)
+
+// defines are the generated numbers the page's script reads as globals.
+func defines() map[string]string {
+	return map[string]string{
+		"SNUG_MAX_RELAYED_FRAME_BYTES": strconv.Itoa(MaxRelayedFrameBytes),
+	}
+}
+
 // bundleJS bundles src/main.js and its imports from the embedded sources.
 func bundleJS() ([]byte, error) {
 	const ns = "site"
@@ -136,6 +153,7 @@ func bundleJS() ([]byte, error) {
 		LegalComments:     api.LegalCommentsNone,
 		Outfile:           "runner.js",
 		Plugins:           []api.Plugin{plugin},
+		Define:            defines(),
 		LogLevel:          api.LogLevelSilent,
 	})
 	if err := esbuildErr("bundle src/main.js", res.Errors); err != nil {

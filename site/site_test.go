@@ -2,8 +2,11 @@ package site
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 func TestBuildInlinesAndHashes(t *testing.T) {
@@ -50,5 +53,29 @@ func BenchmarkBuild(b *testing.B) {
 		if _, err := buildPage(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The page's limit on a relayed frame is the generated largest size class,
+// put into the bundle as a number (no name left for the browser to miss).
+func TestBuildCarriesTheLargestSizeClass(t *testing.T) {
+	for _, typ := range []string{frame.TypeAppMessage, frame.TypeDBRequest, frame.TypeNetRequest, frame.TypeAppEvent} {
+		if c := frame.SizeClass(typ); c > MaxRelayedFrameBytes {
+			t.Errorf("%s's size class %d is past the page's limit %d", typ, c, MaxRelayedFrameBytes)
+		}
+	}
+	if MaxRelayedFrameBytes != frame.SizeClass(frame.TypeDBRequest) {
+		t.Errorf("limit %d, want the db class %d, the largest today", MaxRelayedFrameBytes, frame.SizeClass(frame.TypeDBRequest))
+	}
+	p, err := Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(p.HTML)
+	if strings.Contains(html, "SNUG_MAX_RELAYED_FRAME_BYTES") {
+		t.Fatal("the bundle still names SNUG_MAX_RELAYED_FRAME_BYTES: the define did not apply")
+	}
+	if !strings.Contains(html, strconv.Itoa(MaxRelayedFrameBytes)) {
+		t.Fatalf("the bundle lacks the limit %d", MaxRelayedFrameBytes)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdio "io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/anthropic"
 	"github.com/snuggen/snuggen/hostkit/agent/mock"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
+	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -133,12 +136,19 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		}
 		apps = append(apps, hostkit.FileApp(a.key, a.path))
 	}
+	logf := stderrLog(io.Err)
 	h, err := hostkit.New(
 		hostkit.Addr(o.addr),
 		hostkit.WithApps(apps...),
 		hostkit.WithAgent(backend),
 		hostkit.WithDataDir(dataDir),
 		hostkit.WithNet(netCfg),
+		// What an app is not told goes to the person running serve: a
+		// handler's panic with its stack, the detail of an agent failure.
+		hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Logf = logf }),
+		hostkit.WithAgentOptions(agent.Options{Log: func(instance string, err error) {
+			logf("agent request of instance %s failed: %v", instance, err)
+		}}),
 	)
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
@@ -190,6 +200,19 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		return &ExitError{Code: 1, Err: fmt.Errorf("serve: shutdown: %w", err)}
 	}
 	return nil
+}
+
+// stderrLog returns a printf for the host's log lines: each goes to w whole,
+// prefixed "snuggen serve:", one at a time (the broker and the agent log
+// from many goroutines).
+func stderrLog(w stdio.Writer) func(format string, args ...any) {
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		line := "snuggen serve: " + strings.TrimRight(fmt.Sprintf(format, args...), "\n") + "\n"
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = stdio.WriteString(w, line)
+	}
 }
 
 func (o *serveOptions) backend() (agent.Backend, error) {

@@ -7,10 +7,13 @@ export class Confirms {
   /**
    * @param {HTMLDialogElement} dialog
    * @param {(id: string, decision: string) => void} answer
+   * @param {(msg: any) => string} [appName] the name to show for the app
+   *   a question came from (the host's own text when absent)
    */
-  constructor(dialog, answer) {
+  constructor(dialog, answer, appName) {
     this.dialog = dialog;
     this.answer = answer;
+    this.appName = appName || ((msg) => String(msg.app || ''));
     this.queue = [];
     this.current = null;
     this.title = dialog.querySelector('#confirm-title');
@@ -46,7 +49,7 @@ export class Confirms {
     }
     const openUrl = msg.kind === 'open-url';
     this.title.textContent = openUrl ? 'Open a link?' : 'Allow a network request?';
-    this.app.textContent = String(msg.app || 'An app');
+    this.app.textContent = this.appName(msg) || 'An app';
     this.verb.textContent = openUrl
       ? 'asks to open this address in a new browser tab.'
       : 'asks the host to make this request for it.';

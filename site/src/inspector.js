@@ -28,6 +28,7 @@ export class Inspector {
       accept: 0,
       ignore: 0,
       reject: 0,
+      dropped: 0,
       out: 0,
       delivered: 0,
       terminal: 0,
@@ -42,6 +43,7 @@ export class Inspector {
       accept: 'accepted',
       ignore: 'ignored',
       reject: 'rejected',
+      dropped: 'dropped by runner',
       out: 'frames out',
       delivered: 'delivered',
       terminal: 'terminal',
@@ -107,10 +109,24 @@ export class Inspector {
       [str(e.code), 'code'],
     ]);
     tr.cells[3].title = str(e.type);
+    // An entry of no frame type is the host's note on a page message (a
+    // reset's outcome): its message is what there is to show.
+    if (!e.type && e.message) tr.cells[3].textContent = str(e.message);
     // The host's reason for a rejected or ignored frame.
     if (e.message) tr.title = str(e.message);
     this.queued.frames.push(tr);
     this.refresh();
+  }
+
+  /**
+   * One frame the page dropped instead of relaying it (it is too big for
+   * the relay): counted as a frame in, rejected, like the host's verdicts.
+   */
+  dropped(slot, frame, reason) {
+    const type = frame && typeof frame === 'object' && typeof frame.type === 'string' ? frame.type.slice(0, 64) : '';
+    const requestId = frame && typeof frame === 'object' && typeof frame.requestId === 'string' ? frame.requestId.slice(0, 64) : '';
+    this.counts.dropped++;
+    this.entry({ time: new Date().toISOString(), dir: 'in', slot, type, requestId, verdict: 'reject', message: reason });
   }
 
   /** One frame the page posted into an app frame. */
@@ -158,9 +174,6 @@ export class Inspector {
     this.pending = false;
     flush(this.frames, this.queued.frames);
     flush(this.audit, this.queued.audit);
-    this.queued = { frames: [], audit: [] };
-    // Rows wait here and reach the DOM once per frame: appending and
-    // scrolling per entry would lay the table out for every frame relayed.
     this.queued = { frames: [], audit: [] };
     for (const [k, v] of Object.entries(this.counts)) this.cells[k].textContent = String(v);
     this.countsEl.dataset.counts = JSON.stringify({

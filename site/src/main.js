@@ -25,13 +25,37 @@ const relay = new Relay(wsURL(), {
 });
 const stage = new Stage($('#stage'), relay, {
   delivered: (slot, frame) => inspector.delivered(frame),
+  dropped: (slot, frame, reason) => inspector.dropped(slot, frame, reason),
 });
-const confirms = new Confirms($('#confirm'), (id, decision) => {
-  relay.send({ t: 'confirm-answer', id, decision });
-});
+const confirms = new Confirms(
+  $('#confirm'),
+  (id, decision) => {
+    relay.send({ t: 'confirm-answer', id, decision });
+  },
+  dialogAppName,
+);
+
+// dialogAppName names the asking app in a confirm dialog as "Name (key)":
+// the display name is what the app announced, so the host's own key stands
+// beside it. A net question arrives named that way by the host; an open-url
+// question carries the app's key, named here from the host's app list.
+function dialogAppName(msg) {
+  const given = typeof msg.app === 'string' ? msg.app : '';
+  if (msg.kind !== 'open-url') return given;
+  const key = stage.appOf(msg.slot) || given;
+  const info = stage.apps.get(key);
+  const name = info && typeof info.displayName === 'string' ? info.displayName : '';
+  return name && name !== key ? `${name} (${key})` : key;
+}
 
 // Routing is by event.source; see Stage.route.
 window.addEventListener('message', (ev) => stage.route(ev));
+
+// The page was hidden or shown (another tab, a minimized window): the host
+// tells this page's apps with a visibility host-event.
+document.addEventListener('visibilitychange', () => {
+  relay.send({ t: 'visibility', visible: document.visibilityState === 'visible' });
+});
 
 let connectedOnce = false;
 async function onOpen() {
@@ -77,6 +101,7 @@ function onMessage(msg) {
       break;
     case 'inspect':
       inspector.entry(msg.entry);
+      stage.noteInspect(msg.entry);
       break;
     case 'audit':
       inspector.auditEntry(msg.entry);

@@ -46,6 +46,14 @@ export class Relay {
     });
   }
 
+  /** Sends one message already encoded as JSON text; reports whether it went out. */
+  sendText(text) {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(text);
+    return true;
+  }
+
   /** Sends msg when the socket is open; reports whether it went out. */
   send(msg) {
     const ws = this.ws;

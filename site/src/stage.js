@@ -7,11 +7,47 @@
 const MIN_HEIGHT = 80;
 const MAX_HEIGHT = 100000;
 
+// The largest size class of any frame (R6), from the generated constants:
+// site.go defines it when it bundles the page. The relay closes the whole
+// connection on a bigger message, so such a frame is dropped here.
+/* global SNUG_MAX_RELAYED_FRAME_BYTES */
+export const MAX_RELAYED_FRAME_BYTES = SNUG_MAX_RELAYED_FRAME_BYTES;
+
+/**
+ * Encodes an app's frame as JSON, or reports why it cannot be relayed.
+ * @returns {{text?: string, reason?: string, bytes?: number}} text when
+ *   it can go as is, reason when it must be dropped, neither when JSON
+ *   cannot encode it
+ */
+export function encodeFrame(frame) {
+  let text;
+  try {
+    text = JSON.stringify(frame);
+  } catch {
+    // A value postMessage can clone but JSON cannot carry (a cycle, a
+    // BigInt): the relay's own encoding decides (it sends nothing).
+    return {};
+  }
+  if (text === undefined) return {};
+  // Each UTF-16 unit is at least one UTF-8 byte: a text longer than the
+  // limit in units is over it in bytes without encoding it.
+  const over = text.length > MAX_RELAYED_FRAME_BYTES;
+  const bytes = over ? text.length : new TextEncoder().encode(text).length;
+  if (bytes > MAX_RELAYED_FRAME_BYTES) {
+    return {
+      reason: `${over ? 'at least ' : ''}${bytes} bytes of JSON, over the largest size class (${MAX_RELAYED_FRAME_BYTES} bytes): dropped by the runner`,
+      bytes,
+    };
+  }
+  return { text };
+}
+
 export class Stage {
   /**
    * @param {HTMLElement} root
    * @param {import('./relay.js').Relay} relay
-   * @param {{delivered: (slot: string, frame: any) => void}} hooks
+   * @param {{delivered: (slot: string, frame: any) => void,
+   *   dropped: (slot: string, frame: any, reason: string) => void}} hooks
    */
   constructor(root, relay, hooks) {
     this.root = root;
@@ -29,6 +65,12 @@ export class Stage {
     this.apps.clear();
     for (const a of list) this.apps.set(a.app, a);
     for (const inst of this.instances.values()) inst.renderHead(this.apps.get(inst.app));
+  }
+
+  /** The host key of the app running in slot, or '' when none is. */
+  appOf(slot) {
+    const inst = typeof slot === 'string' ? this.instances.get(slot) : undefined;
+    return inst ? inst.app : '';
   }
 
   /** Opens a new instance of app and returns its slot. */
@@ -90,10 +132,28 @@ export class Stage {
       if (inst.iframe.contentWindow !== ev.source) continue;
       if (inst.dead) return;
       const frame = ev.data;
-      this.relay.send({ t: 'frame', slot: inst.slot, frame });
+      const enc = encodeFrame(frame);
+      if (enc.reason) {
+        this.hooks.dropped(inst.slot, frame, enc.reason);
+        return;
+      }
+      if (enc.text === undefined) {
+        this.relay.send({ t: 'frame', slot: inst.slot, frame });
+      } else {
+        // The frame's JSON goes into the message as is: a large frame is
+        // encoded once.
+        this.relay.sendText(`{"t":"frame","slot":${JSON.stringify(inst.slot)},"frame":${enc.text}}`);
+      }
       inst.observeOutgoing(frame);
       return;
     }
+  }
+
+  /** Shows an inspect entry's outcome on its instance (a reset's answer). */
+  noteInspect(e) {
+    if (!e || typeof e.slot !== 'string') return;
+    const inst = this.instances.get(e.slot);
+    if (inst) inst.resetOutcome(e);
   }
 
   /** Posts a frame from the host into its slot's frame. */
@@ -144,7 +204,17 @@ class Instance {
     close.textContent = 'Close';
     close.title = 'Close this instance';
     close.addEventListener('click', () => stage.unmount(slot));
-    head.append(this.icon, this.name, this.meta, this.state, spacer, close);
+    // The user's explicit reset of the instance's parse-failure budget
+    // (after PARSE_FAILED with no attempts left the host refuses asks until
+    // the user resets). The host's answer shows in the inspector and here.
+    const reset = document.createElement('button');
+    reset.type = 'button';
+    reset.className = 'reset';
+    reset.textContent = 'Reset agent';
+    reset.title = "Reset this instance's agent retry budget";
+    reset.addEventListener('click', () => this.reset());
+    this.resetButton = reset;
+    head.append(this.icon, this.name, this.meta, this.state, spacer, reset, close);
 
     const iframe = document.createElement('iframe');
     // The sandbox is allow-scripts and nothing more (C2): an opaque origin,
@@ -183,6 +253,26 @@ class Instance {
     // host served. Nothing more is posted to it; the host ends its work.
     this.dead = true;
     this.setState('dead', 'navigated: stopped');
+  }
+
+  reset() {
+    if (this.dead) return;
+    if (this.stage.relay.send({ t: 'reset', slot: this.slot })) {
+      this.resetPending = true;
+      this.el.dataset.reset = 'pending';
+    }
+  }
+
+  /**
+   * The host's inspect entry for a reset this instance asked for: an
+   * entry of no frame type for this slot (the relay's answer to a reset).
+   */
+  resetOutcome(e) {
+    if (!this.resetPending || e.dir !== 'in' || e.type) return;
+    this.resetPending = false;
+    const ok = e.verdict === 'accept';
+    this.el.dataset.reset = ok ? 'done' : 'failed';
+    this.resetButton.title = ok ? 'The agent retry budget was reset' : `Reset failed: ${e.code || ''} ${e.message || ''}`.trim();
   }
 
   setState(state, text) {

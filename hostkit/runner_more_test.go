@@ -1,0 +1,238 @@
+package hostkit_test
+
+// More of the relay protocol through the real runner page: the page's
+// visibility, the user's explicit agent reset, and frames too big for the
+// relay.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent/openai"
+	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/internal/browsertest"
+	"github.com/snuggen/snuggen/site"
+)
+
+// runnerHost starts a host with the probe app and opts, serving until the
+// test ends.
+func runnerHost(t *testing.T, opts ...hostkit.Option) *hostkit.Host {
+	t.Helper()
+	probe, err := os.ReadFile(filepath.Join("testdata", "probe.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hostkit.New(append([]hostkit.Option{hostkit.WithApps(hostkit.RawApp("probe", probe))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	return h
+}
+
+// devtools runs one DevTools command on ctx's target, failing the test on
+// error.
+func devtools[P, R any](t *testing.T, ctx context.Context, what string, cmd cdp.Command[P, R], params P) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
+	defer cancel()
+	r, err := chromedp.Call(ctx, cmd, params)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return r
+}
+
+// The page's visibility reaches its apps as a visibility host-event. The
+// runner's tab is hidden for real: another tab comes to the front, as when
+// the user switches tabs; activating the runner's tab shows it again.
+func TestRunnerVisibilityReachesApps(t *testing.T) {
+	h := runnerHost(t)
+	r := browsertest.OpenRunner(t, h.URL(), "probe")
+	app := r.Frame(0)
+	browsertest.Eval[bool](t, app, `(window.seen = [], snug.on("visibility", d => seen.push(d.visible)), true)`)
+	if state := browsertest.Eval[string](t, r.Tab, `document.visibilityState`); state != "visible" {
+		t.Fatalf("the runner starts %s", state)
+	}
+
+	other := devtools(t, r.Tab, "open another tab in front", target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
+	// Attached, the tab closes with its context.
+	otherTab, closeOther := chromedp.NewContext(r.Tab, chromedp.WithTargetID(other.TargetID))
+	defer closeOther()
+	if err := chromedp.Do(otherTab); err != nil {
+		t.Fatalf("attach to the other tab: %v", err)
+	}
+	r.WaitFor("the runner hidden", `document.visibilityState === 'hidden'`)
+	browsertest.WaitFor(t, app, "the app told the page is hidden", `seen.length === 1 && seen[0] === false`)
+
+	devtools(t, r.Tab, "bring the runner's tab back", target.ActivateTarget, target.ActivateTargetParams{TargetID: chromedp.FromContext(r.Tab).Target.TargetID})
+	r.WaitFor("the runner visible", `document.visibilityState === 'visible'`)
+	browsertest.WaitFor(t, app, "the app told the page is visible", `seen.length === 2 && seen[1] === true`)
+
+	// The host sent each as a host-event frame the inspector shows.
+	if c := r.Counts(); c.OutByType["snug:host-event"] != 2 {
+		t.Errorf("inspector: %d host-event frames out, want 2 (%+v)", c.OutByType["snug:host-event"], c)
+	}
+}
+
+type parseFailure struct {
+	Code              string `json:"code"`
+	AttemptsRemaining *int   `json:"attemptsRemaining"`
+}
+
+const askProseJS = `snug.ask("summarize", {text: "x"}).then(() => ({code: "OK"}), e => ({code: e.code, attemptsRemaining: e.attemptsRemaining}))`
+
+// An agent that answers prose uses up the instance's parse-failure budget;
+// then asks are refused without calling the agent until the user presses
+// the instance's "Reset agent", after which the agent is called again.
+func TestRunnerResetAgentRestoresTheBudget(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		calls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, piece := range []string{"Sure! ", "Here is a summary ", "in plain prose."} {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", piece)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	backend, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := runnerHost(t, hostkit.WithAgent(backend))
+	r := browsertest.OpenRunner(t, h.URL(), "probe")
+	slot := r.Slots()[0]
+	app := r.Frame(0)
+
+	budget := frame.ParseFailureBudget
+	for want := budget - 1; want >= 0; want-- {
+		before := calls.Load()
+		got := browsertest.Eval[parseFailure](t, app, askProseJS)
+		if got.Code != frame.CodeParseFailed || got.AttemptsRemaining == nil || *got.AttemptsRemaining != want {
+			t.Fatalf("ask with %d attempts left = %+v, want %s with attemptsRemaining %d", want+1, got, frame.CodeParseFailed, want)
+		}
+		if calls.Load() == before {
+			t.Fatalf("ask with %d attempts left did not call the agent", want+1)
+		}
+	}
+	before := calls.Load()
+	refused := browsertest.Eval[parseFailure](t, app, askProseJS)
+	if refused.Code != frame.CodeParseFailed || refused.AttemptsRemaining == nil || *refused.AttemptsRemaining != 0 {
+		t.Fatalf("ask past the budget = %+v, want %s with attemptsRemaining 0", refused, frame.CodeParseFailed)
+	}
+	if n := calls.Load() - before; n != 0 {
+		t.Fatalf("ask past the budget called the agent %d times", n)
+	}
+
+	// The user resets the instance from the runner.
+	btn := fmt.Sprintf(`article[data-slot=%q] button.reset`, slot)
+	r.Click(btn)
+	r.WaitFor("the reset's outcome", fmt.Sprintf(`document.querySelector('article[data-slot=%q]').dataset.reset === 'done'`, slot))
+	shown := browsertest.Eval[[]string](t, r.Tab, fmt.Sprintf(`new Promise(ok => setTimeout(() => ok([...document.querySelectorAll('#frames tbody tr[data-slot=%q]')]
+		.filter(tr => !tr.dataset.type).map(tr => tr.dataset.verdict + ' ' + tr.querySelector('.type').textContent)), 450))`, slot))
+	if len(shown) != 1 || !strings.HasPrefix(shown[0], "accept ") || !strings.Contains(shown[0], "reset") {
+		t.Fatalf("inspector rows for the reset = %q, want one accepted row naming the reset", shown)
+	}
+
+	before = calls.Load()
+	again := browsertest.Eval[parseFailure](t, app, askProseJS)
+	if again.Code != frame.CodeParseFailed || again.AttemptsRemaining == nil || *again.AttemptsRemaining != budget-1 {
+		t.Fatalf("ask after the reset = %+v, want %s with attemptsRemaining %d", again, frame.CodeParseFailed, budget-1)
+	}
+	if calls.Load() == before {
+		t.Fatal("ask after the reset did not call the agent")
+	}
+}
+
+// A frame whose JSON is past the largest size class would make the relay
+// close the page's whole connection (every app on it with it). The page
+// drops it instead, shows it rejected, and everything else goes on.
+func TestRunnerDropsFramesTooBigForTheRelay(t *testing.T) {
+	h := runnerHost(t, hostkit.WithDataDir(t.TempDir()))
+	r := browsertest.OpenRunner(t, h.URL(), "probe")
+	slot := r.Slots()[0]
+	instance := browsertest.Eval[string](t, r.Tab, `document.querySelector('article.instance').dataset.instanceId`)
+	app := r.Frame(0)
+	if err := browsertest.Eval[string](t, app, `snug.db.set("k", "before").then(() => "", e => e.code)`); err != "" {
+		t.Fatalf("kv set before: %s", err)
+	}
+	base := r.Counts()
+
+	// 9 MiB of JSON in a db-request (the largest class) from the app's frame.
+	big := 9 << 20
+	if big <= site.MaxRelayedFrameBytes {
+		t.Fatalf("the test frame (%d bytes) is not past the largest size class (%d)", big, site.MaxRelayedFrameBytes)
+	}
+	browsertest.Eval[bool](t, app, fmt.Sprintf(`snug.ready.then(i => (parent.postMessage({type: %q, protocolVersion: 1,
+		instanceId: i.instanceId, requestId: "too-big", op: "exec", sql: "select ?", params: ["x".repeat(%d)]}, "*"), true))`,
+		frame.TypeDBRequest, big))
+	r.WaitFor("the dropped frame counted", `JSON.parse(document.getElementById('counts').dataset.counts || '{}').dropped === 1`)
+
+	// The connection lived: no reconnect, the same instance, the app works.
+	if state := browsertest.Eval[string](t, r.Tab, `document.getElementById('conn').dataset.state`); state != "open" {
+		t.Fatalf("connection state after the big frame: %s", state)
+	}
+	if got := browsertest.Eval[string](t, app, `snug.db.get("k").then(v => v, e => "error " + e.code)`); got != "before" {
+		t.Fatalf("kv get after the big frame = %q", got)
+	}
+	if now := r.Slots(); len(now) != 1 || now[0] != slot {
+		t.Fatalf("slots after the big frame = %v, want [%s] (a remount means the connection dropped)", now, slot)
+	}
+	if id := browsertest.Eval[string](t, r.Tab, `document.querySelector('article.instance').dataset.instanceId`); id != instance {
+		t.Fatalf("instance after the big frame = %s, want %s", id, instance)
+	}
+	c := r.Counts()
+	if c.Reject != base.Reject+1 || c.In != base.In+2 {
+		t.Errorf("inspector counts %+v after %+v: want one more rejected (the drop) and two more in (the drop, the get)", c, base)
+	}
+	row := browsertest.Eval[string](t, r.Tab, `[...document.querySelectorAll('#frames tbody tr')].filter(tr => tr.querySelector('.rid').textContent === 'too-big').map(tr => tr.dataset.verdict + ' ' + tr.title).join('|')`)
+	if !strings.HasPrefix(row, "reject ") || !strings.Contains(row, "largest size class") {
+		t.Errorf("inspector row of the big frame = %q", row)
+	}
+}
+
+// The open-url dialog names the app as the net dialog does: the display
+// name it announced beside the host's own key, so an app cannot pass for
+// another by its name alone.
+func TestRunnerOpenURLDialogNamesTheApp(t *testing.T) {
+	h := runnerHost(t)
+	r := browsertest.OpenRunner(t, h.URL(), "probe")
+	app := r.Frame(0)
+	browsertest.Eval[bool](t, app, `(window.opened = snug.openUrl("https://example.test/a"), true)`)
+	if d := r.Confirm(); d.Kind != "open-url" || d.App != "Probe (probe)" {
+		t.Fatalf("dialog = %+v, want open-url naming %q", d, "Probe (probe)")
+	}
+	r.Answer("deny")
+	if got := browsertest.Eval[string](t, app, `opened`); got != frame.StatusDeclined {
+		t.Fatalf("openUrl after deny = %q", got)
+	}
+
+	// A new announced name shows, still beside the key.
+	browsertest.Eval[bool](t, app, `(snug.announce({appId: "test.probe", displayName: "Bank"}), true)`)
+	r.WaitFor("the new name", `document.querySelector('#app-list .app-button[data-app="probe"] .app-name').textContent === "Bank"`)
+	browsertest.Eval[bool](t, app, `(window.opened = snug.openUrl("https://example.test/b"), true)`)
+	if d := r.Confirm(); d.App != "Bank (probe)" {
+		t.Fatalf("dialog after the announce names %q, want %q", d.App, "Bank (probe)")
+	}
+	r.Answer("deny")
+}
