@@ -144,10 +144,16 @@ func TestRunnerResetAgentRestoresTheBudget(t *testing.T) {
 		t.Fatalf("ask past the budget called the agent %d times", n)
 	}
 
+	// The runner marks the instance's reset button: asks are refused now.
+	article := fmt.Sprintf(`document.querySelector('article[data-slot=%q]')`, slot)
+	if got := browsertest.Eval[string](t, r.Tab, article+`.dataset.agent || ''`); got != "needs-reset" {
+		t.Errorf("instance data-agent = %q after the budget ran out, want needs-reset", got)
+	}
+
 	// The user resets the instance from the runner.
 	btn := fmt.Sprintf(`article[data-slot=%q] button.reset`, slot)
 	r.Click(btn)
-	r.WaitFor("the reset's outcome", fmt.Sprintf(`document.querySelector('article[data-slot=%q]').dataset.reset === 'done'`, slot))
+	r.WaitFor("the reset's outcome", article+`.dataset.reset === 'done' && !`+article+`.dataset.agent`)
 	shown := browsertest.Eval[[]string](t, r.Tab, fmt.Sprintf(`new Promise(ok => setTimeout(() => ok([...document.querySelectorAll('#frames tbody tr[data-slot=%q]')]
 		.filter(tr => !tr.dataset.type).map(tr => tr.dataset.verdict + ' ' + tr.querySelector('.type').textContent)), 450))`, slot))
 	if len(shown) != 1 || !strings.HasPrefix(shown[0], "accept ") || !strings.Contains(shown[0], "reset") {

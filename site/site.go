@@ -16,11 +16,11 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -107,15 +107,37 @@ func hashSource(b []byte) string {
 // frame against its own type's class.
 var MaxRelayedFrameBytes = max(frame.MaxFrameBytes, frame.MaxDBFrameBytes, frame.MaxNetFrameBytes)
 
-// defines are the generated numbers the page's script reads as globals.
-func defines() map[string]string {
-	return map[string]string{
-		"SNUG_MAX_RELAYED_FRAME_BYTES": strconv.Itoa(MaxRelayedFrameBytes),
+// generated is what the page's script reads from the generated frame
+// package instead of restating it: esbuild defines the global SNUG_GEN as
+// this object, and the bundle carries its values inline.
+func generated() map[string]any {
+	return map[string]any{
+		"maxRelayedFrameBytes": MaxRelayedFrameBytes,
+		"codeParseFailed":      frame.CodeParseFailed,
+		"typeHostReady":        frame.TypeHostReady,
+		"typeAppEvent":         frame.TypeAppEvent,
+		"typeAppResponse":      frame.TypeAppResponse,
+		// Each of these the page delivers ends a request (an app-response
+		// with streaming:true aside).
+		"terminalTypes": []string{frame.TypeAppResponse, frame.TypeDBResponse, frame.TypeNetResponse, frame.TypeOpenURLResult},
+		"eventResize":   frame.EventResize,
 	}
+}
+
+func defines() (map[string]string, error) {
+	b, err := json.Marshal(generated())
+	if err != nil {
+		return nil, fmt.Errorf("site: encode the generated constants: %w", err)
+	}
+	return map[string]string{"SNUG_GEN": string(b)}, nil
 }
 
 // bundleJS bundles src/main.js and its imports from the embedded sources.
 func bundleJS() ([]byte, error) {
+	define, err := defines()
+	if err != nil {
+		return nil, err
+	}
 	const ns = "site"
 	plugin := api.Plugin{
 		Name: "embedded-sources",
@@ -153,7 +175,7 @@ func bundleJS() ([]byte, error) {
 		LegalComments:     api.LegalCommentsNone,
 		Outfile:           "runner.js",
 		Plugins:           []api.Plugin{plugin},
-		Define:            defines(),
+		Define:            define,
 		LogLevel:          api.LogLevelSilent,
 	})
 	if err := esbuildErr("bundle src/main.js", res.Errors); err != nil {

@@ -57,8 +57,9 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // The page's limit on a relayed frame is the generated largest size class,
-// put into the bundle as a number (no name left for the browser to miss).
-func TestBuildCarriesTheLargestSizeClass(t *testing.T) {
+// and its frame types and codes are the generated ones, put into the bundle
+// as values (no global left for the browser to miss).
+func TestBuildCarriesGeneratedConstants(t *testing.T) {
 	for _, typ := range []string{frame.TypeAppMessage, frame.TypeDBRequest, frame.TypeNetRequest, frame.TypeAppEvent} {
 		if c := frame.SizeClass(typ); c > MaxRelayedFrameBytes {
 			t.Errorf("%s's size class %d is past the page's limit %d", typ, c, MaxRelayedFrameBytes)
@@ -72,8 +73,13 @@ func TestBuildCarriesTheLargestSizeClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(p.HTML)
-	if strings.Contains(html, "SNUG_MAX_RELAYED_FRAME_BYTES") {
-		t.Fatal("the bundle still names SNUG_MAX_RELAYED_FRAME_BYTES: the define did not apply")
+	if strings.Contains(html, "SNUG_GEN") {
+		t.Fatal("the bundle still names SNUG_GEN: the define did not apply")
+	}
+	for _, want := range []string{frame.CodeParseFailed, frame.TypeOpenURLResult} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the bundle lacks %s from the generated constants", want)
+		}
 	}
 	if !strings.Contains(html, strconv.Itoa(MaxRelayedFrameBytes)) {
 		t.Fatalf("the bundle lacks the limit %d", MaxRelayedFrameBytes)

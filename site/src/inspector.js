@@ -2,6 +2,8 @@
 // with the host's verdict, and the net audit entries. The rows are capped so
 // a long session stays light; the counts are never capped.
 
+import { GEN } from './gen.js';
+
 const MAX_ROWS = 500;
 // The table is redrawn at most this often: a relay can carry thousands of
 // frames a second, and laying the table out per frame would starve the
@@ -10,12 +12,7 @@ const DRAW_MS = 200;
 
 // Response frame types: each one the page delivers ends a request, except an
 // app-response with streaming:true.
-const TERMINAL_TYPES = new Set([
-  'snug:app-response',
-  'snug:db-response',
-  'snug:net-response',
-  'snug:open-url-result',
-]);
+const TERMINAL_TYPES = new Set(GEN.terminalTypes);
 
 export class Inspector {
   constructor(root) {
@@ -133,7 +130,7 @@ export class Inspector {
   delivered(frame) {
     this.counts.delivered++;
     if (frame && TERMINAL_TYPES.has(frame.type)) {
-      if (frame.type === 'snug:app-response' && frame.ok === true && frame.streaming === true) {
+      if (frame.type === GEN.typeAppResponse && frame.ok === true && frame.streaming === true) {
         this.counts.streaming++;
       } else {
         this.counts.terminal++;

@@ -4,14 +4,14 @@
 // element is its slot; the host keys its sessions by slot, never by what the
 // app says about itself (R4).
 
+import { GEN } from './gen.js';
+
 const MIN_HEIGHT = 80;
 const MAX_HEIGHT = 100000;
 
-// The largest size class of any frame (R6), from the generated constants:
-// site.go defines it when it bundles the page. The relay closes the whole
+// The largest size class of any frame (R6). The relay closes the whole
 // connection on a bigger message, so such a frame is dropped here.
-/* global SNUG_MAX_RELAYED_FRAME_BYTES */
-export const MAX_RELAYED_FRAME_BYTES = SNUG_MAX_RELAYED_FRAME_BYTES;
+export const MAX_RELAYED_FRAME_BYTES = GEN.maxRelayedFrameBytes;
 
 /**
  * Encodes an app's frame as JSON, or reports why it cannot be relayed.
@@ -272,6 +272,7 @@ class Instance {
     this.resetPending = false;
     const ok = e.verdict === 'accept';
     this.el.dataset.reset = ok ? 'done' : 'failed';
+    if (ok) this.el.dataset.agent = '';
     this.resetButton.title = ok ? 'The agent retry budget was reset' : `Reset failed: ${e.code || ''} ${e.message || ''}`.trim();
   }
 
@@ -283,7 +284,7 @@ class Instance {
   /** Looks at what the app sent, for the runner's own display only. */
   observeOutgoing(frame) {
     if (!frame || typeof frame !== 'object') return;
-    if (frame.type === 'snug:app-event' && frame.event === 'resize') {
+    if (frame.type === GEN.typeAppEvent && frame.event === GEN.eventResize) {
       const h = frame.data && frame.data.height;
       if (Number.isInteger(h) && h >= 0 && h <= MAX_HEIGHT) {
         this.iframe.style.height = Math.max(MIN_HEIGHT, h) + 'px';
@@ -293,7 +294,18 @@ class Instance {
 
   /** Shows the handshake the host made with this frame. */
   observeIncoming(frame) {
-    if (frame && frame.type === 'snug:host-ready') {
+    if (!frame || typeof frame !== 'object') return;
+    if (frame.type === GEN.typeAppResponse && frame.ok === false && frame.error && frame.error.code === GEN.codeParseFailed) {
+      // The agent's parse-failure budget: with none left, asks are refused
+      // until the user resets, so the button says so.
+      const spent = frame.error.attemptsRemaining === 0;
+      this.el.dataset.agent = spent ? 'needs-reset' : '';
+      delete this.el.dataset.reset;
+      this.resetButton.title = spent
+        ? 'The agent failed to answer usable data too often: reset it to let this app ask again'
+        : "Reset this instance's agent retry budget";
+    }
+    if (frame.type === GEN.typeHostReady) {
       const versions = Array.isArray(frame.protocolVersions) ? frame.protocolVersions.join(',') : '';
       this.meta.textContent = `${this.slot} · instance ${frame.instanceId} · v${versions}`;
       this.el.dataset.instanceId = String(frame.instanceId);

@@ -1,0 +1,6 @@
+// The protocol's names and limits the page needs, from the generated frame
+// package (hostkit/frame): site.go defines SNUG_GEN when it bundles the
+// page, so nothing here restates a type, code or limit by hand.
+
+/* global SNUG_GEN */
+export const GEN = Object.freeze(SNUG_GEN);
