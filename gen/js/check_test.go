@@ -5,16 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/internal/testenv"
+	"github.com/snuggen/snuggen/internal/urlread"
 )
 
 // checkValuesScript runs the committed checkFrame on values (not texts) that
@@ -147,4 +152,106 @@ func TestCheckFrameOnValues(t *testing.T) {
 			t.Errorf("%s: JS message starts %q, Go's %q", name, m[:200], goMsg[:200])
 		}
 	}
+}
+
+// aceScript prints, for each URL on stdin (a JSON array), whether the JS
+// open-url refinement refuses its host.
+const aceScript = `import { readFileSync } from "node:fs";
+import { validateOpenURLRequest } from "VALIDATE";
+const urls = JSON.parse(readFileSync(0, "utf8"));
+const frame = (url) => ({ v: 1, type: "snug:open-url-request", requestId: "r1", instanceId: "i1", url });
+console.log(JSON.stringify(urls.map((u) => validateOpenURLRequest(frame(u)).some((e) => e.rule == "openurl.url.host"))));
+`
+
+// knownToGo reports whether an xn-- label decodes to code points Go's
+// Unicode tables assign (or does not decode): the engine's tables may be
+// newer, and a code point assigned in between is where the two may differ
+// (urlread.ACELabelOK's doc).
+func knownToGo(label string) bool {
+	rs, ok := urlread.PunycodeDecode(label[4:])
+	if !ok {
+		return true
+	}
+	for _, r := range rs {
+		if !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestACELabelsGoJS: internal/urlread (Go) and the generated JS validator
+// reach the same verdict on the xn-- labels of thousands of hosts: random
+// Punycode-alphabet labels and the encodings of random strings drawn from
+// letters, marks, digits, symbols, joiners, right-to-left and mapped
+// characters.
+func TestACELabelsGoJS(t *testing.T) {
+	node := testenv.Node(t)
+	abs, err := filepath.Abs(filepath.Join(repoRoot, PathValidate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := []rune("abzé߷üÜßıα例えไ💩🚀⒈ａﬁ\u0301\u0308\u200d\u200c-0١۱مثالשלוםÅΩẞǅᾈ\u00ad\u0080·")
+	r := rand.New(rand.NewSource(2))
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-"
+	var urls []string
+	for i := 0; i < 3000; i++ {
+		var label string
+		if i%3 == 0 {
+			b := make([]byte, 1+r.Intn(10))
+			for j := range b {
+				b[j] = alphabet[r.Intn(len(alphabet))]
+			}
+			label = "xn--" + string(b)
+		} else {
+			rs := make([]rune, 1+r.Intn(5))
+			for j := range rs {
+				rs[j] = pool[r.Intn(len(pool))]
+			}
+			enc, err := idna.Punycode.ToASCII(string(rs))
+			if err != nil || !strings.HasPrefix(enc, "xn--") {
+				continue
+			}
+			label = enc
+		}
+		if !knownToGo(label) {
+			continue
+		}
+		urls = append(urls, "https://"+label+".example/")
+	}
+	in, _ := json.Marshal(urls)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ace.mjs")
+	if err := os.WriteFile(script, []byte(strings.Replace(aceScript, "VALIDATE", "file://"+filepath.ToSlash(abs), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
+	}
+	var js []bool
+	if err := json.Unmarshal(stdout.Bytes(), &js); err != nil || len(js) != len(urls) {
+		t.Fatalf("node gave %d verdicts for %d URLs (%v)", len(js), len(urls), err)
+	}
+	refused, bad := 0, 0
+	for i, u := range urls {
+		goRefuses := urlread.Check(u) == urlread.Host
+		if goRefuses {
+			refused++
+		}
+		if goRefuses != js[i] {
+			bad++
+			if bad <= 10 {
+				t.Errorf("%s: Go refuses the host %v, JS %v", u, goRefuses, js[i])
+			}
+		}
+	}
+	if refused == 0 || refused == len(urls) {
+		t.Fatalf("%d of %d refused: the sample does not exercise both verdicts", refused, len(urls))
+	}
+	t.Logf("%d URLs, %d refused, %d disagreements", len(urls), refused, bad)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/snuggen/snuggen/gen/model"
+	"github.com/snuggen/snuggen/internal/urlread"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 	"github.com/snuggen/snuggen/templates"
 )
@@ -138,6 +139,8 @@ type data struct {
 	EventBounds      []nameValue
 	FieldLimits      []nameValue // <STRUCT>_<FIELD>_MAX_LENGTH of every string field with a maxLength
 	ErrorMessageMax  string      // the name of the error message's one, for checkFrame's answer
+	ACEChars         string      // a character class of what a decoded xn-- label may hold (urlread.ACECategories)
+	RTLChars         string      // a character class of the right-to-left scripts (urlread.RTLScripts)
 	EnvelopeTag      string
 	EnvelopeMarker   string
 	EnvelopeVersion  int
@@ -229,6 +232,7 @@ func prepare(m *model.Model) (*data, error) {
 	if err := fieldLimits(m, d); err != nil {
 		return nil, err
 	}
+	d.ACEChars, d.RTLChars = aceClasses()
 
 	// Codes.
 	var codes, retry, union []string
@@ -780,4 +784,23 @@ func fieldLimits(m *model.Model, d *data) error {
 	}
 	d.ErrorMessageMax = screaming(m.Error.Name) + "_MESSAGE_MAX_LENGTH"
 	return nil
+}
+
+// aceClasses renders internal/urlread's lists for the xn-- label rule as
+// Unicode-aware regular expression classes, so both validators apply one list.
+func aceClasses() (ace, rtl string) {
+	var b strings.Builder
+	b.WriteString("[")
+	for _, c := range urlread.ACECategories {
+		b.WriteString(`\p{` + c + `}`)
+	}
+	b.WriteString("-]")
+	ace = b.String()
+	b.Reset()
+	b.WriteString("[")
+	for _, s := range urlread.RTLScripts {
+		b.WriteString(`\p{Script=` + s + `}`)
+	}
+	b.WriteString("]")
+	return ace, b.String()
 }

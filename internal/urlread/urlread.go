@@ -3,12 +3,20 @@
 // a confirm dialog shows). It implements the algorithm rules.json states for
 // the open-url refinement (schemas/rules.json, "openurl.url"); the rule ids
 // and messages live there and reach callers through hostkit/frame. It is a
-// pure function over the string: no network, no IDNA.
+// pure function over the string: no network. Of IDNA it checks only what the
+// JS validator checks the same way: an xn-- label must be Punycode that
+// decodes to a plausible label (ACELabelOK).
 package urlread
 
 import (
 	"net/netip"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/snuggen/snuggen/internal/jsonscan"
 )
 
 // Result is the first check a URL fails, or OK.
@@ -21,7 +29,7 @@ const (
 	Scheme          // not the https:// authority form
 	Userinfo        // @ in the authority
 	Percent         // % not followed by two hex digits
-	Host            // empty, %, [ ], a non-canonical numeric host, a bad IPv6 literal
+	Host            // empty, %, [ ], a non-canonical numeric host, a bad IPv6 literal, a bad xn-- label
 	Port            // not digits, or above 65535
 )
 
@@ -98,7 +106,7 @@ func Check(u string) Result {
 				return Host
 			}
 		}
-		if !numericHostOK(host) {
+		if !numericHostOK(host) || !aceLabelsOK(host) {
 			return Host
 		}
 	}
@@ -175,4 +183,194 @@ func numericHostOK(host string) bool {
 		}
 	}
 	return true
+}
+
+// aceLabelsOK applies ACELabelOK to every label of host that starts with
+// xn-- (ASCII case-insensitively: a WHATWG parser lowercases the host
+// first). A host without such a label costs no allocation.
+func aceLabelsOK(host string) bool {
+	for rest := host; rest != ""; {
+		label := rest
+		if i := strings.IndexByte(rest, '.'); i >= 0 {
+			label, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if len(label) >= 4 && strings.EqualFold(label[:4], "xn--") && !ACELabelOK(strings.ToLower(label)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ACECategories are the general categories a decoded xn-- label may hold
+// (besides the hyphen): lower-case, modifier and other letters, marks (not
+// first), decimal digits, other symbols (emoji). The JS validator's pattern is
+// generated from this list.
+var ACECategories = []string{"Ll", "Lm", "Lo", "Mn", "Mc", "Nd", "So"}
+
+// RTLScripts are the scripts written right to left. A decoded label with a
+// code point of one of them must start with a letter of one and hold only
+// their letters and marks: a conservative reading of RFC 5893's bidi rule,
+// which UTS 46 applies. The JS validator's pattern is generated from this list.
+var RTLScripts = []string{"Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elymaic", "Hanifi_Rohingya",
+	"Hatran", "Hebrew", "Imperial_Aramaic", "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Kharoshthi",
+	"Lydian", "Mandaic", "Manichaean", "Mende_Kikakui", "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Nabataean",
+	"Nko", "Old_Hungarian", "Old_North_Arabian", "Old_Sogdian", "Old_South_Arabian", "Old_Turkic", "Old_Uyghur",
+	"Palmyrene", "Phoenician", "Psalter_Pahlavi", "Samaritan", "Sogdian", "Syriac", "Thaana", "Yezidi"}
+
+var (
+	aceTables []*unicode.RangeTable
+	rtlTables []*unicode.RangeTable
+)
+
+func init() {
+	for _, c := range ACECategories {
+		aceTables = append(aceTables, unicode.Categories[c])
+	}
+	for _, s := range RTLScripts {
+		rtlTables = append(rtlTables, unicode.Scripts[s])
+	}
+}
+
+// ACELabelOK reports whether a lower-case label that starts with xn-- reads
+// the same to a WHATWG parser, whose UTS 46 processing decodes it and
+// refuses the host when it does not decode to a valid label. The rule, the
+// same in the JS validator: the rest is RFC 3492 Punycode that decodes; the
+// result holds a non-ASCII code point and does not start with xn--; it is
+// NFKC and lower case (so no code point UTS 46 would map); every code point
+// is a hyphen or in ACECategories, and no mark comes first; a label with a
+// code point of RTLScripts holds only their letters and marks and starts with
+// such a letter. It is stricter than UTS 46 (it refuses joiners and mixed
+// directions it cannot vouch for) and reads Unicode properties from Go's
+// tables, as JS reads its engine's: the two differ only on code points
+// assigned in between.
+func ACELabelOK(label string) bool {
+	if !strings.HasPrefix(label, "xn--") {
+		return false
+	}
+	rs, ok := PunycodeDecode(label[4:])
+	if !ok || len(rs) == 0 {
+		return false
+	}
+	s := string(rs)
+	if strings.HasPrefix(s, "xn--") || !norm.NFKC.IsNormalString(s) || jsonscan.LowerJS(s) != s {
+		return false
+	}
+	ascii, rtl := true, false
+	for i, r := range rs {
+		if r >= utf8.RuneSelf {
+			ascii = false
+		}
+		if r != '-' && !unicode.In(r, aceTables...) || i == 0 && unicode.IsMark(r) {
+			return false
+		}
+		rtl = rtl || unicode.In(r, rtlTables...)
+	}
+	if rtl {
+		for i, r := range rs {
+			rtlLetter := unicode.IsLetter(r) && unicode.In(r, rtlTables...)
+			if !rtlLetter && (i == 0 || !unicode.IsMark(r)) {
+				return false
+			}
+		}
+	}
+	return !ascii
+}
+
+// Punycode parameters (RFC 3492 §5) and the overflow bound both validators use.
+const (
+	pcBase        = 36
+	pcTMin        = 1
+	pcTMax        = 26
+	pcSkew        = 38
+	pcDamp        = 700
+	pcInitialBias = 72
+	pcInitialN    = 128
+	pcMaxInt      = 1<<31 - 1
+)
+
+// PunycodeDecode decodes s (without the xn-- prefix) as RFC 3492 §6.2 does;
+// ok is false on a non-digit, a truncated number, an overflow past 2^31-1,
+// a decoded basic code point, or one that is no Unicode scalar value.
+func PunycodeDecode(s string) (out []rune, ok bool) {
+	if b := strings.LastIndexByte(s, '-'); b > 0 {
+		for i := 0; i < b; i++ {
+			if s[i] >= utf8.RuneSelf {
+				return nil, false
+			}
+			out = append(out, rune(s[i]))
+		}
+		s = s[b+1:]
+	}
+	n, i, bias := pcInitialN, 0, pcInitialBias
+	for pos := 0; pos < len(s); {
+		oldi, w := i, 1
+		for k := pcBase; ; k += pcBase {
+			if pos >= len(s) {
+				return nil, false
+			}
+			digit := punycodeDigit(s[pos])
+			pos++
+			if digit < 0 || digit > (pcMaxInt-i)/w {
+				return nil, false
+			}
+			i += digit * w
+			t := k - bias
+			if t < pcTMin {
+				t = pcTMin
+			} else if t > pcTMax {
+				t = pcTMax
+			}
+			if digit < t {
+				break
+			}
+			if w > pcMaxInt/(pcBase-t) {
+				return nil, false
+			}
+			w *= pcBase - t
+		}
+		l := len(out) + 1
+		bias = punycodeAdapt(i-oldi, l, oldi == 0)
+		if i/l > pcMaxInt-n {
+			return nil, false
+		}
+		n += i / l
+		i %= l
+		if n < pcInitialN || n > unicode.MaxRune || n >= 0xD800 && n <= 0xDFFF {
+			return nil, false
+		}
+		out = append(out, 0)
+		copy(out[i+1:], out[i:])
+		out[i] = rune(n)
+		i++
+	}
+	return out, true
+}
+
+func punycodeDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c-'0') + 26
+	case c >= 'a' && c <= 'z':
+		return int(c - 'a')
+	case c >= 'A' && c <= 'Z':
+		return int(c - 'A')
+	}
+	return -1
+}
+
+func punycodeAdapt(delta, numPoints int, first bool) int {
+	if first {
+		delta /= pcDamp
+	} else {
+		delta /= 2
+	}
+	delta += delta / numPoints
+	k := 0
+	for delta > (pcBase-pcTMin)*pcTMax/2 {
+		delta /= pcBase - pcTMin
+		k += pcBase
+	}
+	return k + (pcBase-pcTMin+1)*delta/(delta+pcSkew)
 }

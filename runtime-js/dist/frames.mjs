@@ -134,6 +134,52 @@ var ipv6 = (s) => {
   }
   return halves.length == 2 ? groups <= 7 : groups == 8;
 };
+var ACE_CHARS = /^[\p{Ll}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Nd}\p{So}-]+$/u;
+var RTL_CHAR = /[\p{Script=Adlam}\p{Script=Arabic}\p{Script=Avestan}\p{Script=Chorasmian}\p{Script=Cypriot}\p{Script=Elymaic}\p{Script=Hanifi_Rohingya}\p{Script=Hatran}\p{Script=Hebrew}\p{Script=Imperial_Aramaic}\p{Script=Inscriptional_Pahlavi}\p{Script=Inscriptional_Parthian}\p{Script=Kharoshthi}\p{Script=Lydian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Mende_Kikakui}\p{Script=Meroitic_Cursive}\p{Script=Meroitic_Hieroglyphs}\p{Script=Nabataean}\p{Script=Nko}\p{Script=Old_Hungarian}\p{Script=Old_North_Arabian}\p{Script=Old_Sogdian}\p{Script=Old_South_Arabian}\p{Script=Old_Turkic}\p{Script=Old_Uyghur}\p{Script=Palmyrene}\p{Script=Phoenician}\p{Script=Psalter_Pahlavi}\p{Script=Samaritan}\p{Script=Sogdian}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Yezidi}]/u;
+var RTL_LABEL = /^(?:(?=[\p{Script=Adlam}\p{Script=Arabic}\p{Script=Avestan}\p{Script=Chorasmian}\p{Script=Cypriot}\p{Script=Elymaic}\p{Script=Hanifi_Rohingya}\p{Script=Hatran}\p{Script=Hebrew}\p{Script=Imperial_Aramaic}\p{Script=Inscriptional_Pahlavi}\p{Script=Inscriptional_Parthian}\p{Script=Kharoshthi}\p{Script=Lydian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Mende_Kikakui}\p{Script=Meroitic_Cursive}\p{Script=Meroitic_Hieroglyphs}\p{Script=Nabataean}\p{Script=Nko}\p{Script=Old_Hungarian}\p{Script=Old_North_Arabian}\p{Script=Old_Sogdian}\p{Script=Old_South_Arabian}\p{Script=Old_Turkic}\p{Script=Old_Uyghur}\p{Script=Palmyrene}\p{Script=Phoenician}\p{Script=Psalter_Pahlavi}\p{Script=Samaritan}\p{Script=Sogdian}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Yezidi}])\p{L})(?:(?=[\p{Script=Adlam}\p{Script=Arabic}\p{Script=Avestan}\p{Script=Chorasmian}\p{Script=Cypriot}\p{Script=Elymaic}\p{Script=Hanifi_Rohingya}\p{Script=Hatran}\p{Script=Hebrew}\p{Script=Imperial_Aramaic}\p{Script=Inscriptional_Pahlavi}\p{Script=Inscriptional_Parthian}\p{Script=Kharoshthi}\p{Script=Lydian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Mende_Kikakui}\p{Script=Meroitic_Cursive}\p{Script=Meroitic_Hieroglyphs}\p{Script=Nabataean}\p{Script=Nko}\p{Script=Old_Hungarian}\p{Script=Old_North_Arabian}\p{Script=Old_Sogdian}\p{Script=Old_South_Arabian}\p{Script=Old_Turkic}\p{Script=Old_Uyghur}\p{Script=Palmyrene}\p{Script=Phoenician}\p{Script=Psalter_Pahlavi}\p{Script=Samaritan}\p{Script=Sogdian}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Yezidi}])\p{L}|\p{M})*$/u;
+var PC_MAX = 2147483647;
+var pcDigit = (c) => c >= 48 && c <= 57 ? c - 22 : c >= 97 && c <= 122 ? c - 97 : c >= 65 && c <= 90 ? c - 65 : -1;
+var pcAdapt = (delta, points, first) => {
+  delta = first ? Math.floor(delta / 700) : delta >> 1;
+  delta += Math.floor(delta / points);
+  let k = 0;
+  for (; delta > 455; k += 36) delta = Math.floor(delta / 35);
+  return k + Math.floor(36 * delta / (delta + 38));
+};
+var punycodeDecode = (s) => {
+  const out = [];
+  const b = s.lastIndexOf("-");
+  if (b > 0) {
+    for (let j = 0; j < b; j++) out.push(s.charCodeAt(j));
+    s = s.slice(b + 1);
+  }
+  let n = 128, i = 0, bias = 72;
+  for (let pos = 0; pos < s.length; ) {
+    const oldi = i;
+    for (let w = 1, k = 36; ; k += 36) {
+      if (pos >= s.length) return;
+      const digit = pcDigit(s.charCodeAt(pos++));
+      if (digit < 0 || digit > Math.floor((PC_MAX - i) / w)) return;
+      i += digit * w;
+      const t = k - bias < 1 ? 1 : k - bias > 26 ? 26 : k - bias;
+      if (digit < t) break;
+      if (w > Math.floor(PC_MAX / (36 - t))) return;
+      w *= 36 - t;
+    }
+    const l = out.length + 1;
+    bias = pcAdapt(i - oldi, l, oldi == 0);
+    if (Math.floor(i / l) > PC_MAX - n) return;
+    n += Math.floor(i / l);
+    i %= l;
+    if (n < 128 || n > 1114111 || n >= 55296 && n <= 57343) return;
+    out.splice(i++, 0, n);
+  }
+  return String.fromCodePoint(...out);
+};
+var aceLabelOK = (label) => {
+  const s = punycodeDecode(label.slice(4));
+  return !!s && /[^\0-\x7f]/.test(s) && !s.startsWith("xn--") && s.normalize("NFKC") == s && s.toLowerCase() == s && ACE_CHARS.test(s) && !/^\p{M}/u.test(s) && (!RTL_CHAR.test(s) || RTL_LABEL.test(s));
+};
 var urlProblem = (u) => {
   if (!URL_CHARS.test(u)) return "char";
   if (!/^https:\/\//i.test(u)) return "scheme";
@@ -155,6 +201,7 @@ var urlProblem = (u) => {
     const name = host.endsWith(".") ? host.slice(0, -1) : host;
     const last = name.slice(name.lastIndexOf(".") + 1);
     if ((/^[0-9]+$/.test(last) || /^0x/i.test(last)) && !ipv4(host)) return "host";
+    if (host.toLowerCase().split(".").some((l) => l.startsWith("xn--") && !aceLabelOK(l))) return "host";
   }
   if (!/^[0-9]*$/.test(port) || +port > 65535) return "port";
   const hash = tail.indexOf("#");
