@@ -81,10 +81,14 @@ const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
 // message unless one is given.
 const refusal = (code, message = code) => new SnugError({ code, message, retryable: false });
 
+// applyTheme sets data-theme and the theme's tokens as custom properties:
+// only names starting with -- (a host that sent "color" or "background-image"
+// would otherwise restyle the page itself).
 const applyTheme = (theme) => {
   root.setAttribute("data-theme", theme.mode);
   for (const name of tokens) root.style.removeProperty(name);
-  for (const name of (tokens = Object.keys(theme.tokens || {}))) root.style.setProperty(name, theme.tokens[name]);
+  tokens = Object.keys(theme.tokens || {}).filter((name) => name.startsWith("--"));
+  for (const name of tokens) root.style.setProperty(name, theme.tokens[name]);
 };
 
 /**

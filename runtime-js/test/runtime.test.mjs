@@ -635,6 +635,14 @@ test("theme: data-theme and tokens applied, updated on theme-change", async () =
   assert.deepEqual(seen, ["dark"]);
 });
 
+test("theme: only custom property names (--*) are applied", async () => {
+  const env = await connected({}, { theme: { mode: "light", tokens: { "--snug-bg": "#fff", color: "red", "background-image": "url(https://evil.example/x)", "-x": "1" } } });
+  assert.equal(env.styles["--snug-bg"], "#fff");
+  assert.deepEqual(Object.keys(env.styles), ["--snug-bg"], "names without the -- prefix are not set");
+  await env.send({ v: 1, type: "snug:host-event", event: "theme-change", data: { theme: { mode: "dark", tokens: { display: "none" } } } });
+  assert.deepEqual(Object.keys(env.styles), [], "the old token removed, the new non-custom name not set");
+});
+
 test("resize app-events: debounced, only on change", async () => {
   const env = await connected();
   assert.equal(env.observers.length, 1);
