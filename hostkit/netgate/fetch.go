@@ -47,8 +47,8 @@ func (g *Gate) Fetch(ctx context.Context, app App, req *frame.NetRequest) *frame
 
 func errorResponse(requestID string, f *failure) *frame.NetResponse {
 	msg := f.msg
-	if utf8.RuneCountInString(msg) > 1000 {
-		msg = string([]rune(msg)[:999]) + "…"
+	if utf8.RuneCountInString(msg) > frame.ErrorMessageMaxLength {
+		msg = string([]rune(msg)[:frame.ErrorMessageMaxLength-1]) + "…"
 	}
 	ferr := frame.NewError(f.code, msg)
 	if f.retryAfter > 0 {

@@ -20,10 +20,9 @@ import (
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
-// MaxReason is open-url-result's reason limit in code points. It restates
-// open-url-result.schema.json because hostkit/frame does not export field
-// limits yet (its Validate checks it); it goes once it does.
-const MaxReason = 300
+// MaxReason is open-url-result's reason limit in code points, the schema's
+// maxLength as hostkit/frame generates it.
+const MaxReason = frame.OpenURLResultReasonMaxLength
 
 // Answer is the user's decision.
 type Answer int
