@@ -189,7 +189,7 @@ func TestRunnerDropsFramesTooBigForTheRelay(t *testing.T) {
 	if big <= site.MaxRelayedFrameBytes {
 		t.Fatalf("the test frame (%d bytes) is not past the largest size class (%d)", big, site.MaxRelayedFrameBytes)
 	}
-	browsertest.Eval[bool](t, app, fmt.Sprintf(`snug.ready.then(i => (parent.postMessage({type: %q, protocolVersion: 1,
+	browsertest.Eval[bool](t, app, fmt.Sprintf(`snug.ready.then(i => (parent.postMessage({type: %q, v: 1,
 		instanceId: i.instanceId, requestId: "too-big", op: "exec", sql: "select ?", params: ["x".repeat(%d)]}, "*"), true))`,
 		frame.TypeDBRequest, big))
 	r.WaitFor("the dropped frame counted", `JSON.parse(document.getElementById('counts').dataset.counts || '{}').dropped === 1`)
@@ -211,10 +211,44 @@ func TestRunnerDropsFramesTooBigForTheRelay(t *testing.T) {
 	if c.Reject != base.Reject+1 || c.In != base.In+2 {
 		t.Errorf("inspector counts %+v after %+v: want one more rejected (the drop) and two more in (the drop, the get)", c, base)
 	}
-	row := browsertest.Eval[string](t, r.Tab, `[...document.querySelectorAll('#frames tbody tr')].filter(tr => tr.querySelector('.rid').textContent === 'too-big').map(tr => tr.dataset.verdict + ' ' + tr.title).join('|')`)
-	if !strings.HasPrefix(row, "reject ") || !strings.Contains(row, "largest size class") {
+	if row := inspectorRow(t, r, "too-big"); !strings.HasPrefix(row, "reject ") || !strings.Contains(row, "largest size class") {
 		t.Errorf("inspector row of the big frame = %q", row)
 	}
+
+	// Bytes count, not characters: 3 Mi three-byte characters are 9 MiB.
+	post := func(rid, value string) {
+		browsertest.Eval[bool](t, app, fmt.Sprintf(`snug.ready.then(i => (parent.postMessage({type: %q, v: 1,
+			instanceId: i.instanceId, requestId: %q, op: "exec", sql: "select ?", params: [%s]}, "*"), true))`,
+			frame.TypeDBRequest, rid, value))
+	}
+	post("wide", `"€".repeat(3 << 20)`)
+	r.WaitFor("the wide frame dropped", `JSON.parse(document.getElementById('counts').dataset.counts || '{}').dropped === 2`)
+	// A frame past every class but the largest goes to the host, which
+	// judges it against its own type's class.
+	fits := 2 << 20
+	if fits <= frame.MaxNetFrameBytes || fits <= frame.MaxFrameBytes || fits >= site.MaxRelayedFrameBytes {
+		t.Fatalf("a %d-byte frame does not sit between the smaller classes and the largest", fits)
+	}
+	post("fits", fmt.Sprintf(`"x".repeat(%d)`, fits))
+	r.WaitFor("the host's verdict on the frame that fits", `[...document.querySelectorAll('#frames tbody tr')].some(tr => tr.querySelector('.rid').textContent === 'fits')`)
+	row := inspectorRow(t, r, "fits")
+	if strings.Contains(row, "dropped by the runner") {
+		t.Errorf("the frame within the class was dropped: %q", row)
+	}
+	if got := browsertest.Eval[string](t, r.Tab, `document.getElementById('conn').dataset.state`); got != "open" {
+		t.Fatalf("connection state at the end: %s", got)
+	}
+	if dropped := browsertest.Eval[int](t, r.Tab, `JSON.parse(document.getElementById('counts').dataset.counts).dropped`); dropped != 2 {
+		t.Errorf("dropped %d frames, want 2", dropped)
+	}
+}
+
+// inspectorRow reads the inspector's incoming row for requestId: its
+// verdict and the reason shown with it.
+func inspectorRow(t *testing.T, r *browsertest.Runner, requestID string) string {
+	t.Helper()
+	return browsertest.Eval[string](t, r.Tab, fmt.Sprintf(`new Promise(ok => setTimeout(() => ok([...document.querySelectorAll('#frames tbody tr[data-dir="in"]')]
+		.filter(tr => tr.querySelector('.rid').textContent === %q).map(tr => tr.dataset.verdict + ' ' + tr.title).join('|')), 450))`, requestID))
 }
 
 // The open-url dialog names the app as the net dialog does: the display

@@ -29,8 +29,9 @@ export function encodeFrame(frame) {
     return {};
   }
   if (text === undefined) return {};
-  // Each UTF-16 unit is at least one UTF-8 byte: a text longer than the
-  // limit in units is over it in bytes without encoding it.
+  // Each UTF-16 unit is one to three UTF-8 bytes, so the length alone
+  // decides most frames: encoding is needed only in between.
+  if (text.length * 3 <= MAX_RELAYED_FRAME_BYTES) return { text };
   const over = text.length > MAX_RELAYED_FRAME_BYTES;
   const bytes = over ? text.length : new TextEncoder().encode(text).length;
   if (bytes > MAX_RELAYED_FRAME_BYTES) {
