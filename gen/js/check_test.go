@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/internal/testenv"
 	"github.com/snuggen/snuggen/internal/urlread"
 )
@@ -36,6 +38,8 @@ const safe = (input) => {
 };
 let deep = [];
 for (let i = 0; i < 5000; i++) deep = [deep];
+let tooDeep = [];
+for (let i = 0; i < MAXDEPTH; i++) tooDeep = [tooDeep];
 const cyclic = msg({});
 cyclic.payload = { self: cyclic };
 const long = JSON.parse(process.argv[2]);
@@ -44,6 +48,7 @@ const out = {
   undefinedRequired: safe(msg({ action: undefined })),
   undefinedInArray: safe(msg({ state: [undefined, () => 1] })),
   deepValue: safe(msg({ state: deep })),
+  tooDeepValue: safe(msg({ state: tooDeep })),
   cyclic: safe(cyclic),
   bigint: safe(msg({ payload: { n: 1n } })),
   undefinedInput: safe(undefined),
@@ -81,8 +86,8 @@ func longNetRequest() []byte {
 }
 
 // TestCheckFrameOnValues: checkFrame takes a value as its JSON text (an
-// undefined member is absent, a 5,000-deep state is no stack overflow, a
-// cycle is not JSON), never throws, ignores types that are Object
+// undefined member is absent, a 5,000-deep state is no stack overflow, one
+// deeper than jsonscan.MaxDepth is no JSON as in Go, a cycle is not JSON), never throws, ignores types that are Object
 // built-ins, and cuts the answer's message exactly as Go's RejectError.Answer.
 func TestCheckFrameOnValues(t *testing.T) {
 	node := testenv.Node(t)
@@ -92,7 +97,7 @@ func TestCheckFrameOnValues(t *testing.T) {
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "values.mjs")
-	if err := os.WriteFile(script, []byte(strings.Replace(checkValuesScript, "FRAMES", "file://"+filepath.ToSlash(abs), 1)), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(strings.NewReplacer("FRAMES", "file://"+filepath.ToSlash(abs), "MAXDEPTH", strconv.Itoa(jsonscan.MaxDepth)).Replace(checkValuesScript)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	long := longNetRequest()
@@ -114,6 +119,7 @@ func TestCheckFrameOnValues(t *testing.T) {
 		"undefinedRequired":  {Verdict: "reject", Rules: []string{"required"}},
 		"undefinedInArray":   accept,
 		"deepValue":          accept,
+		"tooDeepValue":       {Verdict: "reject", Rules: []string{"frame.json"}},
 		"cyclic":             {Verdict: "reject", Rules: []string{"frame.json"}},
 		"bigint":             {Verdict: "reject", Rules: []string{"frame.json"}},
 		"undefinedInput":     {Verdict: "reject", Rules: []string{"frame.json"}},

@@ -23,6 +23,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/snuggen/snuggen/gen/model"
+	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/internal/urlread"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 	"github.com/snuggen/snuggen/templates"
@@ -139,6 +140,7 @@ type data struct {
 	EventBounds      []nameValue
 	FieldLimits      []nameValue // <STRUCT>_<FIELD>_MAX_LENGTH of every string field with a maxLength
 	ErrorMessageMax  string      // the name of the error message's one, for checkFrame's answer
+	MaxDepth         int         // jsonscan.MaxDepth: deeper nesting is no JSON a host reads
 	ACEChars         string      // a character class of what a decoded xn-- label may hold (urlread.ACECategories)
 	RTLChars         string      // a character class of the right-to-left scripts (urlread.RTLScripts)
 	EnvelopeTag      string
@@ -233,6 +235,7 @@ func prepare(m *model.Model) (*data, error) {
 		return nil, err
 	}
 	d.ACEChars, d.RTLChars = aceClasses()
+	d.MaxDepth = jsonscan.MaxDepth
 
 	// Codes.
 	var codes, retry, union []string

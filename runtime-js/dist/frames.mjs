@@ -300,6 +300,8 @@ var utf8Length = (s) => new TextEncoder().encode(s).length;
 var DUP_NONE = 0;
 var DUP_INNER = 1;
 var DUP_HEADER = 2;
+var TOO_DEEP = 3;
+var MAX_DEPTH = 1e4;
 function duplicates(text) {
   const stack = [];
   let expectKey = false;
@@ -317,11 +319,10 @@ function duplicates(text) {
         keys.add(key);
         expectKey = false;
       }
-    } else if (c == "{") {
-      stack.push(/* @__PURE__ */ new Set());
-      expectKey = true;
-    } else if (c == "[") stack.push(null);
-    else if (c == "}" || c == "]") stack.pop();
+    } else if (c == "{" || c == "[") {
+      if (stack.push(c == "{" ? /* @__PURE__ */ new Set() : null) > MAX_DEPTH) return TOO_DEEP;
+      expectKey = c == "{";
+    } else if (c == "}" || c == "]") stack.pop();
     else expectKey = stack[stack.length - 1] != null;
   }
   return found;
@@ -423,6 +424,7 @@ function checkFrame(input) {
   }
   if (!isObject2(frame)) return reject(frame, void 0, [frameError("frame.json")]);
   const duplicate = duplicates(text);
+  if (duplicate == TOO_DEEP) return reject(void 0, void 0, [frameError("frame.json")]);
   const type = typeof frame.type == "string" ? frame.type : void 0;
   const fail = (id, path) => reject(frame, type, [frameError(duplicate == DUP_NONE ? id : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
   if (duplicate == DUP_HEADER) return fail("frame.duplicate-key");

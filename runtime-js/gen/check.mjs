@@ -57,14 +57,18 @@ const utf8Length = (s) => new TextEncoder().encode(s).length;
 
 // Where a JSON text names one key twice: nowhere, only below the top-level v
 // and type (an unknown type is still ignored, R2), or at v or type (the
-// frame has no single reading).
+// frame has no single reading). TOO_DEEP: arrays and objects nest deeper
+// than MAX_DEPTH, which a host's decoder (internal/jsonscan) refuses as no
+// JSON it reads.
 const DUP_NONE = 0;
 const DUP_INNER = 1;
 const DUP_HEADER = 2;
+const TOO_DEEP = 3;
+const MAX_DEPTH = 10000;
 
 // duplicates scans JSON text (already known to parse) for an object that
 // names one key twice, anywhere: JSON.parse silently keeps the last, a host
-// rejects the frame.
+// rejects the frame. It also reports TOO_DEEP, which comes first.
 function duplicates(text) {
   const stack = []; // per open object its keys, per open array null
   let expectKey = false;
@@ -82,11 +86,10 @@ function duplicates(text) {
         keys.add(key);
         expectKey = false;
       }
-    } else if (c == "{") {
-      stack.push(new Set());
-      expectKey = true;
-    } else if (c == "[") stack.push(null);
-    else if (c == "}" || c == "]") stack.pop();
+    } else if (c == "{" || c == "[") {
+      if (stack.push(c == "{" ? new Set() : null) > MAX_DEPTH) return TOO_DEEP;
+      expectKey = c == "{";
+    } else if (c == "}" || c == "]") stack.pop();
     else expectKey = stack[stack.length - 1] != null; // ,
   }
   return found;
@@ -217,6 +220,7 @@ export function checkFrame(input) {
   }
   if (!isObject(frame)) return reject(frame, undefined, [frameError("frame.json")]);
   const duplicate = duplicates(text);
+  if (duplicate == TOO_DEEP) return reject(undefined, undefined, [frameError("frame.json")]);
   const type = typeof frame.type == "string" ? frame.type : undefined;
   // A key twice comes before every other frame rule, but R2 ignores an
   // unknown type with a valid v whatever its other keys hold.
