@@ -8,7 +8,10 @@
 // <iframe sandbox="allow-scripts"> loaded by URL, shows the host's own
 // confirm dialogs, and relays frames to the Go host over one WebSocket (the
 // protocol is in docs/architecture.md, "The relay"). Its limit: it decides
-// nothing. Every frame it relays is parsed and judged again by the host.
+// nothing. Every frame it relays is parsed and judged again by the host; the
+// one frame it keeps back is one whose JSON is past the largest size class
+// (MaxRelayedFrameBytes), which the relay would answer by closing the whole
+// connection: the page drops it and shows it rejected.
 package site
 
 import (

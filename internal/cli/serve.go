@@ -64,7 +64,9 @@ for --agent openai, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL for
 {"connections": [...], "deny": [...], "devHttpHosts": [...], "rate": {...}}
 (the same file snuggen net check reads). Without it every new origin asks
 you in the runner's dialog. Ctrl-C shuts down after every request in flight
-got its terminal frame.`,
+got its terminal frame. What the apps are not told (a handler's panic with
+its stack, the detail of an agent failure) is printed to stderr, each entry
+prefixed "snuggen serve:".`,
 		Example: `  snuggen serve examples/todo/app.html
   snuggen serve examples/ --addr 127.0.0.1:0 --watch
   OPENAI_API_KEY=… snuggen serve app.html --agent openai --model gpt-4o-mini
