@@ -41,6 +41,7 @@ type serveOptions struct {
 	watch    bool
 	getenv   func(string) string
 	ready    func(h *hostkit.Host) // tests: called once the host is listening
+	agentFor agent.Backend         // tests: the agent instead of --agent's
 }
 
 func newServeCmd(io *IO) *cobra.Command {
@@ -113,6 +114,9 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	backend, err := o.backend()
 	if err != nil {
 		return err
+	}
+	if o.agentFor != nil {
+		backend = o.agentFor
 	}
 	dataDir := o.data
 	if dataDir == "" {

@@ -17,46 +17,35 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
-// An agent failure's detail (the app is told only a code) reaches the
-// person running serve on stderr, prefixed "snuggen serve:". The request
-// goes through the real relay as the runner page sends it.
-func TestServeLogsAgentFailuresToStderr(t *testing.T) {
-	agentSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		http.Error(w, `{"error":{"message":"the model is overloaded: canary-detail"}}`, http.StatusInternalServerError)
-	}))
-	defer agentSrv.Close()
+// askThroughServe runs serve with o on the hello app, asks once through the
+// real relay as the runner page would (mount, load, an app-message frame),
+// and returns the terminal app-response frame and serve's stderr.
+func askThroughServe(t *testing.T, o *serveOptions) (map[string]any, *lockedBuffer) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.html"), []byte(helloApp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "openai", agentURL: agentSrv.URL + "/v1", model: "test-model",
-		getenv: func(k string) string {
-			if k == openai.EnvAPIKey {
-				return "test-key"
-			}
-			return ""
-		}}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var stderr lockedBuffer
+	stderr := &lockedBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, &IO{In: strings.NewReader(""), Out: pw, Err: &stderr}, o, []string{dir})
+		done <- runServe(ctx, &IO{In: strings.NewReader(""), Out: pw, Err: stderr}, o, []string{dir})
 		pw.Close()
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		go io.Copy(io.Discard, pr)
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
-	}()
+	})
 	sc := bufio.NewScanner(pr)
 	if !sc.Scan() {
 		t.Fatalf("serve printed nothing; stderr: %s", stderr.String())
@@ -78,7 +67,7 @@ func TestServeLogsAgentFailuresToStderr(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// next reads until a frame of type typ reaches slot s1.
+	// next reads until a frame of type typ comes.
 	next := func(typ string) map[string]any {
 		t.Helper()
 		for {
@@ -100,34 +89,70 @@ func TestServeLogsAgentFailuresToStderr(t *testing.T) {
 	inst, _ := next(frame.TypeHostReady)["instanceId"].(string)
 	send(fmt.Sprintf(`{"t":"frame","slot":"s1","frame":{"v":1,"type":%q,"requestId":"r1","instanceId":%q,"appId":"test.hello","action":"greet"}}`,
 		frame.TypeAppMessage, inst))
-	res := next(frame.TypeAppResponse)
+	return next(frame.TypeAppResponse), stderr
+}
+
+// logLine waits for a line of log containing want and returns it.
+func logLine(t *testing.T, log *lockedBuffer, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		for _, l := range strings.Split(log.String(), "\n") {
+			if strings.Contains(l, want) {
+				return l
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr has no line with %q: %q", want, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// An agent failure's detail (the app is told only a code) reaches the
+// person running serve on stderr, prefixed "snuggen serve:".
+func TestServeLogsAgentFailuresToStderr(t *testing.T) {
+	agentSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, `{"error":{"message":"the model is overloaded: canary-detail"}}`, http.StatusInternalServerError)
+	}))
+	defer agentSrv.Close()
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "openai", agentURL: agentSrv.URL + "/v1", model: "test-model",
+		getenv: func(k string) string {
+			if k == openai.EnvAPIKey {
+				return "test-key"
+			}
+			return ""
+		}}
+	res, stderr := askThroughServe(t, o)
 	if res["ok"] != false {
 		t.Fatalf("app-response = %v, want an error", res)
 	}
 	if msg := fmt.Sprint(res["error"]); strings.Contains(msg, "canary-detail") {
 		t.Errorf("the app was told the agent's error text: %s", msg)
 	}
+	if l := logLine(t, stderr, "canary-detail"); !strings.HasPrefix(l, "snuggen serve: agent request of instance ") {
+		t.Fatalf("log line %q: want the prefix and what failed", l)
+	}
+}
 
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		log := stderr.String()
-		var line string
-		for _, l := range strings.Split(log, "\n") {
-			if strings.Contains(l, "canary-detail") || strings.Contains(l, "500") {
-				line = l
-				break
-			}
-		}
-		if line != "" {
-			if !strings.HasPrefix(line, "snuggen serve: ") {
-				t.Fatalf("log line %q lacks the prefix", line)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr has no line about the agent failure: %q", log)
-		}
-		time.Sleep(20 * time.Millisecond)
+// A handler's panic is answered HOST_ERROR to the app, and its stack goes
+// to stderr under the prefix.
+func TestServeLogsHandlerPanicsWithStack(t *testing.T) {
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv,
+		agentFor: agent.BackendFunc(func(context.Context, agent.Completion, func(string)) (string, error) {
+			panic("canary-panic")
+		})}
+	res, stderr := askThroughServe(t, o)
+	if e, _ := res["error"].(map[string]any); res["ok"] != false || e["code"] != frame.CodeHostError {
+		t.Fatalf("app-response = %v, want %s", res, frame.CodeHostError)
+	}
+	l := logLine(t, stderr, "canary-panic")
+	if !strings.HasPrefix(l, "snuggen serve: ") || !strings.Contains(l, "panic") {
+		t.Fatalf("log line %q: want the prefix and the panic", l)
+	}
+	if log := stderr.String(); !strings.Contains(log, "goroutine ") || !strings.Contains(log, ".go:") {
+		t.Fatalf("no stack in the log: %q", log)
 	}
 }
 
