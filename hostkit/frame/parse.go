@@ -2211,7 +2211,7 @@ func urlRuleSnugOpenURLRequestURL(r urlread.Result) (string, string) {
 	case urlread.Percent:
 		return RuleOpenURLURLPercent, "% not followed by two hex digits"
 	case urlread.Host:
-		return RuleOpenURLURLHost, "the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, or is a bad IPv6 literal"
+		return RuleOpenURLURLHost, "the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, is a bad IPv6 literal, or has an xn-- label that is not Punycode of a valid label"
 	case urlread.Port:
 		return RuleOpenURLURLPort, "the port is not a decimal number 0-65535"
 	default:

@@ -482,7 +482,7 @@ const (
 	RuleOpenURLURLUserinfo = "openurl.url.userinfo"
 	// RuleOpenURLURLPercent (snug:open-url-request): % not followed by two hex digits.
 	RuleOpenURLURLPercent = "openurl.url.percent"
-	// RuleOpenURLURLHost (snug:open-url-request): the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, or is a bad IPv6 literal.
+	// RuleOpenURLURLHost (snug:open-url-request): the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, is a bad IPv6 literal, or has an xn-- label that is not Punycode of a valid label.
 	RuleOpenURLURLHost = "openurl.url.host"
 	// RuleOpenURLURLPort (snug:open-url-request): the port is not a decimal number 0-65535.
 	RuleOpenURLURLPort = "openurl.url.port"
