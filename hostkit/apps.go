@@ -1,15 +1,11 @@
 package hostkit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
-
-	"golang.org/x/net/html"
 
 	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/server"
@@ -318,45 +314,8 @@ func KeyFromPath(path string) string {
 // names snuggen build writes from the app-announce fields). A missing
 // display name falls back to key.
 func MetaFromHTML(doc []byte, key string) Meta {
-	m := Meta{}
-	z := html.NewTokenizer(bytes.NewReader(doc))
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			break
-		}
-		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
-			continue
-		}
-		t := z.Token()
-		if t.Data == "body" {
-			break
-		}
-		if t.Data != "meta" {
-			continue
-		}
-		var name, content string
-		for _, a := range t.Attr {
-			switch a.Key {
-			case "name":
-				name = strings.ToLower(a.Val)
-			case "content":
-				content = a.Val
-			}
-		}
-		switch name {
-		case "snug:app-id":
-			m.AppID = content
-		case "snug:display-name":
-			m.DisplayName = content
-		case "snug:description":
-			m.Description = content
-		case "snug:icon-emoji":
-			m.IconEmoji = content
-		case "snug:icon-color":
-			m.IconColor = content
-		}
-	}
+	v := pack.ReadMeta(doc)
+	m := Meta{AppID: v["appId"], DisplayName: v["displayName"], Description: v["description"], IconEmoji: v["iconEmoji"], IconColor: v["iconColor"]}
 	if m.DisplayName == "" {
 		m.DisplayName = key
 	}

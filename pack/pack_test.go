@@ -297,3 +297,24 @@ func FuzzBuildPage(f *testing.F) {
 		}
 	})
 }
+
+func TestReadMetaReadsWhatBuildWrites(t *testing.T) {
+	page := []byte(`<!doctype html><html><head><meta charset="utf-8">
+<meta name="snug:app-id" content="com.example.m"><META NAME="snug:display-name" content="Meta test">
+<meta name="snug:icon-emoji" content="🧪"><meta name="other" content="x"><title>t</title></head>
+<body><meta name="snug:description" content="in the body: not metadata"></body></html>`)
+	res, err := Build(context.Background(), Options{Path: "app.html", HTML: page, FS: fstest.MapFS{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ReadMeta(res.HTML)
+	want := map[string]string{"appId": "com.example.m", "displayName": "Meta test", "iconEmoji": "🧪"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("ReadMeta[%s] = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if _, ok := got["description"]; ok {
+		t.Errorf("a meta tag in the body was read: %v", got)
+	}
+}
