@@ -25,6 +25,9 @@ type conn struct {
 	mu      sync.Mutex
 	slots   map[string]*slotPort
 	pending map[string]chan string // confirm id → decision
+	// hidden is the page's last reported visibility ({"t":"visibility"}); a
+	// page that never reported one counts as visible.
+	hidden bool
 }
 
 func newConn(rl *Relay, ws *websocket.Conn, cc *corkConn) *conn {
@@ -130,7 +133,12 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		c.mount(m.Slot, m.App)
 	case "load":
 		if p := c.slot(m.Slot); p != nil {
+			first := !p.loaded
+			p.loaded = true
 			p.sess.Load()
+			if first {
+				c.tellHidden(p)
+			}
 		}
 	case "frame":
 		p := c.slot(m.Slot)
@@ -172,7 +180,9 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	case "theme":
 		_ = c.rl.b.SetTheme(m.Mode) // an unknown mode changes nothing
 	case "visibility":
-		// The runner page was hidden or shown: its apps are told.
+		// The runner page was hidden or shown: its apps are told. A slot not
+		// loaded yet has had no host-ready; it learns the page's state right
+		// after it (tellHidden).
 		if m.Visible == nil {
 			return
 		}
@@ -181,14 +191,34 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			return
 		}
 		c.mu.Lock()
+		c.hidden = !*m.Visible
 		ps := make([]*slotPort, 0, len(c.slots))
 		for _, p := range c.slots {
-			ps = append(ps, p)
+			if p.loaded {
+				ps = append(ps, p)
+			}
 		}
 		c.mu.Unlock()
 		for _, p := range ps {
 			p.sess.Event(ev)
 		}
+	}
+}
+
+// tellHidden follows p's host-ready (its first load) with a visibility
+// host-event {visible:false} when the page last reported itself hidden: an
+// instance mounted while the page is hidden, or remounted after a reconnect
+// on a page that reported it, is otherwise never told. A page that never
+// reported, or reported visible, gets nothing: visible is the default.
+func (c *conn) tellHidden(p *slotPort) {
+	c.mu.Lock()
+	hidden := c.hidden
+	c.mu.Unlock()
+	if !hidden {
+		return
+	}
+	if ev, err := events.Visibility(false); err == nil {
+		p.sess.Event(ev)
 	}
 }
 
@@ -273,6 +303,9 @@ type slotPort struct {
 	c    *conn
 	slot string
 	sess *broker.Session // set right after Open, before any frame can arrive
+	// loaded is set on the slot's first load (its host-ready). Only the
+	// connection's read loop touches it.
+	loaded bool
 }
 
 // Send queues {"t":"frame","slot":…,"frame":raw} without re-encoding the
