@@ -60,6 +60,9 @@ document.addEventListener('visibilitychange', () => {
 let connectedOnce = false;
 async function onOpen() {
   relay.send({ t: 'theme', mode: theme.mode });
+  // A page hidden while it reconnected still tells the host, so instances it
+  // mounts now learn it right after their host-ready.
+  if (document.visibilityState !== 'visible') relay.send({ t: 'visibility', visible: false });
   const reconnect = connectedOnce;
   connectedOnce = true;
   // The installed apps come over HTTP on each connection; later changes
