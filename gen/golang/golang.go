@@ -67,9 +67,9 @@ func Generate(m *model.Model) ([]model.File, error) {
 type gen struct {
 	m       *model.Model
 	structs map[string]*model.Object // nested struct types by name
-	// collectKeys names, while a frame's check is emitted, the slice that
-	// collects the keys of a map type for its refinements.
-	collectKeys map[*model.Type]string
+	// collectKeys holds, while a frame's check is emitted, what the value
+	// stage's walk over a map type's keys records for its refinements.
+	collectKeys map[*model.Type]*keyScan
 	order       []string // their names in first-seen order
 }
 
@@ -98,7 +98,26 @@ func (g *gen) check() error {
 	if g.m.Error == nil {
 		return fmt.Errorf("golang: no error object")
 	}
+	for _, x := range g.m.Rules.Refinements {
+		if x.Kind != model.MapKeyNotInList || !x.CaseInsensitive {
+			continue
+		}
+		for _, v := range g.m.Rules.List(x.List) {
+			if !lowerASCII(v) {
+				return fmt.Errorf("golang: refinement %s: list %s entry %q is not lower-case ASCII; a case-insensitive key list must be", x.ID, x.List, v)
+			}
+		}
+	}
 	return nil
+}
+
+func lowerASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 || 'A' <= s[i] && s[i] <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *gen) hasCode(c string) bool {

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -348,12 +349,12 @@ func (g *gen) checkValue(t *model.Type, v jen.Code, s seg, depth int) []jen.Code
 			out = append(out, jen.If(jen.Len(v).Op(">").Lit(*t.MaxProperties)).Block(cAdd(s.code, ruleConst("schema-maxProperties"), fmt.Sprintf("more than %d entries", *t.MaxProperties))))
 		}
 		keyChecks := t.KeyMinLength != nil || t.KeyMaxLength != nil
-		collect, collecting := g.collectKeys[t]
+		scan, collecting := g.collectKeys[t]
 		if keyChecks || g.constrained(t.Elem) || collecting {
 			k, e := fmt.Sprintf("k%d", depth), fmt.Sprintf("e%d", depth)
 			var body []jen.Code
 			if collecting {
-				body = append(body, jen.Id(collect).Op("=").Append(jen.Id(collect), jen.Id(k)))
+				body = append(body, scan.perKey(jen.Id(k))...)
 			}
 			body = append(body, stringChecks(t.KeyMinLength, t.KeyMaxLength, jen.Id(k), idSeg(k), ruleConst("schema-propertyNames"), ruleConst("schema-propertyNames"))...)
 			body = append(body, g.checkValue(t.Elem, jen.Id(e), idSeg(k), depth+1)...)
@@ -381,7 +382,7 @@ func (g *gen) validateObject(f *jen.File, name string, o *model.Object) {
 func (g *gen) valueStmts(o *model.Object) []jen.Code {
 	var out []jen.Code
 	for _, fl := range o.Fields {
-		if _, collecting := g.collectKeys[fl.Type]; !g.constrained(fl.Type) && !collecting {
+		if scan := g.collectKeys[fl.Type]; !g.constrained(fl.Type) && (scan == nil || scan.empty()) {
 			continue
 		}
 		field := jen.Id("f").Dot(goName(fl.Name))
@@ -419,7 +420,107 @@ func present(fl *model.Field) jen.Code {
 	return jen.Id("f").Dot(goName(fl.Name)).Op("!=").Nil()
 }
 
-func keysVar(fl *model.Field) string { return fl.Name + "Keys" }
+// keyScan is what the value stage's walk over one map's keys records for the
+// refinements on its keys, so that a valid frame walks the map once: whether
+// a key may be in each listed set (an ASCII key through a length switch, the
+// JS-exact lowercase only for other keys), and whether two keys may collide
+// case-insensitively (a non-ASCII key, or two ASCII keys with the same
+// jsonscan.FoldMark). The refinement stage walks the map again only when a
+// flag is set, to name the keys; its verdict is the exact one.
+type keyScan struct {
+	field string
+	notIn []model.Refinement // mapKeyNotInList
+	fold  bool               // mapKeysUnique, case-insensitively
+}
+
+func (s *keyScan) empty() bool { return len(s.notIn) == 0 && !s.fold }
+
+func (s *keyScan) inVar(x model.Refinement) string { return s.field + "In" + goName(x.List) }
+func (s *keyScan) marksVar() string                { return s.field + "Marks" }
+func (s *keyScan) foldVar() string                 { return s.field + "Fold" }
+
+// decls declares the flags before the value stage.
+func (s *keyScan) decls() []jen.Code {
+	var out []jen.Code
+	for _, x := range s.notIn {
+		out = append(out, jen.Id(s.inVar(x)).Op(":=").False())
+	}
+	if s.fold {
+		out = append(out, jen.List(jen.Id(s.marksVar()), jen.Id(s.foldVar())).Op(":=").List(jen.Uint64().Call(jen.Lit(0)), jen.False()))
+	}
+	return out
+}
+
+// perKey sets the flags for key k inside the value stage's loop.
+func (s *keyScan) perKey(k jen.Code) []jen.Code {
+	set := func(x model.Refinement, test jen.Code) jen.Code {
+		return jen.Id(s.inVar(x)).Op("=").Id(s.inVar(x)).Op("||").Add(test)
+	}
+	var ascii, other, always []jen.Code
+	for _, x := range s.notIn {
+		if !x.CaseInsensitive {
+			always = append(always, set(x, jen.Qual("slices", "Contains").Call(jen.Id(goName(x.List)), k)))
+			continue
+		}
+		ascii = append(ascii, set(x, jen.Id(lowerInASCII(x.List)).Call(k)))
+		other = append(other, set(x, jen.Qual(jsonscanPkg, "InLowerJS").Call(jen.Id(goName(x.List)), k)))
+	}
+	if s.fold {
+		ascii = append(ascii,
+			jen.Id("mark").Op(":=").Qual(jsonscanPkg, "FoldMark").Call(k),
+			jen.Id(s.foldVar()).Op("=").Id(s.foldVar()).Op("||").Id(s.marksVar()).Op("&").Id("mark").Op("!=").Lit(0),
+			jen.Id(s.marksVar()).Op("|=").Id("mark"))
+		other = append(other, jen.Id(s.foldVar()).Op("=").True())
+	}
+	var out []jen.Code
+	if len(ascii) > 0 {
+		out = append(out, jen.If(jen.Qual(jsonscanPkg, "IsASCII").Call(k)).Block(ascii...).Else().Block(other...))
+	}
+	return append(out, always...)
+}
+
+// lowerInASCIIFuncs emits lowerInASCII(list) for every list a case-insensitive
+// mapKeyNotInList refinement names: a switch on the length, then one ASCII
+// case-folding comparison per entry of that length (check made sure the
+// entries are lower-case ASCII).
+func (g *gen) lowerInASCIIFuncs(f *jen.File) {
+	done := map[string]bool{}
+	for _, x := range g.m.Rules.Refinements {
+		if x.Kind != model.MapKeyNotInList || !x.CaseInsensitive || done[x.List] {
+			continue
+		}
+		done[x.List] = true
+		byLen := map[int][]string{}
+		var lens []int
+		for _, v := range g.m.Rules.List(x.List) {
+			if byLen[len(v)] == nil {
+				lens = append(lens, len(v))
+			}
+			byLen[len(v)] = append(byLen[len(v)], v)
+		}
+		sort.Ints(lens)
+		var cases []jen.Code
+		for _, n := range lens {
+			var or []jen.Code
+			for i, v := range byLen[n] {
+				if i > 0 {
+					or = append(or, jen.Op("||"))
+				}
+				or = append(or, jen.Qual(jsonscanPkg, "EqualFoldASCII").Call(jen.Id("s"), jen.Lit(v)))
+			}
+			cases = append(cases, jen.Case(jen.Lit(n)).Block(jen.Return(jen.Add(or...))))
+		}
+		f.Commentf("%s is jsonscan.InLowerJS(%s, s) for an ASCII s.", lowerInASCII(x.List), goName(x.List))
+		f.Func().Id(lowerInASCII(x.List)).Params(jen.Id("s").String()).Bool().Block(
+			jen.Switch(jen.Len(jen.Id("s"))).Block(cases...),
+			jen.Return(jen.False()),
+		)
+	}
+}
+
+// lowerInASCII names the function that reports whether an ASCII key,
+// lowercased, is in list.
+func lowerInASCII(list string) string { return "lowerIn" + goName(list) + "ASCII" }
 
 func (g *gen) urlFuncName(x model.Refinement) string {
 	return "urlRule" + goName(x.Frame) + goName(x.Field)
@@ -443,19 +544,29 @@ func (g *gen) checkFrame(f *jen.File, fr *model.Frame) {
 		f.Commentf("%s maps a failed open-url reading check to its rule id and message.", g.urlFuncName(x))
 		f.Func().Id(g.urlFuncName(x)).Params(jen.Id("r").Qual(urlreadPkg, "Result")).Params(jen.String(), jen.String()).Block(jen.Switch(jen.Id("r")).Block(cases...))
 	}
-	g.collectKeys = map[*model.Type]string{}
-	var decls []jen.Code
+	g.collectKeys = map[*model.Type]*keyScan{}
+	var scans []*keyScan
 	for _, x := range refs {
 		if x.Kind != model.MapKeyNotInList && x.Kind != model.MapKeysUnique {
 			continue
 		}
 		fl := fieldByName(fr.Body, x.Field)
-		if _, ok := g.collectKeys[fl.Type]; ok {
-			continue
+		scan := g.collectKeys[fl.Type]
+		if scan == nil {
+			scan = &keyScan{field: fl.Name}
+			g.collectKeys[fl.Type] = scan
+			scans = append(scans, scan)
 		}
-		g.collectKeys[fl.Type] = keysVar(fl)
-		decls = append(decls, jen.Var().Id(keysVar(fl)+"Arr").Index(jen.Lit(16)).String(),
-			jen.Id(keysVar(fl)).Op(":=").Id(keysVar(fl)+"Arr").Index(jen.Empty(), jen.Lit(0)))
+		switch {
+		case x.Kind == model.MapKeyNotInList:
+			scan.notIn = append(scan.notIn, x)
+		case x.CaseInsensitive:
+			scan.fold = true
+		}
+	}
+	var decls []jen.Code
+	for _, scan := range scans {
+		decls = append(decls, scan.decls()...)
 	}
 	values := g.valueStmts(fr.Body)
 	g.collectKeys = nil
@@ -492,26 +603,32 @@ func (g *gen) checkFrame(f *jen.File, fr *model.Frame) {
 				}
 				b.If(jen.Add(present(fl)).Op("&&").Parens(jen.Add(ors...))).Block(cAdd(jen.Lit(fl.Name), ruleConst(x.ID), x.Message))
 			case model.MapKeyNotInList:
+				scan := scanOf(scans, fl.Name)
 				test := jen.Qual("slices", "Contains").Call(jen.Id(goName(x.List)), jen.Id("k"))
 				if x.CaseInsensitive {
 					test = jen.Qual(jsonscanPkg, "InLowerJS").Call(jen.Id(goName(x.List)), jen.Id("k"))
 				}
-				b.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(keysVar(fl))).Block(
-					jen.If(test).Block(
+				b.If(jen.Id(scan.inVar(x))).Block(
+					jen.For(jen.Id("k").Op(":=").Range().Add(val.Clone())).Block(
+						jen.If(test).Block(
+							jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
+							cAdd(jen.Id("k"), ruleConst(x.ID), x.Message),
+							jen.Id("c").Dot("Pop").Call(),
+						),
+					),
+				)
+			case model.MapKeysUnique:
+				// Case-sensitively, the keys of a Go map are unique already
+				// (a JSON text naming one twice is frame.duplicate-key).
+				if !x.CaseInsensitive {
+					continue
+				}
+				b.If(jen.Id(scanOf(scans, fl.Name).foldVar())).Block(
+					jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("foldCollisions").Call(val.Clone())).Block(
 						jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
 						cAdd(jen.Id("k"), ruleConst(x.ID), x.Message),
 						jen.Id("c").Dot("Pop").Call(),
 					),
-				)
-			case model.MapKeysUnique:
-				fn := "exactCollisions"
-				if x.CaseInsensitive {
-					fn = "foldCollisions"
-				}
-				b.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(fn).Call(jen.Id(keysVar(fl)))).Block(
-					jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
-					cAdd(jen.Id("k"), ruleConst(x.ID), x.Message),
-					jen.Id("c").Dot("Pop").Call(),
 				)
 			case model.URLReadIdentically:
 				v := val
@@ -527,6 +644,15 @@ func (g *gen) checkFrame(f *jen.File, fr *model.Frame) {
 			}
 		}
 	})
+}
+
+func scanOf(scans []*keyScan, field string) *keyScan {
+	for _, s := range scans {
+		if s.field == field {
+			return s
+		}
+	}
+	return nil
 }
 
 func (g *gen) sizeLimit(fr *model.Frame) string {
@@ -728,14 +854,18 @@ func (g *gen) parse(f *jen.File) {
 		),
 		jen.Return(jen.False()),
 	)
-	f.Comment("foldCollisions returns the keys that equal another key case-insensitively:")
+	f.Comment("foldCollisions returns the keys of m that equal another key case-insensitively:")
 	f.Comment("lowercased as JavaScript's toLowerCase does (jsonscan.LowerJS), so Go and JS agree.")
-	f.Func().Id("foldCollisions").Params(jen.Id("keys").Index().String()).Index().String().Block(
+	f.Comment("A check calls it only when its walk over the keys saw a possible collision.")
+	f.Func().Id("foldCollisions").Types(jen.Id("V").Any()).Params(jen.Id("m").Map(jen.String()).Id("V")).Index().String().Block(
 		jen.Var().Id("out").Index().String(),
+		jen.Var().Id("arr").Index(jen.Lit(16)).String(),
+		jen.Id("keys").Op(":=").Id("arr").Index(jen.Empty(), jen.Lit(0)),
+		jen.For(jen.Id("k").Op(":=").Range().Id("m")).Block(jen.Id("keys").Op("=").Append(jen.Id("keys"), jen.Id("k"))),
 		jen.If(jen.Len(jen.Id("keys")).Op("<=").Lit(16)).Block(
 			jen.Var().Id("ascii").Index(jen.Lit(16)).Bool(),
 			jen.Var().Id("hit").Index(jen.Lit(16)).Bool(),
-			jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(jen.Id("ascii").Index(jen.Id("i")).Op("=").Id("isASCII").Call(jen.Id("k"))),
+			jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(jen.Id("ascii").Index(jen.Id("i")).Op("=").Qual(jsonscanPkg, "IsASCII").Call(jen.Id("k"))),
 			jen.For(jen.Id("i").Op(":=").Range().Id("keys")).Block(
 				jen.For(jen.Id("j").Op(":=").Id("i").Op("+").Lit(1), jen.Id("j").Op("<").Len(jen.Id("keys")), jen.Id("j").Op("++")).Block(
 					jen.If(jen.Id("ascii").Index(jen.Id("i")).Op("&&").Id("ascii").Index(jen.Id("j")).Op("&&").Len(jen.Id("keys").Index(jen.Id("i"))).Op("!=").Len(jen.Id("keys").Index(jen.Id("j")))).Block(jen.Continue()),
@@ -756,9 +886,7 @@ func (g *gen) parse(f *jen.File) {
 		),
 		jen.Return(jen.Id("out")),
 	)
-	f.Comment("exactCollisions exists for case-sensitive uniqueness refinements: Go map keys")
-	f.Comment("are already unique, so it never finds any.")
-	f.Func().Id("exactCollisions").Params(jen.Id("keys").Index().String()).Index().String().Block(jen.Return(jen.Nil()))
+	g.lowerInASCIIFuncs(f)
 
 	// Parse.
 	fr := func(id string) *model.FrameRule { return g.frameRule(id) }

@@ -240,15 +240,21 @@ func supported(v int64) bool {
 	return false
 }
 
-// foldCollisions returns the keys that equal another key case-insensitively:
+// foldCollisions returns the keys of m that equal another key case-insensitively:
 // lowercased as JavaScript's toLowerCase does (jsonscan.LowerJS), so Go and JS agree.
-func foldCollisions(keys []string) []string {
+// A check calls it only when its walk over the keys saw a possible collision.
+func foldCollisions[V any](m map[string]V) []string {
 	var out []string
+	var arr [16]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
 	if len(keys) <= 16 {
 		var ascii [16]bool
 		var hit [16]bool
 		for i, k := range keys {
-			ascii[i] = isASCII(k)
+			ascii[i] = jsonscan.IsASCII(k)
 		}
 		for i := range keys {
 			for j := i + 1; j < len(keys); j++ {
@@ -279,10 +285,21 @@ func foldCollisions(keys []string) []string {
 	return out
 }
 
-// exactCollisions exists for case-sensitive uniqueness refinements: Go map keys
-// are already unique, so it never finds any.
-func exactCollisions(keys []string) []string {
-	return nil
+// lowerInStripHeadersASCII is jsonscan.InLowerJS(StripHeaders, s) for an ASCII s.
+func lowerInStripHeadersASCII(s string) bool {
+	switch len(s) {
+	case 6:
+		return jsonscan.EqualFoldASCII(s, "cookie")
+	case 9:
+		return jsonscan.EqualFoldASCII(s, "x-api-key")
+	case 10:
+		return jsonscan.EqualFoldASCII(s, "set-cookie")
+	case 13:
+		return jsonscan.EqualFoldASCII(s, "authorization")
+	case 19:
+		return jsonscan.EqualFoldASCII(s, "proxy-authorization")
+	}
+	return false
 }
 
 // Parse applies R1, R2, R6, the schemas and the rules to one frame's JSON text.
@@ -1835,8 +1852,8 @@ func decodeNetRequest(d *jsonscan.Decoder, f *NetRequest, c *violation.Collector
 // check runs the value stage on a decoded NetRequest and, when it found nothing, the
 // refinements of rules.json.
 func (f *NetRequest) check(c *violation.Collector) {
-	var headersKeysArr [16]string
-	headersKeys := headersKeysArr[:0]
+	headersInStripHeaders := false
+	headersMarks, headersFold := uint64(0), false
 	if !jsonscan.LenAtLeast(f.RequestID, 1) {
 		c.Add("requestId", RuleSchemaMinLength, "must not be empty")
 	}
@@ -1863,7 +1880,15 @@ func (f *NetRequest) check(c *violation.Collector) {
 	if f.Headers != nil {
 		c.Push("headers")
 		for k0, e0 := range f.Headers {
-			headersKeys = append(headersKeys, k0)
+			if jsonscan.IsASCII(k0) {
+				headersInStripHeaders = headersInStripHeaders || lowerInStripHeadersASCII(k0)
+				mark := jsonscan.FoldMark(k0)
+				headersFold = headersFold || headersMarks&mark != 0
+				headersMarks |= mark
+			} else {
+				headersInStripHeaders = headersInStripHeaders || jsonscan.InLowerJS(StripHeaders, k0)
+				headersFold = true
+			}
 			if !jsonscan.LenAtLeast(k0, 1) {
 				c.Add(k0, RuleSchemaPropertyNames, "must not be empty")
 			}
@@ -1887,17 +1912,21 @@ func (f *NetRequest) check(c *violation.Collector) {
 	if f.Body != nil && (f.Method == "GET" || f.Method == "HEAD") {
 		c.Add("body", RuleNetBodyMethod, "a body is not allowed on GET or HEAD")
 	}
-	for _, k := range headersKeys {
-		if jsonscan.InLowerJS(StripHeaders, k) {
-			c.Push("headers")
-			c.Add(k, RuleNetHeaderCredential, "credential-shaped header; the host injects credentials, an app cannot send them")
-			c.Pop()
+	if headersInStripHeaders {
+		for k := range f.Headers {
+			if jsonscan.InLowerJS(StripHeaders, k) {
+				c.Push("headers")
+				c.Add(k, RuleNetHeaderCredential, "credential-shaped header; the host injects credentials, an app cannot send them")
+				c.Pop()
+			}
 		}
 	}
-	for _, k := range foldCollisions(headersKeys) {
-		c.Push("headers")
-		c.Add(k, RuleNetHeaderDuplicate, "header name repeats another one case-insensitively")
-		c.Pop()
+	if headersFold {
+		for _, k := range foldCollisions(f.Headers) {
+			c.Push("headers")
+			c.Add(k, RuleNetHeaderDuplicate, "header name repeats another one case-insensitively")
+			c.Pop()
+		}
 	}
 }
 

@@ -112,13 +112,36 @@ func lowerEqualsASCII(s, x string) bool {
 	return j == len(x)
 }
 
+// isASCII reads s eight bytes at a time (the compiler merges the byte loads
+// of load64 into one): header names are short, and this is on every
+// net-request's path.
 func isASCII(s string) bool {
+	for len(s) >= 8 {
+		if load64(s)&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	if len(s) >= 4 {
+		return (load32(s)|load32(s[len(s)-4:]))&0x80808080 == 0
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}
 	return true
+}
+
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 func lowerASCII(c byte) byte {
@@ -168,4 +191,27 @@ func caseIgnorable(r rune) bool {
 		return true
 	}
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+}
+
+// IsASCII reports whether s holds only ASCII bytes: then LowerJS is ASCII
+// lowercasing, and two keys can only be equal lowercased at equal lengths.
+func IsASCII(s string) bool { return isASCII(s) }
+
+// EqualFoldASCII reports whether a and b, both ASCII, are equal ignoring
+// ASCII case: EqualLowerJS for strings the caller knows to be ASCII.
+func EqualFoldASCII(a, b string) bool {
+	return len(a) == len(b) && equalASCIIFold(a, b)
+}
+
+// FoldMark returns one of 64 bits, chosen from an ASCII s's length and its
+// first and last bytes lowercased. Two ASCII strings that EqualFoldASCII
+// calls equal have the same mark, so ASCII keys whose marks are pairwise
+// distinct hold no case-insensitive repeat: a validator pays the pairwise
+// comparison only when two marks meet.
+func FoldMark(s string) uint64 {
+	if s == "" {
+		return 1
+	}
+	h := uint64(len(s))<<16 | uint64(lowerASCII(s[0]))<<8 | uint64(lowerASCII(s[len(s)-1]))
+	return 1 << (h * 0x9E3779B97F4A7C15 >> 58)
 }

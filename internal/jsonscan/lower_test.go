@@ -1,6 +1,9 @@
 package jsonscan
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The expected values are what String.prototype.toLowerCase returns (node 22).
 func TestLowerJS(t *testing.T) {
@@ -41,5 +44,48 @@ func TestLowerJS(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { InLowerJS(list, "X-Api-Key"); EqualLowerJS("X-A", "x-a"); LowerJS("x-a") }); n != 0 {
 		t.Errorf("ASCII path allocates %v times", n)
+	}
+}
+
+// IsASCII reads eight and four bytes at a time: a non-ASCII byte at every
+// position of every length up to 24 must still be seen.
+func TestIsASCII(t *testing.T) {
+	for n := 0; n <= 24; n++ {
+		b := []byte(strings.Repeat("a", n))
+		if !IsASCII(string(b)) {
+			t.Fatalf("IsASCII(%q) = false", b)
+		}
+		for i := 0; i < n; i++ {
+			for _, c := range []byte{0x80, 0xC3, 0xFF} {
+				b2 := append([]byte(nil), b...)
+				b2[i] = c
+				if IsASCII(string(b2)) {
+					t.Errorf("IsASCII(%q) = true, byte %#x at %d of %d", b2, c, i, n)
+				}
+			}
+		}
+	}
+}
+
+// Two ASCII strings equal ignoring case have one mark, whatever their case;
+// EqualFoldASCII agrees with EqualLowerJS on ASCII.
+func TestFoldMarkAndEqualFoldASCII(t *testing.T) {
+	names := []string{"", "a", "A", "x-api-key", "X-Api-Key", "Content-Type", "content-type", "X-Request-Id", "Accept", "ACCEPT", "x-a", "x-b", "set-cookie", "Set-Cookie!"}
+	for _, a := range names {
+		if m := FoldMark(a); m == 0 || m&(m-1) != 0 {
+			t.Errorf("FoldMark(%q) = %#x, want one bit", a, m)
+		}
+		for _, b := range names {
+			eq := EqualFoldASCII(a, b)
+			if eq != EqualLowerJS(a, b) {
+				t.Errorf("EqualFoldASCII(%q, %q) = %v, EqualLowerJS says otherwise", a, b, eq)
+			}
+			if eq && FoldMark(a) != FoldMark(b) {
+				t.Errorf("FoldMark(%q) != FoldMark(%q) although they fold equal", a, b)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { IsASCII("X-Request-Id"); FoldMark("X-Request-Id"); EqualFoldASCII("Accept", "accept") }); n != 0 {
+		t.Errorf("ASCII helpers allocate %v times", n)
 	}
 }
