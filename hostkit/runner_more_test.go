@@ -155,7 +155,7 @@ func TestRunnerResetAgentRestoresTheBudget(t *testing.T) {
 	r.Click(btn)
 	r.WaitFor("the reset's outcome", article+`.dataset.reset === 'done' && !`+article+`.dataset.agent`)
 	shown := browsertest.Eval[[]string](t, r.Tab, fmt.Sprintf(`new Promise(ok => setTimeout(() => ok([...document.querySelectorAll('#frames tbody tr[data-slot=%q]')]
-		.filter(tr => !tr.dataset.type).map(tr => tr.dataset.verdict + ' ' + tr.querySelector('.type').textContent)), 450))`, slot))
+		.filter(tr => tr.dataset.type === 'reset').map(tr => tr.dataset.verdict + ' ' + tr.querySelector('.type').textContent)), 450))`, slot))
 	if len(shown) != 1 || !strings.HasPrefix(shown[0], "accept ") || !strings.Contains(shown[0], "reset") {
 		t.Fatalf("inspector rows for the reset = %q, want one accepted row naming the reset", shown)
 	}

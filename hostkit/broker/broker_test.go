@@ -889,8 +889,8 @@ func TestParseFailureBudgetAndReset(t *testing.T) {
 	}
 	p.send(map[string]string{"t": "reset", "slot": "s1"})
 	m, _ := p.wait(0, waitLimit, func(m msg) bool { return m.T == "inspect" && m.Entry.Message == "parse-failure budget reset" })
-	if m.Entry.Verdict != "accept" {
-		t.Fatalf("reset: %+v", m.Entry)
+	if m.Entry.Verdict != "accept" || m.Entry.Type != "reset" || m.Entry.Slot != "s1" {
+		t.Fatalf("reset: %+v, want an accepted entry of type reset for s1", m.Entry)
 	}
 	ask("p-after")
 	if calls.Load() != before+1 {

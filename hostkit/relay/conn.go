@@ -175,7 +175,7 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			if err != nil {
 				verdict, code, msg = "reject", frame.CodeResetFailed, err.Error()
 			}
-			c.inspect(c.rl.opts.Now(), "in", m.Slot, "", "", verdict, code, msg)
+			c.inspect(c.rl.opts.Now(), "in", m.Slot, "reset", "", verdict, code, msg)
 		}
 	case "theme":
 		_ = c.rl.b.SetTheme(m.Mode) // an unknown mode changes nothing

@@ -106,9 +106,9 @@ export class Inspector {
       [str(e.code), 'code'],
     ]);
     tr.cells[3].title = str(e.type);
-    // An entry of no frame type is the host's note on a page message (a
-    // reset's outcome): its message is what there is to show.
-    if (!e.type && e.message) tr.cells[3].textContent = str(e.message);
+    // A reset's outcome is the host's note on a page message, not a frame:
+    // its message is what there is to show.
+    if (e.type === 'reset' && e.message) tr.cells[3].textContent = 'reset: ' + str(e.message);
     // The host's reason for a rejected or ignored frame.
     if (e.message) tr.title = str(e.message);
     this.queued.frames.push(tr);

@@ -265,11 +265,11 @@ class Instance {
   }
 
   /**
-   * The host's inspect entry for a reset this instance asked for: an
-   * entry of no frame type for this slot (the relay's answer to a reset).
+   * The host's inspect entry for a reset this instance asked for: the
+   * relay's entry of type "reset" for this slot.
    */
   resetOutcome(e) {
-    if (!this.resetPending || e.dir !== 'in' || e.type) return;
+    if (!this.resetPending || e.dir !== 'in' || e.type !== 'reset') return;
     this.resetPending = false;
     const ok = e.verdict === 'accept';
     this.el.dataset.reset = ok ? 'done' : 'failed';
