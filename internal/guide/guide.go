@@ -9,10 +9,8 @@ package guide
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"strings"
 	"text/template"
@@ -22,7 +20,6 @@ import (
 	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
-	"github.com/snuggen/snuggen/schemas"
 	"github.com/snuggen/snuggen/templates"
 )
 
@@ -84,7 +81,8 @@ func Render(ctx context.Context) (string, error) {
 		ReplyContract: agent.DefaultSystemPrompt([]byte(`{"type":"object","required":["answer"],"properties":{"answer":{"type":"string"}}}`)),
 		Diagnostics:   mistakes,
 	}
-	d.AppIDMax, d.DisplayNameMax, d.DescriptionMax, d.IconEmojiMax, d.IconColorMax = announceLimits()
+	d.AppIDMax, d.DisplayNameMax, d.DescriptionMax = frame.AppAnnounceAppIDMaxLength, frame.AppAnnounceDisplayNameMaxLength, frame.AppAnnounceDescriptionMaxLength
+	d.IconEmojiMax, d.IconColorMax = frame.AppAnnounceIconEmojiMaxLength, frame.AppAnnounceIconColorMaxLength
 	t, err := template.New("prompt").Option("missingkey=error").Parse(templates.Guide)
 	if err != nil {
 		return "", fmt.Errorf("guide: template: %w", err)
@@ -269,7 +267,7 @@ const ProbeHead = `<!doctype html><html><head><meta charset="utf-8">` +
 func Mistakes(ctx context.Context) ([]Mistake, error) {
 	var out []Mistake
 	for _, p := range probes {
-		res, _ := pack.Build(ctx, pack.Options{Path: "app.html", HTML: []byte(ProbeHead + p.html + "</body></html>"), Strict: true, FS: emptyFS{}})
+		res, _ := pack.Build(ctx, pack.Options{Path: "app.html", HTML: []byte(ProbeHead + p.html + "</body></html>"), Strict: true})
 		if res == nil || len(res.Diagnostics) == 0 {
 			return nil, fmt.Errorf("guide: the packager finds nothing wrong with %s; the guide should not warn about it", p.snippet)
 		}
@@ -289,28 +287,4 @@ func capitalize(s string) string {
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return strings.ToUpper(string(r)) + s[n:]
-}
-
-type emptyFS struct{}
-
-func (emptyFS) Open(name string) (fs.File, error) {
-	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-}
-
-// announceLimits reads the metadata limits from the app-announce schema.
-func announceLimits() (appID, displayName, description, iconEmoji, iconColor int) {
-	raw, err := schemas.FS.ReadFile("app-announce.schema.json")
-	if err != nil {
-		panic(fmt.Sprintf("guide: the embedded app-announce schema: %v", err))
-	}
-	var s struct {
-		Properties map[string]struct {
-			MaxLength int `json:"maxLength"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		panic(fmt.Sprintf("guide: the embedded app-announce schema: %v", err))
-	}
-	p := s.Properties
-	return p["appId"].MaxLength, p["displayName"].MaxLength, p["description"].MaxLength, p["iconEmoji"].MaxLength, p["iconColor"].MaxLength
 }

@@ -30,7 +30,7 @@ func TestGuideExamplesBuildStrict(t *testing.T) {
 			// body lets `return` and `await` stand as they do in an app.
 			page = ProbeHead + "<script type=\"module\">async function example() {\n" + b[2] + "\n}\nexample();</script></body></html>"
 		}
-		res, err := pack.Build(context.Background(), pack.Options{Path: "app.html", HTML: []byte(page), FS: emptyFS{}, Strict: true})
+		res, err := pack.Build(context.Background(), pack.Options{Path: "app.html", HTML: []byte(page), Strict: true})
 		if err != nil {
 			var diags []string
 			if res != nil {
