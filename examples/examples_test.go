@@ -25,7 +25,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
@@ -222,7 +222,7 @@ func TestFlashcards(t *testing.T) {
 	// lands while the answer is still coming.
 	const endless = "a topic that never ends"
 	var cancelled atomic.Bool
-	fast := mock.New(mock.Options{ChunkSize: 8, Delay: 5 * time.Millisecond})
+	fast := offline.New(offline.Options{ChunkSize: 8, Delay: 5 * time.Millisecond})
 	backend := agent.BackendFunc(func(ctx context.Context, req agent.Completion, onText func(string)) (string, error) {
 		if !strings.Contains(req.User, endless) {
 			return fast.Complete(ctx, req, onText)

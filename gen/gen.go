@@ -1,6 +1,6 @@
 // Package gen turns schemas/ into code: Load reads and checks the spec into
 // a model (gen/load), Generate runs every emitter (gen/golang for
-// hostkit/frame, gen/js for runtime-js) and returns the files. It never
+// frame, gen/js for runtime-js) and returns the files. It never
 // writes; the snuggen gen command does.
 package gen
 

@@ -118,7 +118,7 @@ const flowProgram = `package main
 import (
 	"fmt"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 func main() {
@@ -152,7 +152,7 @@ func TestGenerateEmbeddedSpec(t *testing.T) {
 		if i > 0 && files[i-1].Name >= f.Name {
 			t.Errorf("files not sorted and unique at %s", f.Name)
 		}
-		sawGo = sawGo || strings.HasPrefix(f.Name, "hostkit/frame/")
+		sawGo = sawGo || strings.HasPrefix(f.Name, "frame/")
 		sawJS = sawJS || strings.HasPrefix(f.Name, "runtime-js/")
 	}
 	if !sawGo || !sawJS {

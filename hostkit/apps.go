@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/pack"
 )

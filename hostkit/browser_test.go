@@ -17,10 +17,10 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
 )
@@ -113,7 +113,7 @@ const askJS = `(async () => {
 })()`
 
 func TestAskStreamsWithMockAgent(t *testing.T) {
-	h := startHost(t, hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 8})))
+	h := startHost(t, hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 8})))
 	runner := browsertest.OpenRunner(t, h.URL(), "probe")
 	frame := runner.Frame(0)
 	r := browsertest.Eval[askResult](t, frame, fmt.Sprintf(askJS, "summarize", `{text: "a long text"}`,
@@ -171,7 +171,7 @@ func TestAskStreamsWithOpenAICompatibleServer(t *testing.T) {
 }
 
 func TestCancelEndsTheRequest(t *testing.T) {
-	h := startHost(t, hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 2, Delay: 40 * time.Millisecond})))
+	h := startHost(t, hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 2, Delay: 40 * time.Millisecond})))
 	runner := browsertest.OpenRunner(t, h.URL(), "probe")
 	frame := runner.Frame(0)
 	r := browsertest.Eval[askResult](t, frame, `(async () => {

@@ -21,7 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/internal/browsertest"
 )
@@ -200,7 +200,7 @@ type forgeResult struct {
 // rejected by the host; frames from a window that is not an app frame are
 // ignored by the page and never reach the host.
 func TestForgedIdentityIsRejected(t *testing.T) {
-	h := startHost(t, hostkit.WithDataDir(t.TempDir()), hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 4, Delay: 20 * time.Millisecond})))
+	h := startHost(t, hostkit.WithDataDir(t.TempDir()), hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 4, Delay: 20 * time.Millisecond})))
 	runner := browsertest.OpenRunner(t, h.URL(), "probe", "other")
 	ss := runner.Slots()
 	a, b := runner.SlotFrame(ss[0]), runner.SlotFrame(ss[1])

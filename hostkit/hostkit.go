@@ -19,7 +19,7 @@
 //	...
 //	h.Shutdown(ctx) // every request in flight gets its terminal frame first
 //
-// The agent is the offline mock unless WithAgent names another backend
+// The agent is the offline agent unless WithAgent names another backend
 // (hostkit/agent/openai, hostkit/agent/anthropic). Without WithDataDir the
 // db capability is off; without WithNet the net capability is off.
 //
@@ -37,11 +37,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/events"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 	"github.com/snuggen/snuggen/hostkit/relay"
@@ -84,7 +84,7 @@ func WithApps(apps ...App) Option {
 	return func(c *config) error { c.apps = append(c.apps, apps...); return nil }
 }
 
-// WithAgent sets the agent backend (the offline mock when unset).
+// WithAgent sets the agent backend (the offline agent when unset).
 func WithAgent(b agent.Backend) Option {
 	return func(c *config) error { c.backend = b; return nil }
 }
@@ -182,7 +182,7 @@ func (h *Host) wire(c *config) error {
 	ask := relay.Dialogs{}
 	backend := c.backend
 	if backend == nil {
-		backend = mock.New(mock.Options{})
+		backend = offline.New(offline.Options{})
 	}
 	ao := c.agentOpts
 	if ao.Timeout == 0 {

@@ -20,9 +20,9 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/internal/browsertest"
 	"github.com/snuggen/snuggen/site"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/snuggen/snuggen/hostkit"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 )
 
 // pageClient plays the runner page over the relay WebSocket.
@@ -81,7 +81,7 @@ func (p *pageClient) nextFrame() map[string]any {
 func TestShutdownSendsTerminalsFirst(t *testing.T) {
 	h, err := hostkit.New(
 		hostkit.WithApps(hostkit.BuiltApp("slow", []byte("<!doctype html>"), hostkit.Meta{})),
-		hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 1, Delay: 200 * time.Millisecond})),
+		hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 1, Delay: 200 * time.Millisecond})),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
 )
@@ -114,7 +114,7 @@ func TestSoakTenInstances(t *testing.T) {
 	defer upstream.Close()
 	ap := netip.MustParseAddrPort(upstream.Listener.Addr().String())
 	h := startHost(t,
-		hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 64})),
+		hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 64})),
 		hostkit.WithDataDir(t.TempDir()),
 		hostkit.WithNet(netgate.Config{DevHTTPHosts: []string{"127.0.0.1"}, Rate: netgate.Rate{PerMinute: 100000, InFlight: 64}},
 			netgate.WithAllowedAddrs(ap)),

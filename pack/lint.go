@@ -13,7 +13,7 @@ import (
 
 	"github.com/evanw/esbuild/pkg/api"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // The sandbox checks find the app's references to browser APIs the sandbox

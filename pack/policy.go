@@ -11,7 +11,7 @@ import (
 )
 
 // The sandbox policy (CDN allowlist, CSP, blocked link rels) comes from
-// hostkit/frame, generated from schemas/rules.json; see policy_frame.go.
+// frame, generated from schemas/rules.json; see policy_frame.go.
 
 // metaField is one snug:* metadata tag, derived from the app-announce
 // schema: property appId becomes <meta name="snug:app-id">.

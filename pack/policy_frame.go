@@ -1,6 +1,6 @@
 package pack
 
-import "github.com/snuggen/snuggen/hostkit/frame"
+import "github.com/snuggen/snuggen/frame"
 
 // The sandbox policy comes from the generated frame package (schemas/rules.json).
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/testenv"
 	"github.com/snuggen/snuggen/internal/vectors"
 )
@@ -168,7 +168,7 @@ func mutate(rng *rand.Rand, doc any) any {
 }
 
 // TestDifferentialGoJS runs every vector and seeded random mutations of
-// them through hostkit/frame.Parse and through the generated JS checkFrame
+// them through frame.Parse and through the generated JS checkFrame
 // under node: verdict, type, code, recovered requestId, the set of rule ids
 // and the answer's type must agree on every text.
 func TestDifferentialGoJS(t *testing.T) {

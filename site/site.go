@@ -29,7 +29,7 @@ import (
 
 	"github.com/evanw/esbuild/pkg/api"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 //go:embed src

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 func TestBuildInlinesAndHashes(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package golang emits the Go frame package (hostkit/frame) from the model
+// Package golang emits the Go frame package (frame) from the model
 // with dave/jennifer: constants, codes, limits and lists; one struct per frame
 // with JSON tags; Parse with a decoder generated for each frame's shape;
 // Validate, Marshal, RejectError.Answer, Handlers and Dispatch. It is a pure
@@ -17,10 +17,10 @@ import (
 )
 
 // Dir is where the package is emitted, relative to the repository root.
-const Dir = "hostkit/frame"
+const Dir = "frame"
 
 // ImportPath is the emitted package's import path.
-const ImportPath = "github.com/snuggen/snuggen/hostkit/frame"
+const ImportPath = "github.com/snuggen/snuggen/frame"
 
 const (
 	jsonscanPkg  = "github.com/snuggen/snuggen/internal/jsonscan"

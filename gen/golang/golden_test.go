@@ -16,9 +16,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under gen/test
 
 const goldenDir = "../testdata/golden/go"
 
-// TestGolden generates hostkit/frame from schemas/ twice (the output must be
+// TestGolden generates frame from schemas/ twice (the output must be
 // deterministic) and compares it with the golden files; -update rewrites
-// them. The golden files are also the committed hostkit/frame, which compiles
+// them. The golden files are also the committed frame, which compiles
 // and is run against every conformance vector, so this golden is one that
 // runs rather than bytes alone.
 func TestGolden(t *testing.T) {

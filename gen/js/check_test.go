@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/net/idna"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/internal/testenv"
 	"github.com/snuggen/snuggen/internal/urlread"

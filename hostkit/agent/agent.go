@@ -7,7 +7,7 @@
 // Its limit: it answers one app-message with data or an error object and
 // nothing else. Terminal frames, cancellation bookkeeping and supersession
 // belong to the broker; which agent endpoint is used belongs to the host
-// (backends live in the subpackages openai, anthropic and mock; agentenv
+// (backends live in the subpackages openai, anthropic and offline; agentenv
 // picks one from the environment). Each app request is sent alone, without
 // thread history: the envelope is self-contained through its state (Part I §6).
 //
@@ -30,7 +30,7 @@ type Completion struct {
 	// User is the chat envelope, "[SNUG_APP_REQUEST]\n{json}".
 	User string
 	// Schema is the request's responseSchema (nil without one). Backends that
-	// can constrain their output (the mock, JSON modes) may use it; the Bridge
+	// can constrain their output (the offline agent, JSON modes) may use it; the Bridge
 	// enforces it on the reply whatever the backend does.
 	Schema json.RawMessage
 }

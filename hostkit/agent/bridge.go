@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // Options configure a Bridge. The zero value is the spec's behaviour.

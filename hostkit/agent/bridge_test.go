@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 func TestBridgeStreamsAndAnswers(t *testing.T) {

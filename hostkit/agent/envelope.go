@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/jsonscan"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 func appMessage(payload, state, schema string) *frame.AppMessage {

@@ -3,7 +3,7 @@ package agent
 import (
 	"unicode/utf8"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // newError is frame.NewError with the message cut to the error object's

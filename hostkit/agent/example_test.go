@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 )
 
 func ExampleParseReply() {
@@ -35,11 +35,11 @@ func ExampleEnvelope() {
 }
 
 func ExampleBridge_Ask() {
-	br := agent.NewBridge(mock.New(mock.Options{}), agent.Options{})
+	br := agent.NewBridge(offline.New(offline.Options{}), agent.Options{})
 	m := &frame.AppMessage{RequestID: "r1", InstanceID: "i1", AppID: "todo", Action: "suggest",
 		ResponseSchema: json.RawMessage(`{"type":"object","required":["title"],"properties":{"title":{"type":"string","maxLength":20}}}`)}
 	data, ferr := br.Ask(context.Background(), "slot-1", m, nil)
 	fmt.Println(string(data), ferr == nil)
 	// Output:
-	// {"title":"mock title"} true
+	// {"title":"sample title"} true
 }

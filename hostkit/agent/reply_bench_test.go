@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 const benchObject = `{"message":"Here are your cards.","cards":[{"front":"la casa","back":"the house"},{"front":"el perro","back":"the dog"},{"front":"el gato","back":"the cat"}]}`

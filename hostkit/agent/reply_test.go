@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 func TestParseReplyGraduated(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 	"github.com/snuggen/snuggen/hostkit/store"

@@ -25,8 +25,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/relay"
 )
 

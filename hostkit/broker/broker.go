@@ -59,7 +59,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // Default limits.

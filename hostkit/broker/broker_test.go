@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/events"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 	"github.com/snuggen/snuggen/hostkit/relay"
 	"github.com/snuggen/snuggen/hostkit/store"
@@ -26,7 +26,7 @@ import (
 // mockAgent is the offline agent behind the real bridge; delay slows each
 // streamed step so a request stays in flight.
 func mockAgent(delay time.Duration) broker.AgentHandler {
-	return broker.Agent(agent.NewBridge(mock.New(mock.Options{ChunkSize: 8, Delay: delay}), agent.Options{}))
+	return broker.Agent(agent.NewBridge(offline.New(offline.Options{ChunkSize: 8, Delay: delay}), agent.Options{}))
 }
 
 func openStore(t testing.TB) *store.Store {

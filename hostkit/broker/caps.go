@@ -3,7 +3,7 @@ package broker
 import (
 	"context"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // Call identifies who asked: the host's own view of the caller, never

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // printPort is a Port that prints each frame's type and answer, in order.

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // logPort keeps every frame a session sends, in order.

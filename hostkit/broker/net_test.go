@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/relay"
 )

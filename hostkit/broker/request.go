@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // errAnswered is the cause a handler's context ends with once its request

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/events"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // checker returns valid, which checks a built event against the generated

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // BenchmarkNet compares one GET through the gate with the same GET by a

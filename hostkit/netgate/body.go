@@ -15,7 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // redacted replaces every secret value in what goes back to the app.

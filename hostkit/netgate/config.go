@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // Config is the operator's net configuration, usually read from a JSON file

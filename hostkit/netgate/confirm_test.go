@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // script is a Confirmer that answers from a list and records what it was

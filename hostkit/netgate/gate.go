@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // App is the installed app a request comes from, as the host knows it: Key

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/schemas"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // failure is a refusal or error on its way to a net-response: a registry

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/net/idna"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // target is a URL read once, the way the host will use it. The request is

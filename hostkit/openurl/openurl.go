@@ -17,11 +17,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // MaxReason is open-url-result's reason limit in code points, the schema's
-// maxLength as hostkit/frame generates it.
+// maxLength as frame generates it.
 const MaxReason = frame.OpenURLResultReasonMaxLength
 
 // Answer is the user's decision.

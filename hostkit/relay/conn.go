@@ -9,9 +9,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/events"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // conn is one page connection: its slots, its outbound queue and its

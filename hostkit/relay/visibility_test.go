@@ -9,7 +9,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // page is the runner page's side of the relay over a real WebSocket on

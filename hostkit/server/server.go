@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/site"
 )
 

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // kvTable is the kv table exactly as sqlite_schema stores it; Import accepts

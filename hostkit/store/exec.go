@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // frameOverhead is what a db-response needs besides its result's columns

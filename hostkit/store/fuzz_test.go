@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // FuzzExecStaysInside runs arbitrary SQL as an app and checks what no

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 var bg = context.Background()

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // sqliteMagic opens every SQLite database file.

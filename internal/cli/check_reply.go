@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 func init() {

@@ -24,9 +24,9 @@ func newGenCmd(io *IO) *cobra.Command {
 	o := &genOptions{}
 	c := &cobra.Command{
 		Use:   "gen",
-		Short: "Regenerate hostkit/frame and runtime-js from schemas/",
+		Short: "Regenerate frame and runtime-js from schemas/",
 		Long: `gen reads the frame schemas and rules.json from schemas/, checks them, and
-writes the generated Go package hostkit/frame and the generated JS under
+writes the generated Go package frame and the generated JS under
 runtime-js/. With --check it writes nothing and exits 1 listing every file
 that is stale (what CI runs).`,
 		Example: `  snuggen gen

@@ -17,23 +17,23 @@ func TestGenCheckAndWrite(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	code, out, _ := run("--check")
-	if code != 1 || !strings.Contains(out, "stale: hostkit/frame/parse.go") {
+	if code != 1 || !strings.Contains(out, "stale: frame/parse.go") {
 		t.Fatalf("--check on an empty root: exit %d, %q", code, out)
 	}
 	if ents, _ := os.ReadDir(root); len(ents) != 0 {
 		t.Fatalf("--check wrote %d entries", len(ents))
 	}
-	if code, out, errOut := run(); code != 0 || !strings.Contains(out, "wrote hostkit/frame/frames.go") {
+	if code, out, errOut := run(); code != 0 || !strings.Contains(out, "wrote frame/frames.go") {
 		t.Fatalf("gen: exit %d, %q %q", code, out, errOut)
 	}
 	if code, out, _ := run("--check"); code != 0 || out != "" {
 		t.Fatalf("--check after gen: exit %d, %q", code, out)
 	}
-	p := filepath.Join(root, "hostkit/frame/spec.go")
+	p := filepath.Join(root, "frame/spec.go")
 	if err := os.WriteFile(p, []byte("package frame\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, _ := run("--check"); code != 1 || strings.TrimSpace(out) != "stale: hostkit/frame/spec.go" {
+	if code, out, _ := run("--check"); code != 1 || strings.TrimSpace(out) != "stale: frame/spec.go" {
 		t.Fatalf("--check after an edit: exit %d, %q", code, out)
 	}
 }

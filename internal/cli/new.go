@@ -82,7 +82,7 @@ func newNewHostCmd(io *IO) *cobra.Command {
 		Use:   "host NAME",
 		Short: "Write a Go module for a host built on hostkit, with a test that round-trips every capability",
 		Long: `Writes a Go module that imports hostkit and wires a full host: the handler
-skeleton with each capability's default (offline mock agent, SQLite storage,
+skeleton with each capability's default (offline agent agent, SQLite storage,
 the governed network with an example connection in config.json, open-url),
 the runner page, main.go, a README and a test that builds the example app and
 round-trips one request of each capability. Then it runs 'go mod tidy' there

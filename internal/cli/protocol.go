@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/snuggen/snuggen/hostkit/frame"
+import "github.com/snuggen/snuggen/frame"
 
 // protocolVersion is the protocol version snuggen speaks, from the generated
 // frame package.

@@ -22,7 +22,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/anthropic"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
@@ -51,7 +51,7 @@ func newServeCmd(io *IO) *cobra.Command {
 		Short: "Run apps in a local host: the runner page, the agent, storage, network and open-url",
 		Long: `serve runs a local Snug host. Each app runs in a sandboxed iframe of the runner
 page; everything it needs crosses frames the host brokers: the agent (the
-offline mock by default), per-app SQLite under --data, the governed network
+offline agent by default), per-app SQLite under --data, the governed network
 (every new origin asks you first), and open-url (opened from your click).
 
 A FILE is an app's HTML: raw (packaged on the fly, as snuggen build would) or
@@ -83,7 +83,7 @@ prefixed "snuggen serve:".`,
 	f := c.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on; port 0 picks a free port")
 	f.StringVar(&o.data, "data", "", "directory for the apps' SQLite files and net grants (default: a per-user data directory)")
-	f.StringVar(&o.agent, "agent", "mock", "agent backend: mock (offline), openai (any OpenAI-compatible server) or anthropic")
+	f.StringVar(&o.agent, "agent", "offline", "agent backend: offline (built in, no key), openai (any OpenAI-compatible server) or anthropic")
 	f.StringVar(&o.agentURL, "agent-url", "", "the agent's base URL (default: the backend's own, or its *_BASE_URL variable)")
 	f.StringVar(&o.model, "model", "", "the agent's model (default: its *_MODEL variable)")
 	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
@@ -231,11 +231,11 @@ func (o *serveOptions) backend() (agent.Backend, error) {
 		}
 	}
 	switch o.agent {
-	case "mock":
+	case "offline", "mock":
 		if o.agentURL != "" || o.model != "" {
 			return nil, usageError("--agent-url and --model need --agent openai or --agent anthropic")
 		}
-		return mock.New(mock.Options{}), nil
+		return offline.New(offline.Options{}), nil
 	case "openai":
 		b, err := openai.FromEnv(getenv(map[string]string{openai.EnvBaseURL: o.agentURL, openai.EnvModel: o.model}))
 		if err != nil {
@@ -249,7 +249,7 @@ func (o *serveOptions) backend() (agent.Backend, error) {
 		}
 		return b, nil
 	}
-	return nil, usageError("--agent %q: use mock, openai or anthropic", o.agent)
+	return nil, usageError("--agent %q: use offline, openai or anthropic", o.agent)
 }
 
 // findApps turns the command line into apps with unique keys.

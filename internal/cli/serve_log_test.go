@@ -17,9 +17,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
-	"github.com/snuggen/snuggen/hostkit/frame"
 )
 
 // askThroughServe runs serve with o on the hello app, asks once through the
@@ -139,7 +139,7 @@ func TestServeLogsAgentFailuresToStderr(t *testing.T) {
 // A handler's panic is answered HOST_ERROR to the app, and its stack goes
 // to stderr under the prefix.
 func TestServeLogsHandlerPanicsWithStack(t *testing.T) {
-	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv,
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "offline", getenv: os.Getenv,
 		agentFor: agent.BackendFunc(func(context.Context, agent.Completion, func(string)) (string, error) {
 			panic("canary-panic")
 		})}

@@ -82,7 +82,7 @@ func TestServePrintsAppLineBeforeServingAndStopsOnCancel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "hello.html"), []byte(helloApp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "offline", getenv: os.Getenv}
 	line, _, stop := startServe(t, o, dir)
 	if len(line) != 3 || line[0] != "app" || line[1] != "test.hello" || !strings.HasSuffix(line[2], "/?app=hello") {
 		t.Fatalf("first line %q, want: app test.hello <url>", line)
@@ -121,7 +121,7 @@ func TestServeWatchRebuildsAndReloads(t *testing.T) {
 	if err := os.WriteFile(file, []byte(helloApp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv, watch: true}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "offline", getenv: os.Getenv, watch: true}
 	line, lines, _ := startServe(t, o, file)
 	origin := strings.TrimSuffix(line[2], "/?app=hello")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -235,7 +235,7 @@ func TestServeTellsBuiltFromRaw(t *testing.T) {
 	if apps[0].built || !apps[1].built {
 		t.Fatalf("raw built=%v, built built=%v", apps[0].built, apps[1].built)
 	}
-	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "mock", getenv: os.Getenv}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "offline", getenv: os.Getenv}
 	line, lines, _ := startServe(t, o, built)
 	if line[1] != "test.hello" {
 		t.Fatalf("built app line %q: want its meta app-id", line)

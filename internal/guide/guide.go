@@ -16,8 +16,8 @@ import (
 	"text/template"
 	"unicode/utf8"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/frame"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 	"github.com/snuggen/snuggen/templates"

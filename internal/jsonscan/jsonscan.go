@@ -1,5 +1,5 @@
 // Package jsonscan is the small JSON reader the generated frame decoders in
-// hostkit/frame are built on. It reads one document held in a string and hands
+// frame are built on. It reads one document held in a string and hands
 // out values in document order, without reflection: object keys exactly as
 // written (case-sensitive, escapes resolved), strings that share memory with
 // the document when they need no unescaping, integers, skipped values as raw

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
 	"github.com/snuggen/snuggen/internal/scaffold"
@@ -44,7 +44,7 @@ func TestAppScaffoldRoundTrip(t *testing.T) {
 	h, err := hostkit.New(
 		hostkit.WithApps(hostkit.FileApp("word-explainer", page)),
 		hostkit.WithDataDir(t.TempDir()),
-		hostkit.WithAgent(mock.New(mock.Options{ChunkSize: 8, Delay: 5 * time.Millisecond})),
+		hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 8, Delay: 5 * time.Millisecond})),
 	)
 	if err != nil {
 		t.Fatal(err)

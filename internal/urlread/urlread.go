@@ -2,7 +2,7 @@
 // WHATWG URL parser (what a browser opens) and a strict RFC 3986 parser (what
 // a confirm dialog shows). It implements the algorithm rules.json states for
 // the open-url refinement (schemas/rules.json, "openurl.url"); the rule ids
-// and messages live there and reach callers through hostkit/frame. It is a
+// and messages live there and reach callers through frame. It is a
 // pure function over the string: no network. Of IDNA it checks only what the
 // JS validator checks the same way: an xn-- label must be Punycode that
 // decodes to a plausible label (ACELabelOK).

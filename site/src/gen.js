@@ -1,5 +1,5 @@
 // The protocol's names and limits the page needs, from the generated frame
-// package (hostkit/frame): site.go defines SNUG_GEN when it bundles the
+// package (frame): site.go defines SNUG_GEN when it bundles the
 // page, so nothing here restates a type, code or limit by hand.
 
 /* global SNUG_GEN */

@@ -9,24 +9,25 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/anthropic"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 )
 
-// Var names the backend: "mock" (the default), "openai" or "anthropic".
+// Var names the backend: "offline" (the default; "mock" is accepted as an old
+// name for it), "openai" or "anthropic".
 // Each backend reads its own variables (openai.EnvModel, anthropic.EnvAPIKey, …).
 const Var = "SNUG_AGENT"
 
 // Names lists the accepted values of Var.
-var Names = []string{"mock", "openai", "anthropic"}
+var Names = []string{"offline", "openai", "anthropic"}
 
 // FromEnv returns the backend Var names, configured through getenv
 // (os.Getenv in a host), and its name.
 func FromEnv(getenv func(string) string) (agent.Backend, string, error) {
 	name := strings.ToLower(strings.TrimSpace(getenv(Var)))
 	switch name {
-	case "", "mock":
-		return mock.New(mock.Options{}), "mock", nil
+	case "", "offline", "mock":
+		return offline.New(offline.Options{}), "offline", nil
 	case "openai":
 		b, err := openai.FromEnv(getenv)
 		if err != nil {

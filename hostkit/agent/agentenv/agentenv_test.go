@@ -15,7 +15,7 @@ import (
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestFromEnv(t *testing.T) {
-	if _, name, err := agentenv.FromEnv(env(nil)); err != nil || name != "mock" {
+	if _, name, err := agentenv.FromEnv(env(nil)); err != nil || name != "offline" {
 		t.Fatalf("default: %s %v", name, err)
 	}
 	for _, bad := range []map[string]string{

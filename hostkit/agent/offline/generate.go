@@ -1,4 +1,4 @@
-package mock
+package offline
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func Generate(schema json.RawMessage, seed uint64, action string) (json.RawMessa
 	}
 	root, err := decode(schema)
 	if err != nil {
-		return nil, fmt.Errorf("mock: schema: %w", err)
+		return nil, fmt.Errorf("offline: schema: %w", err)
 	}
 	var last json.RawMessage
 	var lastErr error
@@ -52,7 +52,7 @@ func Generate(schema json.RawMessage, seed uint64, action string) (json.RawMessa
 		}
 		last = raw
 	}
-	return last, fmt.Errorf("mock: no value valid against the schema after %d attempts: %v", maxAttempts, lastErr)
+	return last, fmt.Errorf("offline: no value valid against the schema after %d attempts: %v", maxAttempts, lastErr)
 }
 
 func decode(raw []byte) (any, error) {
@@ -540,9 +540,9 @@ func (g *gen) str(m map[string]any, name string) any {
 	} else if name == "message" && g.action != "" {
 		s = fmt.Sprintf("Mock reply to %q.", g.action)
 	} else if name == "" {
-		s = "mock text" + g.ordinal
+		s = "sample text" + g.ordinal
 	} else {
-		s = fmt.Sprintf("mock %s%s", name, g.ordinal)
+		s = fmt.Sprintf("sample %s%s", name, g.ordinal)
 		if g.attempt > 0 {
 			s += fmt.Sprintf(" %d", g.pick(1000))
 		}

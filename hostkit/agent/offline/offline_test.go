@@ -1,4 +1,4 @@
-package mock_test
+package offline_test
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/agent/mock"
-	"github.com/snuggen/snuggen/hostkit/frame"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 )
 
 // schemas the mock must satisfy, checked with an independently compiled
@@ -77,7 +77,7 @@ func TestGenerateIsValid(t *testing.T) {
 	for name, schema := range schemas {
 		v := validator(t, schema)
 		for seed := range uint64(20) {
-			raw, err := mock.Generate(json.RawMessage(schema), seed*7919, "act")
+			raw, err := offline.Generate(json.RawMessage(schema), seed*7919, "act")
 			if err != nil {
 				t.Fatalf("%s seed %d: %.300v (%.300s)", name, seed, err, raw)
 			}
@@ -94,7 +94,7 @@ func TestGenerateIsValid(t *testing.T) {
 
 func TestGenerateUnsatisfiable(t *testing.T) {
 	// A pattern the mock cannot guess: it says so instead of claiming success.
-	raw, err := mock.Generate(json.RawMessage(`{"type":"object","required":["zip"],"properties":{"zip":{"type":"string","pattern":"^[0-9]{5}$"}}}`), 1, "")
+	raw, err := offline.Generate(json.RawMessage(`{"type":"object","required":["zip"],"properties":{"zip":{"type":"string","pattern":"^[0-9]{5}$"}}}`), 1, "")
 	if err == nil {
 		t.Fatalf("claimed %s is valid", raw)
 	}
@@ -119,7 +119,7 @@ func completion(t *testing.T, requestID, payload, schema string) agent.Completio
 }
 
 func TestMockStreamsDeterministically(t *testing.T) {
-	b := mock.New(mock.Options{ChunkSize: 5})
+	b := offline.New(offline.Options{ChunkSize: 5})
 	req := completion(t, "r1", `{"topic":"café ☕"}`, schemas["flashcards"])
 	var frames []string
 	text, err := b.Complete(context.Background(), req, func(s string) { frames = append(frames, s) })
@@ -157,7 +157,7 @@ func TestMockStreamsDeterministically(t *testing.T) {
 }
 
 func TestMockHonoursContext(t *testing.T) {
-	b := mock.New(mock.Options{ChunkSize: 1, Delay: 50 * time.Millisecond})
+	b := offline.New(offline.Options{ChunkSize: 1, Delay: 50 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -174,7 +174,7 @@ func TestMockHonoursContext(t *testing.T) {
 	}
 	done, cancel2 := context.WithCancel(context.Background())
 	cancel2()
-	if _, err := mock.New(mock.Options{}).Complete(done, completion(t, "r1", "", ""), nil); !errors.Is(err, context.Canceled) {
+	if _, err := offline.New(offline.Options{}).Complete(done, completion(t, "r1", "", ""), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
 }
@@ -182,7 +182,7 @@ func TestMockHonoursContext(t *testing.T) {
 // TestBridgeWithMock: the default offline agent answers every schema through
 // the bridge, so apps run with no key.
 func TestBridgeWithMock(t *testing.T) {
-	br := agent.NewBridge(mock.New(mock.Options{}), agent.Options{})
+	br := agent.NewBridge(offline.New(offline.Options{}), agent.Options{})
 	for name, schema := range schemas {
 		m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "a", Action: name, ResponseSchema: json.RawMessage(schema)}
 		streamed := ""
@@ -200,7 +200,7 @@ func TestBridgeWithMock(t *testing.T) {
 }
 
 func BenchmarkMockAsk(b *testing.B) {
-	br := agent.NewBridge(mock.New(mock.Options{}), agent.Options{})
+	br := agent.NewBridge(offline.New(offline.Options{}), agent.Options{})
 	m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "a", Action: "cards", ResponseSchema: json.RawMessage(schemas["flashcards"])}
 	for b.Loop() {
 		if _, ferr := br.Ask(context.Background(), "k", m, func(string) {}); ferr != nil {

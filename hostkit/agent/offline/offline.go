@@ -1,4 +1,4 @@
-// Package mock is the offline agent.Backend, the embedded default: it needs
+// Package offline is the offline agent.Backend, the embedded default: it needs
 // no key and no network. For a request with a responseSchema it answers a
 // JSON object generated to be valid against that schema; without one it
 // answers {"message": …}. The answer streams in chunks and is a function of
@@ -13,7 +13,7 @@
 // validator, retrying other choices; a schema it cannot satisfy (a pattern
 // it does not guess, contradictory keywords) yields its best attempt, which
 // the bridge then reports as PARSE_FAILED like any other invalid reply.
-package mock
+package offline
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ type Options struct {
 // Backend is the offline agent.
 type Backend struct{ opts Options }
 
-// New returns the mock backend.
+// New returns the offline backend.
 func New(opts Options) *Backend {
 	if opts.ChunkSize <= 0 {
 		opts.ChunkSize = DefaultChunkSize
@@ -52,11 +52,11 @@ func New(opts Options) *Backend {
 // {"message": …}), streamed cumulatively through onText.
 func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText func(string)) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("mock: %w", err)
+		return "", fmt.Errorf("offline: %w", err)
 	}
 	answer, err := Answer(req)
 	if err != nil {
-		return "", fmt.Errorf("mock: %w", err)
+		return "", fmt.Errorf("offline: %w", err)
 	}
 	for end := 0; end < len(answer); {
 		next := min(end+b.opts.ChunkSize, len(answer))
@@ -69,11 +69,11 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return "", fmt.Errorf("mock: %w", ctx.Err())
+				return "", fmt.Errorf("offline: %w", ctx.Err())
 			case <-t.C:
 			}
 		} else if err := ctx.Err(); err != nil {
-			return "", fmt.Errorf("mock: %w", err)
+			return "", fmt.Errorf("offline: %w", err)
 		}
 		if onText != nil {
 			onText(answer[:end])
@@ -82,7 +82,7 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 	return answer, nil
 }
 
-// Answer is the reply text the mock gives to req, without streaming.
+// Answer is the reply text the offline agent gives to req, without streaming.
 func Answer(req agent.Completion) (string, error) {
 	action, seed := "", hashOf(req.User)
 	if env, ok := agent.Detect(req.User); ok {
