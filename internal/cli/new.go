@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snuggen/snuggen"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/scaffold"
 )
@@ -112,6 +113,10 @@ directive; without it the module requires snuggen's released version.
 				Name: name, AppID: "app.hello", DisplayName: scaffold.DisplayName(name),
 				Module: module, SnuggenPath: snuggenModule, GoVersion: goDirective(),
 				SnuggenVersion: releasedVersion(),
+				// The module starts with snuggen's own checksums: its go mod
+				// tidy then verifies snuggen's dependencies against them, and
+				// works offline with a warm module cache.
+				GoSum: snuggen.GoSum,
 			}
 			if o.snuggen != "" {
 				abs, err := filepath.Abs(o.snuggen)

@@ -30,9 +30,15 @@ func TestNewHostVetsAndTestsInAFreshModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The machine's module cache only: no network, no workspace, no
-	// toolchain switch.
+	// toolchain switch. The checksum database is on, as on a fresh machine,
+	// but unreachable: every module must be verified from the go.sum the
+	// scaffold writes (snuggen's own), never looked up.
 	t.Setenv("GOFLAGS", "-mod=mod")
 	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOSUMDB", "sum.golang.org")
+	for _, v := range []string{"GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GOINSECURE"} {
+		t.Setenv(v, "")
+	}
 	t.Setenv("GOWORK", "off")
 	t.Setenv("GOTOOLCHAIN", "local")
 
@@ -94,5 +100,25 @@ func TestNewHostRefusesBadInputWithTheRule(t *testing.T) {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%q: the directory was created", c.args)
 		}
+	}
+}
+
+// The new module's go.sum is snuggen's own, as built into the binary from the
+// repository's go.sum (one source, no copy to keep in step).
+func TestNewHostStartsWithSnuggensGoSum(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "h")
+	if code, out, errs := run(t, "new", "host", "h", "--dir", dir, "--no-tidy"); code != 0 {
+		t.Fatalf("new host: exit %d\n%s%s", code, out, errs)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	if err != nil {
+		t.Fatalf("new host wrote no go.sum: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("go.sum of the new module (%d bytes) is not snuggen's go.sum (%d bytes)", len(got), len(want))
 	}
 }

@@ -43,6 +43,10 @@ type Params struct {
 	// SnuggenVersion is the version of snuggen a host requires when there is
 	// no Replace; empty leaves the choice to go mod tidy (the latest).
 	SnuggenVersion string
+	// GoSum is the host module's first go.sum: snuggen's own (snuggen.GoSum),
+	// so go mod tidy there finds every module snuggen depends on already
+	// checked and needs no checksum database for them.
+	GoSum string
 }
 
 // NameRule says what a valid NAME is; ValidName's errors quote it.
