@@ -35,9 +35,12 @@ package broker
 // Session.key). A frame that reuses an id in flight or already answered gets
 // no frame on the wire at all: any answer would carry that id and so would
 // disturb, or follow, the original's terminal. The refusal is reported to the
-// transport's inspector instead. The set is bounded (Options.MaxRequestIDs):
-// an instance that exhausts it is ended rather than allowed to grow host
-// memory without limit or to receive an id's answer twice.
+// transport's inspector instead. The memory is bounded
+// (Options.RequestIDMemory, a fixed window of the most recent ids): an id
+// older than the window is forgotten, so host memory stays a few hundred KiB
+// per instance however many requests it makes; reusing such an old id is
+// the app's own bug and gets an answer as a new request, while an id in
+// flight is always refused.
 //
 // A dead instance gets nothing: Session.send checks the dead flag under a
 // read lock that kill() takes for writing, so once kill returns no frame is
@@ -68,9 +71,10 @@ const (
 	DefaultMaxInFlight = 32
 	// DefaultTimeout bounds one request from acceptance to its terminal frame.
 	DefaultTimeout = 2 * time.Minute
-	// DefaultMaxRequestIDs is how many requestIds one instance may use in its
-	// life (each is remembered, so that none is answered twice).
-	DefaultMaxRequestIDs = 1 << 21
+	// DefaultRequestIDMemory is how many of an instance's most recent
+	// requestIds the broker remembers (so that none of them is answered
+	// twice): 2¹⁴, at 24 bytes each at most 384 KiB per instance.
+	DefaultRequestIDMemory = 1 << 14
 )
 
 // Options configure a Broker. A nil capability is not offered: host-ready
@@ -107,14 +111,16 @@ type Options struct {
 	// Timeout bounds each request (DefaultTimeout when zero); a request still
 	// running then is answered HOST_ERROR and its handler's context ends.
 	Timeout time.Duration
-	// MaxRequestIDs bounds the requestIds one instance may use in its life
-	// (DefaultMaxRequestIDs when zero): they are remembered (about 16 bytes
-	// each) so that none gets a second answer. An instance past it is ended.
-	MaxRequestIDs int
+	// RequestIDMemory is how many of an instance's most recent requestIds
+	// are remembered (DefaultRequestIDMemory when zero; 24 bytes each): a
+	// frame reusing one of them gets no frame on the wire. An id older than
+	// that many newer ones is forgotten, and a frame reusing it is answered
+	// as a new request (an id in flight is always known: MaxInFlight bounds
+	// those).
+	RequestIDMemory int
 
 	// Logf receives the host-side facts an app is not told: a handler's
-	// panic with its stack, an instance ended for its requestId budget. Nil
-	// discards them.
+	// panic with its stack. Nil discards them.
 	Logf func(format string, args ...any)
 }
 
@@ -151,8 +157,8 @@ func New(opts Options) *Broker {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.MaxRequestIDs <= 0 {
-		opts.MaxRequestIDs = DefaultMaxRequestIDs
+	if opts.RequestIDMemory <= 0 {
+		opts.RequestIDMemory = DefaultRequestIDMemory
 	}
 	if opts.Theme == "" {
 		opts.Theme = frame.ModeLight
@@ -218,7 +224,7 @@ func (b *Broker) Open(app string, port Port) (*Session, error) {
 		port:       port,
 		instanceID: id,
 		inflight:   make(map[string]*request),
-		used:       make(map[uint64]struct{}),
+		used:       idWindow{max: b.opts.RequestIDMemory},
 		seed:       maphash.MakeSeed(),
 	}
 	b.mu.Lock()

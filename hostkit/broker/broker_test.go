@@ -777,45 +777,67 @@ func TestRelayMountRules(t *testing.T) {
 	}
 }
 
-// An instance that exhausts its requestId budget is ended: the host's memory
-// stays bounded and no id is ever answered twice.
-func TestRequestIDBudget(t *testing.T) {
-	var logged []string
-	var mu sync.Mutex
-	h := newHost(t, broker.Options{
-		Agent:         mockAgent(0),
-		MaxRequestIDs: 3,
-		Logf: func(format string, args ...any) {
-			mu.Lock()
-			logged = append(logged, fmt.Sprintf(format, args...))
-			mu.Unlock()
-		},
-	}, relay.Options{})
+// The requestIds an instance used are remembered in a window of the most
+// recent RequestIDMemory ids: a reuse of one of them gets no frame on the
+// wire (R3/R4), however long the instance lives; an id older than the window
+// is forgotten and a reuse of it is answered as a new request. The instance
+// is never ended for the number of requests it makes.
+func TestRequestIDWindow(t *testing.T) {
+	h := newHost(t, broker.Options{Agent: mockAgent(0), RequestIDMemory: 3}, relay.Options{})
 	p := h.page(t)
 	inst := p.start("s1", "a")
-	for i := 1; i <= 3; i++ {
-		rid := fmt.Sprint("b", i)
+	ask := func(rid string) {
+		t.Helper()
+		from := p.count()
 		p.frame("s1", appMessage(inst, rid, "x"))
-		p.terminal("s1", rid)
+		p.wait(from, waitLimit, func(m msg) bool {
+			return m.T == "frame" && m.Slot == "s1" && m.f.RequestID == rid && m.f.terminal()
+		})
 	}
-	p.frame("s1", appMessage(inst, "b4", "x"))
-	e := p.inspected("s1", frame.TypeAppMessage, "b4")
-	if e.Entry.Verdict != "reject" || !strings.Contains(e.Entry.Message, "used up its 3 requestIds") {
-		t.Fatalf("b4: %+v", e.Entry)
+	reused := func(rid string) {
+		t.Helper()
+		n := len(p.frames("s1", rid))
+		from := p.count()
+		p.frame("s1", appMessage(inst, rid, "x"))
+		e, _ := p.wait(from, waitLimit, func(m msg) bool {
+			return m.T == "inspect" && m.Entry.Dir == "in" && m.Entry.Slot == "s1" && m.Entry.RequestID == rid
+		})
+		if e.Entry.Verdict != "reject" || !strings.Contains(e.Entry.Message, "already answered") {
+			t.Fatalf("reuse of %s: %+v", rid, e.Entry)
+		}
+		p.settle(20 * time.Millisecond)
+		if got := len(p.frames("s1", rid)); got != n {
+			t.Fatalf("reuse of %s got %d more frames on the wire", rid, got-n)
+		}
 	}
-	p.frame("s1", appMessage(inst, "b5", "x"))
-	if e := p.inspected("s1", frame.TypeAppMessage, "b5"); e.Entry.Verdict != "ignore" {
-		t.Fatalf("after the end: %+v", e.Entry)
+	for i := 1; i <= 3; i++ {
+		ask(fmt.Sprint("b", i))
 	}
-	p.settle(20 * time.Millisecond)
-	if n := len(p.frames("s1", "b4")) + len(p.frames("s1", "b5")); n != 0 {
-		t.Fatalf("%d frames after the budget", n)
+	reused("b1") // the window holds b1 b2 b3
+	ask("b4")    // b1 is forgotten
+	reused("b2")
+	reused("b4")
+	// Many more ids than the window: the instance lives on.
+	for i := 5; i <= 40; i++ {
+		ask(fmt.Sprint("b", i))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(logged) != 1 || !strings.Contains(logged[0], "requestIds") {
-		t.Fatalf("logged %q", logged)
+	reused("b40")
+	reused("b38")
+	// b1 is long forgotten: the documented residual is a second answer for
+	// that id string, as a new request.
+	terminals := func() (n int) {
+		for _, f := range p.frames("s1", "b1") {
+			if f.terminal() {
+				n++
+			}
+		}
+		return n
 	}
+	ask("b1")
+	if got := terminals(); got != 2 {
+		t.Fatalf("b1 past the window: %d terminals, want 2", got)
+	}
+	reused("b1")
 }
 
 // Host-events reach exactly the instances they are for: visibility the

@@ -30,8 +30,8 @@ type Session struct {
 	loads    int
 	announce *frame.AppAnnounce
 	inflight map[string]*request
-	used     map[uint64]struct{} // hashes of every requestId answered or being answered
-	seed     maphash.Seed        // this session's own: collisions cannot be aimed
+	used     idWindow     // hashes of the most recent requestIds answered or being answered
+	seed     maphash.Seed // this session's own: collisions cannot be aimed
 }
 
 // App is the installed app's host key the session was opened with.
@@ -191,13 +191,13 @@ func (d *dispatcher) reply(f frame.Frame) {
 	s := d.s
 	s.mu.Lock()
 	_, busy := s.inflight[rid]
-	_, used := s.used[s.key(rid)]
-	if busy || used || len(s.used) >= s.b.opts.MaxRequestIDs {
+	k := s.key(rid)
+	if busy || s.used.has(k) {
 		s.mu.Unlock()
 		d.v.Message = fmt.Sprintf("no answer sent: requestId %q is already in use on this instance", rid)
 		return
 	}
-	s.used[s.key(rid)] = struct{}{}
+	s.used.add(k)
 	s.mu.Unlock()
 	s.send(f)
 }
@@ -335,20 +335,12 @@ func (d *dispatcher) start(respType, typ, rid, iid string, offered bool, what st
 		return
 	}
 	k := s.key(rid)
-	if _, used := s.used[k]; used {
+	if s.used.has(k) {
 		s.mu.Unlock()
 		d.refuse(frame.CodeMalformed, fmt.Sprintf("duplicate requestId %q: this id was already answered; requestIds must be unique per instance (R4); no answer sent", rid))
 		return
 	}
-	if len(s.used) >= s.b.opts.MaxRequestIDs {
-		s.mu.Unlock()
-		msg := fmt.Sprintf("the instance used up its %d requestIds; it is ended and sent nothing more (reload it)", s.b.opts.MaxRequestIDs)
-		d.refuse(frame.CodeHostError, msg)
-		s.b.logf("broker: app %s instance %s: %s", s.app, s.instanceID, msg)
-		s.kill(msg)
-		return
-	}
-	s.used[k] = struct{}{}
+	s.used.add(k)
 	var refusal *frame.Error
 	switch {
 	case iid != s.instanceID:
@@ -388,11 +380,11 @@ func (s *Session) endAll(code, msg string) {
 	}
 }
 
-// key is the requestId's entry in the used set: a 64-bit hash with the
-// session's own seed. It keeps the set small (an app may make millions of
-// requests in one life); a collision — odds about n²/2⁶⁵, some 10⁻⁷ at two
-// million ids — would make a fresh id look used, costing that one request
-// its answer, never another instance anything.
+// key is the requestId's entry in the used window: a 64-bit hash with the
+// session's own seed. It keeps the window small; a collision — odds about
+// n·w/2⁶⁴ for n ids checked against a window of w, some 10⁻⁶ at a billion
+// ids — would make a fresh id look used, costing that one request its
+// answer, never another instance anything.
 func (s *Session) key(rid string) uint64 { return maphash.String(s.seed, rid) }
 
 func (s *Session) remove(r *request) {
