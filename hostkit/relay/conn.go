@@ -35,7 +35,7 @@ func newConn(rl *Relay, ws *websocket.Conn, cc *corkConn) *conn {
 		rl:      rl,
 		ws:      ws,
 		cc:      cc,
-		q:       newQueue(rl.opts.MaxQueueBytes),
+		q:       newQueue(rl.opts.MaxQueueBytes, rl.opts.MaxSlotQueueBytes),
 		slots:   make(map[string]*slotPort),
 		pending: make(map[string]chan string),
 	}
@@ -91,12 +91,16 @@ func (c *conn) serve() {
 }
 
 // write sends queued messages in order until the queue is closed and empty.
+// It also closes the sessions of the slots the queue ended.
 func (c *conn) write() {
 	for {
-		msgs, ok := c.q.take()
+		msgs, ended, ok := c.q.take()
 		if !ok {
 			c.ws.Close(websocket.StatusGoingAway, "host closing")
 			return
+		}
+		for _, slot := range ended {
+			c.endSlot(slot)
 		}
 		// One syscall for the whole batch (see corkConn).
 		c.cc.cork()
@@ -222,6 +226,19 @@ func (c *conn) tellHidden(p *slotPort) {
 	}
 }
 
+// endSlot closes the session of a slot the queue ended (it fell too far
+// behind): its requests end, it is sent nothing more, and the page was told
+// with {"t":"ended"}.
+func (c *conn) endSlot(slot string) {
+	c.mu.Lock()
+	p := c.slots[slot]
+	delete(c.slots, slot)
+	c.mu.Unlock()
+	if p != nil && p.sess != nil {
+		p.sess.Close()
+	}
+}
+
 func (c *conn) slot(id string) *slotPort {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -243,6 +260,7 @@ func (c *conn) mount(slot, app string) {
 	p := &slotPort{c: c, slot: slot}
 	c.slots[slot] = p
 	c.mu.Unlock()
+	c.q.revive(slot)
 	sess, err := c.rl.b.Open(app, p)
 	if err != nil {
 		c.mu.Lock()
@@ -258,6 +276,12 @@ func (c *conn) mount(slot, app string) {
 // code?, message?}}. It is built by hand: it is one more message for every
 // frame, both ways.
 func (c *conn) inspect(at time.Time, dir, slot, typ, rid, verdict, code, msg string) {
+	c.inspectKeyed(coalesceKey{}, at, dir, slot, typ, rid, verdict, code, msg)
+}
+
+// inspectKeyed is inspect for an entry a newer one with the same key may
+// replace while both wait in the queue (a streaming frame's).
+func (c *conn) inspectKeyed(key coalesceKey, at time.Time, dir, slot, typ, rid, verdict, code, msg string) {
 	if c.rl.opts.NoInspect {
 		return
 	}
@@ -278,7 +302,7 @@ func (c *conn) inspect(at time.Time, dir, slot, typ, rid, verdict, code, msg str
 		b = appendJSONString(b, kv.v)
 	}
 	b = append(b, '}', '}')
-	c.q.push(b)
+	c.q.pushSlot(slot, key, b)
 }
 
 // appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
@@ -309,7 +333,9 @@ type slotPort struct {
 }
 
 // Send queues {"t":"frame","slot":…,"frame":raw} without re-encoding the
-// frame, then its inspect entry.
+// frame, then its inspect entry. A streaming app-response (cumulative text)
+// replaces the same request's streaming frame still waiting in the queue,
+// and its entry that one's entry (see queue).
 func (p *slotPort) Send(f frame.Frame, raw []byte) {
 	msg := make([]byte, 0, len(raw)+len(p.slot)+32)
 	msg = append(msg, `{"t":"frame","slot":`...)
@@ -317,12 +343,20 @@ func (p *slotPort) Send(f frame.Frame, raw []byte) {
 	msg = append(msg, `,"frame":`...)
 	msg = append(msg, raw...)
 	msg = append(msg, '}')
-	p.c.q.push(msg)
+	rid := broker.RequestIDOf(f)
+	var key coalesceKey
+	if r, ok := f.(*frame.AppResponse); ok && r.OK && r.Streaming != nil && *r.Streaming {
+		key.rid = rid
+	}
+	if !p.c.q.pushSlot(p.slot, key, msg) {
+		return // the slot was ended, or the connection is closing
+	}
 	code := ""
 	if e := broker.ErrorOf(f); e != nil {
 		code = e.Code
 	}
-	p.c.inspect(p.c.rl.opts.Now(), "out", p.slot, f.FrameType(), broker.RequestIDOf(f), "accept", code, "")
+	key.inspect = true
+	p.c.inspectKeyed(key, p.c.rl.opts.Now(), "out", p.slot, f.FrameType(), rid, "accept", code, "")
 }
 
 // validSlot admits the page's short slot names ([A-Za-z0-9_.-], 1–64), which

@@ -21,9 +21,9 @@ func TestAppendJSONString(t *testing.T) {
 }
 
 func TestInspectEntryShape(t *testing.T) {
-	c := &conn{rl: &Relay{}, q: newQueue(1 << 20)}
+	c := &conn{rl: &Relay{}, q: newQueue(1<<20, 1<<20)}
 	c.inspect(time.Unix(0, 0), "in", "s1", "snug:db-request", "r\"1", "reject", "MALFORMED", "why\n")
-	msgs, _ := c.q.take()
+	msgs, _, _ := c.q.take()
 	var m struct {
 		T     string            `json:"t"`
 		Entry map[string]string `json:"entry"`

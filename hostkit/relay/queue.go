@@ -1,43 +1,190 @@
 package relay
 
-import "sync"
+import (
+	"strconv"
+	"sync"
+)
 
 // queue is one connection's outbound messages. push never blocks (the
-// broker calls ports with a request's latch held); a page that falls more
-// than max bytes behind is cut off instead.
+// broker calls ports with a request's latch held); when the page reads
+// slower than the host writes, the queue keeps its size down in three steps:
+//
+//  1. Coalescing: a streaming app-response carries the whole text so far, so
+//     a newer one for the same slot and requestId replaces the one still
+//     waiting here, in its place (and so does its inspect entry). The
+//     terminal frame is pushed after every streaming frame of its request
+//     (the broker's latch) and is never replaced, so it is never reordered
+//     or dropped.
+//  2. A per-slot budget (maxSlot bytes waiting): a slot past it is ended,
+//     alone. Its waiting messages are dropped, the page is told
+//     {"t":"ended","slot":…,"reason":…} and the writer closes its session;
+//     the page's other apps go on.
+//  3. The connection's budget (max bytes waiting): the slot with the most
+//     bytes waiting is ended until the message fits. Only when no slot has
+//     anything waiting, so that the page's own messages (app lists, audit
+//     entries, dialogs) alone are past it, is the connection cut off.
 type queue struct {
-	mu     sync.Mutex
-	msgs   [][]byte
-	bytes  int64
-	max    int64
-	closed bool
-	wake   chan struct{}
+	mu      sync.Mutex
+	items   []qitem
+	bytes   int64
+	max     int64
+	maxSlot int64
+	slots   map[string]*slotQueue
+	ended   []string // slots ended since the writer last took
+	closed  bool
+	wake    chan struct{}
 }
 
-func newQueue(max int64) *queue {
-	return &queue{max: max, wake: make(chan struct{}, 1)}
+// qitem is one waiting message. slot is "" for a message of the whole
+// connection; key.rid is set on a message a newer one may replace.
+type qitem struct {
+	msg  []byte
+	slot string
+	key  coalesceKey
 }
 
-// push appends msg; it reports false when the queue is closed or full (and
-// then closes it: the writer ends and so does the connection).
-func (q *queue) push(msg []byte) bool {
+// coalesceKey names a replaceable message of a slot: the streaming frame of
+// a request, or that frame's inspect entry.
+type coalesceKey struct {
+	rid     string
+	inspect bool
+}
+
+// slotQueue is one slot's share of the queue.
+type slotQueue struct {
+	bytes   int64
+	ended   bool
+	pending map[coalesceKey]int // index in items of the waiting replaceable message
+}
+
+func newQueue(max, maxSlot int64) *queue {
+	return &queue{max: max, maxSlot: maxSlot, slots: make(map[string]*slotQueue), wake: make(chan struct{}, 1)}
+}
+
+// push appends a message of the whole connection; it reports false when the
+// queue is closed or full (and then closes it: the writer ends and so does
+// the connection).
+func (q *queue) push(msg []byte) bool { return q.pushSlot("", coalesceKey{}, msg) }
+
+// pushSlot appends a message for slot. With key.rid set (a streaming frame,
+// or its inspect entry) it replaces the slot's waiting message of the same
+// key instead, in its place. It reports false when the message was not
+// queued: the queue is closed, or the slot is ended.
+func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return false
 	}
-	if q.bytes+int64(len(msg)) > q.max {
-		q.closed = true
-		q.msgs = nil
-		q.mu.Unlock()
-		q.signal()
-		return false
+	var sq *slotQueue
+	if slot != "" {
+		sq = q.slots[slot]
+		if sq == nil {
+			sq = &slotQueue{}
+			q.slots[slot] = sq
+		}
+		if sq.ended {
+			q.mu.Unlock()
+			return false
+		}
+		if i, ok := sq.pending[key]; ok && key.rid != "" {
+			n := int64(len(msg) - len(q.items[i].msg))
+			q.items[i].msg = msg
+			sq.bytes += n
+			q.bytes += n
+			q.mu.Unlock()
+			return true
+		}
+		if sq.bytes+int64(len(msg)) > q.maxSlot {
+			q.endLocked(slot, "this app's messages to the page fell more than "+sizeText(q.maxSlot)+" behind, so it was stopped; the page's other apps go on")
+			q.mu.Unlock()
+			q.signal()
+			return false
+		}
 	}
-	q.msgs = append(q.msgs, msg)
+	for q.bytes+int64(len(msg)) > q.max {
+		victim := q.largestLocked()
+		if victim == "" {
+			q.closed = true
+			q.items = nil
+			q.mu.Unlock()
+			q.signal()
+			return false
+		}
+		q.endLocked(victim, "the page fell more than "+sizeText(q.max)+" behind and this app had the most waiting, so it was stopped")
+		if victim == slot {
+			q.mu.Unlock()
+			q.signal()
+			return false
+		}
+	}
+	if sq != nil {
+		if key.rid != "" {
+			if sq.pending == nil {
+				sq.pending = make(map[coalesceKey]int)
+			}
+			sq.pending[key] = len(q.items)
+		}
+		sq.bytes += int64(len(msg))
+	}
+	q.items = append(q.items, qitem{msg: msg, slot: slot, key: key})
 	q.bytes += int64(len(msg))
 	q.mu.Unlock()
 	q.signal()
 	return true
+}
+
+// largestLocked names the live slot with the most bytes waiting, "" when no
+// slot has any.
+func (q *queue) largestLocked() string {
+	var name string
+	var most int64
+	for s, sq := range q.slots {
+		if !sq.ended && sq.bytes > most {
+			name, most = s, sq.bytes
+		}
+	}
+	return name
+}
+
+// endLocked ends slot: its waiting messages are dropped, the page is told,
+// and the writer closes its session (take returns it).
+func (q *queue) endLocked(slot, reason string) {
+	sq := q.slots[slot]
+	sq.ended = true
+	kept := q.items[:0]
+	for _, it := range q.items {
+		if it.slot == slot {
+			q.bytes -= int64(len(it.msg))
+			continue
+		}
+		kept = append(kept, it)
+	}
+	clear(q.items[len(kept):])
+	q.items = kept
+	sq.bytes = 0
+	// The other slots' replaceable messages may have moved.
+	for _, other := range q.slots {
+		clear(other.pending)
+	}
+	for i, it := range q.items {
+		if it.key.rid != "" {
+			q.slots[it.slot].pending[it.key] = i
+		}
+	}
+	msg := append(appendJSONString([]byte(`{"t":"ended","slot":`), slot), `,"reason":`...)
+	msg = append(appendJSONString(msg, reason), '}')
+	// The notice is not counted: there is at most one per slot, and it must
+	// not push the next slot out.
+	q.items = append(q.items, qitem{msg: msg})
+	q.ended = append(q.ended, slot)
+}
+
+// revive lets slot be used again (a new mount of that slot id).
+func (q *queue) revive(slot string) {
+	q.mu.Lock()
+	delete(q.slots, slot)
+	q.mu.Unlock()
 }
 
 func (q *queue) signal() {
@@ -55,21 +202,41 @@ func (q *queue) close() {
 	q.signal()
 }
 
-// take waits for messages and returns them all; ok is false once the queue
-// is closed and drained.
-func (q *queue) take() (msgs [][]byte, ok bool) {
+// take waits for messages and returns them all, with the slots ended since
+// the last take (their sessions are to be closed); ok is false once the
+// queue is closed and drained.
+func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 	for {
 		q.mu.Lock()
-		if len(q.msgs) > 0 {
-			msgs, q.msgs, q.bytes = q.msgs, nil, 0
+		if len(q.items) > 0 || len(q.ended) > 0 {
+			msgs = make([][]byte, len(q.items))
+			for i, it := range q.items {
+				msgs[i] = it.msg
+			}
+			ended = q.ended
+			q.items, q.ended, q.bytes = nil, nil, 0
+			// Nothing waits now: only the ended marks are kept.
+			for s, sq := range q.slots {
+				if !sq.ended {
+					delete(q.slots, s)
+				}
+			}
 			q.mu.Unlock()
-			return msgs, true
+			return msgs, ended, true
 		}
 		closed := q.closed
 		q.mu.Unlock()
 		if closed {
-			return nil, false
+			return nil, nil, false
 		}
 		<-q.wake
 	}
+}
+
+// sizeText writes n bytes as "N MiB", or as bytes when it is not whole MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -37,8 +37,14 @@ import (
 // Defaults.
 const (
 	// DefaultMaxQueueBytes bounds the messages waiting to be written to one
-	// connection; a page that reads slower than that is disconnected.
+	// connection. Past it the slot with the most waiting is ended; the page
+	// is disconnected only when its own messages alone are past it.
 	DefaultMaxQueueBytes = 64 << 20
+	// DefaultMaxSlotQueueBytes bounds the messages waiting for one slot
+	// (an app instance); a slot past it is ended alone. Streaming frames of
+	// a request are coalesced while they wait, so a fast stream takes about
+	// one frame of it.
+	DefaultMaxSlotQueueBytes = 16 << 20
 	// writeTimeout bounds one WebSocket write.
 	writeTimeout = 10 * time.Second
 	// maxSlotLen bounds a slot id (the page's own short names).
@@ -62,6 +68,9 @@ type Options struct {
 	// MaxQueueBytes bounds one connection's outbound queue
 	// (DefaultMaxQueueBytes when zero).
 	MaxQueueBytes int64
+	// MaxSlotQueueBytes bounds one slot's share of it
+	// (DefaultMaxSlotQueueBytes when zero, at most MaxQueueBytes).
+	MaxSlotQueueBytes int64
 	// Now is the clock for inspect entries (time.Now when nil).
 	Now func() time.Time
 }
@@ -95,6 +104,10 @@ func New(b *broker.Broker, opts Options) (*Relay, error) {
 	if opts.MaxQueueBytes <= 0 {
 		opts.MaxQueueBytes = DefaultMaxQueueBytes
 	}
+	if opts.MaxSlotQueueBytes <= 0 {
+		opts.MaxSlotQueueBytes = DefaultMaxSlotQueueBytes
+	}
+	opts.MaxSlotQueueBytes = min(opts.MaxSlotQueueBytes, opts.MaxQueueBytes)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -109,6 +109,10 @@ function onMessage(msg) {
     case 'audit':
       inspector.auditEntry(msg.entry);
       break;
+    case 'ended':
+      // The host stopped one app: it fell too far behind the page.
+      if (typeof msg.slot === 'string') stage.ended(msg.slot, msg.reason);
+      break;
     case 'reload':
       if (typeof msg.app === 'string') stage.reloadApp(msg.app);
       break;

@@ -150,6 +150,19 @@ export class Stage {
     }
   }
 
+  /**
+   * The host ended the instance in slot (its messages fell too far behind
+   * the page): nothing more is relayed to or from it; the page's other
+   * instances go on.
+   */
+  ended(slot, reason) {
+    const inst = this.instances.get(slot);
+    if (!inst || inst.dead) return;
+    inst.dead = true;
+    inst.setState('dead', 'stopped: fell behind');
+    inst.state.title = typeof reason === 'string' ? reason : '';
+  }
+
   /** Shows an inspect entry's outcome on its instance (a reset's answer). */
   noteInspect(e) {
     if (!e || typeof e.slot !== 'string') return;

@@ -1,0 +1,95 @@
+package relay
+
+import (
+	"strings"
+	"testing"
+)
+
+func texts(msgs [][]byte) string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m)
+	}
+	return strings.Join(out, " ")
+}
+
+// A waiting streaming message is replaced in its place by a newer one of
+// the same slot and request; other requests, other slots and messages
+// without a key (terminals) are never replaced, so nothing is reordered
+// around them.
+func TestQueueCoalescesInPlace(t *testing.T) {
+	q := newQueue(1<<20, 1<<20)
+	s := coalesceKey{rid: "r1"}
+	q.pushSlot("a", s, []byte("a:r1:1"))
+	q.pushSlot("a", coalesceKey{rid: "r1", inspect: true}, []byte("i:r1:1"))
+	q.pushSlot("b", s, []byte("b:r1:1"))
+	q.pushSlot("a", coalesceKey{rid: "r2"}, []byte("a:r2:1"))
+	q.pushSlot("a", s, []byte("a:r1:22"))
+	q.pushSlot("a", coalesceKey{rid: "r1", inspect: true}, []byte("i:r1:2"))
+	q.pushSlot("a", coalesceKey{}, []byte("a:r1:end"))
+	q.pushSlot("b", s, []byte("b:r1:2"))
+	q.push([]byte("apps"))
+	msgs, ended, ok := q.take()
+	if want := "a:r1:22 i:r1:2 b:r1:2 a:r2:1 a:r1:end apps"; !ok || texts(msgs) != want || len(ended) != 0 {
+		t.Fatalf("took %q (ended %v), want %q", texts(msgs), ended, want)
+	}
+	// Once taken, a message is on its way: a newer one is queued after it.
+	q.pushSlot("a", coalesceKey{rid: "r3"}, []byte("a:r3:1"))
+	msgs, _, _ = q.take()
+	q.pushSlot("a", coalesceKey{rid: "r3"}, []byte("a:r3:2"))
+	more, _, _ := q.take()
+	if texts(msgs) != "a:r3:1" || texts(more) != "a:r3:2" {
+		t.Fatalf("took %q then %q", texts(msgs), texts(more))
+	}
+	if q.bytes != 0 {
+		t.Fatalf("bytes after take: %d", q.bytes)
+	}
+}
+
+// A slot past its budget is ended alone: its waiting messages go, the page
+// is told, later messages for it are refused, and the other slot's
+// replaceable messages still coalesce at their new places.
+func TestQueueEndsTheSlotPastItsBudget(t *testing.T) {
+	q := newQueue(1<<20, 10)
+	q.pushSlot("b", coalesceKey{rid: "r"}, []byte("b1"))
+	q.pushSlot("a", coalesceKey{}, []byte("a-123"))
+	q.pushSlot("b", coalesceKey{}, []byte("b-end"))
+	if q.pushSlot("a", coalesceKey{}, []byte("a-45678")) {
+		t.Fatal("the message past the budget was queued")
+	}
+	if q.pushSlot("a", coalesceKey{}, []byte("a")) {
+		t.Fatal("a message for the ended slot was queued")
+	}
+	q.pushSlot("b", coalesceKey{rid: "r"}, []byte("b2"))
+	msgs, ended, _ := q.take()
+	got := texts(msgs)
+	if !strings.HasPrefix(got, "b2 b-end {\"t\":\"ended\",\"slot\":\"a\",\"reason\":\"this app") || len(ended) != 1 || ended[0] != "a" {
+		t.Fatalf("took %q, ended %v", got, ended)
+	}
+	// A new mount of the slot id starts afresh.
+	q.revive("a")
+	if !q.pushSlot("a", coalesceKey{}, []byte("a")) {
+		t.Fatal("a revived slot refused a message")
+	}
+}
+
+// Past the connection's budget the slot with the most waiting is ended,
+// not the connection; with no slot waiting, the connection is closed.
+func TestQueueConnectionBudget(t *testing.T) {
+	q := newQueue(20, 20)
+	q.pushSlot("small", coalesceKey{}, []byte("s"))
+	q.pushSlot("big", coalesceKey{}, []byte("bbbbbbbbbb"))
+	if !q.pushSlot("small", coalesceKey{}, []byte("sssssssssss")) {
+		t.Fatal("the small slot's message was refused")
+	}
+	msgs, ended, ok := q.take()
+	if !ok || len(ended) != 1 || ended[0] != "big" || !strings.HasPrefix(texts(msgs), "s ") {
+		t.Fatalf("took %q, ended %v", texts(msgs), ended)
+	}
+	if q.push([]byte(strings.Repeat("x", 21))) {
+		t.Fatal("a connection message past the budget was queued")
+	}
+	if _, _, ok := q.take(); ok {
+		t.Fatal("the queue is still open")
+	}
+}
