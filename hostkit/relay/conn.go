@@ -121,6 +121,7 @@ func (c *conn) write() {
 			c.ws.CloseNow() // ends the read loop too
 			return
 		}
+		c.q.written()
 	}
 }
 

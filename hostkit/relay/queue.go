@@ -10,11 +10,12 @@ import (
 // slower than the host writes, the queue keeps its size down in three steps:
 //
 //  1. Coalescing: a streaming app-response carries the whole text so far, so
-//     a newer one for the same slot and requestId replaces the one still
-//     waiting here, in its place (and so does its inspect entry). The
-//     terminal frame is pushed after every streaming frame of its request
-//     (the broker's latch) and is never replaced, so it is never reordered
-//     or dropped.
+//     while the page is behind — the writer is still writing what it took,
+//     or the slot has coalesceAfter bytes waiting — a newer one for the
+//     same slot and requestId replaces the one still waiting here, in its
+//     place (and so does its inspect entry). The terminal frame is pushed
+//     after every streaming frame of its request (the broker's latch) and
+//     is never replaced, so it is never reordered or dropped.
 //  2. A per-slot budget (maxSlot bytes waiting): a slot past it is ended,
 //     alone. Its waiting messages are dropped, the page is told
 //     {"t":"ended","slot":…,"reason":…} and the writer closes its session;
@@ -31,6 +32,7 @@ type queue struct {
 	maxSlot int64
 	slots   map[string]*slotQueue
 	ended   []string // slots ended since the writer last took
+	busy    bool     // the writer is writing what it took
 	closed  bool
 	wake    chan struct{}
 }
@@ -56,6 +58,11 @@ type slotQueue struct {
 	ended   bool
 	pending map[coalesceKey]int // index in items of the waiting replaceable message
 }
+
+// coalesceAfter is how much a slot may have waiting, while the writer is
+// idle, before its streaming frames are coalesced anyway (the largest
+// ordinary frame).
+const coalesceAfter = 256 << 10
 
 func newQueue(max, maxSlot int64) *queue {
 	return &queue{max: max, maxSlot: maxSlot, slots: make(map[string]*slotQueue), wake: make(chan struct{}, 1)}
@@ -87,7 +94,7 @@ func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
 			q.mu.Unlock()
 			return false
 		}
-		if i, ok := sq.pending[key]; ok && key.rid != "" {
+		if i, ok := sq.pending[key]; ok && key.rid != "" && (q.busy || sq.bytes >= coalesceAfter) {
 			n := int64(len(msg) - len(q.items[i].msg))
 			q.items[i].msg = msg
 			sq.bytes += n
@@ -215,6 +222,7 @@ func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 			}
 			ended = q.ended
 			q.items, q.ended, q.bytes = nil, nil, 0
+			q.busy = true
 			// Nothing waits now: only the ended marks are kept.
 			for s, sq := range q.slots {
 				if !sq.ended {
@@ -231,6 +239,13 @@ func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 		}
 		<-q.wake
 	}
+}
+
+// written reports that the writer wrote everything it took.
+func (q *queue) written() {
+	q.mu.Lock()
+	q.busy = false
+	q.mu.Unlock()
 }
 
 // sizeText writes n bytes as "N MiB", or as bytes when it is not whole MiB.

@@ -19,6 +19,14 @@ func texts(msgs [][]byte) string {
 // around them.
 func TestQueueCoalescesInPlace(t *testing.T) {
 	q := newQueue(1<<20, 1<<20)
+	// While the writer is idle and little waits, nothing is replaced.
+	q.pushSlot("a", coalesceKey{rid: "r0"}, []byte("a:r0:1"))
+	q.pushSlot("a", coalesceKey{rid: "r0"}, []byte("a:r0:2"))
+	msgs, _, _ := q.take()
+	if texts(msgs) != "a:r0:1 a:r0:2" {
+		t.Fatalf("idle writer: took %q", texts(msgs))
+	}
+	// The writer is writing what it took: the page is behind.
 	s := coalesceKey{rid: "r1"}
 	q.pushSlot("a", s, []byte("a:r1:1"))
 	q.pushSlot("a", coalesceKey{rid: "r1", inspect: true}, []byte("i:r1:1"))
@@ -30,6 +38,7 @@ func TestQueueCoalescesInPlace(t *testing.T) {
 	q.pushSlot("b", s, []byte("b:r1:2"))
 	q.push([]byte("apps"))
 	msgs, ended, ok := q.take()
+	q.written()
 	if want := "a:r1:22 i:r1:2 b:r1:2 a:r2:1 a:r1:end apps"; !ok || texts(msgs) != want || len(ended) != 0 {
 		t.Fatalf("took %q (ended %v), want %q", texts(msgs), ended, want)
 	}
@@ -37,9 +46,18 @@ func TestQueueCoalescesInPlace(t *testing.T) {
 	q.pushSlot("a", coalesceKey{rid: "r3"}, []byte("a:r3:1"))
 	msgs, _, _ = q.take()
 	q.pushSlot("a", coalesceKey{rid: "r3"}, []byte("a:r3:2"))
+	q.pushSlot("a", coalesceKey{rid: "r3"}, []byte("a:r3:3"))
 	more, _, _ := q.take()
-	if texts(msgs) != "a:r3:1" || texts(more) != "a:r3:2" {
+	if texts(msgs) != "a:r3:1" || texts(more) != "a:r3:3" {
 		t.Fatalf("took %q then %q", texts(msgs), texts(more))
+	}
+	q.written()
+	// With the writer idle, a slot with much waiting is coalesced too.
+	big := make([]byte, coalesceAfter)
+	q.pushSlot("a", coalesceKey{rid: "r4"}, big)
+	q.pushSlot("a", coalesceKey{rid: "r4"}, []byte("a:r4:2"))
+	if msgs, _, _ = q.take(); texts(msgs) != "a:r4:2" {
+		t.Fatalf("a big backlog was not coalesced: %d messages", len(msgs))
 	}
 	if q.bytes != 0 {
 		t.Fatalf("bytes after take: %d", q.bytes)
@@ -51,6 +69,7 @@ func TestQueueCoalescesInPlace(t *testing.T) {
 // replaceable messages still coalesce at their new places.
 func TestQueueEndsTheSlotPastItsBudget(t *testing.T) {
 	q := newQueue(1<<20, 10)
+	q.busy = true // the writer is writing: streaming frames coalesce
 	q.pushSlot("b", coalesceKey{rid: "r"}, []byte("b1"))
 	q.pushSlot("a", coalesceKey{}, []byte("a-123"))
 	q.pushSlot("b", coalesceKey{}, []byte("b-end"))
