@@ -59,6 +59,10 @@ const (
 	TypeAppEvent = "snug:app-event"
 )
 
+// Types lists every frame type Parse knows, in the rules file's order; it
+// ignores a frame of any other type that has a valid v (R2).
+var Types = []string{TypeAppAnnounce, TypeHostReady, TypeAppMessage, TypeAppCancel, TypeAppResponse, TypeDBRequest, TypeDBResponse, TypeNetRequest, TypeNetResponse, TypeOpenURLRequest, TypeOpenURLResult, TypeHostEvent, TypeAppEvent}
+
 // Error codes: Part I R5, Appendix A and the db extension codes.
 const (
 	// CodeParseFailed: the agent's reply held no JSON object; retryable while attemptsRemaining > 0.
@@ -201,6 +205,13 @@ const (
 	NetMaxInFlight = 4
 	// DBQuotaBytes is DB_QUOTA_BYTES. The db pair: default size quota of one app's database.
 	DBQuotaBytes = 67108864
+)
+
+// RecoverMinCodePoints and RecoverMaxCodePoints bound the requestId
+// recovered from a frame that fails (R1): only such an id is answered.
+const (
+	RecoverMinCodePoints = 1
+	RecoverMaxCodePoints = 128
 )
 
 // ThreadConflictBackoff is the agent-thread backoff before THREAD_CONFLICT.

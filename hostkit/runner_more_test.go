@@ -6,6 +6,7 @@ package hostkit_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -232,7 +233,7 @@ func TestRunnerDropsFramesTooBigForTheRelay(t *testing.T) {
 	post("fits", fmt.Sprintf(`"x".repeat(%d)`, fits))
 	r.WaitFor("the host's verdict on the frame that fits", `[...document.querySelectorAll('#frames tbody tr')].some(tr => tr.querySelector('.rid').textContent === 'fits')`)
 	row := inspectorRow(t, r, "fits")
-	if strings.Contains(row, "dropped by the runner") {
+	if strings.Contains(row, "not relayed by the runner") {
 		t.Errorf("the frame within the class was dropped: %q", row)
 	}
 	if got := browsertest.Eval[string](t, r.Tab, `document.getElementById('conn').dataset.state`); got != "open" {
@@ -241,6 +242,125 @@ func TestRunnerDropsFramesTooBigForTheRelay(t *testing.T) {
 	if dropped := browsertest.Eval[int](t, r.Tab, `JSON.parse(document.getElementById('counts').dataset.counts).dropped`); dropped != 2 {
 		t.Errorf("dropped %d frames, want 2", dropped)
 	}
+}
+
+// A frame too large for the relay is answered as the host answers a frame
+// past its size class (R1): the paired response type, its code from the
+// registry, the requestId echoed, so the app's promise settles. The runtime
+// refuses one it can measure before it sends it.
+func TestRunnerAnswersFramesTooBigForTheRelay(t *testing.T) {
+	h := runnerHost(t, hostkit.WithDataDir(t.TempDir()))
+	r := browsertest.OpenRunner(t, h.URL(), "probe")
+	app := r.Frame(0)
+
+	// A 6.5 MiB file through snug.db.import: its base64 is past the db
+	// class, so the runtime refuses it before sending, naming the limit.
+	got := browsertest.Eval[map[string]any](t, app, `snug.db.import(new Uint8Array(6.5 * 2 ** 20)).then(
+		() => ({settled: "resolved"}), e => ({settled: "rejected", name: e.name, code: e.code, message: e.message}))`)
+	if got["settled"] != "rejected" || got["name"] != "SnugError" || got["code"] != frame.CodeMalformed ||
+		!strings.Contains(fmt.Sprint(got["message"]), fmt.Sprintf("past its size class of %d bytes", frame.MaxDBFrameBytes)) {
+		t.Fatalf("6.5 MiB import settled %v: want a SnugError %s naming the %d-byte limit", got, frame.CodeMalformed, frame.MaxDBFrameBytes)
+	}
+	if n := droppedCount(t, r); n != 0 {
+		t.Errorf("the runtime sent the import anyway: %d frames dropped by the page", n)
+	}
+
+	// Frames posted by hand, 9 MiB each: the page answers for the host.
+	browsertest.Eval[bool](t, app, `(window.answers = {}, addEventListener("message", (e) => {
+		if (e.source === parent && e.data && typeof e.data.requestId === "string") answers[e.data.requestId] = e.data;
+	}), true)`)
+	// One frame of 9 MiB; the others just past the largest class.
+	big, over := 9<<20, site.MaxRelayedFrameBytes+1
+	if big <= site.MaxRelayedFrameBytes {
+		t.Fatalf("a %d-byte frame is not past the largest size class (%d)", big, site.MaxRelayedFrameBytes)
+	}
+	post := func(frames ...string) {
+		browsertest.Eval[bool](t, app, fmt.Sprintf(`snug.ready.then((i) => { for (const f of [%s]) parent.postMessage({instanceId: i.instanceId, ...f, pad: "x".repeat(%d)}, "*"); return true; })`,
+			strings.Join(frames, ", "), over))
+	}
+	answered := []struct {
+		name, fields, requestID, answerType, code string
+	}{
+		{"db-request", `v: 1, type: "snug:db-request", requestId: "big-db", op: "exec", sql: "select 1"`, "big-db", frame.TypeDBResponse, frame.CodeMalformed},
+		{"app-message", `v: 1, type: "snug:app-message", requestId: "big-ask", appId: "a", action: "go"`, "big-ask", frame.TypeAppResponse, frame.CodeMalformed},
+		{"net-request", `v: 1, type: "snug:net-request", requestId: "big-net", url: "https://example.com/", method: "POST"`, "big-net", frame.TypeNetResponse, frame.CodeMalformed},
+		{"open-url-request", `v: 1, type: "snug:open-url-request", requestId: "big-url", url: "https://example.com/"`, "big-url", frame.TypeOpenURLResult, frame.CodeMalformed},
+		{"v 2", `v: 2, type: "snug:db-request", requestId: "big-v2"`, "big-v2", frame.TypeDBResponse, frame.CodeUnsupportedVersion},
+		{"v missing", `type: "snug:net-request", requestId: "big-nov"`, "big-nov", frame.TypeNetResponse, frame.CodeMalformed},
+		{"type missing", `v: 1, requestId: "big-notype"`, "big-notype", frame.TypeAppResponse, frame.CodeMalformed},
+		{"128 emoji id", `v: 1, type: "snug:db-request", requestId: "😀".repeat(128)`, strings.Repeat("😀", 128), frame.TypeDBResponse, frame.CodeMalformed},
+	}
+	var frames, ids []string
+	for _, c := range answered {
+		frames = append(frames, "{"+c.fields+"}")
+		ids = append(ids, c.requestID)
+	}
+	post(frames...)
+	browsertest.WaitFor(t, app, "every answer", fmt.Sprintf(`%s.every((id) => answers[id])`, mustJSON(t, ids)))
+	all := browsertest.Eval[map[string]map[string]any](t, app, `answers`)
+	for _, c := range answered {
+		a := all[c.requestID]
+		code := ""
+		if e, ok := a["error"].(map[string]any); ok && a["ok"] == false {
+			code, _ = e["code"].(string)
+		} else if a["status"] == frame.StatusRefused {
+			code, _ = a["reason"].(string)
+		}
+		if a["v"] != float64(frame.Version) || a["type"] != c.answerType || code != c.code {
+			t.Errorf("%s: answer %v, want %s with %s", c.name, a, c.answerType, c.code)
+		}
+		if _, err := frame.Parse(mustJSON(t, a)); err != nil {
+			t.Errorf("%s: the answer is no valid frame: %v", c.name, err)
+		}
+	}
+	// A request's promise settles: a db import posted the way the runtime
+	// would had it not measured first rejects with the host's answer.
+	got = browsertest.Eval[map[string]any](t, app, fmt.Sprintf(`new Promise((ok) => {
+		addEventListener("message", (e) => e.data?.requestId === "own" && ok({type: e.data.type, code: e.data.error?.code, message: e.data.error?.message}));
+		snug.ready.then((i) => parent.postMessage({v: 1, type: %q, requestId: "own", instanceId: i.instanceId, op: "import", data: "A".repeat(%d)}, "*"));
+	})`, frame.TypeDBRequest, big))
+	if got["type"] != frame.TypeDBResponse || got["code"] != frame.CodeMalformed || !strings.Contains(fmt.Sprint(got["message"]), frame.RuleFrameSize) {
+		t.Errorf("answer to the db import = %v", got)
+	}
+	if row := inspectorRow(t, r, "big-db"); !strings.HasPrefix(row, "reject ") || !strings.Contains(row, "answered "+frame.CodeMalformed) {
+		t.Errorf("inspector row of the big db-request = %q", row)
+	}
+
+	// No plausible requestId, or an unknown type: no answer, as from the
+	// host. Frames are answered in order, so once the last frame's answer is
+	// in, an answer to any of these would be too.
+	post(`{v: 1, type: "snug:db-request", requestId: "x".repeat(129)}`,
+		`{v: 1, type: "snug:db-request", requestId: ""}`,
+		`{v: 1, type: "snug:db-request", requestId: "\ud800"}`,
+		`{v: 1, type: "snug:db-request", requestId: 7}`,
+		`{v: 1, type: "snug:future-thing", requestId: "big-future"}`,
+		`{v: 1, type: "snug:db-request", requestId: "big-last"}`)
+	browsertest.WaitFor(t, app, "the answer after the silent frames", `!!answers["big-last"]`)
+	if keys := browsertest.Eval[[]string](t, app, `Object.keys(answers).map((k) => k.slice(0, 20))`); len(keys) != len(answered)+2 {
+		t.Errorf("answers to %q, want %d: a frame without a plausible requestId or of an unknown type was answered", keys, len(answered)+2)
+	}
+	if n := droppedCount(t, r); n != len(answered)+1+6 {
+		t.Errorf("%d frames dropped by the page, want %d", n, len(answered)+1+6)
+	}
+	if state := browsertest.Eval[string](t, r.Tab, `document.getElementById('conn').dataset.state`); state != "open" {
+		t.Fatalf("connection state after the big frames: %s", state)
+	}
+}
+
+// droppedCount reads the inspector's count of frames the page did not
+// relay, once it has drawn (every 200 ms).
+func droppedCount(t *testing.T, r *browsertest.Runner) int {
+	t.Helper()
+	return browsertest.Eval[int](t, r.Tab, `new Promise(ok => setTimeout(() => ok(JSON.parse(document.getElementById('counts').dataset.counts || '{"dropped":0}').dropped), 450))`)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // inspectorRow reads the inspector's incoming row for requestId: its

@@ -47,7 +47,9 @@ export interface Identity {
 }
 
 /**
- * The one error type every snug call rejects with.
+ * The one error type every snug call rejects with. A call whose frame would
+ * be past its size class (R6) is refused by the runtime before anything is
+ * sent: MALFORMED, the message naming the frame's bytes and the limit.
  *
  * @example
  * try {
@@ -227,8 +229,10 @@ export interface Snug {
      */
     export(): Promise<Uint8Array>;
     /**
-     * Replaces the database with a SQLite file. On any problem the old data
-     * stays and the call rejects with DB_IMPORT_INVALID.
+     * Replaces the database with a SQLite file (≤5 MiB). On any problem the
+     * old data stays and the call rejects with DB_IMPORT_INVALID; a file
+     * whose base64 does not fit the db frame's size class is refused before
+     * it is sent (MALFORMED).
      *
      * @example
      * await snug.db.import(new Uint8Array(await file.arrayBuffer()));

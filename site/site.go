@@ -11,7 +11,8 @@
 // nothing. Every frame it relays is parsed and judged again by the host; the
 // one frame it keeps back is one whose JSON is past the largest size class
 // (MaxRelayedFrameBytes), which the relay would answer by closing the whole
-// connection: the page drops it and shows it rejected.
+// connection: the page answers it with the host's own answer (computed here
+// from frame.Parse, see tooLarge) and shows it rejected.
 package site
 
 import (
@@ -24,6 +25,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -113,8 +116,13 @@ var MaxRelayedFrameBytes = max(frame.MaxFrameBytes, frame.MaxDBFrameBytes, frame
 // generated is what the page's script reads from the generated frame
 // package instead of restating it: esbuild defines the global SNUG_GEN as
 // this object, and the bundle carries its values inline.
-func generated() map[string]any {
+func generated() (map[string]any, error) {
+	tl, err := tooLargeAnswers()
+	if err != nil {
+		return nil, err
+	}
 	return map[string]any{
+		"tooLarge":             tl,
 		"maxRelayedFrameBytes": MaxRelayedFrameBytes,
 		"codeParseFailed":      frame.CodeParseFailed,
 		"typeHostReady":        frame.TypeHostReady,
@@ -124,11 +132,122 @@ func generated() map[string]any {
 		// with streaming:true aside).
 		"terminalTypes": []string{frame.TypeAppResponse, frame.TypeDBResponse, frame.TypeNetResponse, frame.TypeOpenURLResult},
 		"eventResize":   frame.EventResize,
+	}, nil
+}
+
+// tooLarge is what the page needs to answer a frame too large to relay the
+// way the host answers it (R1): the host reads v, then type, then the size
+// class, which such a frame is past whatever its type. The answers are the
+// host's own: frame.Parse's rejections of stand-in frames, answered by
+// RejectError.Answer, each with the placeholder requestId the page replaces.
+type tooLarge struct {
+	Versions   []int `json:"versions"`   // frame.ProtocolVersions
+	RecoverMin int   `json:"recoverMin"` // a recovered requestId's bounds, code points
+	RecoverMax int   `json:"recoverMax"`
+	// Answers are the distinct answer frames.
+	Answers []json.RawMessage `json:"answers"`
+	// ByType holds, per known type, the index of the answer to a frame of
+	// that type whose v is not an integer, whose v is unsupported, and that
+	// is past its size class.
+	ByType map[string][3]int `json:"byType"`
+	// Other holds the same for a frame whose type is not a known one: v not
+	// an integer, v unsupported, type missing or not a string (a string
+	// type the host does not know is ignored, R2: no answer).
+	Other [3]int `json:"other"`
+}
+
+// tooLargeID is the requestId of the stand-in frames.
+const tooLargeID = "x"
+
+func tooLargeAnswers() (*tooLarge, error) {
+	t := &tooLarge{
+		Versions:   frame.ProtocolVersions,
+		RecoverMin: frame.RecoverMinCodePoints,
+		RecoverMax: frame.RecoverMaxCodePoints,
+		ByType:     map[string][3]int{},
 	}
+	index := map[string]int{}
+	add := func(a frame.Frame) (int, error) {
+		b, err := frame.Marshal(a)
+		if err != nil {
+			return 0, fmt.Errorf("site: the host's answer %T: %w", a, err)
+		}
+		if i, ok := index[string(b)]; ok {
+			return i, nil
+		}
+		index[string(b)] = len(t.Answers)
+		t.Answers = append(t.Answers, b)
+		return len(t.Answers) - 1, nil
+	}
+	reject := func(raw, rule string) (*frame.RejectError, error) {
+		_, err := frame.Parse([]byte(raw))
+		var rej *frame.RejectError
+		if !errors.As(err, &rej) || !rej.HasRequestID || rej.RequestID != tooLargeID || len(rej.Violations) != 1 || rej.Violations[0].Rule != rule {
+			return nil, fmt.Errorf("site: the host does not answer %.60s… for %s (%v)", raw, rule, err)
+		}
+		return rej, nil
+	}
+	answer := func(raw, rule string) (int, error) {
+		rej, err := reject(raw, rule)
+		if err != nil {
+			return 0, err
+		}
+		return add(rej.Answer())
+	}
+	// The size rejection is the same for every type but for its answer's
+	// type: it is read once, from a frame of the smallest class, and
+	// answered as each type's.
+	small := slices.MinFunc(frame.Types, func(a, b string) int { return frame.SizeClass(a) - frame.SizeClass(b) })
+	q, err := json.Marshal(small)
+	if err != nil {
+		return nil, err
+	}
+	head := `{"requestId":"` + tooLargeID + `"`
+	stand := head + `,"type":` + string(q) + `,"v":` + strconv.Itoa(frame.Version)
+	size, err := reject(stand+strings.Repeat(" ", frame.SizeClass(small)-len(stand))+"}", frame.RuleFrameSize)
+	if err != nil {
+		return nil, err
+	}
+	unsupported := strconv.Itoa(slices.Max(frame.ProtocolVersions) + 1)
+	rows := func(typ string) (row [3]int, err error) {
+		if row[0], err = answer(head+typ+`}`, frame.RuleFrameVersion); err != nil {
+			return row, err
+		}
+		row[1], err = answer(head+typ+`,"v":`+unsupported+`}`, frame.RuleFrameUnsupportedVersion)
+		return row, err
+	}
+	for _, typ := range frame.Types {
+		q, err := json.Marshal(typ)
+		if err != nil {
+			return nil, err
+		}
+		row, err := rows(`,"type":` + string(q))
+		if err != nil {
+			return nil, err
+		}
+		rej := *size
+		rej.Type = typ
+		if row[2], err = add(rej.Answer()); err != nil {
+			return nil, err
+		}
+		t.ByType[typ] = row
+	}
+	if t.Other, err = rows(""); err != nil {
+		return nil, err
+	}
+	t.Other[2], err = answer(head+`,"v":`+strconv.Itoa(frame.Version)+`}`, frame.RuleFrameType)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 func defines() (map[string]string, error) {
-	b, err := json.Marshal(generated())
+	g, err := generated()
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(g)
 	if err != nil {
 		return nil, fmt.Errorf("site: encode the generated constants: %w", err)
 	}

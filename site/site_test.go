@@ -85,3 +85,49 @@ func TestBuildCarriesGeneratedConstants(t *testing.T) {
 		t.Fatalf("the bundle lacks the limit %d", MaxRelayedFrameBytes)
 	}
 }
+
+// The answers the page sends for a frame too large to relay are the host's:
+// one row per frame type, each answer a valid frame of the paired response
+// type carrying the code R1 gives, and the size rejection's code MALFORMED.
+func TestTooLargeAnswersAreTheHosts(t *testing.T) {
+	tl, err := tooLargeAnswers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.ByType) != len(frame.Types) {
+		t.Fatalf("%d rows for %d frame types", len(tl.ByType), len(frame.Types))
+	}
+	paired := map[string]string{frame.TypeDBRequest: frame.TypeDBResponse, frame.TypeNetRequest: frame.TypeNetResponse, frame.TypeOpenURLRequest: frame.TypeOpenURLResult}
+	codes := [3]string{frame.CodeMalformed, frame.CodeUnsupportedVersion, frame.CodeMalformed}
+	check := func(typ string, row [3]int) {
+		want := paired[typ]
+		if want == "" {
+			want = frame.TypeAppResponse
+		}
+		for k, i := range row {
+			f, err := frame.Parse(tl.Answers[i])
+			if err != nil {
+				t.Errorf("%s answer %d: %v", typ, k, err)
+				continue
+			}
+			code, rid := "", ""
+			switch a := f.(type) {
+			case *frame.AppResponse:
+				code, rid = a.Error.Code, a.RequestID
+			case *frame.DBResponse:
+				code, rid = a.Error.Code, a.RequestID
+			case *frame.NetResponse:
+				code, rid = a.Error.Code, a.RequestID
+			case *frame.OpenURLResult:
+				code, rid = *a.Reason, a.RequestID
+			}
+			if f.FrameType() != want || code != codes[k] || rid != tooLargeID {
+				t.Errorf("%q answer %d: %s", typ, k, tl.Answers[i])
+			}
+		}
+	}
+	for _, typ := range frame.Types {
+		check(typ, tl.ByType[typ])
+	}
+	check("", tl.Other)
+}

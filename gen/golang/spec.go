@@ -49,6 +49,13 @@ Do not edit: change schemas/ and run snuggen gen.`)
 	}
 	f.Comment("Frame types.")
 	f.Const().Defs(defs...)
+	var types []jen.Code
+	for _, fr := range m.Frames {
+		types = append(types, jen.Id(typeConst(fr.Type)))
+	}
+	f.Comment("Types lists every frame type Parse knows, in the rules file's order; it")
+	f.Comment("ignores a frame of any other type that has a valid v (R2).")
+	f.Var().Id("Types").Op("=").Index().String().Values(types...)
 
 	// Error codes.
 	defs = nil
@@ -101,6 +108,12 @@ Do not edit: change schemas/ and run snuggen gen.`)
 	}
 	f.Comment("Limits (R6 and the rules file).")
 	f.Const().Defs(defs...)
+	f.Comment("RecoverMinCodePoints and RecoverMaxCodePoints bound the requestId")
+	f.Comment("recovered from a frame that fails (R1): only such an id is answered.")
+	f.Const().Defs(
+		jen.Id("RecoverMinCodePoints").Op("=").Lit(r.RecoverMinLength),
+		jen.Id("RecoverMaxCodePoints").Op("=").Lit(r.RecoverMaxLength),
+	)
 
 	f.Comment("ThreadConflictBackoff is the agent-thread backoff before THREAD_CONFLICT.")
 	var bo []jen.Code

@@ -132,6 +132,7 @@ type data struct {
 	RetryableList    string
 	Limits           []model.Limit
 	Backoff          string
+	SizeClass        string // sizeClass's body: the non-default classes by type, then the default
 	RecoverMin       int
 	RecoverMax       int
 	Lists            []nameValue
@@ -205,6 +206,32 @@ func screaming(s string) string {
 		b.WriteString(strings.ToUpper(string(r)))
 	}
 	return b.String()
+}
+
+// sizeClassExpr is the body of the generated sizeClass(type): as Go's
+// frame.SizeClass, the first size class is the default and every frame type
+// of another class is named, grouped by its limit in first-seen order.
+func sizeClassExpr(classes []model.SizeClass, frames []*frameData) string {
+	if len(classes) == 0 {
+		return "0"
+	}
+	def := classes[0].Limit
+	var order []string
+	byLimit := map[string][]string{}
+	for _, f := range frames {
+		if f.MaxBytesName == def {
+			continue
+		}
+		if byLimit[f.MaxBytesName] == nil {
+			order = append(order, f.MaxBytesName)
+		}
+		byLimit[f.MaxBytesName] = append(byLimit[f.MaxBytesName], "type == "+f.Const)
+	}
+	var b strings.Builder
+	for _, lim := range order {
+		b.WriteString(strings.Join(byLimit[lim], " || ") + " ? " + lim + " : ")
+	}
+	return b.String() + def
 }
 
 func typeConst(frameType string) string {
@@ -447,6 +474,7 @@ func prepare(m *model.Model) (*data, error) {
 	}
 	d.DefaultAnswerConst = typeConst(r.DefaultAnswer)
 	checkImports[d.DefaultAnswerConst] = true
+	d.SizeClass = sizeClassExpr(r.SizeClasses, d.Frames)
 
 	// An answer type with no error seat refuses instead (rules.json refusal):
 	// status refused, the code in reason.

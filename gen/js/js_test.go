@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/gen/load"
 	"github.com/snuggen/snuggen/gen/model"
 	"github.com/snuggen/snuggen/internal/testenv"
@@ -168,6 +170,44 @@ func TestScreaming(t *testing.T) {
 	} {
 		if got := screaming(in); got != want {
 			t.Errorf("screaming(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The generated sizeClass (the runtime refuses a frame past it before
+// sending) gives every frame type, and a type it does not know, the class
+// Go's frame.SizeClass gives.
+func TestSizeClassAgreesWithGo(t *testing.T) {
+	m := loadModel(t)
+	types := []string{"snug:not-a-type", ""}
+	want := map[string]int{}
+	for _, f := range m.Frames {
+		types = append(types, f.Type)
+	}
+	for _, typ := range types {
+		want[typ] = frame.SizeClass(typ)
+	}
+	node := testenv.Node(t)
+	abs, err := filepath.Abs(filepath.Join(repoRoot, "runtime-js", "gen", "constants.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := json.Marshal(types)
+	script := fmt.Sprintf(`import { sizeClass } from %q;
+console.log(JSON.stringify(Object.fromEntries(%s.map((t) => [t, sizeClass(t)]))));`, "file://"+filepath.ToSlash(abs), in)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := exec.CommandContext(ctx, node, "--input-type=module", "-e", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, got)
+	}
+	var js map[string]int
+	if err := json.Unmarshal(got, &js); err != nil {
+		t.Fatalf("node printed %s: %v", got, err)
+	}
+	for _, typ := range types {
+		if js[typ] != want[typ] {
+			t.Errorf("sizeClass(%q) = %d in JS, %d in Go", typ, js[typ], want[typ])
 		}
 	}
 }

@@ -129,6 +129,12 @@ export const NET_RATE_PER_MINUTE = 60;
 export const NET_MAX_IN_FLIGHT = 4;
 /** The db pair: default size quota of one app's database. */
 export const DB_QUOTA_BYTES = 67108864;
+/**
+ * R6: the largest frame of a type in bytes, its size class (the default class
+ * for a type not listed).
+ * @param {string} type @returns {number}
+ */
+export const sizeClass = (type) => type == TYPE_DB_REQUEST || type == TYPE_DB_RESPONSE ? MAX_DB_FRAME_BYTES : type == TYPE_NET_REQUEST || type == TYPE_NET_RESPONSE ? MAX_NET_FRAME_BYTES : MAX_FRAME_BYTES;
 /** Thread-conflict backoff in milliseconds (R6). */
 export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
 /** requestId recovery bounds in code points (R1). */

@@ -39,6 +39,7 @@ import {
   TYPE_OPEN_URL_RESULT,
   VERSION,
   isKnownCode,
+  sizeClass,
 } from "../gen/constants.mjs";
 import { HOST_TO_APP, acceptTheme } from "../gen/validate.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
@@ -73,7 +74,12 @@ const ready = new Promise((r) => (resolveReady = r));
 
 // post sends one frame to the host. The JSON round trip drops undefined
 // fields and anything that is not JSON, so the host sees exactly the wire form.
-const post = (type, fields) => parent.postMessage(JSON.parse(JSON.stringify({ v: VERSION, type, ...fields })), "*");
+// A frame past its size class (R6) would only be refused on the way: post
+// throws instead, naming the limit, and sends nothing.
+const post = (type, fields, text = JSON.stringify({ v: VERSION, type, ...fields }), n = new Blob([text]).size, max = sizeClass(type)) => {
+  if (n > max) throw refusal(CODE_MALFORMED, `${type} is ${n} bytes, past its size class of ${max} bytes`);
+  parent.postMessage(JSON.parse(text), "*");
+};
 
 const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
 
@@ -126,6 +132,8 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
       cancelled();
     };
     if (signal?.aborted) return cancelled();
+    // A frame post refuses rejects the promise with nothing left waiting.
+    post(type, { ...ids, ...fields });
     signal?.addEventListener("abort", abort);
     // Only answers of the expected type count: streaming text, then the end.
     pending.set(ids.requestId, (f) =>
@@ -133,7 +141,6 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
       : f.streaming ? onText?.(f.text)
       : (done(), f.ok === false ? reject(new SnugError(f.error)) : resolve(f)),
     );
-    post(type, { ...ids, ...fields });
   });
 }
 

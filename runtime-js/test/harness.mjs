@@ -74,6 +74,7 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false } = {}
     parent,
     ResizeObserver,
     HTMLFormElement,
+    Blob,
     Headers,
     Response,
     TextEncoder,

@@ -418,6 +418,30 @@ test("db.export returns bytes and db.import sends them as base64", async () => {
   await p;
 });
 
+test("a frame past its size class is refused before it is sent, naming the limit", async () => {
+  const env = await connected();
+  // 6.5 MiB of file is 8.7 MiB of base64: past the db class (8 MiB).
+  const e = await rejects(env.snug.db.import(new Uint8Array(6.5 * 2 ** 20)), "MALFORMED");
+  assert.match(e.message, /snug:db-request is \d+ bytes, past its size class of 8388608 bytes/);
+  assert.equal(e.retryable, false);
+  // Bytes count, not characters: 90,000 euro signs are 270,000 bytes of
+  // UTF-8, past the default class (256 KiB) of an app-message.
+  const a = await rejects(env.snug.ask("go", { text: "€".repeat(90000) }), "MALFORMED");
+  assert.match(a.message, /snug:app-message is 270\d{3} bytes, past its size class of 262144 bytes/);
+  await tick();
+  assert.deepEqual(
+    env.posted.filter((f) => f.type !== "snug:app-announce").map((f) => f.type),
+    [],
+    "nothing was sent",
+  );
+  // Just within the class, the same call goes out.
+  const p = env.snug.ask("go", { text: "€".repeat(80000) });
+  const f = await env.next("snug:app-message");
+  assert.equal(f.payload.text.length, 80000);
+  await env.send({ v: 1, type: "snug:app-response", requestId: f.requestId, ok: true, streaming: false, data: { ok: 1 } });
+  same(await p, { ok: 1 });
+});
+
 test("a db error rejects with its SnugError", async () => {
   const env = await connected();
   const p = env.snug.db.exec("selec 1");

@@ -116,14 +116,19 @@ export class Inspector {
   }
 
   /**
-   * One frame the page dropped instead of relaying it (it is too big for
-   * the relay): counted as a frame in, rejected, like the host's verdicts.
+   * One frame the page did not relay (it is too big for the relay): counted
+   * as a frame in, rejected, like the host's verdicts; and the answer the
+   * page sent in the host's place, when there is one, as a frame out.
    */
-  dropped(slot, frame, reason) {
+  dropped(slot, frame, reason, answer) {
     const type = frame && typeof frame === 'object' && typeof frame.type === 'string' ? frame.type.slice(0, 64) : '';
     const requestId = frame && typeof frame === 'object' && typeof frame.requestId === 'string' ? frame.requestId.slice(0, 64) : '';
+    const time = new Date().toISOString();
+    const code = answer ? answerCode(answer) : '';
     this.counts.dropped++;
-    this.entry({ time: new Date().toISOString(), dir: 'in', slot, type, requestId, verdict: 'reject', message: reason });
+    const message = answer ? `${reason}; answered ${code} by the runner` : `${reason}; no answer (no plausible requestId, or an unknown type)`;
+    this.entry({ time, dir: 'in', slot, type, requestId, verdict: 'reject', code, message });
+    if (answer) this.entry({ time, dir: 'out', slot, type: answer.type, requestId: answer.requestId.slice(0, 64), code, message: 'the runner answered a frame it could not relay' });
   }
 
   /** One frame the page posted into an app frame. */
@@ -179,6 +184,12 @@ export class Inspector {
       outByType: this.outByType,
     });
   }
+}
+
+// answerCode is the error code an answer carries: in its error object, or
+// in the reason of a refusing one (open-url-result).
+function answerCode(a) {
+  return str(a.error ? a.error.code : a.reason);
 }
 
 function str(v) {

@@ -25,7 +25,7 @@ const relay = new Relay(wsURL(), {
 });
 const stage = new Stage($('#stage'), relay, {
   delivered: (slot, frame) => inspector.delivered(frame),
-  dropped: (slot, frame, reason) => inspector.dropped(slot, frame, reason),
+  dropped: (slot, frame, reason, answer) => inspector.dropped(slot, frame, reason, answer),
 });
 const confirms = new Confirms(
   $('#confirm'),

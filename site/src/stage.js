@@ -10,14 +10,49 @@ const MIN_HEIGHT = 80;
 const MAX_HEIGHT = 100000;
 
 // The largest size class of any frame (R6). The relay closes the whole
-// connection on a bigger message, so such a frame is dropped here.
+// connection on a bigger message, so such a frame is not relayed: the page
+// answers it here, as the host would.
 export const MAX_RELAYED_FRAME_BYTES = GEN.maxRelayedFrameBytes;
+
+// The host's answers to a frame past every size class (site.go, tooLarge).
+const TOO_LARGE = GEN.tooLarge;
+
+// wire reads one member of a frame as its JSON text has it: a Date as its
+// toJSON string, a boxed primitive as its value (postMessage keeps both).
+const wire = (x) =>
+  x instanceof Date ? x.toJSON() : x instanceof Number || x instanceof String || x instanceof Boolean ? x.valueOf() : x;
+
+/**
+ * The answer the host sends to a frame the page cannot relay, or null when
+ * it sends none. Such a frame is past the size class of every type, so the
+ * host's verdict depends only on what it reads first (R1, R2, R6): v, then
+ * type, then the size; and it answers only a plausible requestId (a string
+ * of 1-128 code points, no unpaired surrogate). Nothing here reads the rest
+ * of the frame.
+ * @param {any} frame an object whose JSON text is an object
+ */
+export function tooLargeAnswer(frame) {
+  const id = wire(frame.requestId);
+  if (typeof id !== 'string' || id.length > 2 * TOO_LARGE.recoverMax || !id.isWellFormed()) return null;
+  const points = [...id].length;
+  if (points < TOO_LARGE.recoverMin || points > TOO_LARGE.recoverMax) return null;
+  const v = wire(frame.v);
+  const type = wire(frame.type);
+  const known = typeof type === 'string' && Object.hasOwn(TOO_LARGE.byType, type);
+  const row = known ? TOO_LARGE.byType[type] : TOO_LARGE.other;
+  let i;
+  if (!Number.isInteger(v)) i = row[0];
+  else if (!TOO_LARGE.versions.includes(v)) i = row[1];
+  else if (known || typeof type !== 'string') i = row[2];
+  else return null; // an unknown type with a valid v is ignored (R2)
+  return { ...TOO_LARGE.answers[i], requestId: id };
+}
 
 /**
  * Encodes an app's frame as JSON, or reports why it cannot be relayed.
- * @returns {{text?: string, reason?: string, bytes?: number}} text when
- *   it can go as is, reason when it must be dropped, neither when JSON
- *   cannot encode it
+ * @returns {{text?: string, reason?: string, bytes?: number, object?: boolean}}
+ *   text when it can go as is, reason when it cannot (object: its JSON is
+ *   an object), neither when JSON cannot encode it
  */
 export function encodeFrame(frame) {
   let text;
@@ -36,8 +71,9 @@ export function encodeFrame(frame) {
   const bytes = over ? text.length : new TextEncoder().encode(text).length;
   if (bytes > MAX_RELAYED_FRAME_BYTES) {
     return {
-      reason: `${over ? 'at least ' : ''}${bytes} bytes of JSON, over the largest size class (${MAX_RELAYED_FRAME_BYTES} bytes): dropped by the runner`,
+      reason: `${over ? 'at least ' : ''}${bytes} bytes of JSON, over the largest size class (${MAX_RELAYED_FRAME_BYTES} bytes): not relayed by the runner`,
       bytes,
+      object: text[0] === '{',
     };
   }
   return { text };
@@ -48,7 +84,7 @@ export class Stage {
    * @param {HTMLElement} root
    * @param {import('./relay.js').Relay} relay
    * @param {{delivered: (slot: string, frame: any) => void,
-   *   dropped: (slot: string, frame: any, reason: string) => void}} hooks
+   *   dropped: (slot: string, frame: any, reason: string, answer: any) => void}} hooks
    */
   constructor(root, relay, hooks) {
     this.root = root;
@@ -135,7 +171,11 @@ export class Stage {
       const frame = ev.data;
       const enc = encodeFrame(frame);
       if (enc.reason) {
-        this.hooks.dropped(inst.slot, frame, enc.reason);
+        // Not relayed, but answered as the host answers it (R1), so the
+        // app's request settles.
+        const answer = enc.object ? tooLargeAnswer(frame) : null;
+        this.hooks.dropped(inst.slot, frame, enc.reason, answer);
+        if (answer) this.deliver(inst.slot, answer);
         return;
       }
       if (enc.text === undefined) {
