@@ -210,7 +210,7 @@ func (a *Apps) Meta(key string) (Meta, bool) {
 	return e.meta, true
 }
 
-// Apps implements server.Catalog.
+// Apps implements server.Catalog (the server fills each URL).
 func (a *Apps) Apps() []server.AppInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -222,7 +222,7 @@ func (a *Apps) Apps() []server.AppInfo {
 			m = *e.announced
 		}
 		out = append(out, server.AppInfo{
-			App: key, URL: server.AppPath(key),
+			App:   key,
 			AppID: m.AppID, DisplayName: m.DisplayName, Description: m.Description,
 			IconEmoji: m.IconEmoji, IconColor: m.IconColor,
 		})

@@ -448,7 +448,7 @@ func TestHashLinksStayInTheApp(t *testing.T) {
 		await new Promise(r => setTimeout(r, 200));
 		return location.pathname + location.hash;
 	})()`)
-	if got != "/apps/probe/#settings" {
+	if got != "/#settings" {
 		t.Fatalf("after the click the app is at %q", got)
 	}
 	if state := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance').dataset.state`); state != "live" {

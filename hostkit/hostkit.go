@@ -272,13 +272,13 @@ func (h *Host) wire(c *config) error {
 }
 
 func (h *Host) broadcastApps() {
-	if h.Relay == nil {
+	if h.Relay == nil || h.Server == nil {
 		return
 	}
 	_ = h.Relay.Broadcast(struct {
 		T    string           `json:"t"`
 		Apps []server.AppInfo `json:"apps"`
-	}{"apps", h.Apps.Apps()})
+	}{"apps", h.Server.Apps()})
 }
 
 // URL is the runner page's address, such as http://127.0.0.1:7878/.
@@ -287,8 +287,13 @@ func (h *Host) URL() string { return h.origin + "/" }
 // Origin is the runner's origin, such as http://127.0.0.1:7878.
 func (h *Host) Origin() string { return h.origin }
 
-// AppURL is the runner's address with app mounted.
+// AppURL is the runner's address with app mounted: the URL to open.
 func (h *Host) AppURL(app string) string { return h.Server.AppURL(app) }
+
+// AppDocumentURL is the address of app's document, the URL the runner's
+// frame loads: http://<label>.localhost:<port>/, a site of the app's own
+// (server.AppLabel), so the browser runs each app in its own process.
+func (h *Host) AppDocumentURL(app string) string { return h.Server.AppDocumentURL(app) }
 
 // Serve serves until Shutdown; it returns nil after a Shutdown.
 func (h *Host) Serve() error {

@@ -5,7 +5,8 @@
 // binary always serves the same bytes.
 //
 // The page shows the installed apps, runs each app instance in an
-// <iframe sandbox="allow-scripts"> loaded by URL, shows the host's own
+// <iframe sandbox="allow-scripts"> loaded by URL (each app's document from
+// a site of its own, so each app gets its own renderer process), shows the host's own
 // confirm dialogs, and relays frames to the Go host over one WebSocket (the
 // protocol is in docs/architecture.md, "The relay"). Its limit: it decides
 // nothing. Every frame it relays is parsed and judged again by the host; the
@@ -44,9 +45,23 @@ type Page struct {
 	HTML []byte
 	// CSP is the page's Content-Security-Policy: the inlined script and
 	// style are allowed by hash and nothing else runs; frames only from the
-	// page's own origin (the app documents); connections only to its own
-	// origin (the relay WebSocket).
+	// page's own origin; connections only to its own origin (the relay
+	// WebSocket). A server that serves app documents from other origins
+	// sends CSPWithFrames instead.
 	CSP string
+
+	directives []string // CSP's directives, frame-src last
+}
+
+// CSPWithFrames returns the page's policy with frame-src set to sources
+// (the origins the server serves app documents from) instead of 'self'.
+func (p *Page) CSPWithFrames(sources ...string) string {
+	if len(sources) == 0 {
+		return p.CSP
+	}
+	ds := append([]string(nil), p.directives...)
+	ds[len(ds)-1] = "frame-src " + strings.Join(sources, " ")
+	return strings.Join(ds, "; ")
 }
 
 var build = sync.OnceValues(buildPage)
@@ -87,18 +102,18 @@ func buildPage() (*Page, error) {
 	}
 	html = bytes.Replace(html, []byte(cssMarker), css, 1)
 	html = bytes.Replace(html, []byte(jsMarker), js, 1)
-	csp := strings.Join([]string{
+	directives := []string{
 		"default-src 'none'",
 		"script-src " + hashSource(js),
 		"style-src " + hashSource(css),
 		"img-src data:",
 		"connect-src 'self'",
-		"frame-src 'self'",
 		"base-uri 'none'",
 		"form-action 'none'",
 		"frame-ancestors 'none'",
-	}, "; ")
-	return &Page{HTML: html, CSP: csp}, nil
+		"frame-src 'self'",
+	}
+	return &Page{HTML: html, CSP: strings.Join(directives, "; "), directives: directives}, nil
 }
 
 func hashSource(b []byte) string {

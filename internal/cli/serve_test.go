@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/snuggen/snuggen/hostkit/server"
+	"github.com/snuggen/snuggen/internal/testenv"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -97,8 +99,7 @@ func TestServePrintsAppLineBeforeServingAndStopsOnCancel(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(body), "Snug runner") {
 		t.Fatalf("runner page: %d %.80s", res.StatusCode, body)
 	}
-	app := strings.Replace(line[2], "/?app=hello", "/apps/hello/", 1)
-	res, err = http.Get(app)
+	res, err = testenv.LocalhostClient.Get(appDocURL(t, line[2], "hello"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestServeWatchRebuildsAndReloads(t *testing.T) {
 	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "rebuilt hello in ") {
 		t.Fatalf("stdout after the change: %q", lines.Text())
 	}
-	res, err := http.Get(origin + "/apps/hello/")
+	res, err := testenv.LocalhostClient.Get(appDocURL(t, origin, "hello"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestServeTellsBuiltFromRaw(t *testing.T) {
 		t.Fatalf("built app line %q: want its meta app-id", line)
 	}
 	_ = lines
-	r, err := http.Get(strings.Replace(line[2], "/?app=built", "/apps/built/", 1))
+	r, err := testenv.LocalhostClient.Get(appDocURL(t, line[2], "built"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,4 +258,15 @@ func TestServeTellsBuiltFromRaw(t *testing.T) {
 	if bytes.Count(body, runtimejs.Script) != 1 {
 		t.Fatalf("the runtime appears %d times in the served document", bytes.Count(body, runtimejs.Script))
 	}
+}
+
+// appDocURL is the address of app's document on the host whose runner is
+// at runnerURL: its own host under localhost, on the runner's port.
+func appDocURL(t *testing.T, runnerURL, app string) string {
+	t.Helper()
+	u, err := url.Parse(runnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + server.AppLabel(app) + ".localhost:" + u.Port() + "/"
 }

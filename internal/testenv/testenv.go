@@ -5,9 +5,14 @@
 package testenv
 
 import (
+	"context"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 // InCI reports whether the CI environment variable is set.
@@ -51,7 +56,10 @@ func Chromium(t testing.TB) string {
 // ChromiumFlags are the command-line switches every browser test starts
 // Chromium with: headless, no background traffic, and a resolver that maps
 // every name except loopback to nothing, so the browser reaches only this
-// machine. Tests add --user-data-dir with a fresh temporary directory.
+// machine: 127.0.0.1 and the names under localhost (which Chromium resolves
+// to loopback itself; hostkit serves each app from <label>.localhost) are
+// left alone, *-canary.test names go to 127.0.0.1 (the tests' canaries).
+// Tests add --user-data-dir with a fresh temporary directory.
 var ChromiumFlags = []string{
 	"--headless",
 	"--no-sandbox",
@@ -63,6 +71,25 @@ var ChromiumFlags = []string{
 	"--disable-sync",
 	"--disable-default-apps",
 	"--disable-extensions",
-	"--host-resolver-rules=MAP *-canary.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+	"--host-resolver-rules=MAP *-canary.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost",
 	"--allow-loopback-in-peer-connection",
+}
+
+// LocalhostClient is an HTTP client that reaches names under localhost
+// (such as hostkit's app hosts, <label>.localhost:<port>) on 127.0.0.1, as
+// browsers do; Go's resolver asks DNS for them. Other names dial as usual.
+// It follows no redirects, so a test sees each answer as sent.
+var LocalhostClient = &http.Client{
+	Timeout: 30 * time.Second,
+	Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(addr)
+			if err == nil && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
+				addr = net.JoinHostPort("127.0.0.1", port)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }

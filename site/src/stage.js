@@ -1,6 +1,8 @@
 // The stage owns the app frames. Each frame is an <iframe sandbox="allow-scripts">
 // loading its app document by URL (a srcdoc frame resolves href="#x" against
-// the runner's URL and breaks hash-routed apps). The page's id for a frame
+// the runner's URL and breaks hash-routed apps). Each app's URL is on a host
+// of its own (<label>.localhost), so the browser runs every app in its own
+// process and a busy app freezes only itself. The page's id for a frame
 // element is its slot; the host keys its sessions by slot, never by what the
 // app says about itself (R4).
 
