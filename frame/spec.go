@@ -230,7 +230,7 @@ func SizeClass(frameType string) int {
 }
 
 // BlockedLinkRels is BLOCKED_LINK_RELS from the rules file.
-var BlockedLinkRels = []string{"preconnect", "dns-prefetch", "prefetch", "prerender", "preload"}
+var BlockedLinkRels = []string{"preconnect", "dns-prefetch", "prefetch", "prerender", "preload", "modulepreload"}
 
 // CDNAllowlist is CDN_ALLOWLIST from the rules file.
 var CDNAllowlist = []string{"cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com"}

@@ -200,7 +200,7 @@ export const STATUS_OPENED = "opened";
 export const STATUS_REFUSED = "refused";
 
 // Lists.
-export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload"];
+export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload","modulepreload"];
 export const CDN_ALLOWLIST = ["cdn.jsdelivr.net","cdnjs.cloudflare.com","unpkg.com"];
 export const NET_METHODS = ["GET","HEAD","POST","PUT","PATCH","DELETE"];
 export const REMOVED_GLOBALS = ["RTCPeerConnection","webkitRTCPeerConnection","RTCDataChannel"];
