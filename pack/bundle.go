@@ -124,12 +124,7 @@ func (b *builder) buildModulesAndStyles() {
 	inline := map[string]string{}    // key -> content
 	inlineOffset := map[string]int{} // key -> offset in the page
 	inlineLoader := map[string]api.Loader{}
-	spec := func(file string) string {
-		if b.src.fsys != nil {
-			return nsFS + ":" + file
-		}
-		return file
-	}
+	spec := func(file string) string { return nsFS + ":" + file }
 	if len(b.modules) > 0 {
 		var main strings.Builder
 		for _, m := range b.modules {
@@ -159,7 +154,6 @@ func (b *builder) buildModulesAndStyles() {
 	}
 
 	var msgs pluginMsgs
-	pageDir := b.src.root
 	plugin := api.Plugin{Name: "snug", Setup: func(pb api.PluginBuild) {
 		pb.OnResolve(api.OnResolveOptions{Filter: `^` + nsInline + `:`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
 			return api.OnResolveResult{Path: strings.TrimPrefix(a.Path, nsInline+":"), Namespace: nsInline}, nil
@@ -175,41 +169,37 @@ func (b *builder) buildModulesAndStyles() {
 		})
 		pb.OnResolve(api.OnResolveOptions{Filter: `.*`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
 			if strings.HasPrefix(a.Path, "data:") {
-				return api.OnResolveResult{}, nil
+				return api.OnResolveResult{}, nil // esbuild reads a data: URL itself, no file
 			}
 			for _, s := range b.importMap {
 				if a.Path == s || (strings.HasSuffix(s, "/") && strings.HasPrefix(a.Path, s)) {
 					return api.OnResolveResult{Path: a.Path, External: true}, nil
 				}
 			}
-			if b.src.fsys != nil {
-				return b.resolveFS(a, &msgs)
-			}
-			if strings.HasPrefix(a.Path, "/") && a.Kind != api.ResolveEntryPoint && !(a.Namespace == nsInline && a.Importer == "main") {
-				// "/x" means the app's root folder, as a URL would.
-				return api.OnResolveResult{Path: filepath.Join(pageDir, filepath.FromSlash(a.Path))}, nil
-			}
-			return api.OnResolveResult{}, nil
+			// Every other path resolves inside the app's folder: esbuild's
+			// own resolver (which reads package.json and tsconfig.json up
+			// the tree and follows symlinks) never runs.
+			return b.resolveFS(a, &msgs)
 		})
 		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsInline}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
 			c := inline[a.Path]
-			return api.OnLoadResult{Contents: &c, Loader: inlineLoader[a.Path], ResolveDir: b.resolveDir(), PluginData: b.src.root}, nil
+			return api.OnLoadResult{Contents: &c, Loader: inlineLoader[a.Path], PluginData: b.src.root}, nil
 		})
-		load := func(a api.OnLoadArgs) (api.OnLoadResult, error) { return b.load(a.Path, &msgs) }
-		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsFS}, load)
-		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "file"}, load)
+		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsFS}, func(a api.OnLoadArgs) (api.OnLoadResult, error) { return b.load(a.Path, &msgs) })
+		// Nothing resolves to esbuild's file namespace; should anything
+		// reach it, it is refused rather than read from disk.
+		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "file"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+			return api.OnLoadResult{Errors: []api.Message{{Text: msgs.put(Diagnostic{Code: "ref.outside",
+				Message: fmt.Sprintf("%s is not a file of the app", quote(a.Path)), Why: whyOutside, Fix: fixOutside})}}}, nil
+		})
 	}}
 
-	wd := pageDir
-	if b.src.fsys != nil {
-		wd = outDir
-	}
 	r := api.Build(api.BuildOptions{
 		EntryPointsAdvanced: entries,
 		Bundle:              true,
 		Write:               false,
 		Outdir:              outDir,
-		AbsWorkingDir:       wd,
+		AbsWorkingDir:       outDir,
 		Format:              api.FormatESModule,
 		Platform:            api.PlatformBrowser,
 		Target:              target,
@@ -226,11 +216,7 @@ func (b *builder) buildModulesAndStyles() {
 		if strings.HasPrefix(file, nsInline+":") {
 			return "", nil, inlineOffset[strings.TrimPrefix(file, nsInline+":")], true
 		}
-		file = strings.TrimPrefix(file, nsFS+":")
-		if b.src.fsys == nil && !filepath.IsAbs(file) {
-			file = filepath.Join(pageDir, filepath.FromSlash(file))
-		}
-		return file, nil, 0, false
+		return strings.TrimPrefix(file, nsFS+":"), nil, 0, false
 	}
 	for _, m := range r.Errors {
 		if d, ok := msgs.get(m.Text); ok {
@@ -265,17 +251,9 @@ func (b *builder) buildModulesAndStyles() {
 	}
 }
 
-// resolveDir is the directory esbuild resolves an inline source's imports
-// against (disk only; FS resolution uses plugin data).
-func (b *builder) resolveDir() string {
-	if b.src.fsys != nil {
-		return ""
-	}
-	return b.src.root
-}
-
-// load reads one file for esbuild: it checks assets against the size
-// limit and text against UTF-8, and records what the build read.
+// load reads one file for esbuild, confined to the app's folder, with the
+// asset size limit for a data URL and the source limit for code; it checks
+// code against UTF-8 and records what the build read.
 func (b *builder) load(p string, msgs *pluginMsgs) (api.OnLoadResult, error) {
 	fail := func(d Diagnostic) (api.OnLoadResult, error) {
 		return api.OnLoadResult{Errors: []api.Message{{Text: msgs.put(d)}}}, nil
@@ -285,28 +263,27 @@ func (b *builder) load(p string, msgs *pluginMsgs) (api.OnLoadResult, error) {
 		return fail(Diagnostic{Code: "ref.unsupported", Message: fmt.Sprintf("cannot inline %s: unknown file type %q", b.src.rel(p), path.Ext(p)),
 			Why: "the build inlines scripts, styles, JSON, text, images, fonts and media", Fix: "import a supported file, or load the data through snug.db"})
 	}
+	limit := int64(maxSourceBytes)
 	if loader == api.LoaderDataURL {
-		fi, err := b.src.stat(p)
-		if err == nil && fi.Size() > b.maxAsset {
-			return fail(Diagnostic{Code: "asset.too-large", Message: fmt.Sprintf("%s is %d bytes, over the %d-byte limit for an inlined asset", b.src.rel(p), fi.Size(), b.maxAsset),
-				Why: "assets ride inside the app's one HTML file as data URIs", Fix: "shrink or compress it (or raise the limit with --max-asset)"})
-		}
+		limit = b.maxAsset
 	}
-	data, err := b.src.read(p)
+	data, err := b.src.read(p, b.src.rel(p), limit)
 	if err != nil {
-		return fail(Diagnostic{Code: "ref.missing", Message: fmt.Sprintf("cannot read %s: %v", b.src.rel(p), err)})
+		d := b.refDiag(b.src.rel(p), "file", err, limit)
+		if d.Code == "asset.too-large" {
+			// The historic wording names the file without quotes.
+			d.Message = strings.Replace(d.Message, quote(b.src.rel(p)), b.src.rel(p), 1)
+		}
+		return fail(d)
 	}
 	b.addInput(p)
-	res := api.OnLoadResult{Loader: loader, PluginData: path.Dir(filepath.ToSlash(p))}
-	if b.src.fsys == nil {
-		res.ResolveDir = filepath.Dir(p)
-	}
+	res := api.OnLoadResult{Loader: loader, PluginData: path.Dir(p)}
 	if loader != api.LoaderDataURL {
 		if off, ok := invalidUTF8(data); !ok {
 			b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "code is inlined into a UTF-8 page", "save the file as UTF-8")
 			return api.OnLoadResult{Errors: []api.Message{{Text: msgs.put(Diagnostic{Code: "utf8.invalid", Message: "the file is not valid UTF-8"})}}}, nil
 		}
-		if !strings.Contains(filepath.ToSlash(p), "node_modules/") && loader != api.LoaderCSS && loader != api.LoaderJSON && loader != api.LoaderText {
+		if !strings.Contains(p, "node_modules/") && loader != api.LoaderCSS && loader != api.LoaderJSON && loader != api.LoaderText {
 			b.mu.Lock()
 			b.sources[p] = data
 			b.mu.Unlock()
@@ -439,11 +416,7 @@ func (b *builder) checkCycles(meta string) {
 		if strings.HasPrefix(n, nsInline+":") {
 			return b.pageName
 		}
-		n = strings.TrimPrefix(n, nsFS+":")
-		if b.src.fsys == nil {
-			return b.src.rel(filepath.Join(b.src.root, filepath.FromSlash(n)))
-		}
-		return b.src.rel(n)
+		return b.src.rel(strings.TrimPrefix(n, nsFS+":"))
 	}
 	var chain []string
 	for _, n := range found {
@@ -463,9 +436,6 @@ func (b *builder) checkCycles(meta string) {
 	d.File = pretty(from)
 	if !strings.HasPrefix(from, nsInline+":") {
 		p := strings.TrimPrefix(from, nsFS+":")
-		if b.src.fsys == nil {
-			p = filepath.Join(b.src.root, filepath.FromSlash(p))
-		}
 		b.mu.Lock()
 		src := b.sources[p]
 		b.mu.Unlock()

@@ -3,6 +3,7 @@ package pack
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -107,7 +108,14 @@ func newBuilder(opts Options) (*builder, error) {
 	if b.maxAsset <= 0 {
 		b.maxAsset = DefaultMaxAssetBytes
 	}
-	if opts.FS != nil {
+	switch {
+	case opts.HTML != nil && opts.FS == nil:
+		// A page given alone has no local files: never read the disk
+		// around it (hostkit packages untrusted HTML this way).
+		b.pageName = filepath.Base(opts.Path)
+		b.src = source{fsys: emptyFS{}, root: "."}
+		b.page = b.pageName
+	case opts.FS != nil:
 		p := cleanFS(filepath.ToSlash(opts.Path))
 		if !fs.ValidPath(p) {
 			return nil, fmt.Errorf("pack: %q is not a valid path inside the FS", opts.Path)
@@ -115,28 +123,22 @@ func newBuilder(opts Options) (*builder, error) {
 		b.src = source{fsys: opts.FS, root: path.Dir(p)}
 		b.page = p
 		b.pageName = path.Base(p)
-	} else {
-		abs, err := filepath.Abs(opts.Path)
+	default:
+		src, name, err := openDisk(opts.Path)
 		if err != nil {
-			return nil, fmt.Errorf("pack: %w", err)
+			return nil, err
 		}
-		b.src = source{root: filepath.Dir(abs)}
-		b.page = abs
-		b.pageName = filepath.Base(abs)
-	}
-	if opts.HTML != nil && opts.FS == nil {
-		// A page given alone has no local files: never read the disk
-		// around it (hostkit packages untrusted HTML this way).
-		b.src = source{fsys: emptyFS{}, root: "."}
-		b.pageName = filepath.Base(opts.Path)
-		b.page = b.pageName
+		b.src = src
+		b.page = name
+		b.pageName = name
 	}
 	if opts.HTML != nil {
 		b.html = opts.HTML
 	} else {
-		data, err := b.src.read(b.page)
+		data, err := b.src.read(b.page, b.pageName, maxSourceBytes)
 		if err != nil {
-			return nil, fmt.Errorf("pack: reading the page: %w", err)
+			b.src.close()
+			return nil, fmt.Errorf("pack: reading the page %s: %w", opts.Path, err)
 		}
 		b.html = data
 		b.inputs[b.page] = true
@@ -227,7 +229,7 @@ func (b *builder) run(ctx context.Context) *Result {
 	}
 	res.Diagnostics = b.diags
 	for p := range b.inputs {
-		res.Inputs = append(res.Inputs, p)
+		res.Inputs = append(res.Inputs, b.src.input(p))
 	}
 	sort.Strings(res.Inputs)
 	res.Manifest = b.manifest()
@@ -554,14 +556,10 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 				"a script must be a local file or an https URL on the CDN allowlist", "save the script next to the page and reference it by a relative path")
 			return
 		}
-		p := b.src.local(localPath(src))
-		data, err := b.src.read(p)
-		if err != nil {
-			b.diagAt(attrAt("src"), SeverityError, "ref.missing", fmt.Sprintf("script %s not found", quote(src)),
-				"every local file the page references is inlined at build time", "check the path; it is relative to "+b.pageName)
+		p, data, ok := b.readLocal(src, "script", attrAt("src"), maxSourceBytes)
+		if !ok {
 			return
 		}
-		b.addInput(p)
 		if off, ok := invalidUTF8(data); !ok {
 			b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "scripts are inlined into a UTF-8 page", "save the file as UTF-8")
 			return
@@ -672,14 +670,10 @@ func (b *builder) link(t html.Token, raw string, start int, styleN *int, attrAt 
 			}
 			b.parts = append(b.parts, part{text: raw})
 		case refLocal:
-			p := b.src.local(localPath(href))
-			data, err := b.src.read(p)
-			if err != nil {
-				b.diagAt(attrAt("href"), SeverityError, "ref.missing", fmt.Sprintf("stylesheet %s not found", quote(href)),
-					"every local file the page references is inlined at build time", "check the path; it is relative to "+b.pageName)
+			p, data, ok := b.readLocal(href, "stylesheet", attrAt("href"), maxSourceBytes)
+			if !ok {
 				return
 			}
-			b.addInput(p)
 			if off, ok := invalidUTF8(data); !ok {
 				b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "styles are inlined into a UTF-8 page", "save the file as UTF-8")
 				return
@@ -828,7 +822,7 @@ var slugRE = regexp.MustCompile(`[^a-z0-9.-]+`)
 func (b *builder) defaultMeta(prop string) string {
 	base := strings.TrimSuffix(b.pageName, path.Ext(b.pageName))
 	if base == "index" || base == "app" {
-		if d := filepath.Base(b.src.root); d != "." && d != "/" && d != "" {
+		if d := b.folderName(); d != "." && d != "/" && d != "" {
 			base = d
 		}
 	}
@@ -846,6 +840,14 @@ func (b *builder) defaultMeta(prop string) string {
 		return base
 	}
 	return ""
+}
+
+// folderName is the name of the folder holding the page.
+func (b *builder) folderName() string {
+	if b.src.disk != "" {
+		return filepath.Base(b.src.disk)
+	}
+	return path.Base(b.src.root)
 }
 
 func (b *builder) metaValue(prop string) string {
@@ -876,12 +878,15 @@ func (b *builder) assets(t html.Token, raw string, start int, attrAt func(string
 	one := func(key, ref string) (string, bool) {
 		switch classifyRef(ref) {
 		case refLocal:
-			p := b.src.local(localPath(ref))
-			uri, ok := b.inlineAsset(p, ref, attrAt(key))
-			return uri, ok
+			return b.inlineAsset(ref, attrAt(key))
 		case refRemote:
 			if msg, why, fix, ok := remoteCheck(ref, "<"+t.Data+"> "+key); !ok {
 				b.diagAt(attrAt(key), SeverityError, "cdn.not-allowed", msg, why, fix)
+			}
+		case refScheme:
+			if hasScheme(strings.TrimSpace(ref), "file") {
+				d := outside(ref, "a file: URL names a file of the machine, not of the app").diag()
+				b.diagAt(attrAt(key), d.Severity, d.Code, d.Message, d.Why, d.Fix)
 			}
 		}
 		return ref, false
@@ -891,7 +896,11 @@ func (b *builder) assets(t html.Token, raw string, start int, attrAt func(string
 			continue
 		}
 		var load bool
-		switch a.Key {
+		name := a.Key
+		if name == "xlink:href" {
+			name = "href" // the tokenizer keeps the prefix in the name
+		}
+		switch name {
 		case "src":
 			load = t.Data == "img" || t.Data == "source" || t.Data == "video" || t.Data == "audio" || t.Data == "track" || t.Data == "embed" || t.Data == "iframe" ||
 				(t.Data == "input" && strings.EqualFold(attrVal(t, "type"), "image"))
@@ -969,7 +978,7 @@ func (b *builder) styleAttr(v string, at int) (string, bool) {
 		ref := sm[2]
 		switch classifyRef(ref) {
 		case refLocal:
-			if uri, ok := b.inlineAsset(b.src.local(localPath(ref)), ref, at); ok {
+			if uri, ok := b.inlineAsset(ref, at); ok {
 				changed = true
 				return `url("` + uri + `")`
 			}
@@ -984,23 +993,49 @@ func (b *builder) styleAttr(v string, at int) (string, bool) {
 }
 
 // inlineAsset reads a local asset and returns its data URI.
-func (b *builder) inlineAsset(p, ref string, at int) (string, bool) {
-	fi, err := b.src.stat(p)
-	if err != nil || fi.IsDir() {
-		b.diagAt(at, SeverityError, "ref.missing", fmt.Sprintf("file %s not found", quote(ref)),
-			"every local file the page references is inlined at build time", "check the path; it is relative to "+b.pageName)
+func (b *builder) inlineAsset(ref string, at int) (string, bool) {
+	p, data, ok := b.readLocal(ref, "file", at, b.maxAsset)
+	if !ok {
 		return "", false
 	}
-	if fi.Size() > b.maxAsset {
-		b.diagAt(at, SeverityError, "asset.too-large", fmt.Sprintf("%s is %d bytes, over the %d-byte limit for an inlined asset", quote(ref), fi.Size(), b.maxAsset),
-			"assets ride inside the app's one HTML file as data URIs", "shrink or compress it (or raise the limit with --max-asset)")
-		return "", false
+	return dataURI(p, data), true
+}
+
+// readLocal reads the local file a reference in the page names, confined to
+// the app's folder, and records it as an input. On failure it reports why
+// at offset at and returns ok false. what names the reference in a
+// missing-file message ("script", "stylesheet", "file").
+func (b *builder) readLocal(ref, what string, at int, limit int64) (p string, data []byte, ok bool) {
+	p, err := b.src.confine(ref, b.src.root, true)
+	if err == nil {
+		data, err = b.src.read(p, ref, limit)
 	}
-	data, err := b.src.read(p)
 	if err != nil {
-		b.diagAt(at, SeverityError, "ref.missing", fmt.Sprintf("cannot read %s: %v", quote(ref), err), "", "check the file")
-		return "", false
+		d := b.refDiag(ref, what, err, limit)
+		b.diagAt(at, d.Severity, d.Code, d.Message, d.Why, d.Fix)
+		return "", nil, false
 	}
 	b.addInput(p)
-	return dataURI(p, data), true
+	return p, data, true
+}
+
+// refDiag says why reading a reference failed, without a place.
+func (b *builder) refDiag(ref, what string, err error, limit int64) Diagnostic {
+	var re *refError
+	var tl *tooLargeError
+	switch {
+	case errors.As(err, &re):
+		return re.diag()
+	case errors.As(err, &tl):
+		if limit == b.maxAsset {
+			return Diagnostic{Severity: SeverityError, Code: "asset.too-large", Message: fmt.Sprintf("%s is %d bytes, over the %d-byte limit for an inlined asset", quote(ref), tl.size, tl.limit),
+				Why: "assets ride inside the app's one HTML file as data URIs", Fix: "shrink or compress it (or raise the limit with --max-asset)"}
+		}
+		return Diagnostic{Severity: SeverityError, Code: "asset.too-large", Message: fmt.Sprintf("%s is %d bytes, over the %d-byte limit for a file the build inlines", quote(ref), tl.size, tl.limit),
+			Why: "the whole app travels as one HTML file", Fix: "split it, or load large data at run time through snug.db"}
+	case errors.Is(err, fs.ErrNotExist):
+		return Diagnostic{Severity: SeverityError, Code: "ref.missing", Message: fmt.Sprintf("%s %s not found", what, quote(ref)),
+			Why: "every local file the page references is inlined at build time", Fix: "check the path; it is relative to " + b.pageName}
+	}
+	return Diagnostic{Severity: SeverityError, Code: "ref.missing", Message: fmt.Sprintf("cannot read %s: %v", quote(ref), err), Fix: "check the file"}
 }

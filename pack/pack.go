@@ -14,6 +14,15 @@
 // reference it cannot inline or keep (a non-allowlisted host, a missing file,
 // an asset over the size limit) is an error, never a silent drop. Output is
 // byte-identical for identical input.
+//
+// Confinement: the build reads files only inside the app's folder. Every
+// reference it follows (src, href, srcset, CSS url() and @import, JS
+// import and require, package.json entries) is cleaned and checked, then
+// opened through an os.Root of the folder; a reference that leads out (by
+// "..", percent-encoded dots, a backslash, a file: URL or a symbolic link)
+// or names a directory, device or FIFO is a build error at the reference
+// (ref.outside, ref.not-file). esbuild reads nothing by itself: the plugin
+// resolves and loads every path.
 package pack
 
 import (
@@ -23,8 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -45,8 +52,11 @@ type Options struct {
 	// disk is read (hostkit packages an LLM's raw HTML this way).
 	HTML []byte
 	// FS, when non-nil, holds the files the page references, rooted at the
-	// app's folder. Nothing outside FS is read. Packages are looked up in
-	// node_modules folders inside FS.
+	// app's folder. Nothing outside FS is read: a symbolic link the FS
+	// exposes (fs.ReadLinkFS, as os.DirFS does) must be relative and stay
+	// inside it. Packages are looked up in node_modules folders inside FS.
+	// Without FS the app's folder is the page's directory on disk, with its
+	// symbolic links resolved; nothing outside it is read.
 	FS fs.FS
 	// Runtime is the Snug runtime script injected first in <head>; nil means
 	// the runtime built into snuggen.
@@ -155,6 +165,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer b.src.close()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -203,58 +214,4 @@ func sortDiagnostics(ds []Diagnostic) {
 		}
 		return a.Message < b.Message
 	})
-}
-
-// source reads the app's files: from FS when set, else from disk.
-type source struct {
-	fsys fs.FS  // nil on disk
-	root string // disk: absolute directory of the page; FS: directory of the page in FS
-}
-
-func (s *source) read(p string) ([]byte, error) {
-	if s.fsys != nil {
-		return fs.ReadFile(s.fsys, p)
-	}
-	return os.ReadFile(p)
-}
-
-func (s *source) stat(p string) (fs.FileInfo, error) {
-	if s.fsys != nil {
-		return fs.Stat(s.fsys, p)
-	}
-	return os.Stat(p)
-}
-
-// local turns a reference from the page (already without query or fragment)
-// into a path for read: absolute on disk, FS path with FS. A leading "/"
-// means the app's root folder.
-func (s *source) local(ref string) string {
-	if s.fsys != nil {
-		if strings.HasPrefix(ref, "/") {
-			return cleanFS(strings.TrimPrefix(ref, "/"))
-		}
-		return cleanFS(joinFS(s.root, ref))
-	}
-	ref = filepath.FromSlash(ref)
-	if filepath.IsAbs(ref) {
-		return filepath.Join(s.root, ref)
-	}
-	return filepath.Join(s.root, ref)
-}
-
-// rel names p for diagnostics: relative to the page's directory.
-func (s *source) rel(p string) string {
-	if s.fsys != nil {
-		if s.root == "." || s.root == "" {
-			return p
-		}
-		if r, ok := strings.CutPrefix(p, s.root+"/"); ok {
-			return r
-		}
-		return p
-	}
-	if r, err := filepath.Rel(s.root, p); err == nil {
-		return filepath.ToSlash(r)
-	}
-	return filepath.ToSlash(p)
 }

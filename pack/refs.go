@@ -42,19 +42,6 @@ func classifyRef(ref string) refKind {
 	return refLocal
 }
 
-// localPath strips the query and fragment of a local reference and decodes
-// its percent escapes.
-func localPath(ref string) string {
-	ref = strings.TrimSpace(ref)
-	if i := strings.IndexAny(ref, "?#"); i >= 0 {
-		ref = ref[:i]
-	}
-	if p, err := url.PathUnescape(ref); err == nil {
-		ref = p
-	}
-	return ref
-}
-
 // remoteCheck decides whether a remote reference may stay in the output: it
 // must be https and its host on the CDN allowlist. It returns a diagnostic
 // template (message, why, fix) when it may not.
