@@ -11,6 +11,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 	"golang.org/x/net/html"
 
+	"github.com/snuggen/snuggen/internal/linkhint"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
@@ -146,10 +147,15 @@ func checkJS(code string, module bool) error {
 	return nil
 }
 
-// verify parses the output as a browser would and checks that every
-// inlined script and style came out as one element with its whole text:
-// nothing in the app's code ended an element early or swallowed the page.
+// verify parses the output as a browser would and checks that it holds no
+// resource hint (the page's were refused or dropped, so one here came out
+// of inlined code) and that every inlined script and style came out as one
+// element with its whole text: nothing in the app's code ended an element
+// early or swallowed the page.
 func verify(doc []byte, slots []*slot) error {
+	if hs := linkhint.Find(doc); len(hs) > 0 {
+		return fmt.Errorf("the built page would hold %s (from inlined code placed inside <svg> or <math>, where its text is markup); Chromium acts on a hint whatever the CSP says, so the build stops", hs[0])
+	}
 	root, err := html.Parse(bytes.NewReader(doc))
 	if err != nil {
 		return fmt.Errorf("the output does not parse as HTML: %w", err)

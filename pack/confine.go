@@ -370,3 +370,20 @@ func (s *source) rel(p string) string {
 	}
 	return p
 }
+
+// ReadPage reads an app's page file from disk the way Build does: it must
+// be a regular file inside its folder (a symbolic link out of the folder, a
+// FIFO, a device or a directory is refused, and nothing blocks) of at most
+// 16 MiB. snuggen serve reads pages it serves as already built through it.
+func ReadPage(page string) ([]byte, error) {
+	src, name, err := openDisk(page)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	data, err := src.read(name, name, maxSourceBytes)
+	if err != nil {
+		return nil, fmt.Errorf("pack: reading the page %s: %w", page, err)
+	}
+	return data, nil
+}

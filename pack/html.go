@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+
+	"github.com/snuggen/snuggen/internal/linkhint"
 )
 
 // part is one piece of the output: literal text, or a slot filled once the
@@ -100,10 +102,13 @@ type builder struct {
 	afterDoctype int
 	firstElem    int
 	headOffset   int // byte offset of <head>, where missing metadata belongs
+	// hintsDropped holds the offsets of the resource-hint <link> tags the
+	// scan dropped, true for one to a local file.
+	hintsDropped map[int]bool
 }
 
 func newBuilder(opts Options) (*builder, error) {
-	b := &builder{opts: opts, headAt: -1, bodyEnd: -1, firstElem: -1, inputs: map[string]bool{}, sources: map[string][]byte{}, meta: map[string]metaValue{}}
+	b := &builder{opts: opts, headAt: -1, bodyEnd: -1, firstElem: -1, inputs: map[string]bool{}, sources: map[string][]byte{}, meta: map[string]metaValue{}, hintsDropped: map[int]bool{}}
 	b.maxAsset = opts.MaxAssetBytes
 	if b.maxAsset <= 0 {
 		b.maxAsset = DefaultMaxAssetBytes
@@ -216,6 +221,7 @@ func (b *builder) run(ctx context.Context) *Result {
 			"save the file as UTF-8")
 	} else {
 		b.scan()
+		b.checkHints()
 		b.checkMeta()
 		b.bundle(ctx)
 	}
@@ -478,6 +484,37 @@ func (b *builder) scan() {
 	}
 }
 
+// checkHints refuses every resource hint (frame.BlockedLinkRels, and
+// <meta http-equiv=Link>) that the browser's HTML parser would build from
+// the page, in any namespace, inside <template>, <noscript> or an
+// <iframe srcdoc> too: Chromium opens a connection for a hint whatever the
+// CSP says, so a host name the app chose would leave the machine. The
+// token scan drops the hints it sees; one it took for text (a <link> after
+// a breakout tag inside <svg><style>, say) would reach the output as
+// written, so it is an error wherever it points.
+func (b *builder) checkHints() {
+	for _, h := range linkhint.Find(b.html) {
+		if local, seen := b.hintsDropped[h.Start]; seen && local && !h.InSrcdoc {
+			continue
+		}
+		var msg string
+		switch h.Tag {
+		case "meta":
+			msg = fmt.Sprintf("<meta http-equiv=Link content=%s>", quote(h.Href))
+		default:
+			msg = fmt.Sprintf("<link rel=%s> to %s", h.Rel, quote(h.Href))
+		}
+		if h.InSrcdoc {
+			msg += " inside <iframe srcdoc>"
+		} else if _, seen := b.hintsDropped[h.Start]; !seen {
+			msg += ", which the HTML parser builds from inside other markup (foreign content, <template> or <noscript>)"
+		}
+		b.diagAt(h.Start, SeverityError, "html.resource-hint", msg,
+			"Chromium opens a connection and resolves the name for a hint whatever the CSP says, so the hint leaks that the app ran",
+			"remove the link; the build inlines what the app needs")
+	}
+}
+
 // rawContent reads the text of a raw-text element after its start tag.
 func (b *builder) rawContent(z *html.Tokenizer, off *int) (content string, contentAt int, end string, ok bool) {
 	contentAt = *off
@@ -649,17 +686,13 @@ func (b *builder) link(t html.Token, raw string, start int, styleN *int, attrAt 
 	rels := relTokens(rel)
 	href, _ := getAttr(t, "href")
 	kind := classifyRef(href)
-	for _, r := range append(blockedLinkRels(), "modulepreload") {
-		if !rels[r] {
-			continue
-		}
-		if kind == refRemote || kind == refScheme {
-			b.diagAt(start, SeverityError, "html.resource-hint",
-				fmt.Sprintf("<link rel=%s> to %s", r, quote(href)),
-				"Chromium opens a connection and resolves the name for a hint whatever the CSP says, so the hint leaks that the app ran",
-				"remove the link; the build inlines what the app needs")
-		}
-		return // a hint for something inlined is useless: drop it
+	if _, ok := linkhint.BlockedRel(rel); ok {
+		// A hint never reaches the output. One to a local file is
+		// useless (the file is inlined) and dropped quietly; any other is
+		// reported by checkHints, which sees the page as the browser's
+		// parser does.
+		b.hintsDropped[start] = kind == refLocal
+		return
 	}
 	switch {
 	case rels["stylesheet"]:

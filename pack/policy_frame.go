@@ -7,5 +7,4 @@ import "github.com/snuggen/snuggen/frame"
 type cspDirective = frame.CSPDirective
 
 func cdnAllowlist() []string     { return frame.CDNAllowlist }
-func blockedLinkRels() []string  { return frame.BlockedLinkRels }
 func sandboxCSP() []cspDirective { return frame.SandboxCSP }

@@ -26,6 +26,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
@@ -133,7 +134,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	var apps []hostkit.App
 	for _, a := range found {
 		if a.built {
-			doc, err := os.ReadFile(a.path)
+			doc, err := pack.ReadPage(a.path)
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -331,7 +332,9 @@ func fileApp(p string, ownsFolder bool) servedApp {
 	if ownsFolder {
 		a.watch = []string{filepath.Dir(p)}
 	}
-	if doc, err := os.ReadFile(p); err == nil && isBuilt(doc) {
+	// Read as the packager reads a page: a FIFO or a link to /dev/zero
+	// in a folder of apps must not hang or exhaust serve.
+	if doc, err := pack.ReadPage(p); err == nil && isBuilt(doc) {
 		a.built = true
 	}
 	return a
