@@ -353,3 +353,89 @@ func TestPageThatIsASymlinkOut(t *testing.T) {
 		t.Errorf("error %q does not say the page leads outside its folder", err)
 	}
 }
+
+// TestFSConfinement: an fs.FS that exposes its links (os.DirFS does, and
+// follows them on open) gets the same rules: a link out of the FS, file or
+// directory, is refused, and a FIFO is refused before it is opened.
+func TestFSConfinement(t *testing.T) {
+	app, secret := hostTree(t)
+	makeLinks(t, app, secret, map[string]string{"leak.png": "../secret/hostname", "assets": "@secret", "pipe.png": "|fifo", "alias.png": "sub/inside.png"})
+	page := confineHead + "<img src=\"leak.png\">\n<link rel=\"stylesheet\" href=\"assets/s.css\">\n<img src=\"pipe.png\">\n<img src=\"alias.png\">\n</body></html>"
+	if err := os.WriteFile(filepath.Join(app, "index.html"), []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var res *Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Build(context.Background(), Options{Path: "index.html", FS: os.DirFS(app), Runtime: []byte(testRuntime)})
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the build blocked on the FIFO")
+	}
+	assertNoLeak(t, res, secret)
+	if !errors.Is(err, ErrFailed) {
+		t.Fatalf("Build = %v", err)
+	}
+	want := map[string]string{"2": "ref.outside", "3": "ref.outside", "4": "ref.not-file"}
+	for _, d := range res.Diagnostics {
+		if d.Severity == SeverityError {
+			line := strings.TrimSpace(strings.Split(d.String(), ":")[1])
+			if want[line] != d.Code {
+				t.Errorf("unexpected %s", d)
+			}
+			delete(want, line)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing errors on lines %v:\n%s", want, diagText(res.Diagnostics))
+	}
+}
+
+// TestSwappedLinkNeverLeaks races the build against a file that flips
+// between a regular file and a symlink to the secret: the file is checked
+// on the descriptor the build reads from, so no build ever embeds the
+// secret, whichever it meets.
+func TestSwappedLinkNeverLeaks(t *testing.T) {
+	app, secret := hostTree(t)
+	if err := os.WriteFile(filepath.Join(app, "index.html"), []byte(confineHead+`<img src="flip.png">`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flip := filepath.Join(app, "flip.png")
+	stop := make(chan struct{})
+	swapped := make(chan struct{})
+	go func() {
+		defer close(swapped)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := flip + ".tmp"
+			os.Remove(tmp)
+			if i%2 == 0 {
+				_ = os.Symlink(filepath.Join(secret, "hostname"), tmp)
+			} else {
+				_ = os.WriteFile(tmp, []byte("PNGOK"), 0o644)
+			}
+			_ = os.Rename(tmp, flip)
+		}
+	}()
+	built, refused := 0, 0
+	for i := 0; i < 150; i++ {
+		res, err := Build(context.Background(), Options{Path: filepath.Join(app, "index.html"), Runtime: []byte(testRuntime)})
+		assertNoLeak(t, res, secret)
+		if err == nil {
+			built++
+		} else {
+			refused++
+		}
+	}
+	close(stop)
+	<-swapped
+	t.Logf("%d builds saw the file, %d the link (refused)", built, refused)
+}
