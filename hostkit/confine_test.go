@@ -12,6 +12,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/internal/browsertest"
+	"github.com/snuggen/snuggen/internal/testenv"
 	"github.com/snuggen/snuggen/pack"
 )
 
@@ -85,7 +86,7 @@ func TestFileAppCannotReadOutsideItsFolder(t *testing.T) {
 	}
 	browsertest.ServeHost(t, h)
 	get := func() string {
-		res, err := http.Get(h.Origin() + "/apps/leak/")
+		res, err := testenv.LocalhostClient.Get(h.AppDocumentURL("leak"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/snuggen/snuggen/internal/testenv"
 )
 
 const serveSecret = "SERVE-SECRET-9b2d71"
@@ -64,7 +65,7 @@ func carries(doc string) bool {
 
 func getDoc(t *testing.T, url string) string {
 	t.Helper()
-	res, err := http.Get(url)
+	res, err := testenv.LocalhostClient.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestServeRefusesAppReadingOutsideItsFolder(t *testing.T) {
 	case line := <-served:
 		// Serving at all is the failure; show what the document carries.
 		f := strings.Fields(line)
-		doc := getDoc(t, strings.Replace(f[len(f)-1], "/?app=leak", "/apps/leak/", 1))
+		doc := getDoc(t, appDocURL(t, f[len(f)-1], "leak"))
 		t.Fatalf("serve started (%q); the document carries the secret: %v", line, carries(doc))
 	case err := <-result:
 		if err == nil {
@@ -125,7 +126,7 @@ func TestServeWatchKeepsTheLastGoodBuild(t *testing.T) {
 		t.Fatalf("serve printed nothing: %s", stderr.String())
 	}
 	f := strings.Fields(lines.Text())
-	docURL := strings.Replace(f[len(f)-1], "/?app=leak", "/apps/leak/", 1)
+	docURL := appDocURL(t, f[len(f)-1], "leak")
 	if !strings.Contains(getDoc(t, docURL), "<p>good</p>") {
 		t.Fatal("the good document is not served")
 	}
