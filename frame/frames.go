@@ -2,11 +2,7 @@
 
 package frame
 
-import (
-	"encoding/json"
-	"fmt"
-	"strconv"
-)
+import "encoding/json"
 
 // Frame is any of the thirteen frames. Structs hold every field but v and type,
 // which Marshal sets from FrameType.
@@ -243,36 +239,4 @@ type Envelope struct {
 	Payload        json.RawMessage `json:"payload,omitempty"`        // optional; raw JSON, nil when absent
 	State          json.RawMessage `json:"state,omitempty"`          // optional; raw JSON, nil when absent
 	ResponseSchema json.RawMessage `json:"responseSchema,omitempty"` // optional; raw JSON, nil when absent
-}
-
-// Marshal encodes f as a frame: v and type first, then its fields. It does not
-// validate; call the frame's Validate for that.
-func Marshal(f Frame) ([]byte, error) {
-	body, err := json.Marshal(f)
-	if err != nil {
-		return nil, fmt.Errorf("frame: marshal %s: %w", f.FrameType(), err)
-	}
-	return withHeader("{\"v\":1,\"type\":", f.FrameType(), body), nil
-}
-
-// MarshalEnvelope encodes e in the envelope's wire form: the tag, a newline, the JSON.
-func MarshalEnvelope(e *Envelope) ([]byte, error) {
-	body, err := json.Marshal(e)
-	if err != nil {
-		return nil, fmt.Errorf("frame: marshal envelope: %w", err)
-	}
-	out := append([]byte(EnvelopeTag+"\n{\""+EnvelopeMarker+"\":"), strconv.Itoa(EnvelopeVersion)...)
-	if len(body) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, body[1:]...), nil
-}
-func withHeader(prefix, typ string, body []byte) []byte {
-	out := make([]byte, 0, len(prefix)+len(typ)+len(body)+4)
-	out = append(out, prefix...)
-	out = strconv.AppendQuote(out, typ)
-	if len(body) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, body[1:]...)
 }

@@ -1,8 +1,11 @@
-// Package golang emits the Go frame package (frame) from the model
-// with dave/jennifer: constants, codes, limits and lists; one struct per frame
-// with JSON tags; Parse with a decoder generated for each frame's shape;
-// Validate, Marshal, RejectError.Answer, Handlers and Dispatch. It is a pure
-// function of the model: it returns files and never writes.
+// Package golang emits the schema-dependent half of the Go frame package
+// (frame) from the model with dave/jennifer: constants, codes, limits and
+// lists; one struct per frame with JSON tags; a decoder and a check for each
+// frame's shape; Validate; the answer pairing and per-frame accessors;
+// Handlers and Dispatch. What does not change with the schemas (Parse's
+// stages, RejectError, the readers the decoders call, Marshal) is
+// hand-written in frame/ beside the output. It is a pure function of the
+// model: it returns files and never writes.
 package golang
 
 import (
@@ -46,7 +49,7 @@ func Generate(m *model.Model) ([]model.File, error) {
 	}{
 		{"spec.go", g.spec},
 		{"frames.go", g.frames},
-		{"parse.go", g.parse},
+		{"decode.go", g.parse},
 		{"dispatch.go", g.dispatch},
 	} {
 		f := jen.NewFilePathName(ImportPath, "frame")

@@ -21,21 +21,6 @@ func lits[T any](vs []T) []jen.Code {
 // spec emits constants, codes, limits, lists and their helpers.
 func (g *gen) spec(f *jen.File) {
 	m, r := g.m, g.m.Rules
-	f.PackageComment(`Package frame is the Snug wire protocol for Go hosts, generated from schemas/
-by snuggen gen: one struct per frame type, Parse (R1 versioning and requestId
-recovery, R2 additivity, R6 size classes, every schema constraint and every
-refinement of rules.json), Validate, Marshal, the error registry, limits,
-lists, the runner's sandbox policy, and Handlers + Dispatch for a broker.
-
-Parse decodes with a decoder generated for each frame's shape: keys are
-matched case-sensitively (encoding/json would let "URL" fill url), lengths
-count Unicode code points, and a rejected frame comes back as *RejectError
-carrying the code, the recovered requestId and violations with stable rule
-ids. Limit: it checks frames, not what a host does with them (grants, the
-SSRF ceiling, the confirm gate are the capability packages' work).
-
-Do not edit: change schemas/ and run snuggen gen.`)
-
 	f.Comment("Version is the protocol version every frame carries in v.")
 	f.Const().Id("Version").Op("=").Lit(m.Version)
 	f.Comment("ProtocolVersions lists the versions this package speaks (advertised in host-ready).")
@@ -90,15 +75,6 @@ Do not edit: change schemas/ and run snuggen gen.`)
 		b.Switch(jen.Id("code")).Block(jen.Case(all...).Block(jen.Return(jen.True())))
 		b.Return(jen.False())
 	})
-	f.Comment("NewError builds an error object with Retryable filled from the registry.")
-	f.Func().Id("NewError").Params(jen.List(jen.Id("code"), jen.Id("message")).String()).Op("*").Id(m.Error.Name).Block(
-		jen.Return(jen.Op("&").Id(m.Error.Name).Values(jen.Dict{
-			jen.Id("Code"):      jen.Id("code"),
-			jen.Id("Message"):   jen.Id("message"),
-			jen.Id("Retryable"): jen.Id("Retryable").Call(jen.Id("code")),
-		})),
-	)
-
 	g.enums(f)
 
 	// Limits.
@@ -161,39 +137,6 @@ Do not edit: change schemas/ and run snuggen gen.`)
 		f.Comment(fmt.Sprintf("%s is %s from the rules file.", goName(l.Name), l.Name))
 		f.Var().Id(goName(l.Name)).Op("=").Index().String().Values(lits(l.Values)...)
 	}
-	f.Comment("IsStripHeader reports whether name (any case) is in STRIP_HEADERS.")
-	f.Func().Id("IsStripHeader").Params(jen.Id("name").String()).Bool().Block(
-		jen.Return(jen.Id("inFold").Call(jen.Id(goName("STRIP_HEADERS")), jen.Id("name"))),
-	)
-	f.Comment("ResponseHeaderAllowed reports whether a response header may cross to the app:")
-	f.Comment("the whitelist or a glob of RESPONSE_HEADER_GLOBS, case-insensitively.")
-	f.Func().Id("ResponseHeaderAllowed").Params(jen.Id("name").String()).Bool().Block(
-		jen.If(jen.Id("inFold").Call(jen.Id(goName("RESPONSE_HEADER_WHITELIST")), jen.Id("name"))).Block(jen.Return(jen.True())),
-		jen.For(jen.List(jen.Id("_"), jen.Id("g")).Op(":=").Range().Id(goName("RESPONSE_HEADER_GLOBS"))).Block(
-			jen.If(jen.List(jen.Id("prefix"), jen.Id("ok")).Op(":=").Qual("strings", "CutSuffix").Call(jen.Id("g"), jen.Lit("*")),
-				jen.Id("ok").Op("&&").Len(jen.Id("name")).Op(">=").Len(jen.Id("prefix")).Op("&&").
-					Qual("strings", "EqualFold").Call(jen.Id("name").Index(jen.Empty(), jen.Len(jen.Id("prefix"))), jen.Id("prefix"))).Block(jen.Return(jen.True())),
-			jen.If(jen.Qual("strings", "EqualFold").Call(jen.Id("g"), jen.Id("name"))).Block(jen.Return(jen.True())),
-		),
-		jen.Return(jen.False()),
-	)
-	f.Comment("inFold reports whether s equals an entry of list case-insensitively (Unicode")
-	f.Comment("simple folding). Entries are ASCII, so an ASCII s of another length cannot match.")
-	f.Func().Id("inFold").Params(jen.Id("list").Index().String(), jen.Id("s").String()).Bool().Block(
-		jen.Id("ascii").Op(":=").Id("isASCII").Call(jen.Id("s")),
-		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("list")).Block(
-			jen.If(jen.Id("ascii").Op("&&").Len(jen.Id("x")).Op("!=").Len(jen.Id("s"))).Block(jen.Continue()),
-			jen.If(jen.Qual("strings", "EqualFold").Call(jen.Id("x"), jen.Id("s"))).Block(jen.Return(jen.True())),
-		),
-		jen.Return(jen.False()),
-	)
-	f.Func().Id("isASCII").Params(jen.Id("s").String()).Bool().Block(
-		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Len(jen.Id("s")), jen.Id("i").Op("++")).Block(
-			jen.If(jen.Id("s").Index(jen.Id("i")).Op(">=").Lit(0x80)).Block(jen.Return(jen.False())),
-		),
-		jen.Return(jen.True()),
-	)
-
 	f.Comment("EnvelopeTag starts an app-originated chat turn: EnvelopeTag, a newline, the JSON.")
 	f.Const().Id("EnvelopeTag").Op("=").Lit(r.EnvelopeTag)
 	f.Comment("EnvelopeMarker is the envelope JSON's version key; it carries EnvelopeVersion.")
@@ -228,11 +171,6 @@ Do not edit: change schemas/ and run snuggen gen.`)
 	// Sandbox.
 	f.Comment("SandboxTokens is the app iframe's sandbox attribute: these tokens and nothing more.")
 	f.Var().Id("SandboxTokens").Op("=").Index().String().Values(lits(r.SandboxTokens)...)
-	f.Comment("CSPDirective is one directive of a Content-Security-Policy.")
-	f.Type().Id("CSPDirective").Struct(
-		jen.Id("Name").String(),
-		jen.Id("Sources").Index().String(),
-	)
 	var dirs []jen.Code
 	for _, d := range r.CSP {
 		dirs = append(dirs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(d.Name), jen.Id("Sources"): jen.Index().String().Values(lits(d.Sources)...)}))
@@ -241,20 +179,6 @@ Do not edit: change schemas/ and run snuggen gen.`)
 	f.Comment("CDN_ALLOWLIST, images and fonts from data:, blob: and the allowlist, no connect,")
 	f.Comment("frame, form-action, object, worker or base-uri source.")
 	f.Var().Id("SandboxCSP").Op("=").Index().Id("CSPDirective").Values(dirs...)
-	f.Comment("CSPString renders directives as a Content-Security-Policy header value.")
-	f.Func().Id("CSPString").Params(jen.Id("d").Index().Id("CSPDirective")).String().Block(
-		jen.Var().Id("b").Qual("strings", "Builder"),
-		jen.For(jen.List(jen.Id("i"), jen.Id("x")).Op(":=").Range().Id("d")).Block(
-			jen.If(jen.Id("i").Op(">").Lit(0)).Block(jen.Id("b").Dot("WriteString").Call(jen.Lit("; "))),
-			jen.Id("b").Dot("WriteString").Call(jen.Id("x").Dot("Name")),
-			jen.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("x").Dot("Sources")).Block(
-				jen.Id("b").Dot("WriteByte").Call(jen.LitRune(' ')),
-				jen.Id("b").Dot("WriteString").Call(jen.Id("s")),
-			),
-		),
-		jen.Return(jen.Id("b").Dot("String").Call()),
-	)
-
 	// Rule ids.
 	defs = nil
 	for _, fr := range r.FrameRules {
@@ -283,6 +207,23 @@ Do not edit: change schemas/ and run snuggen gen.`)
 	f.Comment("Rule ids of violations: frame-level rules, refinements (rules.json) and the")
 	f.Comment("JSON Schema keywords, shared with the JS validators.")
 	f.Const().Defs(defs...)
+
+	f.Comment("frameRule returns the code and message of a frame-level rule (rules.json frameRules).")
+	f.Func().Id("frameRule").Params(jen.Id("id").String()).Params(jen.List(jen.Id("code"), jen.Id("message")).String()).BlockFunc(func(b *jen.Group) {
+		var cases []jen.Code
+		for _, fr := range r.FrameRules {
+			cases = append(cases, jen.Case(jen.Id(ruleConst(fr.ID))).Block(jen.Return(jen.Id(codeConst(fr.Code)), jen.Lit(fr.Message))))
+		}
+		b.Switch(jen.Id("id")).Block(cases...)
+		b.Return(jen.Id(codeConst("MALFORMED")), jen.Id("id"))
+	})
+	f.Comment("What R1 recovers from a rejected frame (rules.json requestIdRecovery): a")
+	f.Comment("top-level string member of this name and length in code points.")
+	f.Const().Defs(
+		jen.Id("requestIDField").Op("=").Lit(r.RecoverField),
+		jen.Id("recoveredIDMin").Op("=").Lit(r.RecoverMinLength),
+		jen.Id("recoveredIDMax").Op("=").Lit(r.RecoverMaxLength),
+	)
 
 	g.fieldLimits(f)
 }
@@ -335,22 +276,6 @@ func FieldLimitName(structName, field string) string {
 
 // eventFields emits EventSpec values describing each known event's data.
 func (g *gen) eventFields(f *jen.File) {
-	f.Comment("EventField is one field of a known event's data object.")
-	f.Type().Id("EventField").Struct(
-		jen.Id("Name").String().Comment("key in data"),
-		jen.Id("Type").String().Comment("string, integer, boolean or object"),
-		jen.Id("MinLength").Int().Comment("strings: code points; 0 = none"),
-		jen.Id("MaxLength").Int().Comment("strings: code points; 0 = none"),
-		jen.Id("Minimum").Op("*").Int64(),
-		jen.Id("Maximum").Op("*").Int64(),
-		jen.Id("Enum").Index().String(),
-	)
-	f.Comment("EventSpec is a known event: its name, direction and data fields.")
-	f.Type().Id("EventSpec").Struct(
-		jen.Id("Name").String(),
-		jen.Id("Direction").String().Comment(`"app->host" or "host->app"`),
-		jen.Id("Data").Index().Id("EventField"),
-	)
 	var specs []jen.Code
 	for _, e := range g.m.Rules.Events {
 		var fields []jen.Code
@@ -381,7 +306,6 @@ func (g *gen) eventFields(f *jen.File) {
 	}
 	f.Comment("EventSpecs describes every known event's data.")
 	f.Var().Id("EventSpecs").Op("=").Index().Id("EventSpec").Values(specs...)
-	f.Func().Id("int64p").Params(jen.Id("v").Int64()).Op("*").Int64().Block(jen.Return(jen.Op("&").Id("v")))
 }
 
 // enums emits a constant per value of every string enum and const field:

@@ -118,7 +118,7 @@ func docLine(s string) string {
 }
 
 // frames emits the Frame interface, one struct per frame and per nested
-// object, FrameType methods, Marshal and the chat envelope struct.
+// object, FrameType methods and the chat envelope struct.
 func (g *gen) frames(f *jen.File) {
 	f.Comment("Frame is any of the thirteen frames. Structs hold every field but v and type,")
 	f.Comment("which Marshal sets from FrameType.")
@@ -150,34 +150,4 @@ func (g *gen) frames(f *jen.File) {
 		f.Type().Id("Envelope").Struct(g.structFields(env)...)
 	}
 
-	f.Comment("Marshal encodes f as a frame: v and type first, then its fields. It does not")
-	f.Comment("validate; call the frame's Validate for that.")
-	f.Func().Id("Marshal").Params(jen.Id("f").Id("Frame")).Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.List(jen.Id("body"), jen.Err()).Op(":=").Qual(encJSON, "Marshal").Call(jen.Id("f")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("frame: marshal %s: %w"), jen.Id("f").Dot("FrameType").Call(), jen.Err())),
-		),
-		jen.Return(jen.Id("withHeader").Call(jen.Lit(`{"v":`+fmt.Sprint(g.m.Version)+`,"type":`), jen.Id("f").Dot("FrameType").Call(), jen.Id("body")), jen.Nil()),
-	)
-	f.Comment("MarshalEnvelope encodes e in the envelope's wire form: the tag, a newline, the JSON.")
-	f.Func().Id("MarshalEnvelope").Params(jen.Id("e").Op("*").Id("Envelope")).Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.List(jen.Id("body"), jen.Err()).Op(":=").Qual(encJSON, "Marshal").Call(jen.Id("e")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("frame: marshal envelope: %w"), jen.Err())),
-		),
-		jen.Id("out").Op(":=").Append(jen.Index().Byte().Call(jen.Id("EnvelopeTag").Op("+").Lit("\n{\"").Op("+").Id("EnvelopeMarker").Op("+").Lit("\":")), jen.Qual("strconv", "Itoa").Call(jen.Id("EnvelopeVersion")).Op("...")),
-		jen.If(jen.Len(jen.Id("body")).Op(">").Lit(2)).Block(
-			jen.Id("out").Op("=").Append(jen.Id("out"), jen.LitRune(',')),
-		),
-		jen.Return(jen.Append(jen.Id("out"), jen.Id("body").Index(jen.Lit(1), jen.Empty()).Op("...")), jen.Nil()),
-	)
-	f.Func().Id("withHeader").Params(jen.List(jen.Id("prefix"), jen.Id("typ")).String(), jen.Id("body").Index().Byte()).Index().Byte().Block(
-		jen.Id("out").Op(":=").Make(jen.Index().Byte(), jen.Lit(0), jen.Len(jen.Id("prefix")).Op("+").Len(jen.Id("typ")).Op("+").Len(jen.Id("body")).Op("+").Lit(4)),
-		jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("prefix").Op("...")),
-		jen.Id("out").Op("=").Qual("strconv", "AppendQuote").Call(jen.Id("out"), jen.Id("typ")),
-		jen.If(jen.Len(jen.Id("body")).Op(">").Lit(2)).Block(
-			jen.Id("out").Op("=").Append(jen.Id("out"), jen.LitRune(',')),
-		),
-		jen.Return(jen.Append(jen.Id("out"), jen.Id("body").Index(jen.Lit(1), jen.Empty()).Op("..."))),
-	)
 }

@@ -50,18 +50,10 @@ func themeEvent(mode string) (*frame.HostEvent, error) { return events.ThemeChan
 
 func resizeHeight(e *frame.AppEvent) (int, error) { return events.ResizeHeight(e) }
 
-// errorFrame is the error answer of the paired response type.
+// errorFrame is the error answer of the paired response type (generated from
+// rules.json: an open-url-result refuses with "CODE: message" as its reason).
 func errorFrame(respType, rid string, e *frame.Error) frame.Frame {
-	switch respType {
-	case frame.TypeDBResponse:
-		return &frame.DBResponse{RequestID: rid, OK: false, Error: e}
-	case frame.TypeNetResponse:
-		return &frame.NetResponse{RequestID: rid, OK: false, Error: e}
-	case frame.TypeOpenURLResult:
-		// open-url-result has no error object: the code goes in the reason.
-		return openurl.Result(rid, frame.StatusRefused, e.Code+": "+e.Message)
-	}
-	return &frame.AppResponse{RequestID: rid, OK: false, Error: e}
+	return frame.ErrorAnswer(respType, rid, e)
 }
 
 func hostError(respType, msg string) frame.Frame {
@@ -106,47 +98,14 @@ func isStreamingFrame(f frame.Frame) bool {
 	return ok && r.OK && isStreaming(r)
 }
 
-// RequestIDOf returns the requestId of a host→app response frame, "" for
-// other frames.
-func RequestIDOf(f frame.Frame) string {
-	switch f := f.(type) {
-	case *frame.AppResponse:
-		return f.RequestID
-	case *frame.DBResponse:
-		return f.RequestID
-	case *frame.NetResponse:
-		return f.RequestID
-	case *frame.OpenURLResult:
-		return f.RequestID
+// answer is a handler's answer as a frame: nil when the handler returned a
+// nil pointer (a typed nil in an interface would not compare equal to nil).
+func answer[F interface {
+	*T
+	frame.Frame
+}, T any](f F) frame.Frame {
+	if f == nil {
+		return nil
 	}
-	return ""
-}
-
-func requestIDOf(f frame.Frame) string { return RequestIDOf(f) }
-
-func setRequestID(f frame.Frame, rid string) {
-	switch f := f.(type) {
-	case *frame.AppResponse:
-		f.RequestID = rid
-	case *frame.DBResponse:
-		f.RequestID = rid
-	case *frame.NetResponse:
-		f.RequestID = rid
-	case *frame.OpenURLResult:
-		f.RequestID = rid
-	}
-}
-
-// ErrorOf returns the error object a response frame carries, nil when none.
-// An open-url-result has no error object: its refusal is a status.
-func ErrorOf(f frame.Frame) *frame.Error {
-	switch f := f.(type) {
-	case *frame.AppResponse:
-		return f.Error
-	case *frame.DBResponse:
-		return f.Error
-	case *frame.NetResponse:
-		return f.Error
-	}
-	return nil
+	return f
 }

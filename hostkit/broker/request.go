@@ -72,7 +72,7 @@ func (r *request) run() {
 	case f == nil:
 		r.fail(frame.CodeHostError, "the host's handler returned no answer")
 	default:
-		setRequestID(f, r.id)
+		frame.SetRequestID(f, r.id)
 		r.finish(f, errAnswered)
 	}
 }

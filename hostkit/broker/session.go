@@ -187,7 +187,7 @@ type dispatcher struct {
 // its recovered requestId is in flight or used: the answer would carry that
 // id and disturb the original.
 func (d *dispatcher) reply(f frame.Frame) {
-	rid := requestIDOf(f)
+	rid := frame.RequestIDOf(f)
 	s := d.s
 	s.mu.Lock()
 	_, busy := s.inflight[rid]
@@ -251,7 +251,7 @@ func (d *dispatcher) AppCancel(ctx context.Context, f *frame.AppCancel) {
 // AppMessage sends the request to the agent.
 func (d *dispatcher) AppMessage(ctx context.Context, f *frame.AppMessage) {
 	h := d.s.b.opts.Agent
-	d.start(frame.TypeAppResponse, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "the agent", func(ctx context.Context, c Call, r *request) frame.Frame {
+	d.start(f, f.InstanceID, h != nil, "the agent", func(ctx context.Context, c Call, r *request) frame.Frame {
 		resp := h.AppMessage(ctx, c, f, r.stream)
 		if resp == nil {
 			return nil
@@ -266,33 +266,24 @@ func (d *dispatcher) AppMessage(ctx context.Context, f *frame.AppMessage) {
 // DBRequest sends the request to the app's database.
 func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
 	h := d.s.b.opts.DB
-	d.start(frame.TypeDBResponse, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "db", func(ctx context.Context, c Call, r *request) frame.Frame {
-		if resp := h.DBRequest(ctx, c, f); resp != nil {
-			return resp
-		}
-		return nil
+	d.start(f, f.InstanceID, h != nil, "db", func(ctx context.Context, c Call, r *request) frame.Frame {
+		return answer(h.DBRequest(ctx, c, f))
 	})
 }
 
 // NetRequest sends the request to the governed network.
 func (d *dispatcher) NetRequest(ctx context.Context, f *frame.NetRequest) {
 	h := d.s.b.opts.Net
-	d.start(frame.TypeNetResponse, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "net", func(ctx context.Context, c Call, r *request) frame.Frame {
-		if resp := h.NetRequest(ctx, c, f); resp != nil {
-			return resp
-		}
-		return nil
+	d.start(f, f.InstanceID, h != nil, "net", func(ctx context.Context, c Call, r *request) frame.Frame {
+		return answer(h.NetRequest(ctx, c, f))
 	})
 }
 
 // OpenURLRequest sends the request to the open-url flow.
 func (d *dispatcher) OpenURLRequest(ctx context.Context, f *frame.OpenURLRequest) {
 	h := d.s.b.opts.OpenURL
-	d.start(frame.TypeOpenURLResult, f.FrameType(), f.RequestID, f.InstanceID, h != nil, "open-url", func(ctx context.Context, c Call, r *request) frame.Frame {
-		if resp := h.OpenURLRequest(ctx, c, f); resp != nil {
-			return resp
-		}
-		return nil
+	d.start(f, f.InstanceID, h != nil, "open-url", func(ctx context.Context, c Call, r *request) frame.Frame {
+		return answer(h.OpenURLRequest(ctx, c, f))
 	})
 }
 
@@ -325,7 +316,8 @@ func (d *dispatcher) AppEvent(ctx context.Context, f *frame.AppEvent) {
 // start accepts or refuses a request. Every refusal that is answered on the
 // wire marks the requestId used, like an accepted request, so no later frame
 // can carry that id again.
-func (d *dispatcher) start(respType, typ, rid, iid string, offered bool, what string, run func(ctx context.Context, c Call, r *request) frame.Frame) {
+func (d *dispatcher) start(req frame.Frame, iid string, offered bool, what string, run func(ctx context.Context, c Call, r *request) frame.Frame) {
+	respType, typ, rid := frame.AnswerType(req.FrameType()), req.FrameType(), frame.RequestIDOf(req)
 	d.accept(typ, rid)
 	s := d.s
 	s.mu.Lock()
@@ -415,7 +407,7 @@ func (s *Session) send(f frame.Frame) bool {
 	if err == nil && len(raw) > frame.SizeClass(f.FrameType()) {
 		err = errTooLarge
 	}
-	rid := requestIDOf(f)
+	rid := frame.RequestIDOf(f)
 	if err == nil && rid != "" && !isStreamingFrame(f) {
 		if _, perr := frame.Parse(raw); perr != nil {
 			err = fmt.Errorf("%w: %v", errInvalid, perr)

@@ -344,7 +344,7 @@ func (p *slotPort) Send(f frame.Frame, raw []byte) {
 	msg = append(msg, `,"frame":`...)
 	msg = append(msg, raw...)
 	msg = append(msg, '}')
-	rid := broker.RequestIDOf(f)
+	rid := frame.RequestIDOf(f)
 	var key coalesceKey
 	if r, ok := f.(*frame.AppResponse); ok && r.OK && r.Streaming != nil && *r.Streaming {
 		key.rid = rid
@@ -353,7 +353,7 @@ func (p *slotPort) Send(f frame.Frame, raw []byte) {
 		return // the slot was ended, or the connection is closing
 	}
 	code := ""
-	if e := broker.ErrorOf(f); e != nil {
+	if e := frame.ErrorOf(f); e != nil {
 		code = e.Code
 	}
 	key.inspect = true

@@ -17,7 +17,7 @@ func TestGenCheckAndWrite(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	code, out, _ := run("--check")
-	if code != 1 || !strings.Contains(out, "stale: frame/parse.go") {
+	if code != 1 || !strings.Contains(out, "stale: frame/decode.go") {
 		t.Fatalf("--check on an empty root: exit %d, %q", code, out)
 	}
 	if ents, _ := os.ReadDir(root); len(ents) != 0 {

@@ -71,6 +71,19 @@ func (c *Collector) Add(key, rule, message string) {
 	c.list = append(c.list, Violation{Path: c.path(key), Rule: rule, Message: message})
 }
 
+// AddKey records a violation at member key of the current path, even when
+// key is "" (an object may name the empty key: its pointer ends in "/").
+func (c *Collector) AddKey(key, rule, message string) {
+	c.list = append(c.list, Violation{Path: c.path(key) + emptyKey(key), Rule: rule, Message: message})
+}
+
+func emptyKey(key string) string {
+	if key == "" {
+		return "/"
+	}
+	return ""
+}
+
 // AddIndex records a violation at element i of the current path.
 func (c *Collector) AddIndex(i int, rule, message string) {
 	c.PushIndex(i)
