@@ -151,6 +151,8 @@ const (
 
 // Limits (R6 and the rules file).
 const (
+	// MaxJSONDepth is MAX_JSON_DEPTH. The deepest nesting of arrays and objects (the frame object included) a reader accepts; deeper is no JSON a host reads (frame.json, no answer).
+	MaxJSONDepth = 10000
 	// MaxFrameBytes is MAX_FRAME_BYTES. R6: the default size class, 256 KiB of UTF-8 JSON.
 	MaxFrameBytes = 262144
 	// MaxDBFrameBytes is MAX_DB_FRAME_BYTES. R6: the db pair's size class, 8 MiB, so a base64-encoded 5 MiB artifact round-trips.

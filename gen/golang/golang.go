@@ -64,6 +64,52 @@ func Generate(m *model.Model) ([]model.File, error) {
 		}
 		out = append(out, model.File{Name: Dir + "/" + part.name, Contents: buf.Bytes()})
 	}
+	internal, err := g.internalTables()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, internal...), nil
+}
+
+// internalTables emits the tables of the readers below frame, which frame
+// imports and so cannot import it: jsonscan's depth limit and urlread's
+// Unicode classes for xn-- labels, from rules.json.
+func (g *gen) internalTables() ([]model.File, error) {
+	r := g.m.Rules
+	depth, ok := r.Limit("MAX_JSON_DEPTH")
+	if !ok {
+		return nil, fmt.Errorf("golang: rules.json limits has no MAX_JSON_DEPTH")
+	}
+	if len(r.ACECategories) == 0 || len(r.RTLScripts) == 0 {
+		return nil, fmt.Errorf("golang: rules.json unicode needs aceCategories and rtlScripts")
+	}
+	var out []model.File
+	for _, part := range []struct {
+		dir, pkg string
+		fill     func(*jen.File)
+	}{
+		{"internal/jsonscan", "jsonscan", func(f *jen.File) {
+			f.Comment("MaxDepth is the deepest nesting of arrays and objects a Decoder accepts")
+			f.Comment("(rules.json MAX_JSON_DEPTH).")
+			f.Const().Id("MaxDepth").Op("=").Lit(depth)
+		}},
+		{"internal/urlread", "urlread", func(f *jen.File) {
+			f.Comment("ACECategories are the general categories a decoded xn-- label may hold")
+			f.Comment("besides the hyphen (rules.json unicode.aceCategories).")
+			f.Var().Id("ACECategories").Op("=").Index().String().Values(lits(r.ACECategories)...)
+			f.Comment("RTLScripts are the scripts written right to left (rules.json unicode.rtlScripts).")
+			f.Var().Id("RTLScripts").Op("=").Index().String().Values(lits(r.RTLScripts)...)
+		}},
+	} {
+		f := jen.NewFile(part.pkg)
+		f.HeaderComment(Header)
+		part.fill(f)
+		var buf bytes.Buffer
+		if err := f.Render(&buf); err != nil {
+			return nil, fmt.Errorf("golang: render %s: %w", part.dir, err)
+		}
+		out = append(out, model.File{Name: part.dir + "/tables.go", Contents: buf.Bytes()})
+	}
 	return out, nil
 }
 

@@ -23,8 +23,6 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/snuggen/snuggen/gen/model"
-	"github.com/snuggen/snuggen/internal/jsonscan"
-	"github.com/snuggen/snuggen/internal/urlread"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 	"github.com/snuggen/snuggen/templates"
 )
@@ -141,9 +139,9 @@ type data struct {
 	EventBounds      []nameValue
 	FieldLimits      []nameValue // <STRUCT>_<FIELD>_MAX_LENGTH of every string field with a maxLength
 	ErrorMessageMax  string      // the name of the error message's one, for checkFrame's answer
-	MaxDepth         int         // jsonscan.MaxDepth: deeper nesting is no JSON a host reads
-	ACEChars         string      // a character class of what a decoded xn-- label may hold (urlread.ACECategories)
-	RTLChars         string      // a character class of the right-to-left scripts (urlread.RTLScripts)
+	MaxDepth         int         // rules.json MAX_JSON_DEPTH: deeper nesting is no JSON a host reads
+	ACECategories    string      // rules.json unicode.aceCategories, a JS array
+	RTLScripts       string      // rules.json unicode.rtlScripts, a JS array
 	EnvelopeTag      string
 	EnvelopeMarker   string
 	EnvelopeVersion  int
@@ -261,8 +259,12 @@ func prepare(m *model.Model) (*data, error) {
 	if err := fieldLimits(m, d); err != nil {
 		return nil, err
 	}
-	d.ACEChars, d.RTLChars = aceClasses()
-	d.MaxDepth = jsonscan.MaxDepth
+	d.ACECategories, d.RTLScripts = jsonText(m.Rules.ACECategories), jsonText(m.Rules.RTLScripts)
+	depth, ok := m.Rules.Limit("MAX_JSON_DEPTH")
+	if !ok {
+		return nil, fmt.Errorf("js: rules.json limits has no MAX_JSON_DEPTH")
+	}
+	d.MaxDepth = depth
 
 	// Codes.
 	var codes, retry, union []string
@@ -815,23 +817,4 @@ func fieldLimits(m *model.Model, d *data) error {
 	}
 	d.ErrorMessageMax = screaming(m.Error.Name) + "_MESSAGE_MAX_LENGTH"
 	return nil
-}
-
-// aceClasses renders internal/urlread's lists for the xn-- label rule as
-// Unicode-aware regular expression classes, so both validators apply one list.
-func aceClasses() (ace, rtl string) {
-	var b strings.Builder
-	b.WriteString("[")
-	for _, c := range urlread.ACECategories {
-		b.WriteString(`\p{` + c + `}`)
-	}
-	b.WriteString("-]")
-	ace = b.String()
-	b.Reset()
-	b.WriteString("[")
-	for _, s := range urlread.RTLScripts {
-		b.WriteString(`\p{Script=` + s + `}`)
-	}
-	b.WriteString("]")
-	return ace, b.String()
 }

@@ -284,6 +284,11 @@ type rulesDoc struct {
 			Enum      []string `json:"enum"`
 		} `json:"data"`
 	} `json:"events"`
+	Unicode struct {
+		Comment       string   `json:"$comment"`
+		ACECategories []string `json:"aceCategories"`
+		RTLScripts    []string `json:"rtlScripts"`
+	} `json:"unicode"`
 	Sandbox struct {
 		Comment    string               `json:"$comment"`
 		ListPrefix string               `json:"listSourcePrefix"`
@@ -314,6 +319,8 @@ func (l *loader) build(rf *file) *model.Model {
 		Limits:           rd.Limits,
 		ThreadConflictMs: rd.Backoff,
 		RecoverField:     rd.Recovery.Field,
+		ACECategories:    rd.Unicode.ACECategories,
+		RTLScripts:       rd.Unicode.RTLScripts,
 		RecoverMinLength: rd.Recovery.MinLength,
 		RecoverMaxLength: rd.Recovery.MaxLength,
 		Stages:           rd.Stages,

@@ -151,8 +151,10 @@ type Rules struct {
 	SizeClasses       []SizeClass
 	Limits            []Limit
 	ThreadConflictMs  []int
-	RecoverField      string // requestId recovery: the top-level key
-	RecoverMinLength  int    // requestId recovery, code points
+	ACECategories     []string // general categories a decoded xn-- label may hold (rules.json unicode)
+	RTLScripts        []string // the right-to-left scripts (rules.json unicode)
+	RecoverField      string   // requestId recovery: the top-level key
+	RecoverMinLength  int      // requestId recovery, code points
 	RecoverMaxLength  int
 	Stages            []Stage
 	FrameRules        []FrameRule

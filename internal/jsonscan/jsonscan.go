@@ -20,8 +20,6 @@ import (
 	"unicode/utf8"
 )
 
-// MaxDepth is the deepest nesting of arrays and objects a Decoder accepts.
-const MaxDepth = 10000
 
 // Kind is the kind of the next value.
 type Kind byte

@@ -203,22 +203,8 @@ func aceLabelsOK(host string) bool {
 	return true
 }
 
-// ACECategories are the general categories a decoded xn-- label may hold
-// (besides the hyphen): lower-case, modifier and other letters, marks (not
-// first), decimal digits, other symbols (emoji). The JS validator's pattern is
-// generated from this list.
-var ACECategories = []string{"Ll", "Lm", "Lo", "Mn", "Mc", "Nd", "So"}
-
-// RTLScripts are the scripts written right to left. A decoded label with a
-// code point of one of them must start with a letter of one and hold only
-// their letters and marks: a conservative reading of RFC 5893's bidi rule,
-// which UTS 46 applies. The JS validator's pattern is generated from this list.
-var RTLScripts = []string{"Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elymaic", "Hanifi_Rohingya",
-	"Hatran", "Hebrew", "Imperial_Aramaic", "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Kharoshthi",
-	"Lydian", "Mandaic", "Manichaean", "Mende_Kikakui", "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Nabataean",
-	"Nko", "Old_Hungarian", "Old_North_Arabian", "Old_Sogdian", "Old_South_Arabian", "Old_Turkic", "Old_Uyghur",
-	"Palmyrene", "Phoenician", "Psalter_Pahlavi", "Samaritan", "Sogdian", "Syriac", "Thaana", "Yezidi"}
-
+// ACECategories and RTLScripts (tables.go) are generated from rules.json;
+// the JS validator builds its patterns from the same lists.
 var (
 	aceTables []*unicode.RangeTable
 	rtlTables []*unicode.RangeTable

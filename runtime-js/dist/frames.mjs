@@ -23,11 +23,13 @@ var MAX_DB_FRAME_BYTES = 8388608;
 var MAX_NET_FRAME_BYTES = 1114112;
 var RECOVER_MIN_LENGTH = 1;
 var RECOVER_MAX_LENGTH = 128;
+var RULE_STAGES = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "propertyNames": 1, "required": 0, "type": 0 };
+var ACE_CATEGORIES = ["Ll", "Lm", "Lo", "Mn", "Mc", "Nd", "So"];
+var RTL_SCRIPTS = ["Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elymaic", "Hanifi_Rohingya", "Hatran", "Hebrew", "Imperial_Aramaic", "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Kharoshthi", "Lydian", "Mandaic", "Manichaean", "Mende_Kikakui", "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Nabataean", "Nko", "Old_Hungarian", "Old_North_Arabian", "Old_Sogdian", "Old_South_Arabian", "Old_Turkic", "Old_Uyghur", "Palmyrene", "Phoenician", "Psalter_Pahlavi", "Samaritan", "Sogdian", "Syriac", "Thaana", "Yezidi"];
 var ERROR_MESSAGE_MAX_LENGTH = 1e3;
 var STRIP_HEADERS = ["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"];
 
-// snug-runtime:gen/validate.mjs
-var STAGE = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "propertyNames": 1, "required": 0, "type": 0 };
+// snug-runtime:src/validate-core.js
 var isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
 var has = Object.hasOwn;
 var codePoints = (s) => {
@@ -87,8 +89,8 @@ function run(t, frame, refine) {
   const out = [];
   check(t, frame, "", out, 1);
   if (out.length) {
-    const first = Math.min(...out.map((e) => STAGE[e.rule]));
-    return out.filter((e) => STAGE[e.rule] == first);
+    const first = Math.min(...out.map((e) => RULE_STAGES[e.rule]));
+    return out.filter((e) => RULE_STAGES[e.rule] == first);
   }
   if (refine) refine(frame, out);
   return out;
@@ -134,9 +136,11 @@ var ipv6 = (s) => {
   }
   return halves.length == 2 ? groups <= 7 : groups == 8;
 };
-var ACE_CHARS = /^[\p{Ll}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Nd}\p{So}-]+$/u;
-var RTL_CHAR = /[\p{Script=Adlam}\p{Script=Arabic}\p{Script=Avestan}\p{Script=Chorasmian}\p{Script=Cypriot}\p{Script=Elymaic}\p{Script=Hanifi_Rohingya}\p{Script=Hatran}\p{Script=Hebrew}\p{Script=Imperial_Aramaic}\p{Script=Inscriptional_Pahlavi}\p{Script=Inscriptional_Parthian}\p{Script=Kharoshthi}\p{Script=Lydian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Mende_Kikakui}\p{Script=Meroitic_Cursive}\p{Script=Meroitic_Hieroglyphs}\p{Script=Nabataean}\p{Script=Nko}\p{Script=Old_Hungarian}\p{Script=Old_North_Arabian}\p{Script=Old_Sogdian}\p{Script=Old_South_Arabian}\p{Script=Old_Turkic}\p{Script=Old_Uyghur}\p{Script=Palmyrene}\p{Script=Phoenician}\p{Script=Psalter_Pahlavi}\p{Script=Samaritan}\p{Script=Sogdian}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Yezidi}]/u;
-var RTL_LABEL = /^(?:(?=[\p{Script=Adlam}\p{Script=Arabic}\p{Script=Avestan}\p{Script=Chorasmian}\p{Script=Cypriot}\p{Script=Elymaic}\p{Script=Hanifi_Rohingya}\p{Script=Hatran}\p{Script=Hebrew}\p{Script=Imperial_Aramaic}\p{Script=Inscriptional_Pahlavi}\p{Script=Inscriptional_Parthian}\p{Script=Kharoshthi}\p{Script=Lydian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Mende_Kikakui}\p{Script=Meroitic_Cursive}\p{Script=Meroitic_Hieroglyphs}\p{Script=Nabataean}\p{Script=Nko}\p{Script=Old_Hungarian}\p{Script=Old_North_Arabian}\p{Script=Old_Sogdian}\p{Script=Old_South_Arabian}\p{Script=Old_Turkic}\p{Script=Old_Uyghur}\p{Script=Palmyrene}\p{Script=Phoenician}\p{Script=Psalter_Pahlavi}\p{Script=Samaritan}\p{Script=Sogdian}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Yezidi}])\p{L})(?:(?=[\p{Script=Adlam}\p{Script=Arabic}\p{Script=Avestan}\p{Script=Chorasmian}\p{Script=Cypriot}\p{Script=Elymaic}\p{Script=Hanifi_Rohingya}\p{Script=Hatran}\p{Script=Hebrew}\p{Script=Imperial_Aramaic}\p{Script=Inscriptional_Pahlavi}\p{Script=Inscriptional_Parthian}\p{Script=Kharoshthi}\p{Script=Lydian}\p{Script=Mandaic}\p{Script=Manichaean}\p{Script=Mende_Kikakui}\p{Script=Meroitic_Cursive}\p{Script=Meroitic_Hieroglyphs}\p{Script=Nabataean}\p{Script=Nko}\p{Script=Old_Hungarian}\p{Script=Old_North_Arabian}\p{Script=Old_Sogdian}\p{Script=Old_South_Arabian}\p{Script=Old_Turkic}\p{Script=Old_Uyghur}\p{Script=Palmyrene}\p{Script=Phoenician}\p{Script=Psalter_Pahlavi}\p{Script=Samaritan}\p{Script=Sogdian}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Yezidi}])\p{L}|\p{M})*$/u;
+var ACE_CLASS = "[" + ACE_CATEGORIES.map((c) => "\\p{" + c + "}").join("") + "-]";
+var RTL_CLASS = "[" + RTL_SCRIPTS.map((s) => "\\p{Script=" + s + "}").join("") + "]";
+var ACE_CHARS = new RegExp("^" + ACE_CLASS + "+$", "u");
+var RTL_CHAR = new RegExp(RTL_CLASS, "u");
+var RTL_LABEL = new RegExp("^(?:(?=" + RTL_CLASS + ")\\p{L})(?:(?=" + RTL_CLASS + ")\\p{L}|\\p{M})*$", "u");
 var PC_MAX = 2147483647;
 var pcDigit = (c) => c >= 48 && c <= 57 ? c - 22 : c >= 97 && c <= 122 ? c - 97 : c >= 65 && c <= 90 ? c - 65 : -1;
 var pcAdapt = (delta, points, first) => {
@@ -217,6 +221,8 @@ var urlReadIdentically = (f, out, field, ids) => {
   const problem = urlProblem(f[field]);
   if (problem) out.push({ path: ptr("", field), rule: ids[problem] });
 };
+
+// snug-runtime:gen/validate.mjs
 var t0 = { k: "s", n: 1, x: 128 };
 var t1 = { k: "o", f: { "streaming": "b", "db": "b", "auth": "b", "net": "b", "openUrl": "b" }, q: ["streaming", "db", "auth"] };
 var t2 = { k: "o", f: { "mode": { k: "s", e: ["light", "dark"] }, "tokens": { k: "m", xp: 64, t: "s" } }, q: ["mode"] };

@@ -103,6 +103,8 @@ export const RETRYABLE_CODES = ["PARSE_FAILED","THREAD_CONFLICT","NETWORK_ERROR"
 export const isKnownCode = (code) => CODES.includes(code);
 
 // Limits.
+/** The deepest nesting of arrays and objects (the frame object included) a reader accepts; deeper is no JSON a host reads (frame.json, no answer). */
+export const MAX_JSON_DEPTH = 10000;
 /** R6: the default size class, 256 KiB of UTF-8 JSON. */
 export const MAX_FRAME_BYTES = 262144;
 /** R6: the db pair's size class, 8 MiB, so a base64-encoded 5 MiB artifact round-trips. */
@@ -140,6 +142,13 @@ export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
 /** requestId recovery bounds in code points (R1). */
 export const RECOVER_MIN_LENGTH = 1;
 export const RECOVER_MAX_LENGTH = 128;
+
+/** Stage of each rule id: only the first stage with violations is reported. */
+export const RULE_STAGES = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"propertyNames":1,"required":0,"type":0};
+/** General categories a decoded xn-- label may hold (the open-url host rule). */
+export const ACE_CATEGORIES = ["Ll","Lm","Lo","Mn","Mc","Nd","So"];
+/** The right-to-left scripts (the open-url host rule's bidi check). */
+export const RTL_SCRIPTS = ["Adlam","Arabic","Avestan","Chorasmian","Cypriot","Elymaic","Hanifi_Rohingya","Hatran","Hebrew","Imperial_Aramaic","Inscriptional_Pahlavi","Inscriptional_Parthian","Kharoshthi","Lydian","Mandaic","Manichaean","Mende_Kikakui","Meroitic_Cursive","Meroitic_Hieroglyphs","Nabataean","Nko","Old_Hungarian","Old_North_Arabian","Old_Sogdian","Old_South_Arabian","Old_Turkic","Old_Uyghur","Palmyrene","Phoenician","Psalter_Pahlavi","Samaritan","Sogdian","Syriac","Thaana","Yezidi"];
 
 // Field limits: the maxLength of every string field, in code points.
 export const APP_ANNOUNCE_APP_ID_MAX_LENGTH = 128;
