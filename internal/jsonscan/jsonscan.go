@@ -20,7 +20,6 @@ import (
 	"unicode/utf8"
 )
 
-
 // Kind is the kind of the next value.
 type Kind byte
 
