@@ -129,4 +129,12 @@ type EventSpec struct {
 	Data      []EventField
 }
 
+// StringField is a string field of a frame: its key, whether it is required,
+// and its maxLength in code points (0 = none).
+type StringField struct {
+	Name      string
+	Required  bool
+	MaxLength int
+}
+
 func int64p(v int64) *int64 { return &v }

@@ -521,3 +521,24 @@ const (
 	// EnvelopeActionMaxLength is the maxLength of Envelope.action in code points.
 	EnvelopeActionMaxLength = 128
 )
+
+// AnnounceFields are the string fields of snug:app-announce in schema order (an app's
+// snug:* metadata).
+var AnnounceFields = []StringField{{
+	MaxLength: 128,
+	Name:      "appId",
+	Required:  true,
+}, {
+	MaxLength: 80,
+	Name:      "displayName",
+	Required:  true,
+}, {
+	MaxLength: 400,
+	Name:      "description",
+}, {
+	MaxLength: 8,
+	Name:      "iconEmoji",
+}, {
+	MaxLength: 32,
+	Name:      "iconColor",
+}}

@@ -159,3 +159,52 @@ func TestGenerateEmbeddedSpec(t *testing.T) {
 		t.Errorf("go output %v, js output %v", sawGo, sawJS)
 	}
 }
+
+// TestSyncFindsStaleAndOrphanedFiles: a generated file no emitter writes any
+// more (a renamed output) is an orphan; --check reports it, a write removes
+// it; a hand-written file beside it is left alone.
+func TestSyncFindsStaleAndOrphanedFiles(t *testing.T) {
+	m, err := Load(schemas.FS, "schemas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if _, err := Sync(root, files, true); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := Sync(root, files, false); err != nil || len(ch) != 0 {
+		t.Fatalf("after a write: %v, %v", ch, err)
+	}
+	orphan := filepath.Join(root, "frame", "parse.go")
+	hand := filepath.Join(root, "frame", "read.go")
+	os.WriteFile(orphan, []byte(header+"\n\npackage frame\n"), 0o644)
+	os.WriteFile(hand, []byte("package frame\n"), 0o644)
+	os.WriteFile(filepath.Join(root, files[0].Name), []byte("edited"), 0o644)
+	ch, err := Sync(root, files, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Change{{Name: files[0].Name}, {Name: "frame/parse.go", Orphan: true}}
+	if len(ch) != 2 || ch[0] != want[0] && ch[1] != want[0] || ch[0] != want[1] && ch[1] != want[1] {
+		t.Fatalf("check: %v, want %v", ch, want)
+	}
+	if _, err := os.Stat(orphan); err != nil {
+		t.Fatal("check removed the orphan")
+	}
+	if _, err := Sync(root, files, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Fatalf("the orphan is still there: %v", err)
+	}
+	if b, err := os.ReadFile(hand); err != nil || string(b) != "package frame\n" {
+		t.Fatalf("the hand-written file changed: %q, %v", b, err)
+	}
+	if ch, _ := Sync(root, files, false); len(ch) != 0 {
+		t.Fatalf("after the second write: %v", ch)
+	}
+}

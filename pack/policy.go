@@ -1,13 +1,11 @@
 package pack
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/snuggen/snuggen/schemas"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // The sandbox policy (CDN allowlist, CSP, blocked link rels) comes from
@@ -23,78 +21,14 @@ type metaField struct {
 }
 
 // announceFields lists the string properties of snug:app-announce in schema
-// order, read from the embedded schema so the limits live in one place.
-var announceFields = mustAnnounceFields()
-
-func mustAnnounceFields() []metaField {
-	f, err := loadAnnounceFields()
-	if err != nil {
-		panic(fmt.Sprintf("pack: reading the app-announce schema: %v", err))
-	}
-	return f
-}
-
-func loadAnnounceFields() ([]metaField, error) {
-	raw, err := schemas.FS.ReadFile("app-announce.schema.json")
-	if err != nil {
-		return nil, err
-	}
-	var s struct {
-		Required   []string `json:"required"`
-		Properties map[string]struct {
-			Type      string `json:"type"`
-			MaxLength int    `json:"maxLength"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	// Keep the schema's order: decode the property names in order.
-	var order struct {
-		Properties orderedKeys `json:"properties"`
-	}
-	if err := json.Unmarshal(raw, &order); err != nil {
-		return nil, err
-	}
-	req := map[string]bool{}
-	for _, r := range s.Required {
-		req[r] = true
-	}
+// order, from the generated frame.AnnounceFields.
+var announceFields = func() []metaField {
 	var out []metaField
-	for _, name := range order.Properties {
-		p := s.Properties[name]
-		if p.Type != "string" {
-			continue
-		}
-		out = append(out, metaField{Prop: name, Meta: "snug:" + kebab(name), Required: req[name], Max: p.MaxLength})
+	for _, f := range frame.AnnounceFields {
+		out = append(out, metaField{Prop: f.Name, Meta: "snug:" + kebab(f.Name), Required: f.Required, Max: f.MaxLength})
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no string properties")
-	}
-	return out, nil
-}
-
-// orderedKeys decodes a JSON object's keys in document order.
-type orderedKeys []string
-
-func (k *orderedKeys) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		*k = append(*k, t.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+	return out
+}()
 
 func kebab(s string) string {
 	var b strings.Builder

@@ -226,6 +226,34 @@ func (g *gen) spec(f *jen.File) {
 	)
 
 	g.fieldLimits(f)
+	g.announceFields(f)
+}
+
+// announceFields emits AnnounceFields: the string fields of the announce frame
+// (the frame with an appId and a displayName that apps send first), which
+// the packager reads from an app's snug:* meta tags.
+func (g *gen) announceFields(f *jen.File) {
+	fr := g.m.FrameByType("snug:app-announce")
+	if fr == nil {
+		return
+	}
+	var vals []jen.Code
+	for _, fl := range fr.Body.Fields {
+		if fl.Type.Kind != model.String {
+			continue
+		}
+		d := jen.Dict{jen.Id("Name"): jen.Lit(fl.Name)}
+		if fl.Required {
+			d[jen.Id("Required")] = jen.True()
+		}
+		if fl.Type.MaxLength != nil {
+			d[jen.Id("MaxLength")] = jen.Lit(*fl.Type.MaxLength)
+		}
+		vals = append(vals, jen.Values(d))
+	}
+	f.Commentf("AnnounceFields are the string fields of %s in schema order (an app's", fr.Type)
+	f.Comment("snug:* metadata).")
+	f.Var().Id("AnnounceFields").Op("=").Index().Id("StringField").Values(vals...)
 }
 
 // fieldLimits emits one constant per string field with a maxLength, named

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/snuggen/snuggen/internal/atomicfile"
 )
 
 // Grant is a user's "always" for one (installed app, origin). Grants live in
@@ -124,23 +126,7 @@ func (s *grantStore) save(d grantsFile) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("netgate: save grants: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".grants-*.tmp")
-	if err != nil {
-		return fmt.Errorf("netgate: save grants: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("netgate: save grants: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("netgate: save grants: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("netgate: save grants: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
+	if err := atomicfile.Write(s.path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("netgate: save grants: %w", err)
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snuggen/snuggen/internal/atomicfile"
 	"github.com/snuggen/snuggen/pack"
 )
 
@@ -360,32 +361,14 @@ func buildOne(ctx context.Context, o *buildOptions, job appJob) appResult {
 	return r
 }
 
-// writeAtomic writes data to a temporary file beside path and renames it
-// into place, so a failed write never leaves a partial file.
+// writeAtomic writes data beside path and renames it into place, so a failed
+// write never leaves a partial file.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("build: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("build: writing %s: %w", path, werr)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snuggen/snuggen/gen"
-	"github.com/snuggen/snuggen/gen/model"
 )
 
 func init() { register(newGenCmd) }
@@ -27,8 +25,11 @@ func newGenCmd(io *IO) *cobra.Command {
 		Short: "Regenerate frame and runtime-js from schemas/",
 		Long: `gen reads the frame schemas and rules.json from schemas/, checks them, and
 writes the generated Go package frame and the generated JS under
-runtime-js/. With --check it writes nothing and exits 1 listing every file
-that is stale (what CI runs).`,
+runtime-js/, and removes generated files no emitter writes any more. With
+--check it writes nothing and exits 1 listing every file that is stale or
+orphaned (what CI runs). It works on a snuggen source tree only: run it at
+the repository root (go run ./gen/cmd/gen does the same without building
+the rest of snuggen, for when generated code does not compile).`,
 		Example: `  snuggen gen
   snuggen gen --check
   snuggen gen --schemas ./schemas --root .`,
@@ -54,72 +55,25 @@ func runGen(io *IO, o *genOptions) error {
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
-	stale := staleFiles(o.root, files)
+	changes, err := gen.Sync(o.root, files, !o.check)
+	if err != nil {
+		return &ExitError{Code: 1, Err: fmt.Errorf("gen: %w", err)}
+	}
 	if o.check {
-		if len(stale) == 0 {
+		if len(changes) == 0 {
 			return nil
 		}
-		for _, f := range stale {
-			fmt.Fprintf(io.Out, "stale: %s\n", f)
+		for _, c := range changes {
+			fmt.Fprintln(io.Out, c)
 		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("gen --check: %d generated file(s) out of date; run snuggen gen", len(stale))}
+		return &ExitError{Code: 1, Err: fmt.Errorf("gen --check: %d generated file(s) out of date; run snuggen gen", len(changes))}
 	}
-	for _, f := range files {
-		if !contains(stale, f.Name) {
-			continue
+	for _, c := range changes {
+		if c.Orphan {
+			fmt.Fprintf(io.Out, "removed %s\n", c.Name)
+		} else {
+			fmt.Fprintf(io.Out, "wrote %s\n", c.Name)
 		}
-		if err := writeFileAtomic(filepath.Join(o.root, filepath.FromSlash(f.Name)), f.Contents); err != nil {
-			return &ExitError{Code: 1, Err: fmt.Errorf("gen: %w", err)}
-		}
-		fmt.Fprintf(io.Out, "wrote %s\n", f.Name)
-	}
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// staleFiles lists the generated files whose contents on disk differ.
-func staleFiles(root string, files []model.File) []string {
-	var out []string
-	for _, f := range files {
-		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Name)))
-		if err != nil || !bytes.Equal(old, f.Contents) {
-			out = append(out, f.Name)
-		}
-	}
-	return out
-}
-
-// writeFileAtomic writes through a temporary file and a rename, so a failed
-// write leaves the old file intact.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

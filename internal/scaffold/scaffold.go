@@ -19,6 +19,7 @@ import (
 	"text/template"
 	"unicode"
 
+	"github.com/snuggen/snuggen/internal/atomicfile"
 	"github.com/snuggen/snuggen/templates"
 )
 
@@ -190,23 +191,7 @@ func Write(kind Kind, dir string, p Params, force bool) ([]string, error) {
 }
 
 func replaceFile(target string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(target), ".snuggen-*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", target, errors.Unwrap(err))
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", target, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", target, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write %s: %w", target, err)
-	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
+	if err := atomicfile.Write(target, data, mode); err != nil {
 		return fmt.Errorf("cannot write %s: %w", target, errors.Unwrap(err))
 	}
 	return nil
