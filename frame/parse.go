@@ -245,7 +245,7 @@ func recoverRequestID(s string) (id string, ok bool) {
 // plausibleID reports whether s has a length R1 recovers (rules.json
 // requestIdRecovery).
 func plausibleID(s string) bool {
-	return jsonscan.LenAtLeast(s, recoveredIDMin) && jsonscan.LenAtMost(s, recoveredIDMax)
+	return jsonscan.LenAtLeast(s, RecoverMinCodePoints) && jsonscan.LenAtMost(s, RecoverMaxCodePoints)
 }
 
 // frameReject builds the rejection of a frame-level rule, recovering the

@@ -429,13 +429,9 @@ func frameRule(id string) (code, message string) {
 	return CodeMalformed, id
 }
 
-// What R1 recovers from a rejected frame (rules.json requestIdRecovery): a
-// top-level string member of this name and length in code points.
-const (
-	requestIDField = "requestId"
-	recoveredIDMin = 1
-	recoveredIDMax = 128
-)
+// requestIDField is the top-level member R1 recovers from a rejected frame
+// (rules.json requestIdRecovery), of RecoverMinCodePoints to RecoverMaxCodePoints.
+const requestIDField = "requestId"
 
 // Field limits: the maxLength of every string field, in code points, from the
 // schemas, named <Struct><Field>MaxLength.

@@ -217,13 +217,9 @@ func (g *gen) spec(f *jen.File) {
 		b.Switch(jen.Id("id")).Block(cases...)
 		b.Return(jen.Id(codeConst("MALFORMED")), jen.Id("id"))
 	})
-	f.Comment("What R1 recovers from a rejected frame (rules.json requestIdRecovery): a")
-	f.Comment("top-level string member of this name and length in code points.")
-	f.Const().Defs(
-		jen.Id("requestIDField").Op("=").Lit(r.RecoverField),
-		jen.Id("recoveredIDMin").Op("=").Lit(r.RecoverMinLength),
-		jen.Id("recoveredIDMax").Op("=").Lit(r.RecoverMaxLength),
-	)
+	f.Comment("requestIDField is the top-level member R1 recovers from a rejected frame")
+	f.Comment("(rules.json requestIdRecovery), of RecoverMinCodePoints to RecoverMaxCodePoints.")
+	f.Const().Id("requestIDField").Op("=").Lit(r.RecoverField)
 
 	g.fieldLimits(f)
 	g.announceFields(f)
