@@ -24,7 +24,7 @@ func TestBridgeStreamsAndAnswers(t *testing.T) {
 			})
 			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
 			var frames []string
-			data, ferr := br.Ask(context.Background(), "slot-1", appMessage(`{"list":"groceries","Authorization":"Bearer APP-SECRET"}`, "", ""),
+			data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "slot-1"}, appMessage(`{"list":"groceries","Authorization":"Bearer APP-SECRET"}`, "", ""),
 				func(text string) { frames = append(frames, text) })
 			if ferr != nil {
 				t.Fatalf("Ask: %+v", ferr)
@@ -108,7 +108,7 @@ func TestBridgeSchemaPromptAndSuppression(t *testing.T) {
 	for _, suppress := range []bool{false, true} {
 		br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{SuppressSchemaStreaming: suppress})
 		n := 0
-		data, ferr := br.Ask(context.Background(), "k", appMessage("", "", todoSchema), func(string) { n++ })
+		data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", todoSchema), func(string) { n++ })
 		if ferr != nil || string(data) != reply {
 			t.Fatalf("suppress=%v: %s %+v", suppress, data, ferr)
 		}
@@ -136,7 +136,7 @@ func TestBridgeStall(t *testing.T) {
 			defer cancel()
 			streamed := 0
 			start := time.Now()
-			_, ferr := br.Ask(ctx, "k", appMessage("", "", ""), func(string) { streamed++ })
+			_, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), func(string) { streamed++ })
 			if el := time.Since(start); el > 150*time.Millisecond+300*time.Millisecond {
 				t.Errorf("Ask returned %v after its deadline", el-150*time.Millisecond)
 			}
@@ -156,7 +156,7 @@ func TestBridgeStall(t *testing.T) {
 			ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			start = time.Now()
-			if _, ferr := br.Ask(ctx, "k", appMessage("", "", ""), nil); ferr == nil || ferr.Code != frame.CodeCancelled {
+			if _, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil); ferr == nil || ferr.Code != frame.CodeCancelled {
 				t.Fatalf("silent server: %+v, want CANCELLED", ferr)
 			}
 			if el := time.Since(start); el > 400*time.Millisecond {
@@ -175,7 +175,7 @@ func TestBridgeTimeout(t *testing.T) {
 	})
 	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{Timeout: 100 * time.Millisecond})
 	start := time.Now()
-	_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+	_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 	if ferr == nil || ferr.Code != frame.CodeNetworkError || !ferr.Retryable {
 		t.Fatalf("%+v, want retryable NETWORK_ERROR", ferr)
 	}
@@ -196,7 +196,7 @@ func TestBridgeDropMidStream(t *testing.T) {
 				panic(http.ErrAbortHandler)
 			})
 			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
-			_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+			_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 			if ferr == nil || ferr.Code != frame.CodeNetworkError || !ferr.Retryable {
 				t.Fatalf("err %+v, want retryable NETWORK_ERROR", ferr)
 			}
@@ -205,7 +205,7 @@ func TestBridgeDropMidStream(t *testing.T) {
 				wf.stream(w, []string{`{"message":"partial"}`}, false)
 			})
 			br2 := agent.NewBridge(wf.backend(t, fa2.srv.URL), agent.Options{})
-			if _, ferr := br2.Ask(context.Background(), "k", appMessage("", "", ""), nil); ferr == nil || ferr.Code != frame.CodeNetworkError {
+			if _, ferr := br2.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil); ferr == nil || ferr.Code != frame.CodeNetworkError {
 				t.Fatalf("unterminated stream: %+v, want NETWORK_ERROR", ferr)
 			}
 		})
@@ -230,7 +230,7 @@ func TestBridgeThreadConflict(t *testing.T) {
 		})
 		br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
 		start := time.Now()
-		_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+		_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 		el := time.Since(start)
 		if ferr == nil || ferr.Code != frame.CodeThreadConflict || !ferr.Retryable {
 			t.Fatalf("err %+v, want retryable THREAD_CONFLICT", ferr)
@@ -261,7 +261,7 @@ func TestBridgeThreadConflict(t *testing.T) {
 		})
 		br := agent.NewBridge(wires[1].backend(t, fa.srv.URL), agent.Options{})
 		start := time.Now()
-		data, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+		data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 		if ferr != nil || string(data) != `{"ok":true}` {
 			t.Fatalf("%s %+v", data, ferr)
 		}
@@ -281,7 +281,7 @@ func TestBridgeThreadConflict(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), frame.ThreadConflictBackoff[0]/2)
 		defer cancel()
 		start := time.Now()
-		_, ferr := br.Ask(ctx, "k", appMessage("", "", ""), nil)
+		_, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 		if ferr == nil || ferr.Code != frame.CodeCancelled {
 			t.Fatalf("%+v, want CANCELLED", ferr)
 		}
@@ -306,7 +306,7 @@ func TestBridgeParseBudget(t *testing.T) {
 	})
 	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
 	ask := func(key string) (json.RawMessage, *frame.Error) {
-		return br.Ask(context.Background(), key, appMessage("", "", ""), nil)
+		return br.Ask(context.Background(), agent.Caller{App: "todo", Instance: key}, appMessage("", "", ""), nil)
 	}
 	for i := 1; i <= frame.ParseFailureBudget; i++ {
 		_, ferr := ask("a")
@@ -372,7 +372,7 @@ func TestBridgeRepliesThroughWire(t *testing.T) {
 			t.Run(wf.name+"/"+c.name, func(t *testing.T) {
 				fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) { wf.stream(w, chunked(c.reply, 9), true) })
 				br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
-				data, ferr := br.Ask(context.Background(), "k", appMessage("", "", c.schema), nil)
+				data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", c.schema), nil)
 				if c.code == "" {
 					if ferr != nil || string(data) != c.want {
 						t.Fatalf("%s %+v, want %s", data, ferr, c.want)
@@ -413,7 +413,7 @@ func TestBackendHTTPErrors(t *testing.T) {
 			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{Log: func(key string, err error) { logged = append(logged, err) }})
 			host := strings.TrimPrefix(fa.srv.URL, "http://")
 			for i := 1; i <= 3; i++ {
-				_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+				_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 				if ferr == nil || ferr.Code != frame.CodeNetworkError || !ferr.Retryable {
 					t.Fatalf("hit %d: %+v, want retryable NETWORK_ERROR", i, ferr)
 				}
@@ -437,7 +437,7 @@ func TestBackendHTTPErrors(t *testing.T) {
 			}
 			// Nothing listening.
 			fa.srv.Close()
-			_, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+			_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 			if ferr == nil || ferr.Code != frame.CodeNetworkError {
 				t.Fatalf("closed server: %+v, want NETWORK_ERROR", ferr)
 			}
@@ -454,7 +454,7 @@ func TestErrorMessageFitsFrame(t *testing.T) {
 		t.Fatal("the agent was called")
 		return "", nil
 	}), agent.Options{})
-	_, ferr := br.Ask(context.Background(), "k", appMessage("", "", schema), nil)
+	_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", schema), nil)
 	if ferr == nil || ferr.Code != frame.CodeMalformed {
 		t.Fatalf("%+v", ferr)
 	}
@@ -479,7 +479,7 @@ func TestOpenAINonStreamingServer(t *testing.T) {
 	})
 	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
 	var last string
-	data, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), func(s string) { last = s })
+	data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), func(s string) { last = s })
 	if ferr != nil || string(data) != `{"message":"hi"}` || last != `{"message":"hi"}` {
 		t.Fatalf("%s %+v (last stream %q)", data, ferr, last)
 	}

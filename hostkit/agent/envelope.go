@@ -12,17 +12,22 @@ import (
 	"github.com/snuggen/snuggen/internal/jsonscan"
 )
 
-// Envelope builds the chat envelope for m: frame.EnvelopeTag, a newline, and
-// the JSON object with snug: 1. Every key whose lowercase name is in
-// frame.StripHeaders is removed at any depth of payload and state (C1); key
-// order and all other values are kept. The responseSchema is passed as is.
-func Envelope(m *frame.AppMessage) ([]byte, error) {
+// Envelope builds the chat envelope for m, sent by the installed app the
+// host knows as app: frame.EnvelopeTag, a newline, and the JSON object with
+// snug: 1. Its appId is app, the host's own key for the app (R4: the iframe
+// the frame came from); the appId the frame carries is only what the app
+// claims to be and is not passed. Every key whose lowercase name is in
+// frame.StripHeaders is removed at any depth of payload, state and
+// responseSchema (C1); key order and all other values are kept.
+func Envelope(app string, m *frame.AppMessage) ([]byte, error) {
+	if app == "" {
+		return nil, errors.New("agent: envelope: no app key: the host must name the app the request came from")
+	}
 	env := frame.Envelope{
-		AppID:          m.AppID,
-		InstanceID:     m.InstanceID,
-		RequestID:      m.RequestID,
-		Action:         m.Action,
-		ResponseSchema: m.ResponseSchema,
+		AppID:      app,
+		InstanceID: m.InstanceID,
+		RequestID:  m.RequestID,
+		Action:     m.Action,
 	}
 	var err error
 	if env.Payload, err = StripCredentials(m.Payload); err != nil {
@@ -30,6 +35,9 @@ func Envelope(m *frame.AppMessage) ([]byte, error) {
 	}
 	if env.State, err = StripCredentials(m.State); err != nil {
 		return nil, fmt.Errorf("agent: envelope: state: %w", err)
+	}
+	if env.ResponseSchema, err = StripCredentials(m.ResponseSchema); err != nil {
+		return nil, fmt.Errorf("agent: envelope: responseSchema: %w", err)
 	}
 	out, err := frame.MarshalEnvelope(&env)
 	if err != nil {
@@ -52,7 +60,8 @@ func StripCredentials(raw json.RawMessage) (json.RawMessage, error) {
 // one JSON object that carries the marker snug: 1 and is valid against the
 // chat envelope's schema and names no key twice. Text that merely quotes the
 // tag, another snug version, or a missing marker is not an app request. The
-// returned payload and state have had the C1 strip applied (StripCredentials).
+// returned payload, state and responseSchema have had the C1 strip applied
+// (StripCredentials).
 func Detect(text string) (*frame.Envelope, bool) {
 	rest, ok := strings.CutPrefix(text, frame.EnvelopeTag+"\n")
 	if !ok {
@@ -86,6 +95,10 @@ func Detect(text string) (*frame.Envelope, bool) {
 	if err != nil {
 		return nil, false
 	}
+	schema, err := StripCredentials(compact(probe["responseSchema"]))
+	if err != nil {
+		return nil, false
+	}
 	// Members are read by their exact names: encoding/json would also fill
 	// AppID from "APPID", a key the schema ignores.
 	str := func(name string) string {
@@ -100,7 +113,7 @@ func Detect(text string) (*frame.Envelope, bool) {
 		Action:         str("action"),
 		Payload:        payload,
 		State:          state,
-		ResponseSchema: compact(probe["responseSchema"]),
+		ResponseSchema: schema,
 	}, true
 }
 

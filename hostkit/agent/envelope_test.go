@@ -24,18 +24,18 @@ func appMessage(payload, state, schema string) *frame.AppMessage {
 }
 
 func TestEnvelopeShape(t *testing.T) {
-	env, err := agent.Envelope(appMessage(`{"text":"a b c","n":12345678901234567890,"z":1,"a":2,"f":1.50e3}`, `null`, `{"type":"object"}`))
+	env, err := agent.Envelope("todo", appMessage(`{"text":"a b c","n":12345678901234567890,"z":1,"a":2,"f":1.50e3}`, `null`, `{"type":"object"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := frame.EnvelopeTag + "\n" +
-		`{"snug":1,"appId":"com.example.todo","instanceId":"i1","requestId":"r1","action":"summarize",` +
+		`{"snug":1,"appId":"todo","instanceId":"i1","requestId":"r1","action":"summarize",` +
 		`"payload":{"text":"a b c","n":12345678901234567890,"z":1,"a":2,"f":1.50e3},"state":null,"responseSchema":{"type":"object"}}`
 	if string(env) != want {
 		t.Fatalf("envelope:\n got %s\nwant %s", env, want)
 	}
 	// Absent members stay absent.
-	env, err = agent.Envelope(appMessage("", "", ""))
+	env, err = agent.Envelope("todo", appMessage("", "", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestEnvelopeStripsCredentialsAtDepth(t *testing.T) {
 		"list":[{"x-api-key":"SECRET-3","id":1},[{"deep":{"Proxy-Authorization":"SECRET-4"}}]],
 		"\u0061uthorization":"SECRET-5","SET-COOKIE":{"nested":"SECRET-6"}}`
 	state := `[{"cookie":"SECRET-7"},{"X-Api-Key":["SECRET-8"]},"authorization",{"authorization2":"kept"}]`
-	env, err := agent.Envelope(appMessage(payload, state, ""))
+	env, err := agent.Envelope("todo", appMessage(payload, state, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestEnvelopeStripsCredentialsAtDepth(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	good, err := agent.Envelope(appMessage(`{"q":1}`, `{"s":true}`, ""))
+	good, err := agent.Envelope("com.example.todo", appMessage(`{"q":1}`, `{"s":true}`, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func ExampleParseReply() {
 func ExampleEnvelope() {
 	m := &frame.AppMessage{RequestID: "r1", InstanceID: "i1", AppID: "todo", Action: "add",
 		Payload: json.RawMessage(`{"text":"milk","headers":{"Authorization":"Bearer x"}}`)}
-	env, _ := agent.Envelope(m)
+	env, _ := agent.Envelope("todo", m)
 	fmt.Println(string(env))
 	got, ok := agent.Detect(string(env))
 	fmt.Println(ok, got.Action)
@@ -38,7 +38,7 @@ func ExampleBridge_Ask() {
 	br := agent.NewBridge(offline.New(offline.Options{}), agent.Options{})
 	m := &frame.AppMessage{RequestID: "r1", InstanceID: "i1", AppID: "todo", Action: "suggest",
 		ResponseSchema: json.RawMessage(`{"type":"object","required":["title"],"properties":{"title":{"type":"string","maxLength":20}}}`)}
-	data, ferr := br.Ask(context.Background(), "slot-1", m, nil)
+	data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "slot-1"}, m, nil)
 	fmt.Println(string(data), ferr == nil)
 	// Output:
 	// {"title":"sample title"} true

@@ -21,7 +21,7 @@ func Agent(b *agent.Bridge) AgentHandler { return bridgeAgent{b} }
 type bridgeAgent struct{ b *agent.Bridge }
 
 func (a bridgeAgent) AppMessage(ctx context.Context, c Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
-	data, ferr := a.b.Ask(ctx, c.InstanceID, m, stream)
+	data, ferr := a.b.Ask(ctx, agent.Caller{App: c.App, Instance: c.InstanceID}, m, stream)
 	if ferr != nil {
 		return &frame.AppResponse{RequestID: m.RequestID, OK: false, Error: ferr}
 	}

@@ -111,7 +111,7 @@ func completion(t *testing.T, requestID, payload, schema string) agent.Completio
 	if schema != "" {
 		m.ResponseSchema = json.RawMessage(schema)
 	}
-	env, err := agent.Envelope(m)
+	env, err := agent.Envelope("todo", m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestBridgeWithMock(t *testing.T) {
 	for name, schema := range schemas {
 		m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "a", Action: name, ResponseSchema: json.RawMessage(schema)}
 		streamed := ""
-		data, ferr := br.Ask(context.Background(), "k", m, func(s string) { streamed = s })
+		data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, m, func(s string) { streamed = s })
 		if ferr != nil {
 			t.Fatalf("%s: %+v", name, ferr)
 		}
@@ -203,7 +203,7 @@ func BenchmarkMockAsk(b *testing.B) {
 	br := agent.NewBridge(offline.New(offline.Options{}), agent.Options{})
 	m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "a", Action: "cards", ResponseSchema: json.RawMessage(schemas["flashcards"])}
 	for b.Loop() {
-		if _, ferr := br.Ask(context.Background(), "k", m, func(string) {}); ferr != nil {
+		if _, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, m, func(string) {}); ferr != nil {
 			b.Fatal(ferr)
 		}
 	}
