@@ -7,13 +7,14 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/pack"
 )
 
-// Meta is an app's display metadata: from its build manifest, then from its
-// announce. It is what the runner's list shows; it is never an identity.
+// Meta is an app's display metadata, from its build manifest (the app's own
+// file, or what installed it). It is what the runner's list and dialogs
+// show; it is never an identity. An app's announce does not change it: that
+// is one instance's claim about itself, shown on that instance only.
 type Meta struct {
 	AppID       string
 	DisplayName string
@@ -94,10 +95,9 @@ type Apps struct {
 }
 
 type appEntry struct {
-	app       App
-	doc       []byte
-	meta      Meta
-	announced *Meta
+	app  App
+	doc  []byte
+	meta Meta
 }
 
 func newApps(list []App) (*Apps, error) {
@@ -196,16 +196,14 @@ func (a *Apps) installed(key string) bool {
 	return ok
 }
 
-// Meta returns app key's display metadata (its announce wins over its build).
+// Meta returns app key's display metadata, from its build (never from an
+// announce).
 func (a *Apps) Meta(key string) (Meta, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.byKey[key]
 	if !ok {
 		return Meta{}, false
-	}
-	if e.announced != nil {
-		return *e.announced, true
 	}
 	return e.meta, true
 }
@@ -216,11 +214,7 @@ func (a *Apps) Apps() []server.AppInfo {
 	defer a.mu.Unlock()
 	out := make([]server.AppInfo, 0, len(a.order))
 	for _, key := range a.order {
-		e := a.byKey[key]
-		m := e.meta
-		if e.announced != nil {
-			m = *e.announced
-		}
+		m := a.byKey[key].meta
 		out = append(out, server.AppInfo{
 			App:   key,
 			AppID: m.AppID, DisplayName: m.DisplayName, Description: m.Description,
@@ -252,29 +246,6 @@ func (a *Apps) Document(ctx context.Context, key string) ([]byte, bool, error) {
 		a.mu.Unlock()
 	}
 	return doc, true, nil
-}
-
-// announced records an accepted announce's metadata for app key and reports
-// whether the list changed.
-func (a *Apps) announced(key string, f *frame.AppAnnounce) bool {
-	m := Meta{AppID: f.AppID, DisplayName: f.DisplayName}
-	if f.Description != nil {
-		m.Description = *f.Description
-	}
-	if f.IconEmoji != nil {
-		m.IconEmoji = *f.IconEmoji
-	}
-	if f.IconColor != nil {
-		m.IconColor = *f.IconColor
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e, ok := a.byKey[key]
-	if !ok || (e.announced != nil && *e.announced == m) {
-		return false
-	}
-	e.announced = &m
-	return true
 }
 
 // KeyFromPath derives an app key from a file path: the file's base name

@@ -88,11 +88,14 @@ func TestRunnerHandshakeAndMetadata(t *testing.T) {
 		t.Errorf("inspector counts = %+v", c)
 	}
 
-	// The list shows what the app announces (display metadata only: the
-	// host's key and URL stay).
+	// What the app announces shows on its own header, marked as its claim;
+	// the list keeps the installed app's metadata.
 	browsertest.Eval[bool](t, frame, `(snug.announce({appId: "test.probe", displayName: "Renamed", iconEmoji: "🚀", iconColor: "#ff7043"}), true)`)
-	runner.WaitFor("the renamed app", `document.querySelector('#app-list .app-button[data-app="probe"] .app-name').textContent === "Renamed"`)
-	if icon := browsertest.Eval[string](t, runner.Tab, `document.querySelector('#app-list .app-button[data-app="probe"] .icon').textContent`); icon != "🚀" {
+	runner.WaitFor("the claimed name", `document.querySelector('article.instance .claimed').textContent.includes("Renamed")`)
+	if name := browsertest.Eval[string](t, runner.Tab, `document.querySelector('#app-list .app-button[data-app="probe"] .app-name').textContent`); name != "Probe" {
+		t.Errorf("list name after announce = %q", name)
+	}
+	if icon := browsertest.Eval[string](t, runner.Tab, `document.querySelector('#app-list .app-button[data-app="probe"] .icon').textContent`); icon != "🧪" {
 		t.Errorf("icon after announce = %q", icon)
 	}
 }

@@ -37,7 +37,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/broker"
@@ -195,11 +194,9 @@ func (h *Host) wire(c *config) error {
 		Agent:   broker.Agent(h.Agent),
 		OpenURL: broker.OpenURL(openurl.New(ask, openurl.Options{})),
 		Theme:   c.theme,
-		OnAnnounce: func(s *broker.Session, a *frame.AppAnnounce) {
-			if h.Apps.announced(s.App(), a) {
-				h.broadcastApps()
-			}
-		},
+		// An announce is the instance's claim about itself: the relay shows
+		// it on that instance's header only. The app list and the names in
+		// dialogs stay the installed app's own metadata.
 	}
 	if c.dataDir != "" {
 		st, err := store.Open(filepath.Join(c.dataDir, "db"), store.Options{})
@@ -235,7 +232,7 @@ func (h *Host) wire(c *config) error {
 		h.Net = g
 		bo.Net = broker.Netgate(g, func(key string) netgate.App {
 			// The dialog names the app by the host's own key too: the
-			// display name is whatever the app announced.
+			// display name comes from the app's own file.
 			m, _ := h.Apps.Meta(key)
 			name := key
 			if m.DisplayName != "" && m.DisplayName != key {

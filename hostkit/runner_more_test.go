@@ -371,9 +371,9 @@ func inspectorRow(t *testing.T, r *browsertest.Runner, requestID string) string 
 		.filter(tr => tr.querySelector('.rid').textContent === %q).map(tr => tr.dataset.verdict + ' ' + tr.title).join('|')), 450))`, requestID))
 }
 
-// The open-url dialog names the app as the net dialog does: the display
-// name it announced beside the host's own key, so an app cannot pass for
-// another by its name alone.
+// The open-url dialog names the app as the net dialog does: the installed
+// app's display name beside the host's own key, so an app cannot pass for
+// another by its name alone, nor by announcing another's.
 func TestRunnerOpenURLDialogNamesTheApp(t *testing.T) {
 	h := runnerHost(t)
 	r := browsertest.OpenRunner(t, h.URL(), "probe")
@@ -387,12 +387,12 @@ func TestRunnerOpenURLDialogNamesTheApp(t *testing.T) {
 		t.Fatalf("openUrl after deny = %q", got)
 	}
 
-	// A new announced name shows, still beside the key.
+	// An announced name is the instance's claim: the dialog does not take it.
 	browsertest.Eval[bool](t, app, `(snug.announce({appId: "test.probe", displayName: "Bank"}), true)`)
-	r.WaitFor("the new name", `document.querySelector('#app-list .app-button[data-app="probe"] .app-name').textContent === "Bank"`)
+	r.WaitFor("the claim", `document.querySelector('article.instance').dataset.claimedName === "Bank"`)
 	browsertest.Eval[bool](t, app, `(window.opened = snug.openUrl("https://example.test/b"), true)`)
-	if d := r.Confirm(); d.App != "Bank (probe)" {
-		t.Fatalf("dialog after the announce names %q, want %q", d.App, "Bank (probe)")
+	if d := r.Confirm(); d.App != "Probe (probe)" {
+		t.Fatalf("dialog after the announce names %q, want %q", d.App, "Probe (probe)")
 	}
 	r.Answer("deny")
 }

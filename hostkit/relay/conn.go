@@ -156,6 +156,9 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		at := c.rl.opts.Now()
 		v := p.sess.Receive(ctx, m.Frame)
 		c.inspect(at, "in", m.Slot, v.Type, v.RequestID, v.Verdict, v.Code, v.Message)
+		if v.Verdict == "accept" && v.Type == frame.TypeAppAnnounce {
+			c.announced(p)
+		}
 	case "unmount":
 		c.mu.Lock()
 		p := c.slots[m.Slot]
@@ -208,6 +211,31 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			p.sess.Event(ev)
 		}
 	}
+}
+
+// announced tells the page what the app in p's slot accepted announce says
+// about itself: {"t":"announce","slot":…,"appId":…,"displayName":…,
+// "description"?,"iconEmoji"?,"iconColor"?}. It is that instance's claim,
+// shown as such on its own header; the app list keeps the installed app's
+// own metadata.
+func (c *conn) announced(p *slotPort) {
+	a := p.sess.Announced()
+	if a == nil {
+		return
+	}
+	raw, err := json.Marshal(struct {
+		T           string  `json:"t"`
+		Slot        string  `json:"slot"`
+		AppID       string  `json:"appId"`
+		DisplayName string  `json:"displayName"`
+		Description *string `json:"description,omitempty"`
+		IconEmoji   *string `json:"iconEmoji,omitempty"`
+		IconColor   *string `json:"iconColor,omitempty"`
+	}{"announce", p.slot, a.AppID, a.DisplayName, a.Description, a.IconEmoji, a.IconColor})
+	if err != nil {
+		return
+	}
+	c.q.pushSlot(p.slot, coalesceKey{}, raw)
 }
 
 // tellHidden follows p's host-ready (its first load) with a visibility

@@ -36,8 +36,8 @@ const confirms = new Confirms(
 );
 
 // dialogAppName names the asking app in a confirm dialog as "Name (key)":
-// the display name is what the app announced, so the host's own key stands
-// beside it. A net question arrives named that way by the host; an open-url
+// the display name comes from the installed app's own file (never from an
+// announce), and the host's own key stands beside it. A net question arrives named that way by the host; an open-url
 // question carries the app's key, named here from the host's app list.
 function dialogAppName(msg) {
   const given = typeof msg.app === 'string' ? msg.app : '';
@@ -66,7 +66,8 @@ async function onOpen() {
   const reconnect = connectedOnce;
   connectedOnce = true;
   // The installed apps come over HTTP on each connection; later changes
-  // (an announce's metadata, a rebuild) come as {"t":"apps"} messages.
+  // (a rebuild) come as {"t":"apps"} messages. An app's announce never
+  // changes this list: it is shown on that instance's header only.
   let apps;
   try {
     const res = await fetch('/apps.json', { cache: 'no-store' });
@@ -109,6 +110,11 @@ function onMessage(msg) {
     case 'audit':
       inspector.auditEntry(msg.entry);
       break;
+    case 'announce':
+      // What one instance says about itself: shown on its header, marked
+      // as the app's claim. The app list does not change.
+      if (typeof msg.slot === 'string') stage.announced(msg.slot, msg);
+      break;
     case 'ended':
       // The host stopped one app: it fell too far behind the page.
       if (typeof msg.slot === 'string') stage.ended(msg.slot, msg.reason);
@@ -139,6 +145,13 @@ function renderApps(apps) {
     name.textContent = a.displayName || a.app;
     b.title = a.appId ? `${a.displayName || a.app} (${a.appId})` : a.app;
     b.append(icon, name);
+    // The host's own key beside a display name: two apps may use one name.
+    if (a.displayName && a.displayName !== a.app) {
+      const key = document.createElement('span');
+      key.className = 'app-key';
+      key.textContent = a.app;
+      b.append(key);
+    }
     b.addEventListener('click', () => stage.mount(a.app));
     li.append(b);
     list.append(li);

@@ -192,6 +192,12 @@ export class Stage {
     }
   }
 
+  /** Shows what the instance in slot announced about itself, as its claim. */
+  announced(slot, msg) {
+    const inst = this.instances.get(slot);
+    if (inst && !inst.dead) inst.renderClaim(msg);
+  }
+
   /**
    * The host ended the instance in slot (its messages fell too far behind
    * the page): nothing more is relayed to or from it; the page's other
@@ -247,6 +253,11 @@ class Instance {
     this.icon.setAttribute('aria-hidden', 'true');
     this.name = document.createElement('strong');
     this.name.className = 'name';
+    // What the app announced about itself: its claim, marked as such and
+    // shown only here (the name beside it is the installed app's).
+    this.claim = document.createElement('span');
+    this.claim.className = 'claimed';
+    this.claim.hidden = true;
     this.meta = document.createElement('span');
     this.meta.className = 'meta';
     this.state = document.createElement('span');
@@ -270,7 +281,7 @@ class Instance {
     reset.title = "Reset this instance's agent retry budget";
     reset.addEventListener('click', () => this.reset());
     this.resetButton = reset;
-    head.append(this.icon, this.name, this.meta, this.state, spacer, reset, close);
+    head.append(this.icon, this.name, this.claim, this.meta, this.state, spacer, reset, close);
 
     const iframe = document.createElement('iframe');
     // The sandbox is allow-scripts and nothing more (C2): an opaque origin,
@@ -295,6 +306,27 @@ class Instance {
     this.icon.style.background = safeColor(info.iconColor) || '';
     this.name.textContent = info.displayName || info.app;
     this.iframe.title = info.displayName || info.app;
+  }
+
+  /**
+   * Shows the instance's announced name as a claim: "says it is “…”", with
+   * its appId in the tooltip, unless it matches the installed app's own
+   * name and appId. Its icon and colour are not used: they could pass for
+   * another app's.
+   */
+  renderClaim(msg) {
+    const name = typeof msg.displayName === 'string' ? msg.displayName : '';
+    const id = typeof msg.appId === 'string' ? msg.appId : '';
+    if (!name) return;
+    this.el.dataset.claimedName = name;
+    this.el.dataset.claimedAppId = id;
+    // A claim that matches the installed app's own metadata says nothing new.
+    const info = this.stage.apps.get(this.app) || {};
+    const same = name === (info.displayName || this.app) && (!id || id === info.appId);
+    this.claim.hidden = same;
+    if (same) return;
+    this.claim.textContent = `says it is “${name}”`;
+    this.claim.title = `What this app announced about itself${id ? ` (appId ${id})` : ''}; the host does not vouch for it. Installed as ${this.app}.`;
   }
 
   onLoad() {
