@@ -86,8 +86,9 @@ func relayWith(t *testing.T, b *broker.Broker, opts relay.Options) *slowPage {
 }
 
 // slowPage is the runner page's end of the relay reading at its own pace:
-// it waits readDelay before each message, and reads nothing until resume
-// is called when created paused.
+// it waits delay before each message, and reads nothing before resume. Its
+// reader only keeps what it reads; the test's goroutine decodes it, so a
+// starved machine slows the test, not the reading.
 type slowPage struct {
 	t    *testing.T
 	ctx  context.Context
@@ -97,8 +98,10 @@ type slowPage struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	delay     time.Duration
-	log       []relayMsg
+	raw       [][]byte
 	closedErr error
+
+	log []relayMsg // raw decoded, by the test's goroutine (sync)
 }
 
 type relayMsg struct {
@@ -110,10 +113,14 @@ type relayMsg struct {
 }
 
 func (p *slowPage) resume(delay time.Duration) {
-	p.mu.Lock()
-	p.delay = delay
-	p.mu.Unlock()
+	p.setDelay(delay)
 	close(p.gate)
+}
+
+func (p *slowPage) setDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
 }
 
 func (p *slowPage) read() {
@@ -129,20 +136,33 @@ func (p *slowPage) read() {
 		p.mu.Lock()
 		if err != nil {
 			p.closedErr = err
-			p.cond.Broadcast()
-			p.mu.Unlock()
-			return
-		}
-		var m relayMsg
-		if json.Unmarshal(data, &m) == nil {
-			if m.T == "frame" {
-				m.f, _ = frame.Parse(m.Frame)
-			}
-			p.log = append(p.log, m)
+		} else {
+			p.raw = append(p.raw, data)
 		}
 		p.cond.Broadcast()
 		p.mu.Unlock()
+		if err != nil {
+			return
+		}
 	}
+}
+
+// sync decodes what was read since the last call and reports the error the
+// connection ended with, if it did.
+func (p *slowPage) sync() error {
+	p.mu.Lock()
+	fresh := p.raw[len(p.log):]
+	err := p.closedErr
+	p.mu.Unlock()
+	for _, data := range fresh {
+		var m relayMsg
+		_ = json.Unmarshal(data, &m)
+		if m.T == "frame" {
+			m.f, _ = frame.Parse(m.Frame)
+		}
+		p.log = append(p.log, m)
+	}
+	return err
 }
 
 func (p *slowPage) send(msg string) {
@@ -158,18 +178,21 @@ func (p *slowPage) waitFor(what string, match func(relayMsg) bool) relayMsg {
 	p.t.Helper()
 	stop := context.AfterFunc(p.ctx, func() { p.mu.Lock(); p.cond.Broadcast(); p.mu.Unlock() })
 	defer stop()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i := 0; ; {
+		err := p.sync()
 		for ; i < len(p.log); i++ {
 			if match(p.log[i]) {
 				return p.log[i]
 			}
 		}
-		if p.closedErr != nil || p.ctx.Err() != nil {
-			p.t.Fatalf("waiting for %s: the connection ended (%v) after %d messages", what, p.closedErr, len(p.log))
+		if err != nil || p.ctx.Err() != nil {
+			p.t.Fatalf("waiting for %s: the connection ended (%v) after %d messages", what, err, len(p.log))
 		}
-		p.cond.Wait()
+		p.mu.Lock()
+		for len(p.raw) == len(p.log) && p.closedErr == nil && p.ctx.Err() == nil {
+			p.cond.Wait()
+		}
+		p.mu.Unlock()
 	}
 }
 
@@ -229,10 +252,8 @@ func TestFastStreamToSlowPageKeepsThePage(t *testing.T) {
 	if !r.OK || json.Unmarshal(r.Data, &data) != nil || data["message"] != want["message"] {
 		t.Fatalf("the final answer is not the whole reply (ok %v, %d bytes of data)", r.OK, len(r.Data))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closedErr != nil {
-		t.Fatalf("the page was cut off: %v", p.closedErr)
+	if err := p.sync(); err != nil {
+		t.Fatalf("the page was cut off: %v", err)
 	}
 	// The streaming frames arrive in order, each text extending the last,
 	// none after the terminal; most were coalesced away.
@@ -282,9 +303,7 @@ func TestFloodingAppIsEndedAlone(t *testing.T) {
 	}
 	p.resume(0)
 	ibad, igood := p.instance("bad"), p.instance("good")
-	p.mu.Lock()
-	p.delay = time.Second // from now on the page barely reads
-	p.mu.Unlock()
+	p.setDelay(time.Second) // from now on the page barely reads
 	// No db is offered: each request is refused with a terminal at once.
 	// 40,000 of them are some 20 MB of answers and inspect entries, more
 	// than the sockets' buffers hold, so the relay's queue fills.
@@ -296,9 +315,7 @@ func TestFloodingAppIsEndedAlone(t *testing.T) {
 		p.send(m)
 	}
 	p.send(ask("good", igood, "after", "short"))
-	p.mu.Lock()
-	p.delay = 0
-	p.mu.Unlock()
+	p.setDelay(0)
 	ended := p.waitFor("the flooding app's end", func(m relayMsg) bool { return m.T == "ended" })
 	if ended.Slot != "bad" || !strings.Contains(ended.Reason, "behind") {
 		t.Fatalf("ended %+v, want slot bad", ended)
@@ -309,10 +326,8 @@ func TestFloodingAppIsEndedAlone(t *testing.T) {
 	// The ended app is sent nothing more; the connection is alive.
 	p.send(ask("good", igood, "later", "short"))
 	p.terminal("good", "later")
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closedErr != nil {
-		t.Fatalf("the page was cut off: %v", p.closedErr)
+	if err := p.sync(); err != nil {
+		t.Fatalf("the page was cut off: %v", err)
 	}
 	seen := false
 	for _, m := range p.log {
