@@ -95,6 +95,8 @@ func outside(ref, detail string) *refError {
 func (s *source) confine(ref, base string, decode bool) (string, error) {
 	p := ref
 	if decode {
+		// A URL parser drops leading and trailing C0 controls and spaces.
+		p = strings.TrimFunc(p, func(r rune) bool { return r <= ' ' })
 		p = stripQuery(p)
 		if d, err := url.PathUnescape(p); err == nil {
 			p = d

@@ -163,6 +163,13 @@ func TestRefusesReferencesOutsideTheApp(t *testing.T) {
 		{name: "img deep dotdot to absolute", files: func(s string) map[string]string {
 			return map[string]string{"index.html": confineHead + `<img src="` + deepUp(s) + `/hostname">`}
 		}, code: "ref.outside", file: "index.html", line: 2},
+		{name: "img spaces around dotdot", files: page("<img src=\"  ../secret/hostname \t\">"), code: "ref.outside", file: "index.html", line: 2},
+		{name: "img tab inside dotdot", files: page("<img src=\".\t./secret/hostname\">"), code: "ref.outside", file: "index.html", line: 2},
+		{name: "img dotdot after a folder", files: page(`<img src="sub/../../secret/hostname">`), code: "ref.outside", file: "index.html", line: 2},
+		{name: "img encoded dotdot after a folder", files: page(`<img src="sub/..%2f..%2fsecret/hostname">`), code: "ref.outside", file: "index.html", line: 2},
+		{name: "css escaped dots", files: withFile(`<link rel="stylesheet" href="style.css">`, "style.css", `body{background:url("\2e\2e/secret/p.png")}`), code: "ref.outside", file: "style.css", line: 1},
+		{name: "css import file url", files: withFile(`<link rel="stylesheet" href="style.css">`, "style.css", `@import url("file:///etc/hostname");`), code: "ref.outside", file: "style.css", line: 1},
+		{name: "js package spec climbing", files: withFile(`<script type="module" src="main.js"></script>`, "main.js", "import s from \"pkg/../../secret/s.js\";\nconsole.log(s);"), code: "ref.outside", file: "main.js", line: 1},
 		{name: "img root then dotdot", files: page(`<img src="/../secret/hostname">`), code: "ref.outside", file: "index.html", line: 2},
 		{name: "img percent-encoded dots", files: page(`<img src="%2e%2e/secret/hostname">`), code: "ref.outside", file: "index.html", line: 2},
 		{name: "img percent-encoded slash", files: page(`<img src="..%2fsecret%2fhostname">`), code: "ref.outside", file: "index.html", line: 2},
