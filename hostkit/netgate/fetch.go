@@ -93,17 +93,27 @@ func (g *Gate) fetch(ctx context.Context, app App, req *frame.NetRequest, e *Ent
 			msg: fmt.Sprintf("the app is over its rate ceiling (%d requests a minute, %d in flight); retry later", g.cfg.perMinute, g.cfg.inFlight)}
 	}
 	defer release()
-	// The user's time to answer the dialog is not the request's: the
-	// timeout covers the lookup (vet has its own), then the exchange.
-	addrs, f := g.vet(ctx, t.host, t.port)
-	if f != nil {
-		return nil, f
-	}
 	conn, f := g.match(t)
 	if f != nil {
 		return nil, f
 	}
+	if f := credentialedHeaders(conn, hdr); f != nil {
+		return nil, f
+	}
+	// Ask before resolving: a name the app chose can itself carry data, so
+	// nothing, not even a DNS query, leaves the machine for an origin the
+	// user has not approved (III §14.3). A numeric host needs no lookup and
+	// is judged before the question.
+	if f := g.vetLiteral(t); f != nil {
+		return nil, f
+	}
 	e.Grant, f = g.approve(ctx, app, req.Method, t)
+	if f != nil {
+		return nil, f
+	}
+	// The user's time to answer the dialog is not the request's: the
+	// timeout covers the lookup (vet has its own), then the exchange.
+	addrs, f := g.vet(ctx, t.host, t.port)
 	if f != nil {
 		return nil, f
 	}
@@ -300,13 +310,11 @@ func (g *Gate) hop(ctx context.Context, app App, method string, cur *target, loc
 	if cross && carried {
 		return nil, nil, fail(frame.CodeNetRedirectBlocked, fmt.Sprintf("hop %d leaves %s for %s on a request that carried a credential", n, cur.origin, next.origin))
 	}
-	addrs, f := g.vet(ctx, next.host, next.port)
-	if f != nil {
-		if f.code == frame.CodeNetFetchFailed || f.code == frame.CodeCancelled {
-			return nil, nil, f
-		}
+	if f := g.vetLiteral(next); f != nil {
 		return nil, nil, redirectBlocked(n, next, f)
 	}
+	// A new origin is asked about before its name is looked up, as the
+	// first one was.
 	if cross {
 		if _, f := g.approve(ctx, app, method, next); f != nil {
 			if ctx.Err() != nil {
@@ -314,6 +322,13 @@ func (g *Gate) hop(ctx context.Context, app App, method string, cur *target, loc
 			}
 			return nil, nil, redirectBlocked(n, next, f)
 		}
+	}
+	addrs, f := g.vet(ctx, next.host, next.port)
+	if f != nil {
+		if f.code == frame.CodeNetFetchFailed || f.code == frame.CodeCancelled {
+			return nil, nil, f
+		}
+		return nil, nil, redirectBlocked(n, next, f)
 	}
 	return next, addrs, nil
 }

@@ -361,9 +361,20 @@ func (g *Gate) ceiling(t *target) *failure {
 	return nil
 }
 
+// vetLiteral judges a numeric host, which needs no lookup, by the SSRF
+// tables and the deny list; a name passes (vet judges it after consent).
+func (g *Gate) vetLiteral(t *target) *failure {
+	if !t.addr.IsValid() {
+		return nil
+	}
+	_, f := g.vet(context.Background(), t.host, t.port)
+	return f
+}
+
 // vet resolves host (an IP literal is never handed to a resolver) and
 // refuses when any answer is in a blocked range or on the deny list; a name
-// whose answers mix public and private addresses is refused.
+// whose answers mix public and private addresses is refused. Fetch calls it
+// for a name only after the user approved the origin.
 func (g *Gate) vet(ctx context.Context, host string, port uint16) ([]netip.Addr, *failure) {
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {

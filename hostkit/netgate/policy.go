@@ -84,3 +84,71 @@ func checkHeaders(h map[string]string) (map[string]string, *failure) {
 func isLocalName(host string) bool {
 	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
+
+// credentialedHeaders refuses, on a request that carries a connection's
+// credential, the app headers that make a server answer another resource or
+// method than the one the gate matched (override and rewrite headers), claim
+// a client address or route (forwarding headers), or cut the answer into
+// pieces the scrub sees one at a time (Range, If-Range).
+func credentialedHeaders(conn *connection, hdr map[string]string) *failure {
+	if conn == nil {
+		return nil
+	}
+	for name := range hdr {
+		if why := credentialRefused(strings.ToLower(name)); why != "" {
+			return invalid("header %q is refused on a request that carries connection %q's credential: %s", name, conn.name, why)
+		}
+	}
+	return nil
+}
+
+// Request headers refused on a credentialed request, with the reason the
+// refusal gives. Exact names first, then prefixes.
+var (
+	credentialRefusedNames = map[string]string{
+		"range":    "a range request returns a piece of the answer, and pieces asked one by one pass the scrub",
+		"if-range": "a range request returns a piece of the answer, and pieces asked one by one pass the scrub",
+		// Rewrites: the server answers another path than the one the
+		// credential was matched to.
+		"x-original-url":          "it makes some servers route to another path than the URL's",
+		"x-rewrite-url":           "it makes some servers route to another path than the URL's",
+		"x-override-url":          "it makes some servers route to another path than the URL's",
+		"x-original-uri":          "it makes some servers route to another path than the URL's",
+		"x-envoy-original-path":   "it makes some servers route to another path than the URL's",
+		"x-middleware-subrequest": "it makes some frameworks skip their own middleware (and its checks)",
+		"x-http-method-override":  "it makes some servers run another method than the request's",
+		"x-http-method":           "it makes some servers run another method than the request's",
+		"x-method-override":       "it makes some servers run another method than the request's",
+		"x-original-method":       "it makes some servers run another method than the request's",
+		"forwarded":               "forwarding headers are the host's to set, not the app's",
+		"x-real-ip":               "forwarding headers are the host's to set, not the app's",
+		"x-client-ip":             "forwarding headers are the host's to set, not the app's",
+		"client-ip":               "forwarding headers are the host's to set, not the app's",
+		"true-client-ip":          "forwarding headers are the host's to set, not the app's",
+		"x-cluster-client-ip":     "forwarding headers are the host's to set, not the app's",
+		"x-originating-ip":        "forwarding headers are the host's to set, not the app's",
+		"x-remote-ip":             "forwarding headers are the host's to set, not the app's",
+		"x-remote-addr":           "forwarding headers are the host's to set, not the app's",
+		"x-host":                  "forwarding headers are the host's to set, not the app's",
+		"x-original-host":         "forwarding headers are the host's to set, not the app's",
+		"x-proxyuser-ip":          "forwarding headers are the host's to set, not the app's",
+		"cf-connecting-ip":        "forwarding headers are the host's to set, not the app's",
+		"fastly-client-ip":        "forwarding headers are the host's to set, not the app's",
+		"via":                     "forwarding headers are the host's to set, not the app's",
+	}
+	credentialRefusedPrefixes = []string{"x-forwarded-", "x-envoy-"}
+)
+
+// credentialRefused says why a header (lower case) is refused on a
+// credentialed request, or "" when it is not.
+func credentialRefused(lower string) string {
+	if why, ok := credentialRefusedNames[lower]; ok {
+		return why
+	}
+	for _, p := range credentialRefusedPrefixes {
+		if strings.HasPrefix(lower, p) {
+			return "forwarding and proxy-internal headers are the host's to set, not the app's"
+		}
+	}
+	return ""
+}
