@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +90,33 @@ func BenchmarkNet(b *testing.B) {
 	serial("gate", gateGet)
 	parallel("direct-parallel", directGet)
 	parallel("gate-parallel", gateGet)
+}
+
+// BenchmarkScrub measures the scrub on a 1 MiB JSON answer with one
+// configured secret: "clean" holds no secret (every answer pays this),
+// "echo" holds it 64 times in mixed escapes (only a reflecting answer pays
+// this), "escapes" is clean text dense with escapes that decode in rounds.
+//
+//	go test -run '^$' -bench BenchmarkScrub ./hostkit/netgate/
+func BenchmarkScrub(b *testing.B) {
+	sc := newScrubber([]string{issueSecret})
+	item := `{"id":12345,"title":"Buy milk & bread","url":"https:\/\/example.com\/items?id=12345&amp;page=2","note":"caf\u00e9 %20 done"},`
+	clean := []byte(strings.Repeat(item, (1<<20)/len(item)))
+	echo := slices.Clone(clean)
+	for i := 0; i < 64; i++ {
+		at := i * len(echo) / 64
+		echo = slices.Insert(echo, at, []byte(mixed(issueSecret))...)
+	}
+	escapes := []byte(strings.Repeat(`\u0041&#66;%43&amp;\/`, (1<<20)/20))
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"clean", clean}, {"echo", echo}, {"escapes", escapes}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				sc.scrub(c.data)
+			}
+		})
+	}
 }

@@ -1,130 +1,57 @@
 package netgate
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/frame"
 )
 
-// redacted replaces every secret value in what goes back to the app.
-const redacted = "[REDACTED]"
-
-// secretForms are the spellings of a secret the scrub looks for: as is, and
-// as an echo server would most likely re-encode it (URL, JSON, base64).
-func secretForms(secret string) []string {
-	forms := []string{secret}
-	add := func(s string) {
-		if len(s) >= MinSecretLength && !strings.Contains(strings.Join(forms, "\x00"), s) {
-			forms = append(forms, s)
-		}
-	}
-	q := url.QueryEscape(secret)
-	add(q)
-	add(strings.ReplaceAll(q, "+", "%20"))
-	add(lowerEscapes(q))
-	add(url.PathEscape(secret))
-	if b, err := json.Marshal(secret); err == nil {
-		add(string(b[1 : len(b)-1]))
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(secret) == nil {
-		s := strings.TrimSpace(buf.String())
-		add(s[1 : len(s)-1])
-	}
-	add(base64.StdEncoding.EncodeToString([]byte(secret)))
-	add(base64.RawURLEncoding.EncodeToString([]byte(secret)))
-	return forms
-}
-
-// lowerEscapes spells percent-escapes with lower-case hex digits.
-func lowerEscapes(s string) string {
-	b := []byte(s)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			b[i+1] = byte(unicode.ToLower(rune(b[i+1])))
-			b[i+2] = byte(unicode.ToLower(rune(b[i+2])))
-		}
-	}
-	return string(b)
-}
-
-// scrubBytes replaces every form of every secret with [REDACTED].
-func scrubBytes(b []byte, forms []string) []byte {
-	for _, f := range forms {
-		if bytes.Contains(b, []byte(f)) {
-			b = bytes.ReplaceAll(b, []byte(f), []byte(redacted))
-		}
-	}
-	return b
-}
-
-// cutPartialSecret drops a tail that is the beginning of a secret form: a
-// body cut at the cap must not end with the first half of a token.
-func cutPartialSecret(b []byte, forms []string) []byte {
-	for _, f := range forms {
-		for k := min(len(f)-1, len(b)); k > 0; k-- {
-			if bytes.HasSuffix(b, []byte(f[:k])) {
-				b = b[:len(b)-k]
-				break
-			}
-		}
-	}
-	return b
-}
-
-// answer turns an upstream response into a net-response: the body read at
-// most MaxNetResponseBodyBytes (capped while reading), decoded from gzip,
-// scrubbed, text cut at a UTF-8 boundary or binary as base64, headers
-// through the whitelist, and the whole frame within MaxNetFrameBytes.
-func (g *Gate) answer(ctx context.Context, resp *http.Response, method string) (*frame.NetResponse, *failure) {
+// answer turns an upstream response into a net-response: the body decoded
+// from every content encoding it is labelled with (or refused), read at most
+// MaxNetResponseBodyBytes (capped while reading), scrubbed, text cut at a
+// UTF-8 boundary or binary as base64, headers through the whitelist, and the
+// whole frame within MaxNetFrameBytes. carried says the chain carried a
+// connection's credential: then compressed data inside the body is
+// inflated and searched too.
+func (g *Gate) answer(ctx context.Context, resp *http.Response, method string, carried bool) (*frame.NetResponse, *failure) {
 	defer resp.Body.Close()
 	if resp.StatusCode < 100 || resp.StatusCode > 599 {
 		return nil, fail(frame.CodeNetFetchFailed, fmt.Sprintf("the upstream answered status %d", resp.StatusCode))
 	}
 	var r io.Reader = resp.Body
 	decoded := resp.Uncompressed
-	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-	case "gzip", "x-gzip":
-		if method == http.MethodHead {
-			break
+	if method != http.MethodHead {
+		dr, did, f := g.decodeContent(ctx, resp)
+		if f != nil {
+			return nil, f
 		}
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, g.readFailure(ctx, fmt.Errorf("gzip: %w", err))
-		}
-		defer zr.Close()
-		r, decoded = zr, true
-	default:
-		return nil, fail(frame.CodeNetFetchFailed, fmt.Sprintf("the upstream sent content-encoding %q, which the host cannot decode to scrub", enc))
+		defer dr.Close()
+		r, decoded = dr, decoded || did
 	}
-	forms := g.cfg.forms
+	sc := g.cfg.scrub
 	limit := int64(frame.MaxNetResponseBodyBytes)
-	data, err := io.ReadAll(io.LimitReader(r, limit+int64(g.cfg.longestForm)+1))
+	data, err := io.ReadAll(io.LimitReader(r, limit+int64(sc.margin())+1))
 	if err != nil {
 		return nil, g.readFailure(ctx, err)
 	}
 	truncated := int64(len(data)) > limit
-	n := len(data)
-	data = scrubBytes(data, forms)
-	if truncated {
-		data = cutPartialSecret(data[:min(int64(len(data)), limit)], forms)
+	if carried {
+		if f := sc.checkCompressed(data); f != nil {
+			return nil, f
+		}
 	}
-	changed := truncated || decoded || len(data) != n
+	data, scrubbed := sc.scrub(data)
+	if truncated {
+		data = sc.cutPartial(data[:min(int64(len(data)), limit)])
+	}
+	changed := truncated || decoded || scrubbed
 
 	ct := resp.Header.Get("Content-Type")
 	out := &frame.NetResponse{OK: true}
@@ -152,7 +79,7 @@ func (g *Gate) answer(ctx context.Context, resp *http.Response, method string) (
 		tr := true
 		out.Truncated = &tr
 	}
-	out.Headers = filterHeaders(resp.Header, forms, changed)
+	out.Headers = filterHeaders(resp.Header, sc, changed)
 	if frameBound(out) > frame.MaxNetFrameBytes {
 		// Only an answer that might not fit pays for an exact measure.
 		raw, err := frame.Marshal(out)
@@ -240,7 +167,7 @@ func textual(mt string) bool {
 // filterHeaders passes the response-header whitelist only (set-cookie never),
 // scrubbed, names lower-cased, repeated values joined. A content-length that
 // no longer describes the body is dropped.
-func filterHeaders(h http.Header, forms []string, bodyChanged bool) map[string]string {
+func filterHeaders(h http.Header, sc *scrubber, bodyChanged bool) map[string]string {
 	out := map[string]string{}
 	for name, values := range h {
 		lower := strings.ToLower(name)
@@ -250,7 +177,7 @@ func filterHeaders(h http.Header, forms []string, bodyChanged bool) map[string]s
 		if bodyChanged && lower == "content-length" {
 			continue
 		}
-		v := string(scrubBytes([]byte(strings.Join(values, ", ")), forms))
+		v := sc.scrubString(strings.Join(values, ", "))
 		out[lower] = v
 	}
 	return out

@@ -254,9 +254,8 @@ type compiled struct {
 	devHTTP   map[string]bool
 	perMinute int
 	inFlight  int
-	// forms are every spelling of every secret the scrub replaces.
-	forms       []string
-	longestForm int
+	// scrub finds every connection's secret in what goes back to the app.
+	scrub *scrubber
 }
 
 // connection is a Connection with its secret loaded.
@@ -272,6 +271,7 @@ type connection struct {
 func (c *Config) compile() (*compiled, error) {
 	out := &compiled{denyHosts: map[string]bool{}, devHTTP: map[string]bool{}}
 	names := map[string]bool{}
+	var secrets []string
 	for i, cc := range c.Connections {
 		where := c.where(i)
 		if cc.Name == "" {
@@ -295,6 +295,9 @@ func (c *Config) compile() (*compiled, error) {
 		conn := &connection{name: cc.Name, origin: t.origin}
 		if cc.URLPrefix != "" {
 			conn.path = t.url.EscapedPath()
+			if why := ambiguousPath(conn.path); why != "" {
+				return nil, fmt.Errorf("%s: connection %q: urlPrefix %q holds %s, which servers read in more than one way; write the prefix plainly", where, cc.Name, raw, why)
+			}
 		} else if p := t.url.EscapedPath(); p != "/" || t.url.RawQuery != "" {
 			return nil, fmt.Errorf("%s: connection %q: origin %q has a path; use \"urlPrefix\" for a path match", where, cc.Name, raw)
 		}
@@ -321,6 +324,9 @@ func (c *Config) compile() (*compiled, error) {
 		if len(secret) < MinSecretLength {
 			return nil, fmt.Errorf("%s: connection %q: the secret is shorter than %d bytes; a secret that short cannot be scrubbed from answers", where, cc.Name, MinSecretLength)
 		}
+		if foldedLen(secret) < MinSecretLength {
+			return nil, fmt.Errorf("%s: connection %q: the secret has fewer than %d characters besides spaces and '+'; a secret that plain cannot be scrubbed from answers", where, cc.Name, MinSecretLength)
+		}
 		format := cc.ValueFormat
 		if format == "" {
 			format = "{secret}"
@@ -334,11 +340,9 @@ func (c *Config) compile() (*compiled, error) {
 			return nil, fmt.Errorf("%s: connection %q: the secret or valueFormat holds a character no header value may hold (CR, LF or NUL)", where, cc.Name)
 		}
 		out.conns = append(out.conns, conn)
-		for _, f := range secretForms(secret) {
-			out.forms = append(out.forms, f)
-			out.longestForm = max(out.longestForm, len(f))
-		}
+		secrets = append(secrets, secret)
 	}
+	out.scrub = newScrubber(secrets)
 	for _, d := range c.Deny {
 		if p, err := netip.ParsePrefix(d); err == nil {
 			out.denyNets = append(out.denyNets, p.Masked())

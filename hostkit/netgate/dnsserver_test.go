@@ -114,7 +114,7 @@ func (s *dnsServer) answer(q []byte) []byte {
 		rcode = 3 // NXDOMAIN
 	}
 	r := make([]byte, 12, 64+len(question))
-	copy(r[0:2], q[0:2])                 // ID
+	copy(r[0:2], q[0:2])                  // ID
 	r[2] = 0x80 | q[2]&0x79               // QR, the query's opcode and RD
 	r[3] = 0x80 | rcode                   // RA, RCODE
 	binary.BigEndian.PutUint16(r[4:6], 1) // QDCOUNT

@@ -30,7 +30,7 @@ func (g *Gate) Fetch(ctx context.Context, app App, req *frame.NetRequest) *frame
 	e.DurationMs = time.Since(start).Milliseconds()
 	if f != nil {
 		// No message is built from a secret; scrub anyway, as the body is.
-		f.msg = string(scrubBytes([]byte(f.msg), g.cfg.forms))
+		f.msg = g.cfg.scrub.scrubString(f.msg)
 		resp = errorResponse(req.RequestID, f)
 		e.Code = f.code
 		e.Decision = DecisionRefused
@@ -218,7 +218,7 @@ func (g *Gate) exchange(ctx context.Context, app App, t *target, addrs []netip.A
 		loc := resp.Header.Get("Location")
 		if !isRedirect(resp.StatusCode) || loc == "" {
 			e.Status = resp.StatusCode
-			out, f := g.answer(ctx, resp, method)
+			out, f := g.answer(ctx, resp, method, carried)
 			if out != nil {
 				e.Bytes = bodyBytes(out)
 			}
@@ -262,6 +262,9 @@ func (g *Gate) exchange(ctx context.Context, app App, t *target, addrs []netip.A
 		if !cross {
 			// The same origin may be served by a narrower connection.
 			if conn, f = g.match(next); f != nil {
+				return nil, redirectBlocked(hop+1, next, f)
+			}
+			if f := credentialedHeaders(conn, hdr); f != nil {
 				return nil, redirectBlocked(hop+1, next, f)
 			}
 		}

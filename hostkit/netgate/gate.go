@@ -436,9 +436,22 @@ func (g *Gate) allowed(ap netip.AddrPort) bool {
 
 // match finds the connection whose credential a request to t carries: none,
 // exactly one, or NET_AMBIGUOUS_CONNECTION.
+//
+// On an origin with a path-scoped connection, a path servers may read
+// differently (ambiguousPath) is NET_INVALID_REQUEST: the credential's scope
+// holds only if the server routes the path the way the gate matched it.
 func (g *Gate) match(t *target) (*connection, *failure) {
 	var hit []*connection
 	path := t.url.EscapedPath()
+	for _, c := range g.cfg.conns {
+		if c.origin != t.origin || c.path == "" || c.path == "/" {
+			continue
+		}
+		if why := ambiguousPath(path); why != "" {
+			return nil, invalid("the path %q holds %s; on %s, where connection %q is scoped to %s, servers may route it outside that scope, so the host refuses it (spell the path plainly)", path, why, t.origin, c.name, c.path)
+		}
+		break
+	}
 	for _, c := range g.cfg.conns {
 		if c.origin != t.origin {
 			continue
