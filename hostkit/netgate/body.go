@@ -165,8 +165,9 @@ func textual(mt string) bool {
 }
 
 // filterHeaders passes the response-header whitelist only (set-cookie never),
-// scrubbed, names lower-cased, repeated values joined. A content-length that
-// no longer describes the body is dropped.
+// values scrubbed, a name holding a secret dropped, names lower-cased,
+// repeated values joined. A content-length that no longer describes the
+// body is dropped.
 func filterHeaders(h http.Header, sc *scrubber, bodyChanged bool) map[string]string {
 	out := map[string]string{}
 	for name, values := range h {
@@ -175,6 +176,11 @@ func filterHeaders(h http.Header, sc *scrubber, bodyChanged bool) map[string]str
 			continue
 		}
 		if bodyChanged && lower == "content-length" {
+			continue
+		}
+		// The x-ratelimit-* glob lets the upstream choose part of a name;
+		// a name that holds a secret is dropped (a name cannot be redacted).
+		if sc.found([]byte(lower)) {
 			continue
 		}
 		v := sc.scrubString(strings.Join(values, ", "))

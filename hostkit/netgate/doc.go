@@ -20,6 +20,15 @@
 // and 2001:db8::/32 global. IPv6 forms of IPv4 (mapped, NAT64, 6to4) are
 // judged by the IPv4 address they carry; Unmap comes before Contains.
 //
+// Ask, then resolve. A host name an app chooses can itself carry data
+// (https://<data>.attacker.example/), so no name is looked up before the
+// user approved its origin: the URL's syntax, the scheme, the deny list by
+// name, loopback names, a numeric host in a blocked range, the connection
+// match and the credentialed-header rules are judged first, then the
+// confirm gate, then the lookup. A cross-origin redirect hop is asked about
+// before its name is looked up too. Check, the operator's dry run, does
+// resolve without asking; it is not for URLs an app chose.
+//
 // Dial what was vetted. A name is resolved once per hop; if any answer is
 // blocked the request is refused (a mixed public/private answer is an
 // attack, not a fallback). The vetted addresses travel in the request's
@@ -39,15 +48,34 @@
 //
 // Compression. An app-supplied Accept-Encoding is dropped: it would turn off
 // the transport's transparent gunzip and hand back compressed bytes the
-// scrub could not read. A gzip body is decoded; any other encoding is
-// refused.
+// scrub could not read. Every content coding the answer is labelled with is
+// undone by the gate (gzip, deflate as zlib or raw, stacked up to three);
+// any other (br, zstd, …) is refused, never passed on encoded. On a chain
+// that carried a credential, compressed data at the start of the body (a
+// gzip, zlib or raw deflate stream the app could inflate itself) is
+// inflated and searched; an answer that holds a secret there, or inflates
+// past 8 MiB, is refused.
 //
 // The scrub. Response headers pass frame.ResponseHeaderAllowed only; every
-// configured secret (and its URL, JSON and base64 spellings) is replaced by
-// [REDACTED] in the headers and the body, and a body cut at the cap never
-// ends with the start of a secret. Secrets come from the operator's config
-// (env var or file), never from a frame, and never appear in a message, a
-// log or the audit.
+// configured secret is replaced by [REDACTED] in the header values and the
+// body, a header name holding one is dropped, and a body cut at the cap
+// never ends with the start of one. The scrub (scrub.go) reads the answer
+// the ways an app could (case, NFKC and whitespace folded; JSON, JS, HTML
+// and percent escapes decoded, in rounds) and looks for the secret, its hex,
+// and its base64 and base32 at every byte offset. What it cannot promise
+// against an upstream that transforms the secret on purpose is written in
+// docs/security.md. On a credentialed request the app may not send Range or
+// If-Range (pieces would pass the scrub one at a time) or the override,
+// rewrite and forwarding headers servers route by (NET_INVALID_REQUEST).
+// Secrets come from the operator's config (env var or file), never from a
+// frame, and never appear in a message, a log or the audit.
+//
+// Scoped credentials. A connection with a urlPrefix is matched on the path
+// as sent. On its origin, a path servers read in another way (an encoded
+// slash or backslash, a ;parameter, //, an encoded control byte, overlong
+// UTF-8, a character NFKC folds to '/' or '.', a dot segment once decoded,
+// at any depth of percent-encoding) is NET_INVALID_REQUEST, so the
+// credential cannot be routed out of its scope.
 //
 // Decisions the spec leaves open, taken here: the 30 s limit starts after
 // the user has answered the confirm dialog (a person's time to decide is not

@@ -151,6 +151,10 @@ func hostileEcho(t testing.TB) *httptest.Server {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			io.WriteString(w, `<p>debug: you sent <code>`+f(v, s)+`</code> ok</p>`)
 		case "/etag":
+			// Header names the whitelist's x-ratelimit-* glob lets through.
+			w.Header().Set("X-Ratelimit-"+hex.EncodeToString([]byte(s)), "1")
+			w.Header().Set("X-Ratelimit-"+base64.RawURLEncoding.EncodeToString([]byte(v)), "2")
+			w.Header().Set("X-Ratelimit-Remaining", "41")
 			w.Header().Set("ETag", `"`+echoEncodings[enc](v, s)+`"`)
 			w.Header().Set("Link", `<https://example.com/?t=`+echoEncodings[enc](v, s)+`>; rel="next"`)
 			io.WriteString(w, "ok")
@@ -254,6 +258,14 @@ func TestScrubBypasses(t *testing.T) {
 			}
 			if !strings.Contains(r.Headers["etag"], redacted) {
 				t.Fatalf("etag %q", r.Headers["etag"])
+			}
+			for h := range r.Headers {
+				if leaks(h, hex.EncodeToString([]byte(issueSecret))) || leaks(h, base64.RawURLEncoding.EncodeToString([]byte(value))[8:40]) {
+					t.Fatalf("the secret reached the app in a header name: %q", h)
+				}
+			}
+			if r.Headers["x-ratelimit-remaining"] != "41" {
+				t.Fatalf("headers %v", r.Headers)
 			}
 		})
 	}

@@ -38,8 +38,10 @@ func newNetCheckCmd(io *IO) *cobra.Command {
 		Short: "Decide whether the host would send a net request, without sending it",
 		Long: `check runs the governed network's decision path for one URL without sending
 anything: URL canonicalization, the scheme, the operator's deny list, name
-resolution and the SSRF address tables, and the connection match. It prints
-one JSON line:
+resolution and the SSRF address tables, and the connection match (on an
+origin with a path-scoped connection, a path servers read in more than one
+way, such as /v1/..%2Fadmin or /v1/..;/admin, is NET_INVALID_REQUEST). It
+prints one JSON line:
 
   {"allow":true,"address":"93.184.216.34:443","url":"https://example.com/"}
   {"allow":false,"code":"NET_SSRF_BLOCKED","reason":"127.0.0.1 is loopback (127.0.0.0/8)"}
@@ -47,7 +49,9 @@ one JSON line:
 and exits 0 when the request would be allowed, 1 when it would be refused.
 With --resolve, names resolve only through the given pairs (like curl's
 --resolve) and a name without a pair is NET_FETCH_FAILED; without it the
-system resolver answers. Numeric hosts are never resolved.`,
+system resolver answers. Numeric hosts are never resolved. Unlike a request
+from an app, which asks the user before any name is looked up, check looks
+the name up at once: it is the operator's tool.`,
 		Example: `  snuggen net check https://2130706433/
   snuggen net check https://api.example.com/ --resolve api.example.com=93.184.216.34
   snuggen net check https://mixed.example/ --resolve mixed.example=93.184.216.34,10.0.0.1

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,6 +69,11 @@ func TestNetCheckUsage(t *testing.T) {
 	os.WriteFile(cfg, []byte("{\n  \"deny\": [\"blocked.example\"],\n  \"conections\": []\n}"), 0o600)
 	good := filepath.Join(dir, "good.json")
 	os.WriteFile(good, []byte(`{"deny": ["blocked.example"]}`), 0o600)
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("scoped-secret-123456\n"), 0o600)
+	scoped := filepath.Join(dir, "scoped.json")
+	os.WriteFile(scoped, []byte(`{"connections": [{"name": "v1", "urlPrefix": "https://api.example/v1/",
+	  "header": "Authorization", "valueFormat": "Bearer {secret}", "secretFile": `+strconv.Quote(secret)+`}]}`), 0o600)
 	for _, c := range []struct {
 		args     []string
 		exit     int
@@ -82,6 +88,10 @@ func TestNetCheckUsage(t *testing.T) {
 		{[]string{"net", "check", "https://a.example/", "--method", "POST", "--resolve", "a.example=8.8.8.8"}, 0, `{"allow":true,"address":"8.8.8.8:443","url":"https://a.example/"}`, ""},
 		{[]string{"net", "check", "https://b.example/", "--resolve", "a.example=8.8.8.8"}, 1, `"code":"NET_FETCH_FAILED"`, ""},
 		{[]string{"net", "check", "--help"}, 0, "Example", ""},
+		// A path-scoped credential: an ambiguous path is refused, naming why.
+		{[]string{"net", "check", "https://api.example/v1/..%2Fadmin", "--config", scoped, "--resolve", "api.example=8.8.8.8"}, 1, `"code":"NET_INVALID_REQUEST","reason":"the path \"/v1/..%2Fadmin\" holds an encoded slash (%2F)`, ""},
+		{[]string{"net", "check", "https://api.example/v1/..;/admin", "--config", scoped, "--resolve", "api.example=8.8.8.8"}, 1, `; path parameter`, ""},
+		{[]string{"net", "check", "https://api.example/v1/items", "--config", scoped, "--resolve", "api.example=8.8.8.8"}, 0, `"connection":"v1"`, ""},
 	} {
 		var out, errOut bytes.Buffer
 		code := Main(c.args, nil, &out, &errOut)
