@@ -39,6 +39,8 @@ var ambiguousPaths = map[string]string{
 	"/v1/%252e%252e/admin":          "dot segment",
 	"/v1/%ef%bc%8f..%ef%bc%8fadmin": "fold",
 	"/v1/%EF%BC%8E%EF%BC%8E/admin":  "fold",
+	"/v1/..%E2%88%95admin":          "fold",
+	"/v1/%e3%80%82%e3%80%82/admin":  "fold",
 	"/v1/.../admin":                 "dot segment",
 	"/v1/..%20/admin":               "dot segment",
 }

@@ -33,7 +33,8 @@ const redacted = "[REDACTED]"
 //     leading zeros), percent escapes (%XX, %uXXXX). Rounds stop when nothing
 //     decodes, at most maxRounds, so double encodings (%252F, JSON of HTML)
 //     are read too.
-//   - Patterns, folded the same way: the secret; its hex; its base64 (the
+//   - Patterns, folded the same way: the secret, reversed and in ROT13;
+//     its hex; its base64 (the
 //     standard and URL alphabets) and base32 (standard and hex alphabets) at
 //     every byte offset, so the secret is found inside the encoding of a
 //     longer text such as the whole "Authorization: Bearer …" line. Only the
@@ -47,11 +48,11 @@ const redacted = "[REDACTED]"
 type scrubber struct {
 	patterns [][]byte // folded, deduplicated, each at least 2 bytes
 	longest  int      // the longest pattern, in folded bytes
-	// first holds the patterns' first two bytes as a bit set; byFirst
-	// lists the patterns that start with them. One pass over a view finds
-	// every pattern.
-	first   [1 << 16 / 64]uint64
-	byFirst map[uint16][]int
+	// first maps a pattern's first two bytes to 1 + its group in groups,
+	// the patterns that start with them: one pass over a view finds every
+	// pattern.
+	first  [1 << 16]uint16
+	groups [][]int
 }
 
 // maxRounds bounds the decoding rounds: three covers a triple encoding
@@ -63,21 +64,26 @@ const maxRounds = 4
 const inflateBudget = 8 << 20
 
 func newScrubber(secrets []string) *scrubber {
-	s := &scrubber{byFirst: map[uint16][]int{}}
+	s := &scrubber{}
 	add := func(p []byte) {
 		f := foldBytes(p)
 		if len(f) < 2 || slices.ContainsFunc(s.patterns, func(q []byte) bool { return bytes.Equal(q, f) }) {
 			return
 		}
 		k := uint16(f[0])<<8 | uint16(f[1])
-		s.first[k>>6] |= 1 << (k & 63)
-		s.byFirst[k] = append(s.byFirst[k], len(s.patterns))
+		if s.first[k] == 0 {
+			s.groups = append(s.groups, nil)
+			s.first[k] = uint16(len(s.groups))
+		}
+		s.groups[s.first[k]-1] = append(s.groups[s.first[k]-1], len(s.patterns))
 		s.patterns = append(s.patterns, f)
 		s.longest = max(s.longest, len(f))
 	}
 	for _, sec := range secrets {
 		b := []byte(sec)
 		add(b)
+		add(reversed(b))
+		add(rot13(b))
 		add([]byte(hex.EncodeToString(b)))
 		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 			for r := 0; r < 3; r++ {
@@ -91,6 +97,27 @@ func newScrubber(secrets []string) *scrubber {
 		}
 	}
 	return s
+}
+
+// reversed is b backwards, byte by byte (a secret is ASCII in practice).
+func reversed(b []byte) []byte {
+	out := slices.Clone(b)
+	slices.Reverse(out)
+	return out
+}
+
+// rot13 rotates ASCII letters by 13.
+func rot13(b []byte) []byte {
+	out := slices.Clone(b)
+	for i, c := range out {
+		switch {
+		case c >= 'a' && c <= 'z':
+			out[i] = 'a' + (c-'a'+13)%26
+		case c >= 'A' && c <= 'Z':
+			out[i] = 'A' + (c-'A'+13)%26
+		}
+	}
+	return out
 }
 
 // core is the part of encode(x+secret) that depends on the secret's bytes
@@ -136,7 +163,7 @@ func readings(src []byte, track bool, f func(view) bool) {
 		if f(fold(d, track)) {
 			return
 		}
-		if round+1 >= maxRounds || bytes.IndexAny(d.b, `\&%`) < 0 {
+		if round+1 >= maxRounds || !slices.ContainsFunc(d.b, func(c byte) bool { return escapeStart[c] }) {
 			return
 		}
 		next, changed := decode(d, track)
@@ -159,11 +186,11 @@ func identitySpans(n int) ([]int32, []int32) {
 // ones included) until f returns true.
 func (s *scrubber) scan(v []byte, f func(a, z int) bool) bool {
 	for i := 0; i+1 < len(v); i++ {
-		k := uint16(v[i])<<8 | uint16(v[i+1])
-		if s.first[k>>6]&(1<<(k&63)) == 0 {
+		g := s.first[uint16(v[i])<<8|uint16(v[i+1])]
+		if g == 0 {
 			continue
 		}
-		for _, pi := range s.byFirst[k] {
+		for _, pi := range s.groups[g-1] {
 			if p := s.patterns[pi]; bytes.HasPrefix(v[i:], p) && f(i, i+len(p)) {
 				return true
 			}
@@ -270,6 +297,9 @@ func (s *scrubber) cutPartial(b []byte) []byte {
 	}
 	return b
 }
+
+// escapeStart marks the bytes an escape starts with.
+var escapeStart = [256]bool{'\\': true, '&': true, '%': true}
 
 // asciiFold maps an ASCII byte to its folded form: lower case, or 0 for
 // the bytes a folded view drops (whitespace, NUL and '+').
@@ -386,6 +416,20 @@ func decode(d view, track bool) (view, bool) {
 	var cache refCache
 	src := d.b
 	for i := 0; i < len(src); {
+		// Copy the run up to the next escape in one step.
+		run := 0
+		for i+run < len(src) && !escapeStart[src[i+run]] {
+			run++
+		}
+		if run > 0 {
+			out.b = append(out.b, src[i:i+run]...)
+			if track {
+				out.start = append(out.start, d.start[i:i+run]...)
+				out.end = append(out.end, d.end[i:i+run]...)
+			}
+			i += run
+			continue
+		}
 		var r rune = -1
 		var n int
 		switch src[i] {

@@ -81,6 +81,8 @@ var echoEncodings = map[string]func(v, s string) string{
 	"utf16le":      func(v, s string) string { return utf16le(s) },
 	"json-of-html": func(v, s string) string { return strings.ReplaceAll(uEscape(s, "&#%d;"), "&", `\u0026`) },
 	"mixed":        func(v, s string) string { return mixed(s) },
+	"reversed":     func(v, s string) string { return string(reversed([]byte(s))) },
+	"rot13":        func(v, s string) string { return string(rot13([]byte(s))) },
 	"b64-json-escaped": func(v, s string) string {
 		return strings.ReplaceAll(base64.StdEncoding.EncodeToString([]byte(v)), "/", `\/`)
 	},
@@ -171,6 +173,23 @@ func hostileEcho(t testing.TB) *httptest.Server {
 			w.Write(data)
 		case "/file":
 			http.ServeContent(w, r, "echo.txt", time.Time{}, strings.NewReader("token="+s+"\n"))
+		case "/residual": // transformations the scrub does not promise to see
+			w.Header().Set("Content-Type", "text/plain")
+			switch r.URL.Query().Get("how") {
+			case "xor":
+				x := []byte(s)
+				for i := range x {
+					x[i] ^= 0x5a
+				}
+				io.WriteString(w, hex.EncodeToString(x))
+			case "half":
+				from, _ := strconv.Atoi(r.URL.Query().Get("from"))
+				io.WriteString(w, s[from:min(from+len(s)/2+1, len(s))])
+			case "b64b64":
+				io.WriteString(w, base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString([]byte(s)))))
+			case "interleave":
+				io.WriteString(w, strings.Join(strings.Split(s, ""), "."))
+			}
 		case "/headers":
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(r.Header)
@@ -489,5 +508,38 @@ func TestErrorMessagesScrubbed(t *testing.T) {
 	e = wantCode(t, get(g2, app1, origin+"/narrow", map[string]string{"Range": "bytes=0-3"}), frame.CodeNetRedirectBlocked)
 	if !strings.Contains(e.Message, "Range") {
 		t.Fatalf("message %q", e.Message)
+	}
+}
+
+// TestScrubResidual measures what the scrub does not promise (docs/security.md):
+// a transformation outside its readings passes in one request, and an
+// upstream that returns a caller-chosen slice of what it received gives the
+// app the secret in two. If one of these starts failing, the scrub got
+// stronger: update the residual in docs/security.md.
+func TestScrubResidual(t *testing.T) {
+	srv := hostileEcho(t)
+	defer srv.Close()
+	g, origin := echoGate(t, srv)
+	xor := func(h string) string {
+		b, _ := hex.DecodeString(h)
+		for i := range b {
+			b[i] ^= 0x5a
+		}
+		return string(b)
+	}
+	if got := xor(wantOK(t, get(g, app1, origin+"/residual?how=xor", nil), 200)); got != issueSecret {
+		t.Errorf("xor: the app recovered %q", got)
+	}
+	b, _ := base64.StdEncoding.DecodeString(wantOK(t, get(g, app1, origin+"/residual?how=b64b64", nil), 200))
+	if got, _ := base64.StdEncoding.DecodeString(string(b)); string(got) != issueSecret {
+		t.Errorf("base64 of base64: the app recovered %q", got)
+	}
+	if got := strings.ReplaceAll(wantOK(t, get(g, app1, origin+"/residual?how=interleave", nil), 200), ".", ""); got != issueSecret {
+		t.Errorf("interleaved: the app recovered %q", got)
+	}
+	first := wantOK(t, get(g, app1, origin+"/residual?how=half&from=0", nil), 200)
+	second := wantOK(t, get(g, app1, origin+"/residual?how=half&from="+strconv.Itoa(len(issueSecret)/2+1), nil), 200)
+	if first+second != issueSecret {
+		t.Errorf("two halves: the app recovered %q", first+second)
 	}
 }
