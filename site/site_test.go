@@ -18,7 +18,7 @@ func TestBuildInlinesAndHashes(t *testing.T) {
 	if strings.Contains(html, cssMarker) || strings.Contains(html, jsMarker) {
 		t.Fatal("a marker was left in the page")
 	}
-	for _, want := range []string{`data-snug-confirm="once"`, `data-snug-confirm="always"`, `data-snug-confirm="deny"`, `id="frames"`, `id="audit"`} {
+	for _, want := range []string{`data-snug-confirm="once"`, `data-snug-confirm-remember`, `data-snug-confirm="deny"`, `data-armed="false"`, `id="frames"`, `id="audit"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %s", want)
 		}

@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
@@ -344,11 +345,13 @@ func (r *Runner) Rows() []Row {
 // Dialog is what the runner's confirm dialog shows.
 type Dialog struct {
 	Open   bool   `json:"open"`
+	ID     string `json:"id"`
 	Kind   string `json:"kind"`
 	App    string `json:"app"`
 	Method string `json:"method"`
 	URL    string `json:"url"`
-	// Choices are the visible buttons' data-snug-confirm values.
+	// Choices are the decisions the dialog offers: the visible buttons'
+	// data-snug-confirm values, and "always" when its remember box shows.
 	Choices []string `json:"choices"`
 }
 
@@ -356,18 +359,71 @@ type Dialog struct {
 func (r *Runner) Confirm() Dialog {
 	r.t.Helper()
 	r.WaitFor("the confirm dialog", `document.getElementById('confirm').open`)
-	return Eval[Dialog](r.t, r.Tab, `(() => { const d = document.getElementById('confirm'); return {open: d.open, kind: d.dataset.kind || '',
+	return Eval[Dialog](r.t, r.Tab, `(() => { const d = document.getElementById('confirm'); const shown = e => e.getClientRects().length > 0;
+		const choices = [...d.querySelectorAll('[data-snug-confirm]')].filter(shown).map(b => b.dataset.snugConfirm);
+		const box = d.querySelector('[data-snug-confirm-remember]');
+		if (box && shown(box) && !choices.includes('always')) choices.push('always');
+		return {open: d.open, id: d.dataset.id || '', kind: d.dataset.kind || '',
 		app: document.getElementById('confirm-app').textContent, method: document.getElementById('confirm-method').textContent,
-		url: document.getElementById('confirm-url').textContent,
-		choices: [...d.querySelectorAll('[data-snug-confirm]')].filter(b => !b.hidden).map(b => b.dataset.snugConfirm)}; })()`)
+		url: document.getElementById('confirm-url').textContent, choices}; })()`)
 }
 
-// Answer clicks the confirm dialog's button for decision ("once",
-// "always" or "deny") and waits for the dialog to close.
+// armedJS holds once the confirm dialog is open and armed: its controls
+// ignore input until it has been visible for a moment (site/src/confirm.js).
+const armedJS = `document.getElementById('confirm').open && document.getElementById('confirm').dataset.armed === 'true'`
+
+// Answer answers the confirm dialog as a user does, with real clicks: it
+// brings the runner's tab to the front when it is hidden, waits until the
+// dialog is armed, and clicks the button for decision ("once", "deny", or
+// "always": first the "always allow" box, then, armed again, the allow
+// button it turned into "Always allow"), until the dialog closes or shows
+// another question. A click the dialog ignored (it was disarmed again in
+// between, say by a focus change) is made again, as a user would.
 func (r *Runner) Answer(decision string) {
 	r.t.Helper()
-	r.Click(fmt.Sprintf(`#confirm [data-snug-confirm=%q]`, decision))
-	r.WaitFor("the confirm dialog to close", `!document.getElementById('confirm').open`)
+	if Eval[string](r.t, r.Tab, `document.visibilityState`) != "visible" {
+		ctx, cancel := context.WithTimeout(r.Tab, Timeout)
+		_, err := chromedp.Call(ctx, page.BringToFront, cdp.Empty{})
+		cancel()
+		if err != nil {
+			r.t.Fatalf("bring the runner to the front: %v", err)
+		}
+		r.WaitFor("the runner visible", `document.visibilityState === 'visible'`)
+	}
+	id := Eval[string](r.t, r.Tab, `document.getElementById('confirm').dataset.id || ''`)
+	answered := fmt.Sprintf(`!document.getElementById('confirm').open || document.getElementById('confirm').dataset.id !== %q`, id)
+	for attempt := 1; ; attempt++ {
+		r.WaitFor("the confirm dialog armed", armedJS)
+		sel := fmt.Sprintf(`#confirm [data-snug-confirm=%q]`, decision)
+		if decision == "always" && !Eval[bool](r.t, r.Tab, `!!document.querySelector('#confirm [data-snug-confirm-remember]:checked')`) {
+			sel = `#confirm [data-snug-confirm-remember]`
+		}
+		r.Click(sel)
+		if sel == `#confirm [data-snug-confirm-remember]` {
+			continue // armed again, the allow button says "always"
+		}
+		if r.poll(answered, 2*time.Second) {
+			return
+		}
+		if attempt == 5 {
+			r.t.Fatalf("the confirm dialog ignored %d clicks on %s", attempt, sel)
+		}
+	}
+}
+
+// poll reports whether the condition js holds on the runner page within d.
+func (r *Runner) poll(js string, d time.Duration) bool {
+	r.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		if Eval[bool](r.t, r.Tab, js) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // ChooseFiles clicks sel in ctx (a tab or an app's frame) as the user would

@@ -1,35 +1,100 @@
 // The host's own confirm dialog: a net request to an origin the app has no
 // grant for, or an open-url request. It shows the app's name, the method and
-// the full URL, and answers with the button's data-snug-confirm value. The
-// app's frame cannot reach this dialog: it lives in the runner's document.
+// the full URL, and answers with the decision of the button the user
+// clicked (its data-snug-confirm value). The app's frame cannot reach this
+// dialog: it lives in the runner's document.
+//
+// Consent cannot be taken by timing (as browsers guard their permission
+// prompts):
+// - Arming. The dialog's controls ignore input until the dialog has been
+//   visible for ARM_MS, and again after the page is shown or focused again,
+//   the window is resized, or what the dialog asks changes (a new question,
+//   the "always" box). A click meant for the app that lands on the dialog as
+//   it opens does nothing. The dialog says `data-armed="true"` once armed.
+// - Placement. The dialog is placed so that its controls are away from the
+//   app frames (the asking one first), and the allow button is never where
+//   it was for the question before; among equally good places it picks at
+//   random, so an app cannot aim at it.
+// - A swap is visible. When the question changes while the dialog is open
+//   (the user answered, or the app withdrew its request), the dialog moves,
+//   re-arms and says that this is another request.
+// - "Always" is deliberate. It is a box to tick ("always allow this
+//   origin for this app"), and only then does the allow button say and
+//   answer "always"; ticking re-arms the dialog. A new question starts
+//   unticked.
+
+/** How long the dialog must have been visible before its controls act. */
+export const ARM_MS = 500;
+
+/** Space kept between the dialog and the window's edge. */
+const EDGE = 12;
 
 export class Confirms {
   /**
    * @param {HTMLDialogElement} dialog
    * @param {(id: string, decision: string) => void} answer
-   * @param {(msg: any) => string} [appName] the name to show for the app
-   *   a question came from (the host's own text when absent)
+   * @param {{appName?: (msg: any) => string,
+   *   frames?: (msg: any) => {rect: DOMRect, asking: boolean}[]}} [hooks]
+   *   appName names the app a question came from (the host's own text when
+   *   absent); frames lists the app frames on the page, marking the asking
+   *   one, for the placement
    */
-  constructor(dialog, answer, appName) {
+  constructor(dialog, answer, hooks = {}) {
     this.dialog = dialog;
     this.answer = answer;
-    this.appName = appName || ((msg) => String(msg.app || ''));
+    this.appName = hooks.appName || ((msg) => String(msg.app || ''));
+    this.frames = hooks.frames || (() => []);
     this.queue = [];
     this.current = null;
+    this.armed = false;
+    this.armGen = 0;
+    this.lastAllow = null; // the allow button's rect for the question before
     this.title = dialog.querySelector('#confirm-title');
     this.app = dialog.querySelector('#confirm-app');
     this.verb = dialog.querySelector('#confirm-verb');
     this.method = dialog.querySelector('#confirm-method');
     this.url = dialog.querySelector('#confirm-url');
-    this.buttons = {};
-    for (const b of dialog.querySelectorAll('[data-snug-confirm]')) {
-      this.buttons[b.dataset.snugConfirm] = b;
-      b.addEventListener('click', () => this.decide(b.dataset.snugConfirm));
+    this.notice = dialog.querySelector('#confirm-notice');
+    this.rememberRow = dialog.querySelector('#confirm-remember-row');
+    this.remember = dialog.querySelector('[data-snug-confirm-remember]');
+    this.origin = dialog.querySelector('#confirm-origin');
+    this.controls = dialog.querySelector('.controls');
+    this.deny = dialog.querySelector('[data-snug-confirm="deny"]');
+    this.allow = dialog.querySelector('[data-snug-confirm="once"]');
+    this.ignored = 0;
+
+    // Input that reaches a control before the dialog is armed is dropped
+    // here, before the control sees it (a click on the box's label included).
+    for (const type of ['click', 'mousedown', 'pointerdown', 'auxclick', 'dblclick']) {
+      dialog.addEventListener(type, (ev) => {
+        if (this.armed || !this.controls.contains(/** @type {Node} */ (ev.target))) return;
+        ev.preventDefault();
+        ev.stopImmediatePropagation();
+        if (type === 'click') dialog.dataset.ignored = String(++this.ignored);
+      }, true);
     }
-    // Escape closes a modal dialog: that is a "no".
+    this.deny.addEventListener('click', () => this.decide('deny'));
+    this.allow.addEventListener('click', () => this.decide(this.allow.dataset.snugConfirm));
+    this.remember.addEventListener('change', () => {
+      this.renderAllow();
+      this.armLater();
+    });
+    // Escape closes a modal dialog: that is a "no", whenever it comes.
     dialog.addEventListener('cancel', (ev) => {
       ev.preventDefault();
       this.decide('deny');
+    });
+    // The user comes back to the page: whatever is under the pointer now was
+    // not read yet.
+    window.addEventListener('focus', () => this.armLater());
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'visible') this.armLater();
+      else this.disarm();
+    });
+    window.addEventListener('resize', () => {
+      if (!this.current) return;
+      this.place();
+      this.armLater();
     });
   }
 
@@ -37,16 +102,23 @@ export class Confirms {
   ask(msg) {
     if (typeof msg.id !== 'string' || typeof msg.url !== 'string') return;
     this.queue.push(msg);
-    if (!this.current) this.next();
+    if (!this.current) this.next('');
   }
 
-  next() {
+  /**
+   * Shows the next question, or closes the dialog. why says why the
+   * question changed while the dialog stayed open ('' when it opens).
+   */
+  next(why) {
     const msg = this.queue.shift();
     this.current = msg || null;
     if (!msg) {
+      // lastAllow is kept: the next dialog's allow button goes elsewhere too.
+      this.disarm();
       if (this.dialog.open) this.dialog.close();
       return;
     }
+    const swapped = this.dialog.open;
     const openUrl = msg.kind === 'open-url';
     this.title.textContent = openUrl ? 'Open a link?' : 'Allow a network request?';
     this.app.textContent = this.appName(msg) || 'An app';
@@ -55,14 +127,96 @@ export class Confirms {
       : 'asks the host to make this request for it.';
     this.method.textContent = openUrl ? 'OPEN' : String(msg.method || 'GET');
     this.url.textContent = msg.url;
-    this.buttons.always.hidden = openUrl;
-    this.buttons.once.textContent = openUrl ? 'Open' : 'Allow once';
-    this.buttons.deny.textContent = openUrl ? 'Cancel' : 'Deny';
+    this.remember.checked = false;
+    this.rememberRow.hidden = openUrl;
+    this.origin.textContent = originOf(msg.url);
+    this.deny.textContent = openUrl ? 'Cancel' : 'Deny';
+    this.renderAllow();
+    this.notice.hidden = !swapped;
+    this.notice.textContent = swapped ? why : '';
     this.dialog.dataset.kind = openUrl ? 'open-url' : 'net';
     this.dialog.dataset.id = msg.id;
+    this.disarm();
     if (!this.dialog.open) this.dialog.showModal();
+    this.place();
     // Enter must never approve: the safe answer has the focus.
-    this.buttons.deny.focus();
+    this.deny.focus();
+    this.armLater();
+  }
+
+  /** The allow button says and answers what the box asks for. */
+  renderAllow() {
+    const openUrl = this.current && this.current.kind === 'open-url';
+    const always = !openUrl && this.remember.checked;
+    this.allow.dataset.snugConfirm = always ? 'always' : 'once';
+    this.allow.textContent = openUrl ? 'Open' : always ? 'Always allow' : 'Allow once';
+  }
+
+  disarm() {
+    this.armed = false;
+    this.armGen++;
+    this.dialog.dataset.armed = 'false';
+  }
+
+  /** Disarms now and arms once the dialog has been visible for ARM_MS. */
+  armLater() {
+    if (!this.current) return;
+    this.disarm();
+    const gen = this.armGen;
+    // The delay starts at the first frame painted with the dialog as it is.
+    requestAnimationFrame(() => {
+      setTimeout(() => {
+        if (gen !== this.armGen || !this.current || document.visibilityState !== 'visible') return;
+        this.armed = true;
+        this.dialog.dataset.armed = 'true';
+      }, ARM_MS);
+    });
+  }
+
+  /**
+   * Places the dialog: its controls away from the app frames (the asking
+   * frame first, then any), and the allow button off the spot it had for
+   * the question before; a random pick among the places that do as well.
+   */
+  place() {
+    const d = this.dialog;
+    d.style.margin = '0';
+    d.style.left = '0px';
+    d.style.top = '0px';
+    const box = d.getBoundingClientRect();
+    const ctl = this.controls.getBoundingClientRect();
+    const allow = this.allow.getBoundingClientRect();
+    const vw = document.documentElement.clientWidth;
+    const vh = document.documentElement.clientHeight;
+    const xs = spots(vw, box.width);
+    const ys = spots(vh, box.height);
+    const frames = this.frames(this.current) || [];
+    const cands = [];
+    for (const x of xs) {
+      for (const y of ys) {
+        const c = shift(ctl, x - box.left, y - box.top);
+        const a = shift(allow, x - box.left, y - box.top);
+        let asking = 0;
+        let any = 0;
+        for (const f of frames) {
+          const o = overlap(c, f.rect);
+          any += o;
+          if (f.asking) asking += o;
+        }
+        const repeat = this.lastAllow ? overlap(grow(a, 8), this.lastAllow) > 0 : false;
+        cands.push({ x, y, a, repeat, asking, any });
+      }
+    }
+    const fresh = cands.filter((c) => !c.repeat);
+    const pool = fresh.length ? fresh : cands;
+    const best = Math.min(...pool.map((c) => c.asking));
+    const tier = pool.filter((c) => c.asking === best);
+    const least = Math.min(...tier.map((c) => c.any));
+    const top = tier.filter((c) => c.any === least);
+    const pick = top[randomIndex(top.length)];
+    d.style.left = `${Math.round(pick.x)}px`;
+    d.style.top = `${Math.round(pick.y)}px`;
+    this.lastAllow = pick.a;
   }
 
   decide(decision) {
@@ -70,6 +224,8 @@ export class Confirms {
     if (!msg) return;
     // open-url has no "always": a link is opened once, from this click.
     if (msg.kind === 'open-url' && decision === 'always') decision = 'deny';
+    // "always" only with the box ticked: a stray value is a "once".
+    if (decision === 'always' && !this.remember.checked) decision = 'once';
     if (msg.kind === 'open-url' && decision === 'once') {
       // This click is the user gesture that lets the page open a window;
       // the new tab gets no opener and no referrer.
@@ -77,20 +233,59 @@ export class Confirms {
       else window.open(msg.url, '_blank', 'noopener,noreferrer');
     }
     this.answer(msg.id, decision);
-    this.next();
+    this.next('Another request: read it before you answer.');
   }
 
   /** The host withdrew a question (its request ended first). */
   cancel(id) {
     this.queue = this.queue.filter((m) => m.id !== id);
-    if (this.current && this.current.id === id) this.next();
+    if (this.current && this.current.id === id) {
+      this.next('The request shown before was withdrawn by the app. This is a different request: read it before you answer.');
+    }
   }
 
   /** The connection dropped: the host has ended every pending question. */
   reset() {
     this.queue = [];
     this.current = null;
+    this.disarm();
     if (this.dialog.open) this.dialog.close();
+  }
+}
+
+/** The left (or top) edges to try for a box of size n in a window of size w. */
+function spots(w, n) {
+  const far = Math.max(EDGE, w - n - EDGE);
+  const mid = Math.max(EDGE, (w - n) / 2);
+  return [...new Set([EDGE, Math.round(mid), Math.round(far)])];
+}
+
+function shift(r, dx, dy) {
+  return { left: r.left + dx, top: r.top + dy, right: r.right + dx, bottom: r.bottom + dy };
+}
+
+function grow(r, m) {
+  return { left: r.left - m, top: r.top - m, right: r.right + m, bottom: r.bottom + m };
+}
+
+/** The area two rectangles share. */
+function overlap(a, b) {
+  const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+  const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+  return w > 0 && h > 0 ? w * h : 0;
+}
+
+function randomIndex(n) {
+  const u = new Uint32Array(1);
+  crypto.getRandomValues(u);
+  return u[0] % n;
+}
+
+function originOf(u) {
+  try {
+    return new URL(u).origin;
+  } catch {
+    return u;
   }
 }
 

@@ -32,7 +32,7 @@ const confirms = new Confirms(
   (id, decision) => {
     relay.send({ t: 'confirm-answer', id, decision });
   },
-  dialogAppName,
+  { appName: dialogAppName, frames: (msg) => stage.frameRects(msg.slot) },
 );
 
 // dialogAppName names the asking app in a confirm dialog as "Name (key)":

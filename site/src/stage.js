@@ -112,6 +112,23 @@ export class Stage {
     return inst ? inst.app : '';
   }
 
+  /**
+   * The app frames' rectangles in the viewport (the part of each that is
+   * visible), the frame of slot marked as asking: where a click meant for
+   * an app lands, which the confirm dialog keeps its controls away from.
+   */
+  frameRects(slot) {
+    const vw = document.documentElement.clientWidth;
+    const vh = document.documentElement.clientHeight;
+    const out = [];
+    for (const inst of this.instances.values()) {
+      const r = inst.iframe.getBoundingClientRect();
+      const rect = { left: Math.max(0, r.left), top: Math.max(0, r.top), right: Math.min(vw, r.right), bottom: Math.min(vh, r.bottom) };
+      if (rect.right > rect.left && rect.bottom > rect.top) out.push({ rect, asking: inst.slot === slot });
+    }
+    return out;
+  }
+
   /** Opens a new instance of app and returns its slot. */
   mount(app, before = null) {
     const info = this.apps.get(app);
