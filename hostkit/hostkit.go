@@ -64,6 +64,7 @@ type config struct {
 	net       *netgate.Config
 	netOpts   []netgate.Option
 	theme     string
+	locale    string
 	brokerFn  func(*broker.Options)
 }
 
@@ -113,9 +114,43 @@ func WithNet(cfg netgate.Config, opts ...netgate.Option) Option {
 }
 
 // WithTheme sets the theme host-ready carries until the user toggles it:
-// "light" (the default) or "dark".
+// frame.ModeLight (the default) or frame.ModeDark. New refuses any other
+// value, naming it: the runtime would drop the host-ready carrying it, and
+// no app would ever be ready.
 func WithTheme(mode string) Option {
-	return func(c *config) error { c.theme = mode; return nil }
+	return func(c *config) error {
+		if err := optionCheck("WithTheme", mode, broker.Options{Theme: mode}); err != nil {
+			return err
+		}
+		c.theme = mode
+		return nil
+	}
+}
+
+// WithLocale sets the locale host-ready carries (a BCP 47 tag such as
+// "en-US"; none when unset). New refuses one host-ready cannot carry.
+func WithLocale(tag string) Option {
+	return func(c *config) error {
+		if err := optionCheck("WithLocale", tag, broker.Options{Locale: tag}); err != nil {
+			return err
+		}
+		c.locale = tag
+		return nil
+	}
+}
+
+// optionCheck holds one option's value to the broker's validation and
+// names the option in its error.
+func optionCheck(name, value string, o broker.Options) error {
+	err := o.Validate()
+	var oe *broker.OptionError
+	if errors.As(err, &oe) {
+		return fmt.Errorf("hostkit: %s(%q): %s; %s", name, value, oe.Problem, oe.Fix)
+	}
+	if err != nil {
+		return fmt.Errorf("hostkit: %s(%q): %w", name, value, err)
+	}
+	return nil
 }
 
 // WithBrokerOptions lets a host adjust the broker's options (limits,
@@ -194,6 +229,7 @@ func (h *Host) wire(c *config) error {
 		Agent:   broker.Agent(h.Agent),
 		OpenURL: broker.OpenURL(openurl.New(ask, openurl.Options{})),
 		Theme:   c.theme,
+		Locale:  c.locale,
 		// An announce is the instance's claim about itself: the relay shows
 		// it on that instance's header only. The app list and the names in
 		// dialogs stay the installed app's own metadata.
@@ -244,7 +280,11 @@ func (h *Host) wire(c *config) error {
 	if c.brokerFn != nil {
 		c.brokerFn(&bo)
 	}
-	h.Broker = broker.New(bo)
+	b, err := broker.NewChecked(bo)
+	if err != nil {
+		return fmt.Errorf("hostkit: %w", err)
+	}
+	h.Broker = b
 	rl, err := relay.New(h.Broker, relay.Options{
 		Origin:    h.origin,
 		Host:      h.ln.Addr().String(),

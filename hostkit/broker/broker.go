@@ -59,6 +59,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,8 +150,23 @@ type Broker struct {
 	theme    string
 }
 
-// New returns a Broker with opts.
+// New returns a Broker with opts. It panics when opts fail Validate: such a
+// Broker would send frames every app drops (an invalid host-ready leaves
+// snug.ready pending forever). NewChecked returns the error instead.
 func New(opts Options) *Broker {
+	b, err := NewChecked(opts)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// NewChecked returns a Broker with opts, or Validate's error naming the
+// option to fix.
+func NewChecked(opts Options) (*Broker, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
@@ -171,7 +187,58 @@ func New(opts Options) *Broker {
 		sessions: make(map[*Session]struct{}),
 		theme:    opts.Theme,
 		jobs:     make(chan *request),
+	}, nil
+}
+
+// OptionError is an option a Broker cannot use: its field in Options, its
+// value, what is wrong with it and how to fix it.
+type OptionError struct {
+	Option  string // the Options field, e.g. "Theme"
+	Value   string // its value, as given
+	Problem string
+	Fix     string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("broker: Options.%s %q: %s; %s", e.Option, e.Value, e.Problem, e.Fix)
+}
+
+// Validate reports the first option a Broker cannot use as an *OptionError:
+// a Theme or Locale that would make host-ready invalid (the runtime drops an
+// invalid host-ready, so snug.ready would never resolve), or a limit below
+// zero. Theme and Locale are held to the generated validator of the
+// host-ready they go into; empty means the default (light) and none.
+func (o Options) Validate() error {
+	theme := o.Theme
+	if theme == "" {
+		theme = frame.ModeLight
 	}
+	if err := hostReady("instance", o, theme).Validate(); err != nil {
+		var rej *frame.RejectError
+		if !errors.As(err, &rej) {
+			return fmt.Errorf("broker: the options make an invalid host-ready: %w", err)
+		}
+		for _, v := range rej.Violations {
+			switch {
+			case strings.HasPrefix(v.Path, "/theme"):
+				return &OptionError{Option: "Theme", Value: o.Theme, Problem: v.Message,
+					Fix: fmt.Sprintf("use frame.ModeLight (%q) or frame.ModeDark (%q), or leave it empty for light", frame.ModeLight, frame.ModeDark)}
+			case strings.HasPrefix(v.Path, "/locale"):
+				return &OptionError{Option: "Locale", Value: o.Locale, Problem: v.Message,
+					Fix: `use a BCP 47 language tag such as "en" or "pt-BR", or leave it empty to send none`}
+			}
+		}
+		return fmt.Errorf("broker: the options make an invalid host-ready: %w", err)
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"MaxInFlight", int64(o.MaxInFlight)}, {"Timeout", int64(o.Timeout)}, {"RequestIDMemory", int64(o.RequestIDMemory)}} {
+		if n.v < 0 {
+			return &OptionError{Option: n.name, Value: fmt.Sprint(n.v), Problem: "below zero", Fix: "use 0 for the default or a positive value"}
+		}
+	}
+	return nil
 }
 
 // workerIdle is how long a worker waits for the next request before it ends.
@@ -269,33 +336,45 @@ func (b *Broker) SetTheme(mode string) error {
 	live := b.liveLocked()
 	b.mu.Unlock()
 	for _, s := range live {
-		s.Event(ev)
+		s.send(ev)
 	}
 	return nil
 }
 
-// Broadcast sends a host-event to every live instance.
-func (b *Broker) Broadcast(ev *frame.HostEvent) {
+// Broadcast sends a host-event to every live instance. An event that fails
+// events.Check (one the event table does not know, or data beyond its
+// fields, R7) is sent to none, and the error says why. Build events with
+// hostkit/events.
+func (b *Broker) Broadcast(ev *frame.HostEvent) error {
+	if err := checkEvent(ev); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	live := b.liveLocked()
 	b.mu.Unlock()
 	for _, s := range live {
-		s.Event(ev)
+		s.send(ev)
 	}
+	return nil
 }
 
 // SendToApp sends a host-event to every live instance of the installed app
 // (the host's key): a connection-event when a grant changes, a hint when
-// the app's data changed elsewhere. Build it with hostkit/events (R7).
-func (b *Broker) SendToApp(app string, ev *frame.HostEvent) {
+// the app's data changed elsewhere. Build it with hostkit/events (R7); an
+// event that fails events.Check is sent to none, and the error says why.
+func (b *Broker) SendToApp(app string, ev *frame.HostEvent) error {
+	if err := checkEvent(ev); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	live := b.liveLocked()
 	b.mu.Unlock()
 	for _, s := range live {
 		if s.app == app {
-			s.Event(ev)
+			s.send(ev)
 		}
 	}
+	return nil
 }
 
 func (b *Broker) liveLocked() []*Session {

@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/events"
@@ -11,7 +12,7 @@ import (
 
 var (
 	errTooLarge = errors.New("the answer does not fit its frame's size class")
-	errInvalid  = errors.New("the host's handler built an invalid answer")
+	errInvalid  = errors.New("the host built an invalid frame")
 )
 
 func capabilities(o Options) frame.Capabilities {
@@ -47,6 +48,14 @@ func hostReady(instanceID string, o Options, mode string) *frame.HostReady {
 }
 
 func themeEvent(mode string) (*frame.HostEvent, error) { return events.ThemeChange(mode) }
+
+// checkEvent holds a host-event to the event table (R7) before it is sent.
+func checkEvent(ev *frame.HostEvent) error {
+	if err := events.Check(ev); err != nil {
+		return fmt.Errorf("broker: %w", err)
+	}
+	return nil
+}
 
 func resizeHeight(e *frame.AppEvent) (int, error) { return events.ResizeHeight(e) }
 

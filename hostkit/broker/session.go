@@ -108,9 +108,15 @@ func (s *Session) ResetAgent() error {
 }
 
 // Event sends a host-event to the instance unless it is dead. Build events
-// with hostkit/events (R7).
-func (s *Session) Event(ev *frame.HostEvent) {
+// with hostkit/events (R7): one that fails events.Check (an event the table
+// does not know, or data beyond its fields) is not sent, and the error says
+// why.
+func (s *Session) Event(ev *frame.HostEvent) error {
+	if err := checkEvent(ev); err != nil {
+		return err
+	}
 	s.send(ev)
+	return nil
 }
 
 // Verdict is what the broker did with one inbound frame, for a transport's
@@ -391,12 +397,14 @@ func (s *Session) sendHostReady() {
 	s.send(hostReady(s.instanceID, s.b.opts, s.b.Theme()))
 }
 
-// send marshals f, enforces its size class and hands it to the port, unless
-// the instance is dead. A terminal frame must also parse as the frame it
-// claims to be (a host's own handler may build a wrong one: ok:true without
-// data, an over-long message); one that does not is replaced by HOST_ERROR,
-// so the app never receives a frame its runtime would reject. It reports
-// whether a frame went out.
+// send marshals f, enforces its size class and checks it with the generated
+// parser (and a host-event with events.Check) before it hands it to the
+// port, unless the instance is dead: the app never receives a frame its
+// runtime would reject. A terminal frame that fails (a host's own handler
+// may build a wrong one: ok:true without data, an over-long message) is
+// replaced by the pair's error answer; any other (host-ready, a host-event,
+// streaming text) is not sent, and Options.Logf says why. It reports whether
+// a frame went out.
 func (s *Session) send(f frame.Frame) bool {
 	s.sendMu.RLock()
 	defer s.sendMu.RUnlock()
@@ -407,15 +415,29 @@ func (s *Session) send(f frame.Frame) bool {
 	if err == nil && len(raw) > frame.SizeClass(f.FrameType()) {
 		err = errTooLarge
 	}
-	rid := frame.RequestIDOf(f)
-	if err == nil && rid != "" && !isStreamingFrame(f) {
-		if _, perr := frame.Parse(raw); perr != nil {
+	if err == nil {
+		// Streaming text is checked on the struct (the generated Validate,
+		// no second pass over text that grows with every frame); every other
+		// frame is parsed back from its wire form.
+		var perr error
+		if isStreamingFrame(f) {
+			perr = f.(*frame.AppResponse).Validate()
+		} else {
+			_, perr = frame.Parse(raw)
+		}
+		if perr != nil {
 			err = fmt.Errorf("%w: %v", errInvalid, perr)
 		}
 	}
+	if ev, ok := f.(*frame.HostEvent); ok && err == nil {
+		err = checkEvent(ev)
+	}
 	if err != nil {
+		rid := frame.RequestIDOf(f)
 		if rid == "" || isStreamingFrame(f) {
-			return false // nothing to answer, or display-provisional text: drop
+			// Nothing to answer, or display-provisional text: not sent.
+			s.b.logf("broker: app %s instance %s: a %s was not sent: %v", s.app, s.instanceID, f.FrameType(), err)
+			return false
 		}
 		f = sizeError(f.FrameType(), rid, err)
 		if raw, err = frame.Marshal(f); err != nil {

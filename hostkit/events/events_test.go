@@ -104,3 +104,55 @@ func TestResizeHeight(t *testing.T) {
 		t.Error("a scroll event read as resize")
 	}
 }
+
+// Check lets every builder's event through and refuses what R7 and the
+// event table refuse: content in a hint, an event the table does not know,
+// an app→host event, a field of the wrong type or past its limits.
+func TestCheckHoldsHostEventsToTheTable(t *testing.T) {
+	for _, ev := range []func() (*frame.HostEvent, error){
+		func() (*frame.HostEvent, error) { return events.ThemeChange(frame.ModeDark) },
+		func() (*frame.HostEvent, error) { return events.Visibility(true) },
+		func() (*frame.HostEvent, error) { return events.Connection("github", "connected") },
+		func() (*frame.HostEvent, error) { return events.Hint("inbox", "msg/42") },
+	} {
+		e, err := ev()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := events.Check(e); err != nil {
+			t.Errorf("%s built by the package: %v", e.Event, err)
+		}
+	}
+	hand := func(event, data string) *frame.HostEvent {
+		return &frame.HostEvent{Event: event, Data: json.RawMessage(data)}
+	}
+	if err := events.Check(hand(frame.EventHint, `{"topic":"inbox","ref":"msg/42"}`)); err != nil {
+		t.Errorf("a hand-built hint of the table's fields: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		ev   *frame.HostEvent
+		want string
+	}{
+		{"hint carrying content", hand(frame.EventHint, `{"topic":"inbox","ref":"msg/42","body":"Dear Ann, your balance is…"}`), "data.body is not a field"},
+		{"hint key in another case", hand(frame.EventHint, `{"Topic":"inbox","ref":"msg/42"}`), "data.Topic is not a field"},
+		{"hint without ref", hand(frame.EventHint, `{"topic":"inbox"}`), "lacks ref"},
+		{"hint ref twice", hand(frame.EventHint, `{"topic":"inbox","ref":"a","ref":"b"}`), "appears twice"},
+		{"hint ref 257 code points", hand(frame.EventHint, `{"topic":"t","ref":"`+strings.Repeat("é", 257)+`"}`), "257 code points"},
+		{"hint ref a number", hand(frame.EventHint, `{"topic":"t","ref":42}`), "not a string"},
+		{"hint without data", hand(frame.EventHint, ``), "without data"},
+		{"hint data an array", hand(frame.EventHint, `["inbox"]`), "not a JSON object"},
+		{"event name of 65 characters", hand(strings.Repeat("e", 65), `{}`), "not in the event table"},
+		{"an unknown event", hand("new-mail", `{"from":"ann@example.com"}`), "not in the event table"},
+		{"an app-to-host event", hand(frame.EventResize, `{"height":10}`), "not in the event table"},
+		{"visibility not a boolean", hand(frame.EventVisibility, `{"visible":"yes"}`), "not a boolean"},
+		{"connection state not in the enum", hand(frame.EventConnection, `{"connection":"github","state":"paused"}`), "want one of"},
+		{"theme mode outside the enum", hand(frame.EventThemeChange, `{"theme":{"mode":"blue"}}`), "data/theme/mode"},
+		{"theme not an object", hand(frame.EventThemeChange, `{"theme":"dark"}`), "not an object"},
+	} {
+		err := events.Check(c.ev)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+}
