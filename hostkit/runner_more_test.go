@@ -24,6 +24,7 @@ import (
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
+	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/internal/browsertest"
 	"github.com/snuggen/snuggen/site"
 )
@@ -168,6 +169,27 @@ func TestRunnerResetAgentRestoresTheBudget(t *testing.T) {
 	}
 	if calls.Load() == before {
 		t.Fatal("ask after the reset did not call the agent")
+	}
+}
+
+// A reset the host cannot do reaches the user as RESET_FAILED: on a host
+// that offers no agent, the instance's "Reset agent" is answered with the
+// code and the reason, on the button and in the inspector.
+func TestRunnerResetAgentFailureIsShown(t *testing.T) {
+	h := runnerHost(t, hostkit.WithBrokerOptions(func(o *broker.Options) { o.Agent = nil }))
+	r := browsertest.OpenRunner(t, h.URL(), "probe")
+	slot := r.Slots()[0]
+	article := fmt.Sprintf(`document.querySelector('article[data-slot=%q]')`, slot)
+	r.Click(fmt.Sprintf(`article[data-slot=%q] button.reset`, slot))
+	r.WaitFor("the reset's outcome", article+`.dataset.reset === 'failed'`)
+	title := browsertest.Eval[string](t, r.Tab, article+`.querySelector('button.reset').title`)
+	if !strings.Contains(title, frame.CodeResetFailed) || !strings.Contains(title, "offers no agent") {
+		t.Errorf("reset button title %q, want %s and the reason", title, frame.CodeResetFailed)
+	}
+	rows := browsertest.Eval[[]string](t, r.Tab, fmt.Sprintf(`new Promise(ok => setTimeout(() => ok([...document.querySelectorAll('#frames tbody tr[data-slot=%q]')]
+		.filter(tr => tr.dataset.type === 'reset').map(tr => tr.dataset.verdict + ' ' + tr.querySelector('.code').textContent)), 450))`, slot))
+	if len(rows) != 1 || rows[0] != "reject "+frame.CodeResetFailed {
+		t.Errorf("inspector rows for the reset = %q, want one rejected %s", rows, frame.CodeResetFailed)
 	}
 }
 

@@ -22,6 +22,7 @@ type Session struct {
 	instanceID string
 
 	dead atomic.Bool // navigated (second load) or unmounted: nothing more is sent
+	why  string      // why the instance died; set under sendMu when dead is
 	// sendMu makes "not dead, so send" atomic against kill: once kill holds
 	// it and sets dead, no frame is on its way to the port.
 	sendMu sync.RWMutex
@@ -83,6 +84,9 @@ func (s *Session) Close() {
 func (s *Session) kill(reason string) {
 	s.sendMu.Lock()
 	was := s.dead.Swap(true)
+	if !was {
+		s.why = reason
+	}
 	s.sendMu.Unlock()
 	if was {
 		return
@@ -97,12 +101,28 @@ func (s *Session) kill(reason string) {
 // budget (after frame.ParseFailureBudget consecutive PARSE_FAILED answers
 // the agent bridge refuses the instance until then). An agent handler
 // without the budget (no Reset(instanceKey string) error method) has nothing
-// to reset.
+// to reset. It fails, and the transport answers RESET_FAILED, when there is
+// nothing it could reset: the instance is dead (navigated, closed or ended),
+// the host is shutting down or offers no agent; or when the agent handler's
+// own Reset fails.
 func (s *Session) ResetAgent() error {
+	s.sendMu.RLock()
+	dead, why := s.dead.Load(), s.why
+	s.sendMu.RUnlock()
+	switch {
+	case dead:
+		return fmt.Errorf("broker: reset: %s; open the app again to start over", why)
+	case s.b.isClosing():
+		return errors.New("broker: reset: the host is shutting down")
+	case s.b.opts.Agent == nil:
+		return errors.New("broker: reset: this host offers no agent, so there is no retry budget to reset")
+	}
 	if r, ok := s.b.opts.Agent.(interface {
 		Reset(instanceKey string) error
 	}); ok {
-		return r.Reset(s.instanceID)
+		if err := r.Reset(s.instanceID); err != nil {
+			return fmt.Errorf("broker: reset: %w", err)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -176,15 +177,20 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			ch <- m.Decision // buffered
 		}
 	case "reset":
-		// The user's explicit reset of the slot's parse-failure budget.
-		if p := c.slot(m.Slot); p != nil {
-			err := p.sess.ResetAgent()
-			verdict, code, msg := "accept", "", "parse-failure budget reset"
-			if err != nil {
-				verdict, code, msg = "reject", frame.CodeResetFailed, err.Error()
-			}
-			c.inspect(c.rl.opts.Now(), "in", m.Slot, "reset", "", verdict, code, msg)
+		// The user's explicit reset of the slot's parse-failure budget; its
+		// outcome is an inspect entry (RESET_FAILED when it failed).
+		if !validSlot(m.Slot) {
+			return
 		}
+		err := errNoSlot
+		if p := c.slot(m.Slot); p != nil {
+			err = p.sess.ResetAgent()
+		}
+		verdict, code, msg := "accept", "", "parse-failure budget reset"
+		if err != nil {
+			verdict, code, msg = "reject", frame.CodeResetFailed, err.Error()
+		}
+		c.inspect(c.rl.opts.Now(), "in", m.Slot, "reset", "", verdict, code, msg)
 	case "theme":
 		_ = c.rl.b.SetTheme(m.Mode) // an unknown mode changes nothing
 	case "visibility":
@@ -267,6 +273,9 @@ func (c *conn) endSlot(slot string) {
 		p.sess.Close()
 	}
 }
+
+// errNoSlot is the failure of a reset for a slot with no app mounted.
+var errNoSlot = errors.New("relay: reset: no app is mounted in this slot")
 
 func (c *conn) slot(id string) *slotPort {
 	c.mu.Lock()
