@@ -2,8 +2,10 @@
 // into the generated ES modules of the app runtime (runtime-js/gen: the
 // constants, one validator per frame, checkFrame, and the frame typings),
 // then bundles them with esbuild's Go API: runtime-js/dist/frames.mjs
-// (checkFrame on its own) and runtime-js/dist/snug.js (the hand-written
-// runtime from runtimejs.Source plus the generated modules, minified).
+// (checkFrame on its own), runtime-js/dist/snug.js and
+// runtime-js/dist/snug-mcp.js (the hand-written runtime from
+// runtimejs.Source with its Snug or its MCP Apps transport, plus the
+// generated modules, minified).
 //
 // It is a pure emitter: it returns files and writes nothing. Its limit: it
 // knows the refinement kinds and frame rules rules.json has today; a new kind
@@ -39,6 +41,7 @@ const (
 	PathTypes     = dirGen + "frames.d.ts"
 	PathFrames    = "runtime-js/dist/frames.mjs"
 	PathScript    = "runtime-js/dist/snug.js"
+	PathScriptMCP = "runtime-js/dist/snug-mcp.js"
 )
 
 // frameRuleIDs are the frame-level rules check.mjs.tmpl applies by id.
@@ -83,14 +86,19 @@ func Generate(m *model.Model) ([]model.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	script, err := bundle(srcFiles, bundleOptions{entry: "src/index.js", format: api.FormatIIFE, minify: true, banner: Header})
-	if err != nil {
-		return nil, err
+	files = append(files, model.File{Name: PathFrames, Contents: frames})
+	// One API layer (src/snug.js), two transports: the same sources make the
+	// runtime for Snug hosts and the one for MCP Apps hosts.
+	for _, b := range []struct{ entry, out string }{
+		{"src/index.js", PathScript},
+		{"src/index-mcp.js", PathScriptMCP},
+	} {
+		script, err := bundle(srcFiles, bundleOptions{entry: b.entry, format: api.FormatIIFE, minify: true, banner: Header})
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, model.File{Name: b.out, Contents: script})
 	}
-	files = append(files,
-		model.File{Name: PathFrames, Contents: frames},
-		model.File{Name: PathScript, Contents: script},
-	)
 	return files, nil
 }
 

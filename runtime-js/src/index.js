@@ -1,4 +1,5 @@
-// Entry point of dist/snug.js: installs the `snug` global.
-import { snug } from "./snug.js";
+// Entry point of dist/snug.js: the runtime over Snug frames, for Snug hosts.
+import { install } from "./snug.js";
+import { connect } from "./transport-snug.js";
 
-globalThis.snug = snug;
+globalThis.snug = install(connect);

@@ -1,9 +1,9 @@
-// The Snug app runtime: the one global, `snug`, that a micro-app talks
-// through. It runs inside a sandboxed iframe (origin "null"), so the only
-// peer it trusts is window.parent, recognised by event.source, and it posts
-// with targetOrigin "*" (a null origin cannot be named). Every frame that
-// arrives is checked by the generated acceptors (../gen, from schemas/) and
-// dropped when invalid; nothing about a frame is restated here by hand.
+// The Snug app runtime's API layer: the one global, `snug`, that a
+// micro-app talks through, shared by every flavour of the runtime. It speaks
+// Snug frames; a transport carries them (install's argument): transport-snug.js
+// posts them to a Snug host as they are, transport-mcp.js translates them to
+// MCP Apps JSON-RPC. The transport checks what arrives before receive() sees
+// it; nothing about a frame is restated here by hand (../gen, from schemas/).
 //
 // Limits: one runtime per document; requests wait for the handshake
 // (announce sent, then host-ready received) before they go out.
@@ -38,23 +38,19 @@ import {
   TYPE_OPEN_URL_REQUEST,
   TYPE_OPEN_URL_RESULT,
   VERSION,
-  isKnownCode,
   sizeClass,
 } from "../gen/constants.mjs";
-import { HOST_TO_APP, acceptTheme } from "../gen/validate.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
 
-/** An error from the host or from the runtime, with the spec's fields. */
+/**
+ * An error from the host or from the runtime, with the spec's fields. The
+ * transport has applied R5 (an unknown code renders as HOST_ERROR, keeping its
+ * retryable flag, and hostCode keeps the code as sent).
+ */
 export class SnugError extends Error {
   constructor(e) {
     super(e.message);
-    // R5: an unknown code keeps its retryable flag and renders as HOST_ERROR;
-    // hostCode keeps the code as sent.
-    Object.assign(this, e, {
-      name: "SnugError",
-      code: isKnownCode(e.code) ? e.code : CODE_HOST_ERROR,
-      hostCode: e.code,
-    });
+    Object.assign(this, { hostCode: e.code }, e, { name: "SnugError" });
   }
 }
 
@@ -69,6 +65,7 @@ let resolveReady;
 let tokens = [];
 let height;
 let resizeTimer;
+let send; // the transport's: takes one app→host frame
 
 const ready = new Promise((r) => (resolveReady = r));
 
@@ -78,7 +75,7 @@ const ready = new Promise((r) => (resolveReady = r));
 // throws instead, naming the limit, and sends nothing.
 const post = (type, fields, text = JSON.stringify({ v: VERSION, type, ...fields }), n = new Blob([text]).size, max = sizeClass(type)) => {
   if (n > max) throw refusal(CODE_MALFORMED, `${type} is ${n} bytes, past its size class of ${max} bytes`);
-  parent.postMessage(JSON.parse(text), "*");
+  send(JSON.parse(text));
 };
 
 const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
@@ -136,8 +133,9 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
     post(type, { ...ids, ...fields });
     signal?.addEventListener("abort", abort);
     // Only answers of the expected type count: streaming text, then the end.
+    // A frame without a type is the transport's own failure of this request.
     pending.set(ids.requestId, (f) =>
-      f.type != expect ? 0
+      f.type && f.type != expect ? 0
       : f.streaming ? onText?.(f.text)
       : (done(), f.ok === false ? reject(new SnugError(f.error)) : resolve(f)),
     );
@@ -163,9 +161,8 @@ const response = (f) => {
   };
 };
 
-addEventListener("message", (e) => {
-  const f = e.data;
-  if (e.source != parent || f?.v !== VERSION || !HOST_TO_APP[f.type]?.(f)) return;
+// receive takes one host→app frame from the transport, already checked.
+const receive = (f) => {
   if (f.type == TYPE_HOST_READY) {
     // One object, updated in place: what snug.ready resolved with stays current.
     host = Object.assign(host || {}, f);
@@ -175,16 +172,21 @@ addEventListener("message", (e) => {
     if (app) resolveReady(host);
     fire(f.type, host);
   } else if (f.type == TYPE_HOST_EVENT) {
-    // theme-change's data.theme is an object by the event table; apply it
-    // only when it is a valid theme.
+    // theme-change's data.theme: the transport left it only when valid.
     const theme = f.data?.theme;
-    if (f.event == EVENT_THEME_CHANGE && acceptTheme(theme)) {
+    if (f.event == EVENT_THEME_CHANGE && theme) {
       applyTheme(theme);
       if (host) host.theme = theme;
     }
     fire(f.event, f.data);
   } else pending.get(f.requestId)?.(f);
-});
+};
+
+/**
+ * Wires the runtime to a transport: connect(receive) starts it and returns
+ * the function that sends one app→host frame. Returns the `snug` global.
+ */
+export const install = (connect) => ((send = connect(receive)), snug);
 
 // The height, reported as resize app-events (sent once the handshake is
 // done): debounced, and only when it changed.
@@ -201,21 +203,25 @@ new ResizeObserver(() => {
 // nothing. The runtime fires the event itself, after the browser's own
 // validity check, for the ways a user submits: a submit button's click
 // (Enter in a field clicks the form's default button), Enter in a form that
-// has no submit button, and requestSubmit().
-const submit = (form, submitter) =>
+// has no submit button, and requestSubmit(). The browser's own submission is
+// stopped (a host whose sandbox allows forms, as some MCP Apps hosts' do,
+// would otherwise deliver a second "submit" and navigate the frame).
+const submit = (e, form, submitter) => {
+  e?.preventDefault();
   (form.noValidate || submitter?.formNoValidate || form.reportValidity()) &&
-  form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
+    form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
+};
 addEventListener("click", (e) => {
   const b = e.target.closest?.("button,input");
-  if (b?.form && b.type == "submit" && !e.defaultPrevented) submit(b.form, b);
+  if (b?.form && b.type == "submit" && !e.defaultPrevented) submit(e, b.form, b);
 });
 addEventListener("keydown", (e) => {
   const t = e.target;
   if (e.key == "Enter" && t.form && t.tagName == "INPUT" && !t.form.querySelector("[type=submit],button:not([type])"))
-    submit(t.form);
+    submit(e, t.form);
 });
 HTMLFormElement.prototype.requestSubmit = function (s) {
-  submit(this, s);
+  submit(0, this, s);
 };
 
 const auto = () => app || announce();

@@ -1,0 +1,118 @@
+// The MCP Apps transport: the API layer's Snug frames carried as MCP Apps
+// JSON-RPC over postMessage to the host (window.parent), for an app served
+// by `snuggen mcp` (hostkit/mcpapps). Trust: only window.parent, by
+// event.source.
+//
+// The handshake is ui/initialize, then ui/notifications/initialized.
+// host-ready is made here from the host's answer (hostCapabilities,
+// hostContext) and from the open tool's result, whose _meta["snug/session"]
+// the server wrote: the signed handle, the instanceId, the server's
+// capabilities and the names of its app-only tools. db, net and ask need
+// the host's serverTools, openUrl also its openLinks. A request is a
+// tools/call of its frame type's tool with the frame as argument; the
+// terminal frame comes back as structuredContent, or, too large for one
+// result, as parts fetched with the part tool. The server checks every frame
+// as a Snug host does and renders codes this runtime may not know as
+// HOST_ERROR (R5). open-url: the server checks the URL as a Snug host does,
+// then ui/open-link lets the host ask the user. Cancel is
+// notifications/cancelled, resize is ui/notifications/size-changed,
+// theme-change comes from ui/notifications/host-context-changed.
+
+import {
+  CODE_HOST_ERROR,
+  EVENT_RESIZE,
+  EVENT_THEME_CHANGE,
+  MODE_DARK,
+  MODE_LIGHT,
+  PROTOCOL_VERSIONS,
+  STATUS_DECLINED,
+  STATUS_OPENED,
+  STATUS_REFUSED,
+  TYPE_APP_ANNOUNCE,
+  TYPE_APP_CANCEL,
+  TYPE_APP_EVENT,
+  TYPE_HOST_EVENT,
+  TYPE_HOST_READY,
+  TYPE_OPEN_URL_RESULT,
+} from "../gen/constants.mjs";
+
+/** @param {(frame: object) => void} receive @returns {(frame: object) => void} */
+export const connect = (receive) => {
+  const calls = {}; // JSON-RPC id -> (result, error) => void; Snug requestId -> JSON-RPC id
+  let id = 0;
+  let host; // the host's capabilities, once ui/initialize was answered
+  let session; // the open tool's _meta["snug/session"]; null when the result had none
+  let ctx = {}; // hostContext, partial updates merged in
+
+  const post = (m) => parent.postMessage({ jsonrpc: "2.0", ...m }, "*");
+  const call = (method, params, fn) => ((calls[++id] = fn), post({ id, method, params }), id);
+  const tools = () => (host.serverTools && session?.tools) || {};
+  const theme = () => ({ mode: ctx.theme == MODE_DARK ? MODE_DARK : MODE_LIGHT, tokens: ctx.styles?.variables });
+  const ready = () =>
+    host &&
+    session !== undefined &&
+    receive({
+      type: TYPE_HOST_READY,
+      instanceId: session?.instanceId || "-",
+      protocolVersions: PROTOCOL_VERSIONS,
+      capabilities: { streaming: false, db: false, auth: false, ...(tools().part && { ...session.capabilities, openUrl: !!host.openLinks }) },
+      theme: theme(),
+      locale: ctx.locale,
+    });
+  // open asks the host to open a URL the server passed; its answer decides.
+  const open = (url, fn) =>
+    call("ui/open-link", { url }, (r, e) =>
+      fn(e || r?.isError ? { status: /deni|declin/i.test(e?.message) ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : {}),
+    );
+
+  // request calls the app-only tool of f's type; every way it ends answers f
+  // exactly once (a frame without a type is this request's failure).
+  const request = (f, name = tools()[f.type], text = "") => {
+    const fail = (message) => receive({ requestId: f.requestId, ok: false, error: { code: CODE_HOST_ERROR, message, retryable: false } });
+    const tool = (name, args) =>
+      name
+        ? (calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
+            if (e || r.isError) return fail(e?.message || r.content?.[0]?.text);
+            const a = r.structuredContent || {};
+            const grant = r._meta?.["snug/grant"];
+            text += a.part || "";
+            if (a.next) return tool(tools().part, { transfer: a.next });
+            if (grant && host.openLinks) open(grant, () => 0);
+            const g = text ? JSON.parse(text) : a;
+            g.type == TYPE_OPEN_URL_RESULT && g.status == STATUS_OPENED ? open(f.url, (o) => receive({ ...g, ...o })) : receive(g);
+          }))
+        : fail("this host does not offer " + f.type);
+    tool(name, { frame: f });
+  };
+
+  addEventListener("message", (e) => {
+    const m = e.data;
+    const p = m?.params || {};
+    const method = m?.method;
+    if (e.source != parent || m?.jsonrpc != "2.0") return;
+    if (!method) calls[m.id]?.(m.result, m.error), delete calls[m.id];
+    else if (/tool-(result|cancelled)$/.test(method)) (session = p._meta?.["snug/session"] || session || null), ready();
+    else if (/host-context-changed$/.test(method)) {
+      ctx = { ...ctx, ...p };
+      if (host && (p.theme || p.styles)) receive({ type: TYPE_HOST_EVENT, event: EVENT_THEME_CHANGE, data: { theme: theme() } });
+    } else if (m.id != null) post({ id: m.id, result: {} }); // ui/resource-teardown, ping
+  });
+
+  return (f) =>
+    f.type == TYPE_APP_ANNOUNCE
+      ? // The first announce starts the handshake; a later one gets
+        // host-ready again, as from a Snug host.
+        id
+        ? ready()
+        : call("ui/initialize", { appInfo: { name: f.appId, version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" }, (r) => {
+            host = r?.hostCapabilities || {};
+            ctx = r?.hostContext || {};
+            post({ method: "ui/notifications/initialized" });
+            ready();
+          })
+      : f.type == TYPE_APP_CANCEL
+        ? post({ method: "notifications/cancelled", params: { requestId: calls[f.requestId] } })
+        : f.type == TYPE_APP_EVENT
+          ? f.event == EVENT_RESIZE && post({ method: "ui/notifications/size-changed", params: f.data })
+          : request(f);
+};
