@@ -14,7 +14,7 @@ import (
 // formsHost frames the app at the top-left corner, so page coordinates are
 // the app's, and records the app's reports.
 const formsHost = `<!doctype html><body style="margin:0">
-<iframe sandbox="allow-scripts" src="/app" style="position:absolute;left:0;top:0;width:400px;height:300px;border:0"></iframe>
+<iframe sandbox="SANDBOX" src="/app" style="position:absolute;left:0;top:0;width:400px;height:300px;border:0"></iframe>
 <script>window.log = []; addEventListener("message", (e) => typeof e.data == "string" && log.push(e.data));</script>`
 
 // formsApp has a form with a required field and a submit button, and a form
@@ -39,10 +39,18 @@ report("loaded");
 // sandboxed iframe, where Chromium itself fires no submit event: a click on
 // the submit button, Enter in a field, Enter in a form without a button and
 // requestSubmit() each fire exactly one submit event, and an invalid form
-// fires none.
+// fires none. The same holds in a frame that allows forms, as some MCP Apps
+// hosts' do: the runtime stops the browser's own submission, so the app
+// sees one submit event and the frame does not navigate.
 func TestBrowserFormsSubmit(t *testing.T) {
+	for _, sandbox := range []string{"allow-scripts", "allow-scripts allow-forms"} {
+		t.Run(sandbox, func(t *testing.T) { testFormsSubmit(t, sandbox) })
+	}
+}
+
+func testFormsSubmit(t *testing.T, sandbox string) {
 	base := browsertest.ServePages(t, map[string]string{
-		"/":    formsHost,
+		"/":    strings.Replace(formsHost, "SANDBOX", sandbox, 1),
 		"/app": strings.Replace(formsApp, "RUNTIME", string(Script), 1),
 	})
 	ctx := browsertest.NewTab(t)

@@ -206,22 +206,26 @@ new ResizeObserver(() => {
 // has no submit button, and requestSubmit(). The browser's own submission is
 // stopped (a host whose sandbox allows forms, as some MCP Apps hosts' do,
 // would otherwise deliver a second "submit" and navigate the frame).
-const submit = (e, form, submitter) => {
+const submit = (form, submitter, e) => {
   e?.preventDefault();
   (form.noValidate || submitter?.formNoValidate || form.reportValidity()) &&
     form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
 };
 addEventListener("click", (e) => {
   const b = e.target.closest?.("button,input");
-  if (b?.form && b.type == "submit" && !e.defaultPrevented) submit(e, b.form, b);
+  if (b?.form && b.type == "submit" && !e.defaultPrevented) submit(b.form, b, e);
 });
 addEventListener("keydown", (e) => {
   const t = e.target;
   if (e.key == "Enter" && t.form && t.tagName == "INPUT" && !t.form.querySelector("[type=submit],button:not([type])"))
-    submit(e, t.form);
+    submit(t.form, null, e);
 });
+// The browser's own submit event (a sandbox that allows forms, as some MCP
+// Apps hosts' do, fires one after ours for Enter in a form without a
+// button) is stopped before the app sees it, and its navigation with it.
+addEventListener("submit", (e) => e.isTrusted && (e.preventDefault(), e.stopImmediatePropagation()), true);
 HTMLFormElement.prototype.requestSubmit = function (s) {
-  submit(0, this, s);
+  submit(this, s);
 };
 
 const auto = () => app || announce();
