@@ -285,11 +285,23 @@ func (b *Broker) Open(app string, port Port) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	return b.OpenInstance(app, id, port)
+}
+
+// OpenInstance is Open with an instanceId the host minted itself, for a
+// transport whose instances outlive one connection: hostkit/mcpapps signs
+// the instanceId into the handle an MCP Apps view presents on every call and
+// opens the session again after a restart. The id must be as unguessable as
+// Open's (128 random bits) and is never taken from an app.
+func (b *Broker) OpenInstance(app, instanceID string, port Port) (*Session, error) {
+	if instanceID == "" {
+		return nil, errors.New("broker: empty instanceId")
+	}
 	s := &Session{
 		b:          b,
 		app:        app,
 		port:       port,
-		instanceID: id,
+		instanceID: instanceID,
 		inflight:   make(map[string]*request),
 		used:       idWindow{max: b.opts.RequestIDMemory},
 		seed:       maphash.MakeSeed(),

@@ -20,6 +20,7 @@ import (
 
 	"github.com/snuggen/snuggen/internal/atomicfile"
 	"github.com/snuggen/snuggen/pack"
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
 func init() { register(newBuildCmd) }
@@ -33,6 +34,7 @@ type buildOptions struct {
 	manifest string
 	watch    bool
 	maxAsset int64
+	target   string
 	// poll is the watcher's interval (tests shorten it).
 	poll time.Duration
 }
@@ -56,13 +58,19 @@ errors).
 
 Given a directory, it builds every app in it in parallel (each *.html file,
 and each sub-folder with an index.html or app.html), continues past a
-failing app, and writes index.json, a catalog of the built apps.`,
+failing app, and writes index.json, a catalog of the built apps.
+
+--target says which hosts the file is for: snug (the default) for Snug hosts
+(snuggen serve, a host built on hostkit), mcp-app for MCP Apps hosts (Claude,
+ChatGPT, VS Code and others, through snuggen mcp): the same app and the same
+snug API, with the runtime that speaks MCP Apps instead of Snug frames.`,
 		Example: `  snuggen build app.html                 # writes dist/app.html
   snuggen build app.html -o out.html
   snuggen build app.html -o - > app.built.html
   snuggen build app.html --json           # diagnostics and the manifest as JSON
   snuggen build apps/ -o site/            # every app, plus site/index.json
-  snuggen build app.html --watch          # rebuild on every change`,
+  snuggen build app.html --watch          # rebuild on every change
+  snuggen build app.html --target mcp-app # for an MCP Apps host`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.input = args[0]
@@ -85,6 +93,7 @@ failing app, and writes index.json, a catalog of the built apps.`,
 	f.StringVar(&o.manifest, "manifest", "", "write the manifest (appId, displayName, sha256, bytes, capabilities) to this file")
 	f.BoolVar(&o.watch, "watch", false, "rebuild on every change to the app's files, one line per rebuild")
 	f.Int64Var(&o.maxAsset, "max-asset", pack.DefaultMaxAssetBytes, "largest asset, in bytes, inlined as a data URI")
+	f.StringVar(&o.target, "target", targetSnug, "the hosts the file is for: snug (Snug hosts) or mcp-app (MCP Apps hosts, via snuggen mcp)")
 	return c
 }
 
@@ -104,7 +113,28 @@ type appResult struct {
 	took time.Duration
 }
 
+// The build targets: which runtime the file carries.
+const (
+	targetSnug   = "snug"
+	targetMCPApp = "mcp-app"
+)
+
+// runtimeFor is the runtime a target's file carries (nil: the packager's
+// default, the Snug one).
+func runtimeFor(target string) ([]byte, error) {
+	switch target {
+	case targetSnug, "":
+		return nil, nil
+	case targetMCPApp:
+		return runtimejs.ScriptMCP, nil
+	}
+	return nil, usageError("build: --target %q: use snug or mcp-app", target)
+}
+
 func runBuild(ctx context.Context, io *IO, o *buildOptions) error {
+	if _, err := runtimeFor(o.target); err != nil {
+		return err
+	}
 	fi, err := os.Stat(o.input)
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("build: %w", err)}
@@ -344,7 +374,8 @@ func isTerminal(w io.Writer) bool {
 
 func buildOne(ctx context.Context, o *buildOptions, job appJob) appResult {
 	start := time.Now()
-	res, err := pack.Build(ctx, pack.Options{Path: job.input, Strict: o.strict, MaxAssetBytes: o.maxAsset})
+	rt, _ := runtimeFor(o.target) // checked by runBuild
+	res, err := pack.Build(ctx, pack.Options{Path: job.input, Strict: o.strict, MaxAssetBytes: o.maxAsset, Runtime: rt})
 	r := appResult{job: job, res: res, err: err}
 	if err == nil && job.output != "" {
 		if werr := writeAtomic(job.output, res.HTML); werr != nil {

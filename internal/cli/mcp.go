@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent"
+	"github.com/snuggen/snuggen/hostkit/mcpapps"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/store"
+)
+
+func init() { register(newMCPCmd) }
+
+type mcpOptions struct {
+	serveOptions
+	http      string
+	ui        string
+	origins   []string
+	maxResult int
+	ready     func(s *mcpapps.Server, base string) // tests: called once serving
+}
+
+func newMCPCmd(io *IO) *cobra.Command {
+	o := &mcpOptions{serveOptions: serveOptions{getenv: os.Getenv}}
+	c := &cobra.Command{
+		Use:   "mcp FILE|DIR...",
+		Short: "Serve apps to MCP Apps hosts (Claude, ChatGPT, VS Code, ...) as an MCP server",
+		Long: `mcp serves Snug apps to any host of MCP Apps (the MCP UI extension
+io.modelcontextprotocol/ui): each app is a ui://snug/<key>.html resource built
+with the MCP flavour of the runtime, shown by its open_<key> tool, with its
+agent (the offline agent by default), its SQLite storage under --data, the
+governed network and open-url working through app-only tools.
+
+Without --http it speaks MCP over stdin and stdout, for a desktop client's
+config (nothing else is written to stdout; logs go to stderr). With --http it
+serves streamable HTTP at http://ADDR/mcp, and prints "mcp <url>" and one
+"app <key> <open tool>" line per app before it accepts work.
+
+A client that does not list text/html;profile=mcp-app gets text-only tools
+(--ui always or never overrides that). The net confirm dialog becomes an
+elicitation where the client takes one, else a grant page this server serves
+on loopback (opened in the user's browser by the app's host). What MCP Apps
+cannot carry is listed in docs/mcp-apps.md.
+
+A FILE or DIR is found as by snuggen serve; a file already built with
+snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
+--agent-url and --config are those of snuggen serve.`,
+		Example: `  snuggen mcp examples/                          # stdio, for a desktop client's config
+  snuggen mcp examples/ --http 127.0.0.1:8765    # streamable HTTP
+  snuggen mcp app.html --agent anthropic --model claude-sonnet-4-5`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runMCP(ctx, io, o, args)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.http, "http", "", "serve streamable HTTP on this address (127.0.0.1:8765) instead of stdio")
+	f.StringVar(&o.data, "data", "", "directory for the apps' SQLite files, net grants and the handle key (default: a per-user data directory)")
+	f.StringVar(&o.agent, "agent", "offline", "agent backend: offline (built in, no key), openai (any OpenAI-compatible server) or anthropic")
+	f.StringVar(&o.agentURL, "agent-url", "", "the agent's base URL (default: the backend's own, or its *_BASE_URL variable)")
+	f.StringVar(&o.model, "model", "", "the agent's model (default: its *_MODEL variable)")
+	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
+	f.StringVar(&o.ui, "ui", string(mcpapps.UIAuto), "when tools carry their MCP Apps metadata: auto (clients that list the MIME type), always or never")
+	f.StringSliceVar(&o.origins, "allow-origin", nil, "a browser origin (http://127.0.0.1:5173) whose pages may call the HTTP endpoint; repeatable")
+	f.IntVar(&o.maxResult, "max-result", mcpapps.DefaultMaxResultBytes, "largest tool result, in bytes; a larger answer goes in parts")
+	return c
+}
+
+func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
+	found, err := findApps(args)
+	if err != nil {
+		return err
+	}
+	backend, err := o.backend()
+	if err != nil {
+		return err
+	}
+	if o.agentFor != nil {
+		backend = o.agentFor
+	}
+	dataDir := o.data
+	if dataDir == "" {
+		if dataDir, err = defaultDataDir(); err != nil {
+			return usageError("--data: %v; name a directory with --data", err)
+		}
+	}
+	netCfg := netgate.Config{}
+	if o.config != "" {
+		if netCfg, err = netgate.LoadConfig(o.config); err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+	}
+	var apps []mcpapps.App
+	for _, a := range found {
+		doc, err := os.ReadFile(a.path)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		switch {
+		case mcpapps.IsBuilt(doc):
+			apps = append(apps, mcpapps.BuiltApp(a.key, doc))
+		case a.built:
+			return usageError("%s is built for Snug hosts; build it with --target mcp-app, or give its source", a.path)
+		default:
+			apps = append(apps, mcpapps.FileApp(a.key, a.path))
+		}
+	}
+	secret, err := handleSecret(dataDir)
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	st, err := store.Open(filepath.Join(dataDir, "db"), store.Options{})
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	defer st.Close()
+	gate, err := netgate.New(netCfg, netgate.WithGrantsFile(filepath.Join(dataDir, "grants.json")))
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	defer gate.Close()
+
+	// The listener comes first: the grant pages' address is part of the
+	// server's options. Over stdio it serves the grant pages alone.
+	addr := o.http
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &ExitError{Code: 1, Err: fmt.Errorf("mcp: listen on %s: %w", addr, err)}
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+
+	logf := stderrLog(io.Err)
+	version := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	srv, err := mcpapps.New(ctx, mcpapps.Options{
+		Apps: apps,
+		Agent: agent.NewBridge(backend, agent.Options{Timeout: hostkit.DefaultAgentTimeout, Log: func(instance string, err error) {
+			logf("agent request of instance %s failed: %v", instance, err)
+		}}),
+		Store:          st,
+		Net:            gate,
+		Secret:         secret,
+		GrantBase:      base,
+		AllowOrigins:   o.origins,
+		UI:             mcpapps.UIMode(o.ui),
+		MaxResultBytes: o.maxResult,
+		Version:        version,
+		Logf:           logf,
+	})
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Close(sctx)
+		_ = hs.Shutdown(sctx)
+	}()
+
+	if o.http != "" {
+		fmt.Fprintf(io.Out, "mcp %s/mcp\n", base)
+		for _, key := range srv.Keys() {
+			fmt.Fprintf(io.Out, "app %s %s\n", key, srv.OpenTool(key))
+		}
+	} else {
+		logf("serving %d apps over stdio; grant pages at %s", len(srv.Keys()), base)
+	}
+	if o.ready != nil {
+		o.ready(srv, base)
+	}
+	if o.http == "" {
+		runErr := make(chan error, 1)
+		go func() { runErr <- srv.Run(ctx, &mcp.StdioTransport{}) }()
+		select {
+		case err := <-runErr:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return &ExitError{Code: 1, Err: fmt.Errorf("mcp: %w", err)}
+			}
+			return nil
+		case err := <-serveErr:
+			return &ExitError{Code: 1, Err: fmt.Errorf("mcp: %w", err)}
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-serveErr:
+		return &ExitError{Code: 1, Err: fmt.Errorf("mcp: %w", err)}
+	}
+}
+
+// handleSecret is the key that signs the views' handles, kept in the data
+// directory so that a conversation's app still works after a restart.
+func handleSecret(dir string) ([]byte, error) {
+	p := filepath.Join(dir, "mcp-handle.key")
+	b, err := os.ReadFile(p)
+	if err == nil && len(b) >= 32 {
+		return b, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("mcp: read %s: %w", p, err)
+	}
+	b = make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return handleSecret(dir) // another snuggen mcp wrote it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("mcp: write %s: %w", p, err)
+	}
+	return b, f.Close()
+}
