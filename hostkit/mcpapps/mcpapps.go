@@ -334,7 +334,7 @@ func (s *Server) register(sv *served) {
 	sv.tools = map[string]string{"part": sv.key + "__part"}
 	type capTool struct {
 		typ, suffix, what string
-		on               bool
+		on                bool
 	}
 	for _, c := range []capTool{
 		{frame.TypeAppMessage, "ask", "an agent request (snug.ask)", s.opts.Agent != nil},
