@@ -159,7 +159,7 @@ func (s *Server) grantPage(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make the form's Origin "null"
 	h.Set("Cache-Control", "no-store")
 	tok := r.PathValue("token")
 	switch r.Method {

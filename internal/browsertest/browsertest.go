@@ -266,8 +266,16 @@ func (r *Runner) Frame(n int) context.Context {
 func (r *Runner) SlotFrame(slot string) context.Context {
 	t := r.t
 	t.Helper()
-	sel := fmt.Sprintf(`article[data-slot=%q] iframe`, slot)
-	ctx, cancel := context.WithTimeout(r.Tab, WaitTimeout)
+	return FrameOf(t, r.Tab, fmt.Sprintf(`article[data-slot=%q] iframe`, slot))
+}
+
+// FrameOf returns a context that runs in the document of the iframe sel (a
+// CSS selector) on the page in tab: a sandboxed frame is out of process, a
+// target of its own whose id is the frame's id.
+func FrameOf(t testing.TB, tab context.Context, sel string) context.Context {
+	t.Helper()
+	slot := sel
+	ctx, cancel := context.WithTimeout(tab, WaitTimeout)
 	defer cancel()
 	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(sel)))
 	if err != nil || len(nodes) == 0 {
@@ -281,7 +289,7 @@ func (r *Runner) SlotFrame(slot string) context.Context {
 		}
 		for _, in := range infos {
 			if in.TargetID == id {
-				fctx, fcancel := chromedp.NewContext(r.Tab, chromedp.WithTargetID(id))
+				fctx, fcancel := chromedp.NewContext(tab, chromedp.WithTargetID(id))
 				t.Cleanup(fcancel)
 				if err := chromedp.Do(fctx); err != nil {
 					t.Fatalf("attach to the frame of %s: %v", slot, err)

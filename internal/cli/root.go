@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -79,10 +80,16 @@ sandboxed single-file HTML micro-apps.
 
 // Main runs snuggen with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return MainContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// MainContext is Main with a context whose end stops a serving command as
+// Ctrl-C does (a test runs snuggen mcp --http in its own process this way).
+func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	io := &IO{In: stdin, Out: stdout, Err: stderr}
 	root := NewRoot(io)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}

@@ -1,15 +1,19 @@
 // Package testenv finds the external programs the test suite drives (node,
-// Chromium) and decides what a test does when one is missing: outside CI it
+// Chromium, npm packages) and decides what a test does when one is missing: outside CI it
 // skips with a note; when CI is set it fails, so a missing install can never
 // hide behind a skip.
 package testenv
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +96,49 @@ var LocalhostClient = &http.Client{
 		},
 	},
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// NPMPackages installs the npm packages specs (name@version each) into a
+// cache directory kept between runs ($SNUG_NPM_CACHE, else the user cache
+// directory's snuggen/npm, one folder per set of specs) and returns its
+// node_modules folder. A test that needs published JavaScript (a real MCP
+// Apps host, say) calls it; without npm, or when the registry cannot be
+// reached, it fails under CI and skips elsewhere.
+func NPMPackages(t testing.TB, specs ...string) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		missing(t, "npm", "apt-get install -y npm")
+	}
+	root := os.Getenv("SNUG_NPM_CACHE")
+	if root == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			c = os.TempDir()
+		}
+		root = filepath.Join(c, "snuggen", "npm")
+	}
+	sum := sha256.Sum256([]byte(strings.Join(specs, "\n")))
+	dir := filepath.Join(root, hex.EncodeToString(sum[:8]))
+	done := filepath.Join(dir, "installed")
+	if _, err := os.Stat(done); err == nil {
+		return filepath.Join(dir, "node_modules")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := append([]string{"install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error"}, specs...)
+	out, err := exec.CommandContext(ctx, npm, args...).CombinedOutput()
+	if err != nil {
+		missing(t, "npm packages "+strings.Join(specs, " "), fmt.Sprintf("npm install failed: %v\n%s", err, out))
+	}
+	if err := os.WriteFile(done, []byte(strings.Join(specs, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "node_modules")
 }

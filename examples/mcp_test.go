@@ -1,0 +1,347 @@
+package examples
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/snuggen/snuggen/hostkit/mcpapps"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/store"
+	"github.com/snuggen/snuggen/internal/browsertest"
+	"github.com/snuggen/snuggen/internal/cli"
+	"github.com/snuggen/snuggen/internal/testenv"
+)
+
+// The published packages the test host is made of: the host side of MCP
+// Apps (AppBridge) and the MCP TypeScript client it is typed against.
+var mcpHostPackages = []string{"@modelcontextprotocol/ext-apps@2.0.4", "@modelcontextprotocol/client@2.4.0"}
+
+// mcpHostPage bundles testdata/mcp-host.js with the installed packages
+// (esbuild's Go API, for the browser) into one page.
+func mcpHostPage(t *testing.T) string {
+	t.Helper()
+	nodeModules := testenv.NPMPackages(t, mcpHostPackages...)
+	res := api.Build(api.BuildOptions{
+		EntryPoints: []string{filepath.Join("testdata", "mcp-host.js")},
+		Bundle:      true,
+		Write:       false,
+		Format:      api.FormatIIFE,
+		Platform:    api.PlatformBrowser,
+		Target:      api.ES2022,
+		NodePaths:   []string{nodeModules},
+		LogLevel:    api.LogLevelSilent,
+	})
+	if len(res.Errors) > 0 {
+		t.Fatalf("bundle the test host: %v", res.Errors)
+	}
+	js := strings.ReplaceAll(string(res.OutputFiles[0].Contents), "</script", `<\/script`)
+	return "<!doctype html><html><head><meta charset=utf-8><title>MCP Apps test host</title></head><body><script>" + js + "</script></body></html>"
+}
+
+// startMCP runs `snuggen mcp --http` on loopback in this process for the
+// example folders names, letting pages of origin call it, and returns its
+// endpoint. It stops when the test ends, as after Ctrl-C.
+func startMCP(t *testing.T, data, origin string, names ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	var mu sync.Mutex
+	done := make(chan int, 1)
+	args := append([]string{"mcp"}, names...)
+	args = append(args, "--http", "127.0.0.1:0", "--data", data, "--allow-origin", origin)
+	go func() {
+		code := cli.MainContext(ctx, args, strings.NewReader(""), pw, lockedWriter{&mu, &stderr})
+		pw.Close()
+		done <- code
+	}()
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mcp ") {
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("snuggen mcp did not start: %q\n%s", lines.Text(), stderr.String())
+	}
+	endpoint := strings.TrimPrefix(lines.Text(), "mcp ")
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				mu.Lock()
+				t.Errorf("snuggen mcp exited %d:\n%s", code, stderr.String())
+				mu.Unlock()
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("snuggen mcp did not stop")
+		}
+	})
+	return endpoint
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// mcpTab is the test host's page in a tab, connected to the server.
+type mcpTab struct {
+	t        *testing.T
+	tab      context.Context
+	base     string
+	endpoint string
+}
+
+func openMCPHost(t *testing.T, names ...string) *mcpTab {
+	t.Helper()
+	base := browsertest.ServePages(t, map[string]string{"/": mcpHostPage(t)})
+	endpoint := startMCP(t, t.TempDir(), base, names...)
+	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoint: endpoint}
+	h.load()
+	return h
+}
+
+// load (re)loads the host page and connects its client.
+func (h *mcpTab) load() {
+	h.t.Helper()
+	browsertest.Do(h.t, h.tab, "open the test host", chromedp.Navigate(h.base+"/"))
+	tools := browsertest.Eval[[]string](h.t, h.tab, fmt.Sprintf(`connectHost(%q)`, h.endpoint))
+	if len(tools) == 0 {
+		h.t.Fatal("the server lists no tools")
+	}
+}
+
+// show renders the example through the bridge and returns the app's frame.
+func (h *mcpTab) show(name string) *app {
+	h.t.Helper()
+	mime := browsertest.Eval[string](h.t, h.tab, fmt.Sprintf(`showApp(%q, "allow-scripts allow-forms")`, "open_"+name))
+	if mime != "text/html;profile=mcp-app" {
+		h.t.Fatalf("resource MIME type %q", mime)
+	}
+	a := &app{t: h.t, f: browsertest.FrameOf(h.t, h.tab, "#app")}
+	a.waitFor("snug.ready", `typeof snug == "object" && snug.capabilities !== undefined`)
+	return a
+}
+
+func (h *mcpTab) opened() []string {
+	return browsertest.Eval[[]string](h.t, h.tab, `hostLog.opened`)
+}
+
+// TestExamplesInAnMCPAppsHost runs the examples in a real MCP Apps host:
+// the published AppBridge and MCP client in Chromium, the app in a
+// sandboxed iframe, the server `snuggen mcp --http` on loopback.
+func TestExamplesInAnMCPAppsHost(t *testing.T) {
+	if _, err := os.Stat("todo"); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(examples))
+	for name := range examples {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	h := openMCPHost(t, names...)
+
+	t.Run("every example runs with its capabilities", func(t *testing.T) {
+		for _, name := range names {
+			a := h.show(name)
+			a.t = t
+			for _, c := range examples[name] {
+				if c == "ask" {
+					continue // no flag: every host answers asks
+				}
+				if got := a.eval(fmt.Sprintf(`String(snug.capabilities[%q])`, c)); got != "true" {
+					t.Errorf("%s: capability %s is %s", name, c, got)
+				}
+			}
+			if got := a.eval(`String(snug.capabilities.streaming)`); got != "false" {
+				t.Errorf("%s: streaming %s; the bridge forwards no progress", name, got)
+			}
+		}
+	})
+
+	t.Run("todo: an item persists across a reload", func(t *testing.T) {
+		a := h.show("todo")
+		a.t = t
+		a.ready("#add-button")
+		a.fill("#title", "buy milk\r") // Enter submits: once, in a frame that allows forms too
+		a.waitFor("the row", `[...document.querySelectorAll('#list li span')].some(s => s.textContent === 'buy milk')`)
+		a.waitText("#count", "1 open")
+		h.load() // the host page reloads: a new client, a new open, a new handle
+		b := h.show("todo")
+		b.t = t
+		b.waitFor("the row after the reload", `[...document.querySelectorAll('#list li span')].some(s => s.textContent === 'buy milk')`)
+		if got := b.rows("select title from todo"); got != `[{"title":"buy milk"}]` {
+			t.Fatalf("rows after the reload: %s", got)
+		}
+	})
+
+	t.Run("flashcards: an ask with a schema gets the offline agent's answer", func(t *testing.T) {
+		a := h.show("flashcards")
+		a.t = t
+		a.ready("#go")
+		a.fill("#topic", "the periodic table")
+		a.fill("#count", "3")
+		a.click("#go")
+		a.waitFor("the deck", `!document.getElementById('deck').hidden`)
+		if got := a.eval(`String(document.getElementById('error').hidden)`); got != "true" {
+			t.Fatalf("error shown: %s", a.text("#error"))
+		}
+		if front := a.text("#card"); front == "" {
+			t.Fatal("an empty card")
+		}
+		if pos := a.text("#pos"); !strings.HasPrefix(pos, "1 / ") {
+			t.Fatalf("position %q", pos)
+		}
+	})
+
+	t.Run("links: snug.openUrl reaches the bridge's open-link handler", func(t *testing.T) {
+		a := h.show("links")
+		a.t = t
+		a.ready("#add-button")
+		link := "https://docs.example.com/guide/intro?lang=en&v=2#install"
+		a.fill("#name", "Guide")
+		a.fill("#url", link)
+		a.click("#add-button")
+		a.waitFor("the new link", `document.querySelectorAll('#board li').length === 3`)
+		before := len(h.opened())
+		a.click("#board li:nth-child(3) .open")
+		a.waitText("#note", "Guide: opened")
+		if got := h.opened(); len(got) != before+1 || got[len(got)-1] != link {
+			t.Fatalf("the host was asked to open %q, want %s", got, link)
+		}
+		// A URL the host's check refuses never reaches the host.
+		got := a.eval(`snug.openUrl("https://user:pw@docs.example.com/").then(s => s, e => e.code)`)
+		if got != "refused" || len(h.opened()) != before+1 {
+			t.Fatalf("openUrl with userinfo: %q, host asked %q", got, h.opened())
+		}
+	})
+
+	t.Run("notes: theme changes from the host apply", func(t *testing.T) {
+		a := h.show("notes")
+		a.t = t
+		a.waitFor("the first note", `document.querySelectorAll('#list li').length >= 1`)
+		a.waitFor("the light theme", `document.documentElement.dataset.theme === 'light'`)
+		a.waitText("#theme", "theme: light")
+		browsertest.Eval[any](t, h.tab, `setTheme("dark")`)
+		a.waitFor("the dark theme", `document.documentElement.dataset.theme === 'dark'`)
+		a.waitText("#theme", "theme: dark")
+		if v := a.eval(`getComputedStyle(document.documentElement).getPropertyValue('--color-background-primary')`); v != "#000000" {
+			t.Errorf("the host's style variable: %q", v)
+		}
+		a.fill("#text", "Groceries\nmilk")
+		a.waitText("#saved", "saved")
+	})
+
+}
+
+// TestAPIViewerInAnMCPAppsHost: the net gate's confirm, the MCP way. The
+// host takes no elicitation, so a new origin is NET_NOT_APPROVED and the app
+// has the host open the server's grant page; once the user allows it there,
+// the app's next request goes through the gate (with the connection's
+// secret injected on the server) to the API. The server is the mcpapps
+// package with a gate that may reach the loopback test API, which the CLI
+// rightly never allows.
+func TestAPIViewerInAnMCPAppsHost(t *testing.T) {
+	const token = "example-token-0123456789"
+	t.Setenv("SNUG_EXAMPLES_API_TOKEN", token)
+	api, hits := apiServer(t, token)
+	ap := netip.MustParseAddrPort(api.Listener.Addr().String())
+	origin := fmt.Sprintf("https://api.example.com:%d", ap.Port())
+	roots := x509.NewCertPool()
+	roots.AddCert(api.Certificate())
+	gate, err := netgate.New(netgate.Config{Connections: []netgate.Connection{{
+		Name: "example-api", Origin: origin, Header: "Authorization", ValueFormat: "Bearer {secret}", SecretEnv: "SNUG_EXAMPLES_API_TOKEN",
+	}}}, netgate.WithResolver(netgate.StaticResolver{"api.example.com": {ap.Addr()}}), netgate.WithAllowedAddrs(ap),
+		netgate.WithTLSConfig(&tls.Config{RootCAs: roots}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gate.Close() })
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+
+	base := browsertest.ServePages(t, map[string]string{"/": mcpHostPage(t)})
+	hs := httptest.NewUnstartedServer(nil)
+	hs.Start()
+	t.Cleanup(hs.Close)
+	srv, err := mcpapps.New(context.Background(), mcpapps.Options{
+		Apps:         []mcpapps.App{mcpapps.FileApp("api-viewer", filepath.Join("api-viewer", "app.html"))},
+		Store:        st,
+		Net:          gate,
+		GrantBase:    hs.URL,
+		AllowOrigins: []string{base},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	hs.Config.Handler = srv.Handler()
+	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoint: hs.URL + "/mcp"}
+	h.load()
+
+	a := h.show("api-viewer")
+	a.ready("#send")
+	u := origin + "/v1/items?page=2"
+	a.fill("#url", u)
+	a.click("#send")
+	a.waitFor("the refusal", `document.getElementById('status').textContent.startsWith('NET_NOT_APPROVED: ')`)
+	var grant string
+	for deadline := time.Now().Add(5 * time.Second); grant == ""; time.Sleep(20 * time.Millisecond) {
+		if got := h.opened(); len(got) > 0 {
+			grant = got[len(got)-1]
+		} else if time.Now().After(deadline) {
+			t.Fatal("the grant page was never opened")
+		}
+	}
+	if !strings.HasPrefix(grant, hs.URL+"/snug/grant/") || hits.Load() != 0 {
+		t.Fatalf("opened %q (the API saw %d requests), want the grant page first", grant, hits.Load())
+	}
+	// The user allows it on the page, in a tab of its own.
+	page := browsertest.NewTab(t)
+	browsertest.Do(t, page, "open the grant page", chromedp.Navigate(grant))
+	if body := browsertest.Eval[string](t, page, `document.body.textContent`); !strings.Contains(body, origin) || !strings.Contains(body, "API viewer") {
+		t.Fatalf("grant page: %s", body)
+	}
+	browsertest.Do(t, page, "allow", chromedp.Click(chromedp.CSS(`button[value=always]`)))
+	browsertest.WaitFor(t, page, "the answer page", `document.body.textContent.includes('Allowed')`)
+
+	a.click("#send")
+	a.waitText("#status", "200")
+	body := a.text("#body")
+	if !strings.Contains(body, `"page": "2"`) || strings.Contains(body+a.text("#headers"), token) {
+		t.Fatalf("body shown:\n%s", body)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("the API saw %d requests, want 1", hits.Load())
+	}
+}

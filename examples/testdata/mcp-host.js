@@ -1,0 +1,49 @@
+// The test's MCP Apps host: the published host-side AppBridge
+// (@modelcontextprotocol/ext-apps) wired to the published MCP TypeScript
+// client (@modelcontextprotocol/client) over streamable HTTP, rendering a
+// tool's UI resource in a sandboxed iframe, as an MCP Apps host does. Nothing
+// here knows Snug: it is the minimal wiring of those two packages.
+import { AppBridge, PostMessageTransport, RESOURCE_MIME_TYPE, getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+const info = { name: "snug-test-host", version: "1.0.0" };
+const log = (window.hostLog = { opened: [], sizes: [] });
+let client;
+
+window.connectHost = async (url) => {
+  client = new Client(info, { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: [RESOURCE_MIME_TYPE] } } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return (await client.listTools()).tools.map((t) => t.name);
+};
+
+// showApp calls a tool and renders its UI resource with the tool's result.
+window.showApp = async (name, sandbox) => {
+  const tool = (await client.listTools()).tools.find((t) => t.name == name);
+  const uri = getToolUiResourceUri(tool);
+  const result = await client.callTool({ name, arguments: {} });
+  const { contents } = await client.readResource({ uri });
+  document.getElementById("app")?.remove();
+  const iframe = document.createElement("iframe");
+  iframe.id = "app";
+  iframe.setAttribute("sandbox", sandbox);
+  iframe.style.cssText = "width:600px;height:400px;border:0";
+  document.body.append(iframe);
+  const bridge = new AppBridge(client, info, { openLinks: {}, serverTools: {}, serverResources: {} }, {
+    hostContext: { theme: "light", locale: "en-US", styles: { variables: { "--color-background-primary": "#ffffff" } } },
+  });
+  bridge.onopenlink = async ({ url }) => (log.opened.push(url), {});
+  bridge.onsizechange = ({ height }) => {
+    log.sizes.push(height);
+    if (height) iframe.style.height = height + "px";
+  };
+  bridge.oninitialized = () => {
+    bridge.sendToolInput({ arguments: {} });
+    bridge.sendToolResult(result);
+  };
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+  iframe.srcdoc = contents[0].text;
+  window.bridge = bridge;
+  return contents[0].mimeType;
+};
+
+window.setTheme = (theme) => window.bridge.sendHostContextChange({ theme, styles: { variables: { "--color-background-primary": theme == "dark" ? "#000000" : "#ffffff" } } });
