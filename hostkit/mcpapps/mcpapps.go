@@ -671,6 +671,14 @@ func (s *Server) Handler() http.Handler {
 	return s.cors(mux)
 }
 
+// GrantHandler serves the grant pages alone, for a server that speaks MCP
+// over stdio and needs a loopback page only to ask the user.
+func (s *Server) GrantHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/snug/grant/{token}", s.grantPage)
+	return mux
+}
+
 // cors answers AllowOrigins' preflights and marks their responses readable.
 func (s *Server) cors(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

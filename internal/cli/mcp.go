@@ -174,7 +174,11 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	handler := srv.Handler()
+	if o.http == "" {
+		handler = srv.GrantHandler() // stdio: the loopback port shows grant pages, nothing else
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	defer func() {

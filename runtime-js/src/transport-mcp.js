@@ -55,7 +55,7 @@ export const connect = (receive) => {
       type: TYPE_HOST_READY,
       instanceId: session?.instanceId || "-",
       protocolVersions: PROTOCOL_VERSIONS,
-      capabilities: { streaming: false, db: false, auth: false, ...(tools().part && { ...session.capabilities, openUrl: !!host.openLinks }) },
+      capabilities: { db: false, auth: false, net: false, ...(tools().part && session.capabilities), streaming: false, openUrl: !!(tools().part && host.openLinks) },
       theme: theme(),
       locale: ctx.locale,
     });
@@ -81,7 +81,7 @@ export const connect = (receive) => {
             const g = text ? JSON.parse(text) : a;
             g.type == TYPE_OPEN_URL_RESULT && g.status == STATUS_OPENED ? open(f.url, (o) => receive({ ...g, ...o })) : receive(g);
           }))
-        : fail("this host does not offer " + f.type);
+        : queueMicrotask(() => fail("this host does not offer " + f.type)); // after the API layer's pending.set
     tool(name, { frame: f });
   };
 

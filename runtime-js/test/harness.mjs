@@ -7,16 +7,17 @@
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 
-const runtime = readFileSync(new URL("../dist/snug.js", import.meta.url), "utf8");
+const runtimes = {};
+const load = (name) => (runtimes[name] ||= readFileSync(new URL("../dist/" + name, import.meta.url), "utf8"));
 
 const tick = () => new Promise((r) => setImmediate(r));
 
 /**
  * Creates a document with the given meta tags (name without "snug:" → content)
- * and runs the runtime in it. The document stays "loading" until
+ * and runs the runtime (dist/snug.js, or the file runtime names) in it. The document stays "loading" until
  * env.domReady() unless loaded is true.
  */
-export function createEnv({ meta = {}, title = "Test app", loaded = false } = {}) {
+export function createEnv({ meta = {}, title = "Test app", loaded = false, runtime = "snug.js" } = {}) {
   const posted = []; // every frame the app sent, in order
   const waiters = []; // {type, resolve}
   const listeners = { message: new Set() };
@@ -93,7 +94,7 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false } = {}
   g.window = g;
   g.self = g;
   vm.createContext(g);
-  vm.runInContext(runtime, g, { filename: "dist/snug.js" });
+  vm.runInContext(load(runtime), g, { filename: "dist/" + runtime });
 
   const env = {
     snug: g.snug,

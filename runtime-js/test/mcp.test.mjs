@@ -1,0 +1,189 @@
+// The MCP flavour (dist/snug-mcp.js) against a scripted MCP Apps host:
+// JSON-RPC over postMessage, the open tool's session, and every way a call
+// can end settling it exactly once.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createEnv, tick } from "./harness.mjs";
+
+const SESSION = {
+  handle: "h.sig",
+  instanceId: "inst1",
+  capabilities: { streaming: false, db: true, auth: false, net: true, openUrl: true },
+  tools: { "snug:app-message": "t__ask", "snug:db-request": "t__db", "snug:net-request": "t__net", "snug:open-url-request": "t__open_url", part: "t__part" },
+};
+
+const until = async (what, fn) => {
+  for (let i = 0; i < 500; i++) {
+    const v = fn();
+    if (v) return v;
+    await tick();
+  }
+  throw new Error("never: " + what);
+};
+
+// msg takes the next message the app posted with this method.
+const msg = (env, method) => until(method, () => env.posted.find((m) => m.method === method && !m.taken && (m.taken = true)));
+
+async function mcp({ host = { serverTools: {}, openLinks: {} }, session = SESSION, ctx } = {}) {
+  const env = createEnv({ runtime: "snug-mcp.js", meta: { "app-id": "test.app", "display-name": "Test" } });
+  env.domReady();
+  const init = await msg(env, "ui/initialize");
+  assert.equal(init.jsonrpc, "2.0");
+  assert.equal(init.params.appInfo.name, "test.app");
+  env.reply = (m, result) => env.send({ jsonrpc: "2.0", id: m.id, result });
+  env.fail = (m, message) => env.send({ jsonrpc: "2.0", id: m.id, error: { code: -32000, message } });
+  await env.reply(init, {
+    protocolVersion: "2026-01-26",
+    hostCapabilities: host,
+    hostContext: ctx ?? { theme: "dark", locale: "de-DE", styles: { variables: { "--color-text-primary": "#eee", color: "red" } } },
+  });
+  await msg(env, "ui/notifications/initialized");
+  await env.send({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: { content: [], _meta: { "snug/session": session } } });
+  await env.snug.ready;
+  return env;
+}
+
+const outcome = async (p) => {
+  try {
+    return { value: await p };
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+};
+
+test("handshake: capabilities from the host and the session, theme and locale from hostContext", async () => {
+  const env = await mcp();
+  const ready = await env.snug.ready;
+  assert.equal(ready.instanceId, "inst1");
+  assert.deepEqual({ ...ready.capabilities }, { streaming: false, db: true, auth: false, net: true, openUrl: true });
+  assert.equal(ready.locale, "de-DE");
+  assert.equal(env.attrs["data-theme"], "dark");
+  assert.equal(env.styles["--color-text-primary"], "#eee");
+  assert.equal(env.styles.color, undefined, "only --* names are applied");
+});
+
+test("no serverTools: db, net and openUrl are off and an ask fails once with HOST_ERROR", async () => {
+  const env = await mcp({ host: { openLinks: {} } });
+  const caps = env.snug.capabilities;
+  assert.equal(caps.db || caps.net || caps.openUrl, false);
+  assert.equal((await outcome(env.snug.ask("x", {}))).code, "HOST_ERROR");
+  assert.equal((await outcome(env.snug.db.get("k"))).code, "HOST_ERROR");
+  assert.equal(env.posted.filter((m) => m.method === "tools/call").length, 0);
+});
+
+test("a request is a tools/call of its tool with the handle and the frame; the terminal frame answers it", async () => {
+  const env = await mcp();
+  const p = env.snug.db.set("k", 1);
+  const c = await msg(env, "tools/call");
+  assert.equal(c.params.name, "t__db");
+  assert.equal(c.params.arguments.handle, "h.sig");
+  const f = c.params.arguments.frame;
+  assert.equal(f.type, "snug:db-request");
+  assert.equal(f.instanceId, "inst1");
+  await env.reply(c, { content: [], structuredContent: { v: 1, type: "snug:db-response", requestId: f.requestId, ok: true, result: {} } });
+  assert.deepEqual(await outcome(p), { value: undefined });
+});
+
+test("every failure settles once: the tool's error, a JSON-RPC error, an error frame", async () => {
+  const env = await mcp();
+  const a = outcome(env.snug.db.get("a"));
+  await env.reply(await msg(env, "tools/call"), { isError: true, content: [{ type: "text", text: "invalid or expired Snug handle" }] });
+  assert.deepEqual(await a, { code: "HOST_ERROR", message: "invalid or expired Snug handle" });
+  const b = outcome(env.snug.db.get("b"));
+  await env.fail(await msg(env, "tools/call"), "tool not allowed");
+  assert.equal((await b).code, "HOST_ERROR");
+  const c = outcome(env.snug.ask("go", {}));
+  const call = await msg(env, "tools/call");
+  const rid = call.params.arguments.frame.requestId;
+  await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:app-response", requestId: rid, ok: false, error: { code: "PARSE_FAILED", message: "no", retryable: true, attemptsRemaining: 2 } } });
+  const e = await c;
+  assert.equal(e.code, "PARSE_FAILED");
+  // A second answer for the same call changes nothing.
+  await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:app-response", requestId: rid, ok: true, data: {} } });
+});
+
+test("cancel: CANCELLED at once, notifications/cancelled for the pending call, a late answer ignored", async () => {
+  const env = await mcp();
+  const ac = new env.window.AbortController();
+  const p = env.snug.ask("slow", {}, { signal: ac.signal });
+  const call = await msg(env, "tools/call");
+  ac.abort();
+  assert.equal((await outcome(p)).code, "CANCELLED");
+  const n = await msg(env, "notifications/cancelled");
+  assert.equal(n.params.requestId, call.id);
+  await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:app-response", requestId: call.params.arguments.frame.requestId, ok: true, data: {} } });
+});
+
+test("an answer in parts is fetched with the part tool and joined", async () => {
+  const env = await mcp();
+  const p = env.snug.db.get("big");
+  const call = await msg(env, "tools/call");
+  const text = JSON.stringify({ v: 1, type: "snug:db-response", requestId: call.params.arguments.frame.requestId, ok: true, result: { found: true, value: "é".repeat(50) } });
+  await env.reply(call, { content: [], structuredContent: { part: text.slice(0, 40), next: "tr1" } });
+  const more = await msg(env, "tools/call");
+  assert.deepEqual({ ...more.params.arguments }, { handle: "h.sig", transfer: "tr1" });
+  assert.equal(more.params.name, "t__part");
+  await env.reply(more, { content: [], structuredContent: { part: text.slice(40) } });
+  assert.equal((await outcome(p)).value, "é".repeat(50));
+});
+
+test("openUrl: the server's check, then ui/open-link; the host's answer decides", async () => {
+  const env = await mcp();
+  for (const [answer, want] of [
+    [(m) => env.reply(m, {}), "opened"],
+    [(m) => env.fail(m, "Link opening denied by user"), "declined"],
+    [(m) => env.fail(m, "Policy violation"), "refused"],
+  ]) {
+    const p = env.snug.openUrl("https://example.com/a");
+    const call = await msg(env, "tools/call");
+    assert.equal(call.params.name, "t__open_url");
+    await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:open-url-result", requestId: call.params.arguments.frame.requestId, status: "opened" } });
+    const link = await msg(env, "ui/open-link");
+    assert.equal(link.params.url, "https://example.com/a");
+    await answer(link);
+    assert.equal((await outcome(p)).value, want);
+  }
+  // Refused by the server's check: the host is never asked.
+  const p = env.snug.openUrl("https://u@example.com/");
+  const call = await msg(env, "tools/call");
+  await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:open-url-result", requestId: call.params.arguments.frame.requestId, status: "refused", reason: "MALFORMED" } });
+  assert.equal((await outcome(p)).value, "refused");
+  await tick();
+  assert.equal(env.posted.filter((m) => m.method === "ui/open-link" && !m.taken).length, 0);
+});
+
+test("a net answer with a grant page has the host open it", async () => {
+  const env = await mcp();
+  const p = outcome(env.snug.net.fetch("https://api.example.com/x"));
+  const call = await msg(env, "tools/call");
+  const rid = call.params.arguments.frame.requestId;
+  await env.reply(call, {
+    content: [],
+    _meta: { "snug/grant": "http://127.0.0.1:1/snug/grant/t" },
+    structuredContent: { v: 1, type: "snug:net-response", requestId: rid, ok: false, error: { code: "NET_NOT_APPROVED", message: "allow it", retryable: false } },
+  });
+  assert.equal((await p).code, "NET_NOT_APPROVED");
+  assert.equal((await msg(env, "ui/open-link")).params.url, "http://127.0.0.1:1/snug/grant/t");
+});
+
+test("host-context-changed: a partial theme update is a theme-change; resize is size-changed", async () => {
+  const env = await mcp();
+  const seen = [];
+  env.snug.on("theme-change", (d) => seen.push(d.theme.mode));
+  await env.send({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { theme: "light" } });
+  assert.deepEqual(seen, ["light"]);
+  assert.equal(env.attrs["data-theme"], "light");
+  assert.equal(env.styles["--color-text-primary"], "#eee", "the merged context keeps its variables");
+  env.resize(321);
+  assert.deepEqual({ ...(await msg(env, "ui/notifications/size-changed")).params }, { height: 321 });
+});
+
+test("messages from anything but the parent are ignored", async () => {
+  const env = createEnv({ runtime: "snug-mcp.js", meta: { "app-id": "test.app" } });
+  env.domReady();
+  const init = await msg(env, "ui/initialize");
+  await env.send({ jsonrpc: "2.0", id: init.id, result: { hostCapabilities: { serverTools: {} } } }, {});
+  await tick();
+  assert.equal(env.posted.some((m) => m.method === "ui/notifications/initialized"), false);
+});
