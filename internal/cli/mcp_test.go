@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/snuggen/snuggen/hostkit/mcpapps"
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
+)
+
+const mcpTestApp = `<!doctype html><html><head><title>T</title><meta name="snug:app-id" content="t.app"></head>
+<body><script>snug.ready.then(() => snug.db.get("k"))</script></body></html>`
+
+// TestBuildTargets: --target picks the runtime the file carries, through
+// the same packager; an unknown target is a usage error.
+func TestBuildTargets(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app.html")
+	if err := os.WriteFile(src, []byte(mcpTestApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range map[string][]byte{"snug": runtimejs.Script, "mcp-app": runtimejs.ScriptMCP} {
+		out := filepath.Join(dir, target+".html")
+		var stdout, stderr bytes.Buffer
+		if code := Main([]string{"build", src, "-o", out, "--target", target}, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("--target %s: exit %d: %s", target, code, stderr.String())
+		}
+		doc, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(doc, want) {
+			t.Errorf("--target %s: the file lacks its runtime", target)
+		}
+		if mcpapps.IsBuilt(doc) != (target == "mcp-app") {
+			t.Errorf("--target %s: mcpapps.IsBuilt = %v", target, mcpapps.IsBuilt(doc))
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"build", src, "--target", "chatgpt"}, nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "use snug or mcp-app") {
+		t.Fatalf("an unknown target: exit %d, %s", code, stderr.String())
+	}
+	// snuggen mcp refuses a file built for Snug hosts, naming the fix.
+	if code := Main([]string{"mcp", filepath.Join(dir, "snug.html"), "--data", t.TempDir()}, nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--target mcp-app") {
+		t.Fatalf("mcp on a Snug build: exit %d, %s", code, stderr.String())
+	}
+}
