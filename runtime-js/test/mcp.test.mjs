@@ -13,11 +13,12 @@ const SESSION = {
   tools: { "snug:app-message": "t__ask", "snug:db-request": "t__db", "snug:net-request": "t__net", "snug:open-url-request": "t__open_url", part: "t__part" },
 };
 
+// until polls fn for up to 5 s (the resize report is debounced by a timer).
 const until = async (what, fn) => {
-  for (let i = 0; i < 500; i++) {
+  for (const end = Date.now() + 5000; Date.now() < end; ) {
     const v = fn();
     if (v) return v;
-    await tick();
+    await new Promise((r) => setTimeout(r, 5));
   }
   throw new Error("never: " + what);
 };
