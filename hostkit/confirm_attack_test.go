@@ -218,7 +218,7 @@ func TestConfirmRearmsWhenThePageIsShownAgain(t *testing.T) {
 	r := browsertest.OpenRunner(t, h.URL(), "probe")
 	app := r.Frame(0)
 	browsertest.Eval[bool](t, app, fmt.Sprintf(`(window.netResult = snug.net.fetch(%q).then(r => r.status, e => e.code), true)`, good.srv.URL+"/a"))
-	r.WaitFor("the dialog armed", `document.getElementById('confirm').open && document.getElementById('confirm').dataset.armed === 'true'`)
+	r.WaitFor("the dialog armed", armedJS)
 	allow := browsertest.Eval[point](t, r.Tab, `(b => ({x: b.left + b.width / 2, y: b.top + b.height / 2}))(document.querySelector('#confirm [data-snug-confirm="once"]').getBoundingClientRect())`)
 
 	// Another tab comes to the front, then the runner's again.
