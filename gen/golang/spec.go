@@ -179,6 +179,14 @@ func (g *gen) spec(f *jen.File) {
 	f.Comment("CDN_ALLOWLIST, images and fonts from data:, blob: and the allowlist, no connect,")
 	f.Comment("frame, form-action, object, worker or base-uri source.")
 	f.Var().Id("SandboxCSP").Op("=").Index().Id("CSPDirective").Values(dirs...)
+	dirs = nil
+	for _, d := range r.HostCSP {
+		dirs = append(dirs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(d.Name), jen.Id("Sources"): jen.Index().String().Values(lits(d.Sources)...)}))
+	}
+	f.Comment("HostCSP are the directives a host that serves app documents adds after SandboxCSP,")
+	f.Comment("and a packaged file's meta does not carry: Trusted Types, which hold only with the")
+	f.Comment("host's prelude (its default policy is what every HTML and script sink goes through).")
+	f.Var().Id("HostCSP").Op("=").Index().Id("CSPDirective").Values(dirs...)
 	// Rule ids.
 	defs = nil
 	for _, fr := range r.FrameRules {

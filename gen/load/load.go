@@ -294,6 +294,10 @@ type rulesDoc struct {
 		ListPrefix string               `json:"listSourcePrefix"`
 		Iframe     []string             `json:"iframe"`
 		CSP        []model.CSPDirective `json:"csp"`
+		HostCSP    struct {
+			Comment    string               `json:"$comment"`
+			Directives []model.CSPDirective `json:"directives"`
+		} `json:"hostCsp"`
 	} `json:"sandbox"`
 }
 
@@ -374,23 +378,8 @@ func (l *loader) build(rf *file) *model.Model {
 		}
 		r.Events = append(r.Events, ev)
 	}
-	for i, d := range rd.Sandbox.CSP {
-		var srcs []string
-		for _, s := range d.Sources {
-			if name, ok := strings.CutPrefix(s, "$"); ok {
-				vals := r.List(name)
-				if vals == nil {
-					l.errAt(rf.name, fmt.Sprintf("/sandbox/csp/%d/sources", i), fmt.Sprintf("unknown list %q", name), suggest(name, listNames(r)))
-				}
-				for _, v := range vals {
-					srcs = append(srcs, rd.Sandbox.ListPrefix+v)
-				}
-				continue
-			}
-			srcs = append(srcs, s)
-		}
-		r.CSP = append(r.CSP, model.CSPDirective{Name: d.Name, Sources: srcs})
-	}
+	r.CSP = l.expandCSP(rf.name, "/sandbox/csp", rd.Sandbox.CSP, rd.Sandbox.ListPrefix, r)
+	r.HostCSP = l.expandCSP(rf.name, "/sandbox/hostCsp/directives", rd.Sandbox.HostCSP.Directives, rd.Sandbox.ListPrefix, r)
 
 	m := &model.Model{Version: rd.Version, ProtocolVersions: rd.ProtocolVersions, Rules: r}
 	frameTypes := map[string]bool{}
@@ -915,4 +904,28 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// expandCSP copies directives, expanding each "$NAME" source into prefix
+// plus every entry of list NAME.
+func (l *loader) expandCSP(file, ptr string, ds []model.CSPDirective, prefix string, r *model.Rules) []model.CSPDirective {
+	var out []model.CSPDirective
+	for i, d := range ds {
+		var srcs []string
+		for _, s := range d.Sources {
+			if name, ok := strings.CutPrefix(s, "$"); ok {
+				vals := r.List(name)
+				if vals == nil {
+					l.errAt(file, fmt.Sprintf("%s/%d/sources", ptr, i), fmt.Sprintf("unknown list %q", name), suggest(name, listNames(r)))
+				}
+				for _, v := range vals {
+					srcs = append(srcs, prefix+v)
+				}
+				continue
+			}
+			srcs = append(srcs, s)
+		}
+		out = append(out, model.CSPDirective{Name: d.Name, Sources: srcs})
+	}
+	return out
 }

@@ -167,6 +167,7 @@ type Rules struct {
 	Events            []Event
 	SandboxTokens     []string
 	CSP               []CSPDirective // list references already expanded
+	HostCSP           []CSPDirective // added by a serving host with its prelude; not in a packaged meta
 	DefaultAnswer     string         // the answer type for a request with no pair
 	Refusal           Refusal        // how an answer type without an error seat refuses
 	ParseFailureLimit int            // PARSE_FAILURE_BUDGET

@@ -2,118 +2,222 @@ package server
 
 import (
 	"bytes"
+	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+	"sync"
 
+	"github.com/evanw/esbuild/pkg/api"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/snuggen/snuggen/frame"
 )
 
-// Prelude is the script the server places before any byte of an app
-// document. CSP does not stop WebRTC: an RTCPeerConnection sends STUN
-// datagrams whatever connect-src says, so the prelude deletes the
-// constructors (frame.RemovedGlobals) before the app's first script runs. A
-// nested frame cannot bring them back: in an opaque-origin sandbox it is
-// cross-origin to the app.
-var Prelude = buildPrelude()
+//go:embed prelude.js
+var preludeSource string
 
-func buildPrelude() []byte {
-	var b bytes.Buffer
-	b.WriteString("<script>")
-	for _, name := range frame.RemovedGlobals {
-		fmt.Fprintf(&b, "delete window.%s;", name)
+var prelude = sync.OnceValues(buildPrelude)
+
+// Prelude returns the script the server places before every byte of app
+// code (prelude.js, minified, with frame.RemovedGlobals and
+// frame.BlockedLinkRels filled in): it deletes the WebRTC constructors and
+// the DOM builders that bypass Trusted Types, makes the Trusted Types
+// default policy that frame.HostCSP requires (no srcdoc, no markup
+// document.write, no <link> in markup), and refuses a blocked link rel on
+// every DOM path that sets one. With frame.HostCSP in the header, no other
+// browsing context the app creates can run a script, so what the prelude
+// removes stays removed everywhere the app runs (docs/security.md).
+func Prelude() string {
+	s, err := prelude()
+	if err != nil {
+		panic(err) // the embedded source is fixed: a test builds it
 	}
-	b.WriteString("</script>")
-	return b.Bytes()
+	return s
 }
 
-// PrepareDocument returns the document the server sends for an app: the
-// Prelude first (after the doctype, so the document keeps standards mode;
-// a doctype is markup, not script, so no app code runs before the prelude),
-// and every <link> whose rel names a resource hint (frame.BlockedLinkRels)
-// removed, because Chromium opens a connection for a preconnect whatever the
-// CSP says. A hint an app inserts at run time from script is a residual
-// channel this cannot close; see docs/architecture.md.
-func PrepareDocument(doc []byte) ([]byte, error) {
-	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
-	out := bytes.NewBuffer(make([]byte, 0, len(doc)+len(Prelude)))
-	z := html.NewTokenizer(bytes.NewReader(doc))
-	placed := false
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			if errors.Is(z.Err(), io.EOF) {
-				break
-			}
-			return nil, fmt.Errorf("server: read app document: %w", z.Err())
-		}
-		raw := z.Raw()
-		if !placed {
-			switch {
-			case tt == html.TextToken && len(bytes.TrimSpace(raw)) == 0:
-				out.Write(raw)
-				continue
-			case tt == html.DoctypeToken:
-				out.Write(raw)
-				out.Write(Prelude)
-				placed = true
-				continue
-			default:
-				out.Write(Prelude)
-				placed = true
-			}
-		}
-		if (tt == html.StartTagToken || tt == html.SelfClosingTagToken) && isLinkTag(raw) {
-			// TagName and TagAttr lower-case the tokenizer's buffer in place:
-			// keep the bytes as the app wrote them.
-			raw = bytes.Clone(raw)
-			if isBlockedLink(z) {
-				continue
-			}
-		}
-		out.Write(raw)
+func buildPrelude() (string, error) {
+	removed, err := json.Marshal(frame.RemovedGlobals)
+	if err != nil {
+		return "", err
 	}
-	if !placed {
-		out.Write(Prelude)
+	rels, err := json.Marshal(frame.BlockedLinkRels)
+	if err != nil {
+		return "", err
+	}
+	src := strings.NewReplacer("SNUG_REMOVED_GLOBALS", string(removed), "SNUG_BLOCKED_LINK_RELS", string(rels)).Replace(preludeSource)
+	res := api.Transform(src, api.TransformOptions{
+		Loader:            api.LoaderJS,
+		Target:            api.ES2022,
+		MinifyWhitespace:  true,
+		MinifySyntax:      true,
+		MinifyIdentifiers: true,
+		Charset:           api.CharsetUTF8,
+		LegalComments:     api.LegalCommentsNone,
+		Sourcefile:        "hostkit/server/prelude.js",
+		LogLevel:          api.LogLevelSilent,
+	})
+	if len(res.Errors) > 0 {
+		m := res.Errors[0]
+		return "", fmt.Errorf("server: minify prelude.js: %s", m.Text)
+	}
+	out := strings.TrimSpace(string(res.Code))
+	if strings.Contains(strings.ToLower(out), "</script") || strings.Contains(out, "<!--") {
+		return "", errors.New("server: the minified prelude would close its <script>; rewrite prelude.js")
+	}
+	return out, nil
+}
+
+// PrepareDocument returns the document the server sends for an app. It
+// parses the app's HTML with the HTML5 parsing algorithm (the one the
+// browser runs, so a namespace trick such as <svg><style><p></p><link …>
+// is seen as the browser sees it) and changes the tree:
+//
+//   - the Prelude becomes the first child of <head>, so it is the first
+//     script the browser runs (a doctype is markup, not script; attributes
+//     of <html> and <head> run nothing before it);
+//   - every link whose rel names a resource hint (frame.BlockedLinkRels) is
+//     removed, in every namespace and inside templates: Chromium opens a
+//     connection for a preconnect whatever the CSP says;
+//   - every srcdoc attribute is removed: an app gets no nested document
+//     (frame.HostCSP and the prelude refuse one made by script);
+//   - every <meta http-equiv=refresh> is removed: it navigates the frame.
+//
+// It serializes the tree and parses the result again, and refuses (an
+// error) a document whose second parse would not have the prelude as its
+// first script or would still hold something removed: a tree that does not
+// survive its own serialization is not served.
+func PrepareDocument(doc []byte) ([]byte, error) {
+	pre, err := prelude()
+	if err != nil {
+		return nil, err
+	}
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	root, err := html.Parse(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("server: parse app document: %w", err)
+	}
+	strip(root)
+	head := findElement(root, atom.Head)
+	if head == nil {
+		return nil, errors.New("server: the parsed app document has no <head>")
+	}
+	script := &html.Node{Type: html.ElementNode, DataAtom: atom.Script, Data: "script"}
+	script.AppendChild(&html.Node{Type: html.TextNode, Data: pre})
+	head.InsertBefore(script, head.FirstChild)
+	var out bytes.Buffer
+	out.Grow(len(doc) + len(pre) + 64)
+	if err := html.Render(&out, root); err != nil {
+		return nil, fmt.Errorf("server: write app document: %w", err)
+	}
+	if err := verify(out.Bytes(), pre); err != nil {
+		return nil, err
 	}
 	return out.Bytes(), nil
 }
 
-// isLinkTag reports whether a start tag's raw bytes open a <link> element,
-// so only those pay for attribute parsing.
-func isLinkTag(raw []byte) bool {
-	if len(raw) < 6 || !bytes.EqualFold(raw[1:5], []byte("link")) {
-		return false
+// verify parses the prepared document as the browser will and checks what
+// PrepareDocument promises of it.
+func verify(out []byte, pre string) error {
+	root, err := html.Parse(bytes.NewReader(out))
+	if err != nil {
+		return fmt.Errorf("server: parse the prepared document: %w", err)
 	}
-	c := raw[5]
-	return c == '>' || c == '/' || isHTMLSpace(rune(c))
+	first := findElement(root, atom.Script)
+	if first == nil || first.FirstChild == nil || first.FirstChild.Data != pre || first.Namespace != "" {
+		return errors.New("server: the app document does not keep the prelude as its first script when parsed again; simplify the markup before its first element")
+	}
+	if n := strip(root); n > 0 {
+		return fmt.Errorf("server: the app document does not survive its own serialization (%d resource hint, srcdoc or refresh left after parsing it again); simplify its markup", n)
+	}
+	return nil
 }
 
-// isBlockedLink reports whether the current tag is a <link> with a blocked
-// rel token. It reads the tag's attributes, so call it once per token.
-func isBlockedLink(z *html.Tokenizer) bool {
-	name, hasAttr := z.TagName()
-	if string(name) != "link" || !hasAttr {
+// strip removes the blocked links, srcdoc attributes and refresh metas
+// under n and returns how many it removed.
+func strip(n *html.Node) int {
+	removed := 0
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode {
+			if isBlockedLink(c) || isRefresh(c) {
+				n.RemoveChild(c)
+				removed++
+				c = next
+				continue
+			}
+			kept := c.Attr[:0]
+			for _, a := range c.Attr {
+				if strings.EqualFold(a.Key, "srcdoc") {
+					removed++
+					continue
+				}
+				kept = append(kept, a)
+			}
+			c.Attr = kept
+		}
+		removed += strip(c)
+		c = next
+	}
+	return removed
+}
+
+// isBlockedLink reports whether n is a link element (in any namespace)
+// whose rel has a blocked token.
+func isBlockedLink(n *html.Node) bool {
+	if !strings.EqualFold(n.Data, "link") {
 		return false
 	}
-	for {
-		key, val, more := z.TagAttr()
-		if string(key) == "rel" {
-			for _, tok := range strings.FieldsFunc(strings.ToLower(string(val)), isHTMLSpace) {
-				for _, blocked := range frame.BlockedLinkRels {
-					if tok == blocked {
-						return true
-					}
+	for _, a := range n.Attr {
+		if !strings.EqualFold(a.Key, "rel") {
+			continue
+		}
+		for _, tok := range strings.FieldsFunc(asciiLower(a.Val), isHTMLSpace) {
+			for _, b := range frame.BlockedLinkRels {
+				if tok == b {
+					return true
 				}
 			}
 		}
-		if !more {
-			return false
+	}
+	return false
+}
+
+func isRefresh(n *html.Node) bool {
+	if !strings.EqualFold(n.Data, "meta") {
+		return false
+	}
+	for _, a := range n.Attr {
+		if strings.EqualFold(a.Key, "http-equiv") && strings.EqualFold(strings.Trim(a.Val, " \t\n\f\r"), "refresh") {
+			return true
 		}
 	}
+	return false
+}
+
+// findElement returns the first HTML element a in document order.
+func findElement(n *html.Node, a atom.Atom) *html.Node {
+	if n.Type == html.ElementNode && n.DataAtom == a && n.Namespace == "" {
+		return n
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if f := findElement(c, a); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// asciiLower lower-cases ASCII letters only, as HTML does for keywords.
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }
 
 func isHTMLSpace(r rune) bool {

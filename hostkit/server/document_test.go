@@ -10,58 +10,124 @@ import (
 	"github.com/snuggen/snuggen/frame"
 )
 
+// parse parses a prepared document as the browser will.
+func parse(t *testing.T, doc []byte) *html.Node {
+	t.Helper()
+	root, err := html.Parse(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// elements lists the elements under n in document order, in every
+// namespace, as "ns:name" (ns empty for HTML).
+func elements(n *html.Node) []*html.Node {
+	var out []*html.Node
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			out = append(out, n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
+
+func scriptTexts(root *html.Node) []string {
+	var out []string
+	for _, e := range elements(root) {
+		if e.Data == "script" && e.Namespace == "" {
+			text := ""
+			if e.FirstChild != nil {
+				text = e.FirstChild.Data
+			}
+			out = append(out, text)
+		}
+	}
+	return out
+}
+
 func TestPrepareDocumentPlacesPreludeFirst(t *testing.T) {
-	for _, tc := range []struct{ name, in, wantPrefix string }{
-		{"doctype", "<!doctype html><html><head><script>app()</script>", "<!doctype html>" + string(Prelude) + "<html>"},
-		{"whitespace and doctype", "\n  <!DOCTYPE html>\n<p>x", "\n  <!DOCTYPE html>" + string(Prelude) + "\n<p>x"},
-		{"bom", "\xef\xbb\xbf<!doctype html><p>x", "<!doctype html>" + string(Prelude)},
-		{"no doctype", "<script>app()</script>", string(Prelude) + "<script>app()</script>"},
-		{"comment first", "<!-- hi --><!doctype html><script>x</script>", string(Prelude) + "<!-- hi -->"},
-		{"empty", "", string(Prelude)},
+	for _, tc := range []struct{ name, in string }{
+		{"doctype", "<!doctype html><html><head><script>app()</script>"},
+		{"whitespace and doctype", "\n  <!DOCTYPE html>\n<p>x"},
+		{"bom", "\xef\xbb\xbf<!doctype html><p>x"},
+		{"no doctype", "<script>app()</script>"},
+		{"comment first", "<!-- hi --><!doctype html><script>x</script>"},
+		{"empty", ""},
+		{"script in html attribute position", `<html onload="x()"><script>first()</script><head><script>second()</script>`},
+		{"body first", "<body onload=x()><script>app()</script>"},
+		{"frameset", "<frameset><frame src=x></frameset>"},
+		{"svg script first", "<svg><script>app()</script></svg>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := PrepareDocument([]byte(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(string(out), tc.wantPrefix) {
-				t.Fatalf("got %q, want prefix %q", out, tc.wantPrefix)
+			root := parse(t, out)
+			scripts := scriptTexts(root)
+			if len(scripts) == 0 || scripts[0] != Prelude() {
+				t.Fatalf("first script is not the prelude: %q", out)
 			}
-			if bytes.Count(out, Prelude) != 1 {
-				t.Fatalf("prelude appears %d times", bytes.Count(out, Prelude))
+			for _, e := range elements(root) {
+				if e.Data == "script" {
+					if e.Namespace != "" || e.FirstChild == nil || e.FirstChild.Data != Prelude() {
+						t.Fatalf("a script (%s:%s) comes before the prelude: %q", e.Namespace, e.Data, out)
+					}
+					break
+				}
+			}
+			if n := strings.Count(string(out), Prelude()); n != 1 {
+				t.Fatalf("prelude appears %d times", n)
+			}
+			if strings.Contains(tc.in, "doctype") || strings.Contains(tc.in, "DOCTYPE") {
+				if i := strings.Index(string(out), "<!DOCTYPE html>"); i < 0 || i > strings.Index(string(out), "<html") {
+					t.Errorf("the doctype is gone: %.60q", out)
+				}
 			}
 		})
 	}
 }
 
-// The prelude is the first script the parser meets, whatever the app puts
-// before its own scripts.
-func TestPreludeIsTheFirstScript(t *testing.T) {
-	out, err := PrepareDocument([]byte(`<!doctype html><html><head><meta charset="utf-8"><script>first()</script></head><body><script>second()</script>`))
+// The prelude removes what REMOVED_GLOBALS names and refuses what
+// BLOCKED_LINK_RELS names: both come from the generated frame package.
+func TestPreludeCarriesTheRulesLists(t *testing.T) {
+	p := Prelude()
+	for _, name := range append(append([]string(nil), frame.RemovedGlobals...), frame.BlockedLinkRels...) {
+		if !strings.Contains(p, `"`+name+`"`) {
+			t.Errorf("prelude lacks %q", name)
+		}
+	}
+	if strings.Contains(p, "SNUG_") {
+		t.Error("a placeholder was left in the prelude")
+	}
+	if len(p) > 4096 {
+		t.Errorf("prelude is %d bytes; it rides in every document", len(p))
+	}
+}
+
+// An app's inline scripts and styles reach the browser byte for byte, so
+// a packaged file's hash-only CSP still matches them.
+func TestPrepareDocumentKeepsScriptText(t *testing.T) {
+	in := "<!doctype html><head><style>a > b { content: \"</x>\" }</style><script>if (a < b && c > d) x(\"<p>\"); // <!-- x\n</script></head>" +
+		"<body><script type=module>import x from \"https://cdn.jsdelivr.net/x\";</script><svg><script>svg()</script></svg><noscript><p>no</p></noscript>"
+	out, err := PrepareDocument([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := html.Parse(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
+	got := scriptTexts(parse(t, out))[1:]
+	want := scriptTexts(parse(t, []byte(in)))
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("scripts changed:\n got %q\nwant %q", got, want)
 	}
-	var scripts []string
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && n.Data == "script" && n.FirstChild != nil {
-			scripts = append(scripts, n.FirstChild.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(doc)
-	if len(scripts) != 3 || !strings.Contains(scripts[0], "delete window.RTCPeerConnection") {
-		t.Fatalf("scripts in order: %q", scripts)
-	}
-	for _, name := range frame.RemovedGlobals {
-		if !strings.Contains(scripts[0], "delete window."+name+";") {
-			t.Errorf("prelude does not delete %s", name)
+	for _, s := range []string{"a > b { content: \"</x>\" }", "if (a < b && c > d) x(\"<p>\"); // <!-- x\n"} {
+		if !strings.Contains(string(out), s) {
+			t.Errorf("%q is not in the output byte for byte", s)
 		}
 	}
 }
@@ -73,23 +139,59 @@ func TestPrepareDocumentStripsResourceHints(t *testing.T) {
 <link rel="stylesheet prefetch" href="https://c.example/x.css">
 <link rel=prerender href=https://d.example/>
 <link rel="preload" as="font" href="https://e.example/f.woff2" crossorigin/>
+<link rel="modulepreload" href="https://f.example/m.js">
+<link rel="pre&#99;onnect" href="https://g.example">
+<link rel="&#x9;preconnect&#10;" href="https://h.example">
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="https://cdn.jsdelivr.net/x.css">
 <script>const s = '<link rel="preconnect" href="https://in-a-string.example">';</script>
-</head><body><p>text mentioning <link rel=preconnect> is a tag</p>`
+</head><body><p>text mentioning &lt;link rel=preconnect> is not a tag</p>
+<svg><style><p></p><link rel=preconnect href="https://svg-breakout.example"></style></svg>
+<svg><link rel=preconnect href="https://svg-link.example"/></svg>
+<math><mi><link rel=preconnect href="https://mathml.example"></mi></math>
+<table><link rel=preconnect href="https://fostered.example"><tr><td>x</td></tr></table>
+<template><link rel=preconnect href="https://template.example"></template>
+<div><template shadowrootmode=open><link rel=dns-prefetch href="https://shadow.example"></template></div>
+<select><link rel=preconnect href="https://select.example"></select>
+<svg><foreignObject><link rel=preconnect href="https://foreign.example"></foreignObject></svg>
+<noscript><link rel=preconnect href="https://noscript.example"></noscript>
+<iframe srcdoc="<script>x()</script>" src="about:blank"></iframe>
+<svg><iframe SRCDOC="y"></iframe></svg>
+<template><iframe srcdoc="z"></iframe></template>
+<meta http-equiv=" Refresh " content="0;url=https://refresh.example">
+</body>`
 	out, err := PrepareDocument([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := string(out)
-	for _, gone := range []string{"a.example", "b.example", "c.example", "d.example", "e.example", "<link rel=preconnect>"} {
-		if strings.Contains(got, gone) && !strings.Contains(gone, "in-a-string") {
-			t.Errorf("%s survived:\n%s", gone, got)
+	root := parse(t, out)
+	var links []string
+	for _, e := range elements(root) {
+		for _, a := range e.Attr {
+			if strings.EqualFold(a.Key, "srcdoc") {
+				t.Errorf("a srcdoc attribute survived on <%s>", e.Data)
+			}
+		}
+		if e.Data == "link" {
+			links = append(links, e.Namespace+":"+html.UnescapeString(func() string {
+				for _, a := range e.Attr {
+					if a.Key == "href" {
+						return a.Val
+					}
+				}
+				return ""
+			}()))
+		}
+		if e.Data == "meta" {
+			t.Errorf("the refresh survived: %v", e.Attr)
 		}
 	}
-	for _, kept := range []string{`<link rel="icon" href="data:,">`, `<link rel="stylesheet" href="https://cdn.jsdelivr.net/x.css">`, "in-a-string.example"} {
-		if !strings.Contains(got, kept) {
-			t.Errorf("%s was removed:\n%s", kept, got)
+	if strings.Join(links, " ") != ":data:, :https://cdn.jsdelivr.net/x.css" {
+		t.Errorf("links left: %q\n%s", links, out)
+	}
+	for _, kept := range []string{"in-a-string.example", "&lt;link rel=preconnect&gt; is not a tag"} {
+		if !strings.Contains(string(out), kept) {
+			t.Errorf("%s was removed:\n%s", kept, out)
 		}
 	}
 }

@@ -4,7 +4,7 @@
 // http://<label>.localhost:<port>/ (AppLabel), so the browser gives every
 // app its own renderer process and a busy app cannot freeze the others. It
 // adds the headers that make the browser hold the sandbox: on app documents
-// the runner's CSP (frame.SandboxCSP) plus "sandbox
+// the runner's CSP (frame.SandboxCSP and frame.HostCSP) plus "sandbox
 // allow-scripts" and frame-ancestors limited to the runner, nosniff, no
 // referrer and a Permissions-Policy that denies every powerful feature; on
 // the runner page Cross-Origin-Opener-Policy: same-origin and its own
@@ -104,12 +104,20 @@ type Options struct {
 
 // Server is the runner's HTTP server.
 type Server struct {
-	opts   Options
-	page   *site.Page
-	http   *http.Server
-	mu     sync.Mutex
-	origin string
-	fresh  map[net.Conn]struct{} // connections that have not sent a request yet
+	opts     Options
+	page     *site.Page
+	http     *http.Server
+	mu       sync.Mutex
+	origin   string
+	fresh    map[net.Conn]struct{} // connections that have not sent a request yet
+	prepared map[string]prepared   // by app key: the last document prepared
+}
+
+// prepared is a document PrepareDocument made, by the SHA-256 of its input:
+// an app's build changes rarely and is served on every mount.
+type prepared struct {
+	sum  [sha256.Size]byte
+	body []byte
 }
 
 // New returns a Server.
@@ -135,6 +143,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, page: page, origin: opts.Origin}
 	s.fresh = make(map[net.Conn]struct{})
+	s.prepared = make(map[string]prepared)
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -380,7 +389,7 @@ func (s *Server) serveApp(w http.ResponseWriter, r *http.Request, key string) {
 		notFound(w, r)
 		return
 	}
-	body, err := PrepareDocument(doc)
+	body, err := s.prepare(key, doc)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("app %s: %v", key, err), http.StatusInternalServerError)
 		return
@@ -396,16 +405,39 @@ func (s *Server) serveApp(w http.ResponseWriter, r *http.Request, key string) {
 	_, _ = w.Write(body)
 }
 
+// prepare returns PrepareDocument(doc), reusing the last result for key
+// when doc is the same.
+func (s *Server) prepare(key string, doc []byte) ([]byte, error) {
+	sum := sha256.Sum256(doc)
+	s.mu.Lock()
+	p, ok := s.prepared[key]
+	s.mu.Unlock()
+	if ok && p.sum == sum {
+		return p.body, nil
+	}
+	body, err := PrepareDocument(doc)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.prepared[key] = prepared{sum: sum, body: body}
+	s.mu.Unlock()
+	return body, nil
+}
+
 // AppCSP is the Content-Security-Policy header of an app document: the
-// runner's sandbox policy from the rules (frame.SandboxCSP), the sandbox
-// itself (so the document is sandboxed even when opened outside the
-// runner), and frame-ancestors limited to the runner's origin.
+// runner's sandbox policy from the rules (frame.SandboxCSP), the directives
+// only a host with the prelude adds (frame.HostCSP: Trusted Types, whose
+// default policy the prelude makes), the sandbox itself (so the document is
+// sandboxed even when opened outside the runner), and frame-ancestors
+// limited to the runner's origin.
 func AppCSP(runnerOrigin string) string {
 	ancestors := "'none'"
 	if runnerOrigin != "" {
 		ancestors = runnerOrigin
 	}
 	return frame.CSPString(frame.SandboxCSP) +
+		"; " + frame.CSPString(frame.HostCSP) +
 		"; sandbox " + strings.Join(frame.SandboxTokens, " ") +
 		"; frame-ancestors " + ancestors
 }
@@ -413,15 +445,17 @@ func AppCSP(runnerOrigin string) string {
 // permissionsPolicy denies every powerful feature to the document and to
 // anything it could embed. Browsers ignore the names they do not know.
 var permissionsPolicy = strings.Join([]string{
-	"accelerometer=()", "ambient-light-sensor=()", "autoplay=()", "battery=()",
+	"accelerometer=()", "ambient-light-sensor=()", "attribution-reporting=()", "autoplay=()", "battery=()",
 	"bluetooth=()", "browsing-topics=()", "camera=()", "clipboard-read=()",
 	"clipboard-write=()", "display-capture=()", "document-domain=()",
 	"encrypted-media=()", "fullscreen=()", "gamepad=()", "geolocation=()",
 	"gyroscope=()", "hid=()", "identity-credentials-get=()", "idle-detection=()",
-	"interest-cohort=()", "local-fonts=()", "magnetometer=()", "microphone=()",
+	"interest-cohort=()", "join-ad-interest-group=()", "local-fonts=()", "magnetometer=()", "microphone=()",
 	"midi=()", "otp-credentials=()", "payment=()", "picture-in-picture=()",
-	"publickey-credentials-create=()", "publickey-credentials-get=()",
-	"screen-wake-lock=()", "serial=()", "speaker-selection=()",
+	"private-aggregation=()", "private-state-token-issuance=()",
+	"private-state-token-redemption=()", "publickey-credentials-create=()",
+	"publickey-credentials-get=()", "run-ad-auction=()", "screen-wake-lock=()", "serial=()", "shared-storage=()",
+	"shared-storage-select-url=()", "speaker-selection=()",
 	"storage-access=()", "usb=()", "web-share=()", "window-management=()",
 	"xr-spatial-tracking=()",
 }, ", ")

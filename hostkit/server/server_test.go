@@ -79,7 +79,7 @@ func TestAppDocumentHeaders(t *testing.T) {
 	}
 	h := res.Header
 	csp := h.Get("Content-Security-Policy")
-	for _, want := range []string{"default-src 'none'", "connect-src 'none'", "sandbox allow-scripts", "frame-ancestors " + base} {
+	for _, want := range []string{"default-src 'none'", "connect-src 'none'", "require-trusted-types-for 'script'", "trusted-types default", "sandbox allow-scripts", "frame-ancestors " + base} {
 		if !strings.Contains(csp, want) {
 			t.Errorf("CSP %q lacks %q", csp, want)
 		}
@@ -93,7 +93,7 @@ func TestAppDocumentHeaders(t *testing.T) {
 			t.Errorf("Permissions-Policy %q lacks %s", pp, f)
 		}
 	}
-	if !strings.HasPrefix(body, "<!doctype html>"+string(server.Prelude)) {
+	if !strings.HasPrefix(body, "<!DOCTYPE html><html><head><script>"+server.Prelude()+"</script>") {
 		t.Errorf("body %q does not start with the prelude", body)
 	}
 	if res, _ := get(t, "http://nope.localhost:"+port+"/"); res.StatusCode != http.StatusMisdirectedRequest {

@@ -1,0 +1,209 @@
+// The host's prelude: the first script of every app document this server
+// sends (PrepareDocument places it first in <head>; the header CSP lets it
+// run before a packaged file's hash-only meta policy applies). It runs
+// before any app code, in the one realm the app can run code in: every
+// nested frame the app makes is a fresh opaque origin (the sandbox has no
+// allow-same-origin), its URL loads are refused by frame-src/object-src
+// 'none', and what could give one content (a srcdoc string, a javascript:
+// URL) must pass the Trusted Types default policy made here, which refuses
+// it (frame.HostCSP requires Trusted Types). So what this script removes
+// stays removed in every browsing context the app can create.
+//
+// It removes:
+// - the WebRTC constructors (REMOVED_GLOBALS): STUN/TURN datagrams leave
+//   whatever connect-src says;
+// - the DOM builders that bypass Trusted Types: XSLTProcessor, setHTML and
+//   Document.parseHTML (a sanitizer configured to keep <link rel=preconnect>);
+// - trustedTypes, so the app can neither make a policy of its own (the CSP
+//   names only "default") nor trip over one a library tries to make;
+// and it refuses, from any script path, a link rel in BLOCKED_LINK_RELS
+// (Chromium connects for them whatever the CSP says): in markup strings
+// through the default policy, and through rel, relList, setAttribute(NS),
+// Attr values and setAttributeNode/setNamedItem (the DOM paths that set an
+// attribute without parsing markup).
+//
+// Every check uses built-ins captured here, before the app can change them,
+// and converts a value to a string once, so what is checked is what is set.
+(() => {
+  const G = globalThis;
+  // Out of the DOM once it has run: markup an app reads back (head.innerHTML
+  // += …) does not carry this script's text.
+  document.currentScript?.remove();
+  const removed = SNUG_REMOVED_GLOBALS;
+  const blocked = { __proto__: null };
+  for (const r of SNUG_BLOCKED_LINK_RELS) blocked[r] = true;
+
+  const { apply } = Reflect;
+  const { defineProperty, getOwnPropertyDescriptor } = Object;
+  const Str = String;
+  const TypeErr = TypeError;
+  const lower = String.prototype.toLowerCase;
+  const indexOf = String.prototype.indexOf;
+  const lastIndexOf = String.prototype.lastIndexOf;
+  const slice = String.prototype.slice;
+  const charCodeAt = String.prototype.charCodeAt;
+  const wsHas = WeakSet.prototype.has;
+  const wsAdd = WeakSet.prototype.add;
+  const relLists = new WeakSet();
+  const has = (s, sub) => apply(indexOf, s, [sub]) >= 0;
+  const refuse = (what) => {
+    throw new TypeErr(`snug: ${what} is not allowed in the sandbox`);
+  };
+
+  for (const name of removed) delete G[name];
+  delete G.XSLTProcessor;
+  for (const [owner, name] of [[G.Element && Element.prototype, 'setHTML'], [G.ShadowRoot && ShadowRoot.prototype, 'setHTML'], [G.Document, 'parseHTML']]) {
+    if (owner) delete owner[name];
+  }
+
+  // A rel value's tokens, split on ASCII whitespace as HTML does; refuse a
+  // blocked one.
+  const checkRel = (v) => {
+    const s = apply(lower, v, []);
+    let start = 0;
+    for (let i = 0; i <= s.length; i++) {
+      const c = i < s.length ? apply(charCodeAt, s, [i]) : 32;
+      if (c === 32 || c === 9 || c === 10 || c === 12 || c === 13) {
+        if (i > start && blocked[apply(slice, s, [start, i])] === true) {
+          refuse(`<link rel="${apply(slice, s, [start, i])}"> (the browser connects for it whatever the CSP says)`);
+        }
+        start = i + 1;
+      }
+    }
+  };
+  // An attribute named rel (any prefix or case) with a blocked token.
+  const checkAttr = (qname, value) => {
+    const n = apply(lower, qname, []);
+    if (apply(slice, n, [apply(lastIndexOf, n, [':']) + 1]) === 'rel') checkRel(value);
+  };
+
+  // Markup strings: every HTML and script sink goes through this policy.
+  const tt = G.trustedTypes;
+  if (tt) {
+    tt.createPolicy('default', {
+      createHTML(s, type, sink) {
+        s = Str(s);
+        sink = Str(sink);
+        if (sink === 'HTMLIFrameElement srcdoc') refuse('a srcdoc frame');
+        if (apply(indexOf, sink, ['Document write']) === 0 && has(s, '<')) {
+          // Markup written in pieces is tokenized as one stream, so no
+          // piece can be judged alone.
+          refuse('document.write of markup (build the elements with the DOM or innerHTML)');
+        }
+        const l = apply(lower, s, []);
+        if (has(l, 'srcdoc')) refuse('a srcdoc frame');
+        if (has(l, '<link') || has(l, ':link')) refuse('a <link> in markup (create it with document.createElement("link"))');
+        if (has(l, '<!entity')) refuse('an XML entity declaration');
+        return s;
+      },
+      createScript: (s) => s,
+      createScriptURL: (s) => s,
+    });
+    delete G.trustedTypes;
+  }
+
+  // The DOM paths that set an attribute without parsing markup.
+  const wrap = (proto, name, make) => {
+    const d = proto && getOwnPropertyDescriptor(proto, name);
+    if (d) defineProperty(proto, name, make(d));
+  };
+  const method = (proto, name, f) => wrap(proto, name, (d) => ({ ...d, value: f(d.value) }));
+  const setter = (proto, name, f) => wrap(proto, name, (d) => ({ ...d, set: f(d.set, d.get) }));
+  const E = G.Element && Element.prototype;
+  method(E, 'setAttribute', (orig) => function setAttribute(name, value) {
+    name = Str(name);
+    if (apply(lower, name, []) === 'rel') {
+      value = Str(value);
+      checkRel(value);
+    }
+    return apply(orig, this, [name, value]);
+  });
+  method(E, 'setAttributeNS', (orig) => function setAttributeNS(ns, name, value) {
+    name = Str(name);
+    const n = apply(lower, name, []);
+    if (apply(slice, n, [apply(lastIndexOf, n, [':']) + 1]) === 'rel') {
+      value = Str(value);
+      checkRel(value);
+    }
+    return apply(orig, this, [ns, name, value]);
+  });
+  // An Attr's own name and value, read by its brand-checked getters (a
+  // forged object throws as the original would).
+  const A = G.Attr && Attr.prototype;
+  const attrName = A && getOwnPropertyDescriptor(A, 'localName').get;
+  const attrValue = A && getOwnPropertyDescriptor(A, 'value').get;
+  const checkAttrNode = (attr) => {
+    let name;
+    try {
+      name = apply(attrName, attr, []);
+    } catch {
+      return; // not an Attr: the original throws
+    }
+    checkAttr(name, apply(attrValue, attr, []));
+  };
+  for (const [proto, names] of [[E, ['setAttributeNode', 'setAttributeNodeNS']], [G.NamedNodeMap && NamedNodeMap.prototype, ['setNamedItem', 'setNamedItemNS']]]) {
+    for (const name of names) {
+      method(proto, name, (orig) => function (attr) {
+        checkAttrNode(attr);
+        return apply(orig, this, [attr]);
+      });
+    }
+  }
+  // Attr.value, and Node.nodeValue / textContent when the node is an Attr
+  // (where null sets the empty string).
+  const attrSetter = (nullable) => (orig) => function (v) {
+    let name;
+    try {
+      name = apply(attrName, this, []);
+    } catch {
+      return apply(orig, this, [v]); // not an Attr
+    }
+    v = nullable && v === null ? '' : Str(v);
+    checkAttr(name, v);
+    return apply(orig, this, [v]);
+  };
+  setter(A, 'value', attrSetter(false));
+  const N = G.Node && Node.prototype;
+  setter(N, 'nodeValue', attrSetter(true));
+  setter(N, 'textContent', attrSetter(true));
+  // <link>.rel, and <link>.relList (its token list, or assigned a string).
+  const L = G.HTMLLinkElement && HTMLLinkElement.prototype;
+  setter(L, 'rel', (orig) => function (v) {
+    v = Str(v);
+    checkRel(v);
+    return apply(orig, this, [v]);
+  });
+  wrap(L, 'relList', (d) => ({
+    ...d,
+    get() {
+      const list = apply(d.get, this, []);
+      apply(wsAdd, relLists, [list]);
+      return list;
+    },
+    set(v) {
+      v = Str(v);
+      checkRel(v);
+      return apply(d.set, this, [v]);
+    },
+  }));
+  const T = G.DOMTokenList && DOMTokenList.prototype;
+  const isRelList = (l) => apply(wsHas, relLists, [l]);
+  method(T, 'add', (orig) => function add(...tokens) {
+    if (isRelList(this)) {
+      for (let i = 0; i < tokens.length; i++) checkRel((tokens[i] = Str(tokens[i])));
+    }
+    return apply(orig, this, tokens);
+  });
+  method(T, 'toggle', (orig) => function toggle(token, ...force) {
+    if (isRelList(this)) checkRel((token = Str(token)));
+    return apply(orig, this, force.length ? [token, force[0]] : [token]);
+  });
+  method(T, 'replace', (orig) => function replace(token, next) {
+    if (isRelList(this)) checkRel((next = Str(next)));
+    return apply(orig, this, [token, next]);
+  });
+  setter(T, 'value', (orig) => function (v) {
+    if (isRelList(this)) checkRel((v = Str(v)));
+    return apply(orig, this, [v]);
+  });
+})();
