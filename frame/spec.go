@@ -209,6 +209,9 @@ var BlockedLinkRels = []string{"preconnect", "dns-prefetch", "prefetch", "preren
 // CDNAllowlist is CDN_ALLOWLIST from the rules file.
 var CDNAllowlist = []string{"cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com"}
 
+// NestedContextElements is NESTED_CONTEXT_ELEMENTS from the rules file.
+var NestedContextElements = []string{"iframe", "frame", "frameset", "object", "embed", "fencedframe", "portal"}
+
 // NetMethods is NET_METHODS from the rules file.
 var NetMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
 

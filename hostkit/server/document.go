@@ -22,14 +22,16 @@ var preludeSource string
 var prelude = sync.OnceValues(buildPrelude)
 
 // Prelude returns the script the server places before every byte of app
-// code (prelude.js, minified, with frame.RemovedGlobals and
-// frame.BlockedLinkRels filled in): it deletes the WebRTC constructors and
-// the DOM builders that bypass Trusted Types, makes the Trusted Types
-// default policy that frame.HostCSP requires (no srcdoc, no markup
-// document.write, no <link> in markup), and refuses a blocked link rel on
-// every DOM path that sets one. With frame.HostCSP in the header, no other
-// browsing context the app creates can run a script, so what the prelude
-// removes stays removed everywhere the app runs (docs/security.md).
+// code (prelude.js, minified, with frame.RemovedGlobals,
+// frame.BlockedLinkRels and frame.NestedContextElements filled in): it
+// deletes the WebRTC constructors and the DOM builders that bypass Trusted
+// Types, makes the Trusted Types default policy that frame.HostCSP requires
+// (no srcdoc, no nested frame, no markup document.write, no <link> in
+// markup), refuses a nested frame element on every DOM path that makes one
+// and a blocked link rel on every DOM path that sets one. With
+// frame.HostCSP in the header no other browsing context the app could make
+// runs a script, so what the prelude removes stays removed everywhere the
+// app runs (docs/security.md).
 func Prelude() string {
 	s, err := prelude()
 	if err != nil {
@@ -47,7 +49,12 @@ func buildPrelude() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	src := strings.NewReplacer("SNUG_REMOVED_GLOBALS", string(removed), "SNUG_BLOCKED_LINK_RELS", string(rels)).Replace(preludeSource)
+	nested, err := json.Marshal(frame.NestedContextElements)
+	if err != nil {
+		return "", err
+	}
+	src := strings.NewReplacer("SNUG_REMOVED_GLOBALS", string(removed), "SNUG_BLOCKED_LINK_RELS", string(rels),
+		"SNUG_NESTED_CONTEXT_ELEMENTS", string(nested)).Replace(preludeSource)
 	res := api.Transform(src, api.TransformOptions{
 		Loader:            api.LoaderJS,
 		Target:            api.ES2022,
@@ -81,8 +88,11 @@ func buildPrelude() (string, error) {
 //   - every link whose rel names a resource hint (frame.BlockedLinkRels) is
 //     removed, in every namespace and inside templates: Chromium opens a
 //     connection for a preconnect whatever the CSP says;
-//   - every srcdoc attribute is removed: an app gets no nested document
-//     (frame.HostCSP and the prelude refuse one made by script);
+//   - every nested browsing context element (frame.NestedContextElements:
+//     iframe, object, embed, …) and every srcdoc attribute is removed: an
+//     app gets no nested document (frame.HostCSP and the prelude refuse
+//     one made by script), and a nested frame's blocked navigation would
+//     still send its target's name out;
 //   - every <meta http-equiv=refresh> is removed: it navigates the frame.
 //
 // It serializes the tree and parses the result again, and refuses (an
@@ -130,19 +140,19 @@ func verify(out []byte, pre string) error {
 		return errors.New("server: the app document does not keep the prelude as its first script when parsed again; simplify the markup before its first element")
 	}
 	if n := strip(root); n > 0 {
-		return fmt.Errorf("server: the app document does not survive its own serialization (%d resource hint, srcdoc or refresh left after parsing it again); simplify its markup", n)
+		return fmt.Errorf("server: the app document does not survive its own serialization (%d resource hint, nested frame, srcdoc or refresh left after parsing it again); simplify its markup", n)
 	}
 	return nil
 }
 
-// strip removes the blocked links, srcdoc attributes and refresh metas
-// under n and returns how many it removed.
+// strip removes the blocked links, nested context elements, srcdoc
+// attributes and refresh metas under n and returns how many it removed.
 func strip(n *html.Node) int {
 	removed := 0
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		if c.Type == html.ElementNode {
-			if isBlockedLink(c) || isRefresh(c) {
+			if isBlockedLink(c) || isRefresh(c) || isNestedContext(c) {
 				n.RemoveChild(c)
 				removed++
 				c = next
@@ -180,6 +190,19 @@ func isBlockedLink(n *html.Node) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// isNestedContext reports whether n is one of the elements that make a
+// nested browsing context (in any namespace: what is removed cannot be
+// read differently).
+func isNestedContext(n *html.Node) bool {
+	name := asciiLower(n.Data)
+	for _, e := range frame.NestedContextElements {
+		if name == e {
+			return true
 		}
 	}
 	return false

@@ -62,6 +62,7 @@ func TestPrepareDocumentPlacesPreludeFirst(t *testing.T) {
 		{"script in html attribute position", `<html onload="x()"><script>first()</script><head><script>second()</script>`},
 		{"body first", "<body onload=x()><script>app()</script>"},
 		{"frameset", "<frameset><frame src=x></frameset>"},
+		{"iframe before anything", "<iframe src=x></iframe><script>app()</script>"},
 		{"svg script first", "<svg><script>app()</script></svg>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +99,7 @@ func TestPrepareDocumentPlacesPreludeFirst(t *testing.T) {
 // BLOCKED_LINK_RELS names: both come from the generated frame package.
 func TestPreludeCarriesTheRulesLists(t *testing.T) {
 	p := Prelude()
-	for _, name := range append(append([]string(nil), frame.RemovedGlobals...), frame.BlockedLinkRels...) {
+	for _, name := range append(append(append([]string(nil), frame.RemovedGlobals...), frame.BlockedLinkRels...), frame.NestedContextElements...) {
 		if !strings.Contains(p, `"`+name+`"`) {
 			t.Errorf("prelude lacks %q", name)
 		}
@@ -106,7 +107,7 @@ func TestPreludeCarriesTheRulesLists(t *testing.T) {
 	if strings.Contains(p, "SNUG_") {
 		t.Error("a placeholder was left in the prelude")
 	}
-	if len(p) > 4096 {
+	if len(p) > 6<<10 {
 		t.Errorf("prelude is %d bytes; it rides in every document", len(p))
 	}
 }
@@ -156,8 +157,12 @@ func TestPrepareDocumentStripsResourceHints(t *testing.T) {
 <svg><foreignObject><link rel=preconnect href="https://foreign.example"></foreignObject></svg>
 <noscript><link rel=preconnect href="https://noscript.example"></noscript>
 <iframe srcdoc="<script>x()</script>" src="about:blank"></iframe>
-<svg><iframe SRCDOC="y"></iframe></svg>
+<svg><iframe SRCDOC="y"></iframe><image srcdoc="w"/></svg>
 <template><iframe srcdoc="z"></iframe></template>
+<p srcdoc="on any element">
+<object data="https://object.example"></object><embed src="https://embed.example">
+<table><iframe src="https://fostered-frame.example"></iframe></table>
+<fencedframe></fencedframe><frame src="https://frame.example">
 <meta http-equiv=" Refresh " content="0;url=https://refresh.example">
 </body>`
 	out, err := PrepareDocument([]byte(in))
@@ -184,6 +189,11 @@ func TestPrepareDocumentStripsResourceHints(t *testing.T) {
 		}
 		if e.Data == "meta" {
 			t.Errorf("the refresh survived: %v", e.Attr)
+		}
+		for _, n := range frame.NestedContextElements {
+			if e.Data == n {
+				t.Errorf("a nested context element survived: <%s:%s>", e.Namespace, n)
+			}
 		}
 	}
 	if strings.Join(links, " ") != ":data:, :https://cdn.jsdelivr.net/x.css" {

@@ -12,6 +12,9 @@
 // It removes:
 // - the WebRTC constructors (REMOVED_GLOBALS): STUN/TURN datagrams leave
 //   whatever connect-src says;
+// - nested browsing contexts (NESTED_CONTEXT_ELEMENTS): in the sandbox one
+//   can only load nothing or be blocked, and a blocked navigation still
+//   sends its target's name out (docs/security.md);
 // - the DOM builders that bypass Trusted Types: XSLTProcessor, setHTML and
 //   Document.parseHTML (a sanitizer configured to keep <link rel=preconnect>);
 // - trustedTypes, so the app can neither make a policy of its own (the CSP
@@ -32,6 +35,9 @@
   const removed = SNUG_REMOVED_GLOBALS;
   const blocked = { __proto__: null };
   for (const r of SNUG_BLOCKED_LINK_RELS) blocked[r] = true;
+  const nestedNames = SNUG_NESTED_CONTEXT_ELEMENTS;
+  const nested = { __proto__: null };
+  for (const n of nestedNames) nested[n] = true;
 
   const { apply } = Reflect;
   const { defineProperty, getOwnPropertyDescriptor } = Object;
@@ -42,6 +48,14 @@
   const lastIndexOf = String.prototype.lastIndexOf;
   const slice = String.prototype.slice;
   const charCodeAt = String.prototype.charCodeAt;
+  const exec = RegExp.prototype.exec;
+  const matches = (re, s) => apply(exec, re, [s]) !== null;
+  // In lower-cased markup: a srcdoc attribute given a value; a link start
+  // tag, in HTML or (prefixed) in XML; an XML entity declaration, whose
+  // replacement text can spell either with character references.
+  const srcdocAttr = /srcdoc[\t\n\f\r ]*=/;
+  const linkTag = /<([^\t\n\f\r />!?]*:)?link([\t\n\f\r />]|$)/;
+  const nestedTag = new RegExp('<([^\\t\\n\\f\\r />!?]*:)?(' + nestedNames.join('|') + ')([\\t\\n\\f\\r />]|$)');
   const wsHas = WeakSet.prototype.has;
   const wsAdd = WeakSet.prototype.add;
   const relLists = new WeakSet();
@@ -52,6 +66,9 @@
 
   for (const name of removed) delete G[name];
   delete G.XSLTProcessor;
+  // No nested browsing context: the element classes go, and no path below
+  // creates one of NESTED_CONTEXT_ELEMENTS.
+  for (const name of ['HTMLIFrameElement', 'HTMLFrameElement', 'HTMLFrameSetElement', 'HTMLObjectElement', 'HTMLEmbedElement', 'HTMLFencedFrameElement', 'HTMLPortalElement', 'FencedFrameConfig']) delete G[name];
   for (const [owner, name] of [[G.Element && Element.prototype, 'setHTML'], [G.ShadowRoot && ShadowRoot.prototype, 'setHTML'], [G.Document, 'parseHTML']]) {
     if (owner) delete owner[name];
   }
@@ -69,6 +86,16 @@
         }
         start = i + 1;
       }
+    }
+  };
+  // A qualified name's local part, lower-cased.
+  const localName = (qname) => {
+    const n = apply(lower, qname, []);
+    return apply(slice, n, [apply(lastIndexOf, n, [':']) + 1]);
+  };
+  const checkElement = (qname) => {
+    if (nested[localName(qname)] === true) {
+      refuse(`a nested frame (<${localName(qname)}>): it could only load nothing or be blocked`);
     }
   };
   // An attribute named rel (any prefix or case) with a blocked token.
@@ -91,8 +118,9 @@
           refuse('document.write of markup (build the elements with the DOM or innerHTML)');
         }
         const l = apply(lower, s, []);
-        if (has(l, 'srcdoc')) refuse('a srcdoc frame');
-        if (has(l, '<link') || has(l, ':link')) refuse('a <link> in markup (create it with document.createElement("link"))');
+        if (matches(srcdocAttr, l)) refuse('a srcdoc frame');
+        if (matches(linkTag, l)) refuse('a <link> in markup (create it with document.createElement("link"))');
+        if (matches(nestedTag, l)) refuse('a nested frame (<iframe>, <object>, <embed> …): it could only load nothing or be blocked');
         if (has(l, '<!entity')) refuse('an XML entity declaration');
         return s;
       },
@@ -102,13 +130,36 @@
     delete G.trustedTypes;
   }
 
-  // The DOM paths that set an attribute without parsing markup.
+  // Replacing a method or accessor. A browser without one of them has no
+  // path through it either.
   const wrap = (proto, name, make) => {
     const d = proto && getOwnPropertyDescriptor(proto, name);
     if (d) defineProperty(proto, name, make(d));
   };
   const method = (proto, name, f) => wrap(proto, name, (d) => ({ ...d, value: f(d.value) }));
   const setter = (proto, name, f) => wrap(proto, name, (d) => ({ ...d, set: f(d.set, d.get) }));
+
+  // The DOM paths that make an element without parsing markup.
+  const D = G.Document && Document.prototype;
+  method(D, 'createElement', (orig) => function createElement(name, ...opts) {
+    name = Str(name);
+    checkElement(name);
+    return apply(orig, this, opts.length ? [name, opts[0]] : [name]);
+  });
+  method(D, 'createElementNS', (orig) => function createElementNS(ns, name, ...opts) {
+    name = Str(name);
+    checkElement(name);
+    return apply(orig, this, opts.length ? [ns, name, opts[0]] : [ns, name]);
+  });
+  method(G.DOMImplementation && DOMImplementation.prototype, 'createDocument', (orig) => function createDocument(ns, name, ...rest) {
+    if (name !== null && name !== undefined) {
+      name = Str(name);
+      checkElement(name);
+    }
+    return apply(orig, this, rest.length ? [ns, name, rest[0]] : [ns, name]);
+  });
+
+  // The DOM paths that set an attribute without parsing markup.
   const E = G.Element && Element.prototype;
   method(E, 'setAttribute', (orig) => function setAttribute(name, value) {
     name = Str(name);
@@ -130,8 +181,8 @@
   // An Attr's own name and value, read by its brand-checked getters (a
   // forged object throws as the original would).
   const A = G.Attr && Attr.prototype;
-  const attrName = A && getOwnPropertyDescriptor(A, 'localName').get;
-  const attrValue = A && getOwnPropertyDescriptor(A, 'value').get;
+  const attrName = A && getOwnPropertyDescriptor(A, 'localName')?.get;
+  const attrValue = A && getOwnPropertyDescriptor(A, 'value')?.get;
   const checkAttrNode = (attr) => {
     let name;
     try {

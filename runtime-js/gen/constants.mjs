@@ -211,6 +211,7 @@ export const STATUS_REFUSED = "refused";
 // Lists.
 export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload","modulepreload"];
 export const CDN_ALLOWLIST = ["cdn.jsdelivr.net","cdnjs.cloudflare.com","unpkg.com"];
+export const NESTED_CONTEXT_ELEMENTS = ["iframe","frame","frameset","object","embed","fencedframe","portal"];
 export const NET_METHODS = ["GET","HEAD","POST","PUT","PATCH","DELETE"];
 export const REMOVED_GLOBALS = ["RTCPeerConnection","webkitRTCPeerConnection","RTCDataChannel"];
 export const RESPONSE_HEADER_GLOBS = ["x-ratelimit-*"];
