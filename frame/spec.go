@@ -350,6 +350,17 @@ var SandboxCSP = []CSPDirective{{
 	Sources: []string{"'none'"},
 }}
 
+// HostCSP are the directives a host that serves app documents adds after SandboxCSP,
+// and a packaged file's meta does not carry: Trusted Types, which hold only with the
+// host's prelude (its default policy is what every HTML and script sink goes through).
+var HostCSP = []CSPDirective{{
+	Name:    "require-trusted-types-for",
+	Sources: []string{"'script'"},
+}, {
+	Name:    "trusted-types",
+	Sources: []string{"default"},
+}}
+
 // Rule ids of violations: frame-level rules, refinements (rules.json) and the
 // JSON Schema keywords, shared with the JS validators.
 const (
