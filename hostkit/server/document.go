@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/linkhint"
 )
 
 //go:embed prelude.js
@@ -93,7 +94,8 @@ func buildPrelude() (string, error) {
 //     app gets no nested document (frame.HostCSP and the prelude refuse
 //     one made by script), and a nested frame's blocked navigation would
 //     still send its target's name out;
-//   - every <meta http-equiv=refresh> is removed: it navigates the frame.
+//   - every <meta http-equiv=refresh> (it navigates the frame) and
+//     <meta http-equiv=Link> (it can carry hints) is removed.
 //
 // It serializes the tree and parses the result again, and refuses (an
 // error) a document whose second parse would not have the prelude as its
@@ -145,14 +147,14 @@ func verify(out []byte, pre string) error {
 	return nil
 }
 
-// strip removes the blocked links, nested context elements, srcdoc
-// attributes and refresh metas under n and returns how many it removed.
+// strip removes the blocked links and metas, nested context elements and
+// srcdoc attributes under n and returns how many it removed.
 func strip(n *html.Node) int {
 	removed := 0
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		if c.Type == html.ElementNode {
-			if isBlockedLink(c) || isRefresh(c) || isNestedContext(c) {
+			if isBlockedLink(c) || isBlockedMeta(c) || isNestedContext(c) {
 				n.RemoveChild(c)
 				removed++
 				c = next
@@ -160,7 +162,7 @@ func strip(n *html.Node) int {
 			}
 			kept := c.Attr[:0]
 			for _, a := range c.Attr {
-				if strings.EqualFold(a.Key, "srcdoc") {
+				if asciiLower(a.Key) == "srcdoc" {
 					removed++
 					continue
 				}
@@ -175,20 +177,15 @@ func strip(n *html.Node) int {
 }
 
 // isBlockedLink reports whether n is a link element (in any namespace)
-// whose rel has a blocked token.
+// whose rel has a blocked token (linkhint.BlockedRel: frame.BlockedLinkRels).
 func isBlockedLink(n *html.Node) bool {
-	if !strings.EqualFold(n.Data, "link") {
+	if asciiLower(n.Data) != "link" {
 		return false
 	}
 	for _, a := range n.Attr {
-		if !strings.EqualFold(a.Key, "rel") {
-			continue
-		}
-		for _, tok := range strings.FieldsFunc(asciiLower(a.Val), isHTMLSpace) {
-			for _, b := range frame.BlockedLinkRels {
-				if tok == b {
-					return true
-				}
+		if asciiLower(a.Key) == "rel" {
+			if _, blocked := linkhint.BlockedRel(a.Val); blocked {
+				return true
 			}
 		}
 	}
@@ -208,13 +205,18 @@ func isNestedContext(n *html.Node) bool {
 	return false
 }
 
-func isRefresh(n *html.Node) bool {
-	if !strings.EqualFold(n.Data, "meta") {
+// isBlockedMeta reports whether n is a <meta http-equiv> that refreshes
+// (a navigation) or carries a Link header (hints).
+func isBlockedMeta(n *html.Node) bool {
+	if asciiLower(n.Data) != "meta" {
 		return false
 	}
 	for _, a := range n.Attr {
-		if strings.EqualFold(a.Key, "http-equiv") && strings.EqualFold(strings.Trim(a.Val, " \t\n\f\r"), "refresh") {
-			return true
+		if asciiLower(a.Key) == "http-equiv" {
+			switch asciiLower(strings.Trim(a.Val, " \t\n\f\r")) {
+			case "refresh", "link":
+				return true
+			}
 		}
 	}
 	return false

@@ -164,6 +164,7 @@ func TestPrepareDocumentStripsResourceHints(t *testing.T) {
 <table><iframe src="https://fostered-frame.example"></iframe></table>
 <fencedframe></fencedframe><frame src="https://frame.example">
 <meta http-equiv=" Refresh " content="0;url=https://refresh.example">
+<meta http-equiv="LINK" content="<https://meta-link.example>; rel=preconnect">
 </body>`
 	out, err := PrepareDocument([]byte(in))
 	if err != nil {
