@@ -59,6 +59,10 @@ A FILE is an app's HTML: raw (packaged on the fly, as snuggen build would) or
 already built. A DIR holds apps: its *.html files and its subfolders'
 app.html or index.html. One line per app, "app <appId> <url>", is printed
 before the server accepts work; the URL opens the runner with that app.
+Open it as printed (127.0.0.1, not localhost: the server answers only its own
+address). Each app's document comes from a site of its own,
+http://<app>.localhost:<port>/, so a busy app freezes only itself; your
+browser resolves *.localhost to this machine by itself.
 
 Keys come from the environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL
 for --agent openai, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL for
