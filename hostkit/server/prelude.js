@@ -94,14 +94,12 @@
     return apply(slice, n, [apply(lastIndexOf, n, [':']) + 1]);
   };
   const checkElement = (qname) => {
-    if (nested[localName(qname)] === true) {
-      refuse(`a nested frame (<${localName(qname)}>): it could only load nothing or be blocked`);
-    }
+    const n = localName(qname);
+    if (nested[n] === true) refuse(`a nested frame (<${n}>): it could only load nothing or be blocked`);
   };
   // An attribute named rel (any prefix or case) with a blocked token.
   const checkAttr = (qname, value) => {
-    const n = apply(lower, qname, []);
-    if (apply(slice, n, [apply(lastIndexOf, n, [':']) + 1]) === 'rel') checkRel(value);
+    if (localName(qname) === 'rel') checkRel(value);
   };
 
   // Markup strings: every HTML and script sink goes through this policy.
@@ -171,8 +169,7 @@
   });
   method(E, 'setAttributeNS', (orig) => function setAttributeNS(ns, name, value) {
     name = Str(name);
-    const n = apply(lower, name, []);
-    if (apply(slice, n, [apply(lastIndexOf, n, [':']) + 1]) === 'rel') {
+    if (localName(name) === 'rel') {
       value = Str(value);
       checkRel(value);
     }
