@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -24,6 +25,9 @@ const vacuumRefused = "ATTACH, DETACH and VACUUM are refused by the host"
 // reservedPrefix starts every name the app's SQL may not use.
 const reservedPrefix = "_snug_"
 
+// maxLikePattern bounds a LIKE or GLOB pattern, in bytes.
+const maxLikePattern = 1024
+
 // journalSizeLimit bounds the WAL file kept after a checkpoint.
 const journalSizeLimit = 4 << 20
 
@@ -39,6 +43,8 @@ type appDB struct {
 	// Below: owned by the lock holder.
 	open    atomic.Bool   // conn != nil, readable without the lock
 	conn    *sqlite3.Conn // nil until first use and after an import swap
+	eng     *engine       // conn's engine, for the hard stop
+	watch   *watch        // the running call's hard stop; nil for untimed calls
 	kvGetSt *sqlite3.Stmt
 	kvPutSt *sqlite3.Stmt
 	kvDelSt *sqlite3.Stmt
@@ -68,12 +74,16 @@ func (s *Store) do(ctx context.Context, app, op string, timed, open bool, fn fun
 	}()
 
 	opCtx := ctx
+	d.watch = nil
 	if timed {
 		var cancel context.CancelFunc
 		opCtx, cancel = context.WithTimeout(ctx, s.opts.StatementTimeout)
 		defer cancel()
 		stop := context.AfterFunc(s.ctx, cancel)
 		defer stop()
+		// The hard stop: a call still inside the engine hardStopGrace after
+		// opCtx ended is stopped there (see engine.go).
+		d.watch = newWatch(opCtx)
 	}
 	d.opCtx = opCtx
 	d.denied = ""
@@ -87,6 +97,17 @@ func (s *Store) do(ctx context.Context, app, op string, timed, open bool, fn fun
 		d.conn.SetInterrupt(opCtx)
 	}
 	err = d.run(fn)
+	if d.watch != nil {
+		if stopped := d.watch.end(); stopped != nil && stopped == d.eng {
+			// The app's connection was stopped inside a call: whatever
+			// the call returned, its engine must not run again. (An
+			// import's candidate file is stopped and dropped by the
+			// import itself.)
+			d.abandonConn()
+			err = errStopped
+		}
+		d.watch = nil
+	}
 	if d.conn != nil {
 		d.conn.SetInterrupt(context.Background())
 	}
@@ -134,9 +155,48 @@ func isOOM(v any) bool {
 	return ok && err.Error() == oomMessage
 }
 
-// run calls fn, turning the driver's out-of-memory panic into NOMEM.
+// run calls fn, turning the driver's out-of-memory panic into NOMEM. The
+// goroutine has SetPanicOnFault for the length of the call, so that a hard
+// stop's fault in the engine is a panic noPanic recovers, not a crash.
 func (d *appDB) run(fn func(*appDB) error) error {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return noPanic(func() error { return fn(d) })
+}
+
+// guard arms the running call's hard stop on e: from here until unguard
+// or the call's end, a call still in e's engine hardStopGrace after the
+// deadline is stopped there. Untimed calls have no hard stop.
+func (d *appDB) guard(e *engine) {
+	if d.watch != nil {
+		d.watch.arm(e)
+	}
+}
+
+// unguard ends the hard stop's window before the store's own COMMIT (a stop
+// must never land between a commit being written and being acknowledged),
+// and reports errStopped when the window's work was stopped.
+func (d *appDB) unguard() error {
+	if d.watch != nil && d.watch.disarm() != nil {
+		return errStopped
+	}
+	return nil
+}
+
+// abandonConn drops a connection whose engine the hard stop ended, running
+// none of its code: its statements are forgotten, its files closed and its
+// memory freed. To the database this is a crash of that connection; the
+// next call opens the file afresh and SQLite's recovery drops what the
+// stopped statement had not committed.
+func (d *appDB) abandonConn() {
+	if d.conn == nil {
+		return
+	}
+	d.stmts = nil
+	d.kvGetSt, d.kvPutSt, d.kvDelSt = nil, nil, nil
+	_ = d.eng.release() // a failed close is the file's: the next open reports it
+	d.conn, d.eng = nil, nil
+	d.open.Store(false)
+	d.s.openConns.Add(-1)
 }
 
 // dropConn closes a connection that ran out of memory or saw the driver
@@ -243,12 +303,19 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 	if errors.As(err, &se) {
 		return se
 	}
-	if errors.Is(err, sqlite3.INTERRUPT) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if errors.Is(err, sqlite3.INTERRUPT) || errors.Is(err, errStopped) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		switch {
 		case ctx.Err() != nil:
 			return fmt.Errorf("store: %s %q: %w", op, app, ctx.Err())
 		case s.ctx.Err() != nil:
 			return fmt.Errorf("store: %s %q: %w", op, app, ErrClosed)
+		case op == "import":
+			// Retrying the same file would take as long again: the file
+			// is refused, the old database untouched.
+			return importErr("checking the file ran past the host's time limit of %s "+
+				"(its CHECK constraints, indexes or schema cost too much to verify); the old database is untouched",
+				s.opts.StatementTimeout)
 		default:
 			return &Error{Code: frame.CodeDBTimeout, Message: fmt.Sprintf(
 				"the statement ran past the host's time limit of %s", s.opts.StatementTimeout)}
@@ -318,7 +385,12 @@ func harden(c *sqlite3.Conn, opts Options) error {
 	// DBCONFIG_REVERSE_SCANORDER, so ATTACH_CREATE/WRITE are not set; with
 	// no slot and the authorizer there is nothing to attach anyway.)
 	c.Limit(sqlite3.LIMIT_ATTACHED, 0)
+	// A value may be as long as the db frame can carry, no longer.
 	c.Limit(sqlite3.LIMIT_LENGTH, frame.MaxDBFrameBytes)
+	// LIKE and GLOB cost up to pattern × text per call, inside one VM step;
+	// SQLite allows 50,000-byte patterns. A pattern an app builds from a
+	// search box is far shorter.
+	c.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
 
 	// Exclusive locking before WAL: no shared-memory file, and no second
 	// process can open the database while this host has it.
@@ -384,7 +456,11 @@ func (d *appDB) openConn() error {
 			return errors.Join(fmt.Errorf("open database: %w", err), noPanic(c.Close))
 		}
 	}
-	d.conn = c
+	eng, err := engineOf(c)
+	if err != nil {
+		return errors.Join(fmt.Errorf("open database: %w", err), noPanic(c.Close))
+	}
+	d.conn, d.eng = c, eng
 	d.open.Store(true)
 	d.s.openConns.Add(1)
 	d.trusted = true
@@ -435,7 +511,7 @@ func (d *appDB) closeConn() error {
 	}
 	d.conn.SetInterrupt(context.Background())
 	errs = append(errs, noPanic(d.conn.Close))
-	d.conn = nil
+	d.conn, d.eng = nil, nil
 	d.open.Store(false)
 	d.s.openConns.Add(-1)
 	if err := errors.Join(errs...); err != nil {

@@ -83,13 +83,20 @@ func (d *appDB) prepare(sql string) (*sqlite3.Stmt, error) {
 
 func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 	c := d.conn
+	// From the statement's preparation to the end of its steps (and the
+	// schema check after a CREATE or ALTER), the work is the app's: the
+	// hard stop may end it. The COMMIT is the store's.
+	d.guard(d.eng)
 	st, err := d.prepare(sql)
 	if err != nil {
 		return nil, err
 	}
+	stopped := false
 	defer func() {
-		_ = st.Reset() // repeats the step's error, already handled
-		_ = st.ClearBindings()
+		if !stopped { // a stopped engine runs nothing more
+			_ = st.Reset() // repeats the step's error, already handled
+			_ = st.ClearBindings()
+		}
 	}()
 	if n := st.BindCount(); n != len(params) {
 		return nil, sqlErr("the statement has %d parameters and %d values were given", n, len(params))
@@ -110,12 +117,16 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 	}
 	res, err := d.step(st)
 	_ = st.Reset() // done with it before COMMIT or ROLLBACK; repeats step's error
-	if write {
-		if err == nil {
-			if w := strings.ToUpper(firstWord(sql)); w == "CREATE" || w == "ALTER" {
-				err = d.checkSchema()
-			}
+	if write && err == nil {
+		if w := strings.ToUpper(firstWord(sql)); w == "CREATE" || w == "ALTER" {
+			err = d.checkSchema()
 		}
+	}
+	if serr := d.unguard(); serr != nil {
+		stopped = true
+		return nil, serr // the connection is abandoned: nothing commits
+	}
+	if write {
 		if err == nil {
 			err = d.trustedExec("COMMIT")
 		}

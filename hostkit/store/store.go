@@ -23,7 +23,12 @@
 //   - runs in defensive mode with trusted_schema, writable_schema, the
 //     fts3_tokenizer and double-quoted string literals off; the engine is
 //     built without load_extension, so that function does not exist;
-//   - stops a statement after Options.StatementTimeout (DB_TIMEOUT);
+//   - stops a statement after Options.StatementTimeout (DB_TIMEOUT), also
+//     inside one long call of a builtin (instr, replace, LIKE over megabyte
+//     strings) where SQLite's own interrupt is never checked: the hard stop
+//     of engine.go ends it hardStopGrace after the limit and abandons the
+//     connection as a crash would, losing nothing committed;
+//   - bounds LIKE and GLOB patterns to maxLikePattern bytes;
 //   - stops the database at Options.QuotaBytes through max_page_count
 //     (DB_QUOTA_EXCEEDED) and the engine's memory, temp tables and sorts
 //     included (temp_store=MEMORY), at Options.MaxMemoryBytes
@@ -74,8 +79,14 @@
 // the idle one used longest ago is closed (checkpointed) and reopens on its
 // next call.
 //
-// The store starts no goroutine of its own; Close interrupts running
-// statements, waits for their calls and closes every connection.
+// The store starts no goroutine of its own (the hard stop's timers run only
+// once a call is past its limit); Close interrupts running statements, waits
+// for their calls (ended within hardStopGrace by the hard stop) and closes
+// every connection.
+//
+// Import checks a file under the same limit: a file whose integrity check
+// (CHECK constraints, expression indexes, schema) runs past
+// Options.StatementTimeout is DB_IMPORT_INVALID, the old database untouched.
 package store
 
 import (
@@ -196,8 +207,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	return &Store{dir: dir, opts: opts, ctx: ctx, cancel: cancel, dbs: map[string]*appDB{}}, nil
 }
 
-// Close interrupts running statements, waits for their calls to end and
-// closes every database. Later calls return ErrClosed.
+// closeWait bounds how long Close waits for running calls: the hard stop
+// ends a call stuck in the engine hardStopGrace after Close, so this is
+// reached only where there is no hard stop (off unix).
+const closeWait = time.Second
+
+// Close interrupts running statements, waits for their calls to end (at most
+// about a second: a call still running then is left to finish on its own
+// and its database is not closed) and closes every database. Later calls
+// return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -212,9 +230,16 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	var errs []error
+	deadline := time.NewTimer(closeWait)
+	defer deadline.Stop()
 	for _, d := range dbs {
-		d.lock <- struct{}{} // held for good: the store is closed
-		errs = append(errs, d.closeConn())
+		select {
+		case d.lock <- struct{}{}: // held for good: the store is closed
+			errs = append(errs, d.closeConn())
+		case <-deadline.C:
+			errs = append(errs, fmt.Errorf("store: close: a call of %q was still running after %s: its database is left open", d.app, closeWait))
+			deadline.Reset(0)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -379,6 +379,9 @@ func TestHardeningKnobs(t *testing.T) {
 	if n := c.Limit(sqlite3.LIMIT_ATTACHED, -1); n != 0 {
 		t.Errorf("LIMIT_ATTACHED = %d", n)
 	}
+	if n := c.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, -1); n != maxLikePattern {
+		t.Errorf("LIMIT_LIKE_PATTERN_LENGTH = %d", n)
+	}
 	d.trusted = true // the authorizer out of the way: the engine alone
 	defer func() { d.trusted = false }()
 	for pragma, want := range map[string]int64{"max_page_count": (1 << 20) / 4096, "synchronous": 2, "temp_store": 2} {

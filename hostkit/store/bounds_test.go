@@ -1,0 +1,298 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/snuggen/snuggen/frame"
+)
+
+// instrBomb is one call of a builtin whose work is quadratic in its
+// arguments: instr() compares the needle (k bytes of 'a' and a 'b') at
+// every offset of the haystack (h bytes of 'a'), about (h-k)·k byte
+// comparisons in one VM step. SQLite's own interrupt is checked between VM
+// steps, never inside such a call.
+func instrBomb(h, k int) string {
+	return fmt.Sprintf("SELECT instr(replace(hex(zeroblob(%d)),'0','a'), replace(hex(zeroblob(%d)),'0','a')||'b')", h/2, k/2)
+}
+
+// replaceBomb is the same work through replace(): the pattern is compared
+// at every offset and never found.
+func replaceBomb(h, k int) string {
+	return fmt.Sprintf("SELECT length(replace(replace(hex(zeroblob(%d)),'0','a'), replace(hex(zeroblob(%d)),'0','a')||'b', 'x'))", h/2, k/2)
+}
+
+// Sizes for the tests with a lowered limit: on this code's target machines
+// one such call takes 10 s and more, far past the limit under test.
+const bombH, bombK = 1_000_000, 500_000
+
+// slack is what a stopped statement may take past its limit: the hard stop's
+// grace plus scheduling on a loaded 2-core machine.
+const slack = 1500 * time.Millisecond
+
+// TestFunctionCallStopsAtTheLimit: one builtin call that would run for many
+// seconds answers DB_TIMEOUT within the limit and a small slack, for reads
+// and writes, and the write leaves nothing behind.
+func TestFunctionCallStopsAtTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	s0, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s0, "a")
+	if err := s0.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 300 * time.Millisecond
+	s, err := Open(dir, Options{StatementTimeout: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, q := range []string{
+		instrBomb(bombH, bombK),
+		replaceBomb(bombH, bombK),
+		"INSERT INTO notes(body) " + instrBomb(bombH, bombK),
+		"UPDATE notes SET body = " + "(" + instrBomb(bombH, bombK) + ")",
+	} {
+		start := time.Now()
+		_, err := s.Exec(bg, "a", q, nil)
+		el := time.Since(start)
+		wantCode(t, err, frame.CodeDBTimeout)
+		if el > limit+slack {
+			t.Fatalf("%.40s…: answered after %s, limit %s", q, el, limit)
+		}
+		t.Logf("%.40s…: DB_TIMEOUT after %s", q, el)
+		// The app's next request works, on what was there before.
+		unchanged(t, s, "a")
+	}
+	mustExec(t, s, "a", "INSERT INTO notes(body) VALUES ('third')")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	r := mustExec(t, s2, "a", "SELECT body FROM notes ORDER BY id")
+	if got, want := rowsJSON(t, r), `[["first"],["second"],["third"]]`; got != want {
+		t.Fatalf("after reopen: %s, want %s", got, want)
+	}
+}
+
+// TestFunctionCallBombBlocksNoOtherApp: while one app's call is stuck in a
+// builtin, another app's requests are answered at once.
+func TestFunctionCallBombBlocksNoOtherApp(t *testing.T) {
+	s, _ := newStore(t, Options{StatementTimeout: 2 * time.Second})
+	seed(t, s, "a")
+	seed(t, s, "b")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Exec(bg, "a", instrBomb(bombH, bombK), nil)
+		done <- err
+	}()
+	// Wait until a's call holds its database: a's next call cannot get in.
+	for {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+		_, err := s.Exec(ctx, "a", "SELECT 1", nil)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	unchanged(t, s, "b")
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("app b waited %s behind app a's statement", el)
+	}
+	wantCode(t, <-done, frame.CodeDBTimeout)
+	unchanged(t, s, "a")
+}
+
+// TestDefaultLimitHoldsInsideFunction: with the production defaults, a call
+// of the largest size the limits allow (minutes of work) still ends at the
+// default statement limit.
+func TestDefaultLimitHoldsInsideFunction(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	seed(t, s, "a")
+	start := time.Now()
+	// The haystack and needle at the length limit's scale: hours of work.
+	_, err := s.Exec(bg, "a", instrBomb(frame.MaxDBFrameBytes-16, frame.MaxDBFrameBytes/2), nil)
+	el := time.Since(start)
+	wantCode(t, err, frame.CodeDBTimeout)
+	if el > DefaultStatementTimeout+slack {
+		t.Fatalf("answered after %s, default limit %s", el, DefaultStatementTimeout)
+	}
+	t.Logf("DB_TIMEOUT after %s", el)
+	unchanged(t, s, "a")
+}
+
+// TestCloseDuringFunctionBomb: shutting the store down while a call is stuck
+// in a builtin returns within about a second, and loses nothing.
+func TestCloseDuringFunctionBomb(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{StatementTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s, "a")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Exec(bg, "a", "INSERT INTO notes(body) "+instrBomb(bombH*4, bombK*4), nil)
+		done <- err
+	}()
+	for {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+		_, err := s.Exec(ctx, "a", "SELECT 1", nil)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	err = s.Close()
+	el := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el > 1500*time.Millisecond {
+		t.Fatalf("Close took %s", el)
+	}
+	t.Logf("Close returned after %s", el)
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Fatalf("running call: %v", err)
+	}
+	s2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	unchanged(t, s2, "a")
+}
+
+// TestCallerLeavingStopsFunctionBomb: when the caller's context ends (the
+// app went away), the stuck call ends too, within the grace.
+func TestCallerLeavingStopsFunctionBomb(t *testing.T) {
+	s, _ := newStore(t, Options{StatementTimeout: time.Minute})
+	seed(t, s, "a")
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Exec(ctx, "a", instrBomb(bombH, bombK), nil)
+	if el := time.Since(start); el > 200*time.Millisecond+slack {
+		t.Fatalf("the call ran %s after its caller left", el)
+	}
+	var se *Error
+	if errors.As(err, &se) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	unchanged(t, s, "a")
+}
+
+// checkBombFile writes a small SQLite file whose one row makes PRAGMA
+// integrity_check evaluate a quadratic CHECK constraint (and an expression
+// index over the same), and returns its bytes.
+func checkBombFile(t *testing.T) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bomb.db")
+	c, err := sqlite3.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb := fmt.Sprintf("instr(replace(hex(zeroblob(%d)),'0','a'), replace(hex(zeroblob(%d)),'0','a')||'b') + x", bombH*2, bombK*2)
+	for _, q := range []string{
+		"PRAGMA journal_mode=DELETE",
+		"PRAGMA ignore_check_constraints=ON",
+		"CREATE TABLE t(x INTEGER CHECK (" + bomb + " = x))",
+		"INSERT INTO t VALUES (1)",
+	} {
+		if err := c.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestImportCheckBombIsRefusedInTime: a file of a few KB whose validation
+// would evaluate seconds of CHECK constraint is refused at the limit, and
+// the old database stays as it was.
+func TestImportCheckBombIsRefusedInTime(t *testing.T) {
+	data := checkBombFile(t)
+	if len(data) > 16<<10 {
+		t.Fatalf("the bomb file is %d bytes", len(data))
+	}
+	const limit = 300 * time.Millisecond
+	dir := t.TempDir()
+	s0, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s0, "a")
+	if err := s0.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, Options{StatementTimeout: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	_, err = s.Import(bg, "a", data)
+	el := time.Since(start)
+	se := wantCode(t, err, frame.CodeDBImportInvalid)
+	if el > limit+slack {
+		t.Fatalf("refused after %s, limit %s", el, limit)
+	}
+	t.Logf("%d-byte file refused after %s: %s", len(data), el, se.Message)
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("left in the data directory: %v", names)
+	}
+	unchanged(t, s, "a")
+}
+
+// TestLikePatternLimit: a LIKE or GLOB pattern past maxLikePattern is an
+// SQL error at once, not seconds of matching; a search-box pattern works.
+func TestLikePatternLimit(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	seed(t, s, "a")
+	long := strings.Repeat("%a", maxLikePattern/2+1)
+	for _, q := range []string{
+		"SELECT count(*) FROM notes WHERE body LIKE ?",
+		"SELECT count(*) FROM notes WHERE body GLOB ?",
+	} {
+		_, err := s.Exec(bg, "a", q, []any{long})
+		se := wantCode(t, err, frame.CodeDBSQLError)
+		if !strings.Contains(se.Message, "pattern") {
+			t.Errorf("%s: message %q", q, se.Message)
+		}
+	}
+	r := mustExec(t, s, "a", "SELECT body FROM notes WHERE body LIKE ?", "%ir%")
+	if got := rowsJSON(t, r); got != `[["first"]]` {
+		t.Fatalf("LIKE '%%ir%%' = %s", got)
+	}
+}
