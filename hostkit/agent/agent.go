@@ -33,6 +33,30 @@ type Completion struct {
 	// can constrain their output (the offline agent, JSON modes) may use it; the Bridge
 	// enforces it on the reply whatever the backend does.
 	Schema json.RawMessage
+	// MaxReplyBytes is the most reply text, in bytes, the host accepts (the
+	// Bridge sets it from Options.MaxReplyBytes; 0 means
+	// DefaultMaxReplyBytes). A backend stops reading as soon as the reply
+	// passes it and returns an error wrapping ErrReplyTooLarge; the Bridge
+	// also refuses a longer text from a backend that does not.
+	MaxReplyBytes int
+}
+
+// DefaultMaxReplyBytes bounds an agent's reply text when Options and
+// Completion leave it 0: 4 MiB, some twenty times the longest reply today's
+// models write in one turn, and far below what would strain the host.
+const DefaultMaxReplyBytes = 4 << 20
+
+// ErrReplyTooLarge marks a reply that passed Completion.MaxReplyBytes; the
+// backend stopped reading it (the Bridge answers PARSE_FAILED).
+var ErrReplyTooLarge = errors.New("the agent's reply passed the host's size limit")
+
+// ReplyLimit is c.MaxReplyBytes, or DefaultMaxReplyBytes when it is 0 or
+// less.
+func (c Completion) ReplyLimit() int {
+	if c.MaxReplyBytes > 0 {
+		return c.MaxReplyBytes
+	}
+	return DefaultMaxReplyBytes
 }
 
 // Backend is one agent endpoint. Complete sends req and returns the whole

@@ -38,6 +38,10 @@ type Options struct {
 	// Log receives the full detail of an agent failure (the app gets a short
 	// message without the endpoint's address or its error text). nil drops it.
 	Log func(instanceKey string, err error)
+	// MaxReplyBytes bounds the reply text read from the agent; past it the
+	// backend stops reading and the request is answered PARSE_FAILED. 0
+	// means DefaultMaxReplyBytes (4 MiB).
+	MaxReplyBytes int
 }
 
 // errAgentTimeout is the cause of a context ended by Options.Timeout.
@@ -127,11 +131,13 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 	if b.opts.SystemPrompt != nil {
 		system = b.opts.SystemPrompt
 	}
-	req := Completion{System: system(schema), User: string(env), Schema: schema}
-	onText := stream
+	req := Completion{System: system(schema), User: string(env), Schema: schema, MaxReplyBytes: b.opts.MaxReplyBytes}
+	limit := req.ReplyLimit()
+	out := stream
 	if b.opts.SuppressSchemaStreaming && len(schema) > 0 {
-		onText = nil
+		out = nil
 	}
+	st := &streamer{out: out}
 
 	actx := ctx
 	if b.opts.Timeout > 0 {
@@ -139,7 +145,20 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 		actx, cancel = context.WithTimeoutCause(ctx, b.opts.Timeout, errAgentTimeout)
 		defer cancel()
 	}
-	text, err := b.complete(actx, req, onText)
+	text, err := b.complete(actx, req, st.onText)
+	if err == nil && len(text) > limit {
+		err = fmt.Errorf("%w: %d bytes, more than %d", ErrReplyTooLarge, len(text), limit)
+	}
+	if errors.Is(err, ErrReplyTooLarge) && ctx.Err() == nil {
+		if b.opts.Log != nil {
+			b.opts.Log(instanceKey, err)
+		}
+		if text == "" {
+			text = st.last
+		}
+		left := max(frame.ParseFailureBudget-b.fail(instanceKey), 0)
+		return nil, parseFailed(fmt.Sprintf("the agent's reply passed the host's limit of %s; the host stopped reading it", sizeText(limit)), Excerpt(text), left)
+	}
 	if err != nil {
 		if b.opts.Log != nil && ctx.Err() == nil {
 			b.opts.Log(instanceKey, err)
@@ -249,3 +268,58 @@ func (b *Bridge) Reset(instanceKey string) error {
 // Forget drops everything the Bridge holds for instanceKey (the instance is
 // gone).
 func (b *Bridge) Forget(instanceKey string) { b.succeed(instanceKey) }
+
+// maxStreamText is the longest cumulative text worth streaming: a streaming
+// app-response carrying more cannot fit the default frame size class and
+// would be encoded only to be dropped.
+const maxStreamText = frame.MaxFrameBytes
+
+// streamGrowth and streamInterval coalesce streaming text: a cumulative
+// text goes out when it grew by a sixteenth since the last one sent, or
+// after streamInterval. Each text is encoded whole into its frame, so
+// sending every delta of a fast agent costs the square of the reply's
+// length; this keeps the sum within some 17 times the text (plus one frame
+// per interval) while a short reply still streams every delta.
+const (
+	streamGrowth   = 16
+	streamInterval = 100 * time.Millisecond
+)
+
+// streamer sits between a backend's cumulative text and the app's stream:
+// it remembers the last text (the excerpt of a reply cut at the size
+// limit) and coalesces what goes out.
+type streamer struct {
+	out      func(string)
+	last     string
+	sent     int // length of the last text sent
+	sentAt   time.Time
+	finished bool // past maxStreamText: nothing more goes out
+}
+
+func (s *streamer) onText(text string) {
+	s.last = text
+	if s.out == nil || s.finished || len(text) <= s.sent {
+		return
+	}
+	if len(text) > maxStreamText {
+		s.finished = true
+		return
+	}
+	now := time.Now()
+	if (len(text)-s.sent)*streamGrowth < s.sent && now.Sub(s.sentAt) < streamInterval {
+		return
+	}
+	s.sent, s.sentAt = len(text), now
+	s.out(text)
+}
+
+// sizeText writes n bytes for a message: "4 MiB", "64 KiB", "1000 bytes".
+func sizeText(n int) string {
+	switch {
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

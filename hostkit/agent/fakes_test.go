@@ -29,6 +29,10 @@ type wire struct {
 	// stream writes chunks as the API's SSE events; complete adds the events
 	// that end a reply ([DONE], message_stop).
 	stream func(w http.ResponseWriter, chunks []string, complete bool)
+	// delta writes one event adding text, noise one event that adds none
+	// (an empty choices list, a ping), each as the API sends them, and
+	// report the write's error.
+	delta, noise func(w io.Writer, text string) error
 }
 
 var wires = []wire{
@@ -62,6 +66,18 @@ var wires = []wire{
 				fmt.Fprint(w, "data: [DONE]\n\n")
 				flush(w)
 			}
+		},
+		delta: func(w io.Writer, text string) error {
+			b, _ := json.Marshal(map[string]any{
+				"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-test",
+				"choices": []any{map[string]any{"index": 0, "delta": map[string]string{"content": text}, "logprobs": nil, "finish_reason": nil}},
+			})
+			_, err := fmt.Fprintf(w, "data: %s\n\n", b)
+			return err
+		},
+		noise: func(w io.Writer, _ string) error {
+			_, err := fmt.Fprint(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[]}`+"\n\n")
+			return err
 		},
 	},
 	{
@@ -97,6 +113,16 @@ var wires = []wire{
 					"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 15}})
 				event("message_stop", map[string]string{"type": "message_stop"})
 			}
+		},
+		delta: func(w io.Writer, text string) error {
+			b, _ := json.Marshal(map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]string{"type": "text_delta", "text": text}})
+			_, err := fmt.Fprintf(w, "event: content_block_delta\ndata: %s\n\n", b)
+			return err
+		},
+		noise: func(w io.Writer, _ string) error {
+			_, err := fmt.Fprint(w, "event: ping\ndata: {\"type\": \"ping\"}\n\n")
+			return err
 		},
 	},
 }

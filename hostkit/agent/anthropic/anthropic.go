@@ -111,13 +111,11 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 		return "", err
 	}
 	defer resp.Body.Close()
+	limit := req.ReplyLimit()
 
 	var text strings.Builder
 	stopped := false
-	err = sse.Read(resp.Body, func(ev sse.Event) error {
-		if stopped {
-			return nil
-		}
+	err = sse.Read(sse.Limit(resp.Body, limit), func(ev sse.Event) error {
 		var e event
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 			return fmt.Errorf("decoding %q event: %w", ev.Name, err)
@@ -128,6 +126,9 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 		switch e.Type {
 		case "content_block_delta":
 			if e.Delta.Type == "text_delta" && e.Delta.Text != "" {
+				if text.Len()+len(e.Delta.Text) > limit {
+					return fmt.Errorf("%w: more than %d bytes", agent.ErrReplyTooLarge, limit)
+				}
 				text.WriteString(e.Delta.Text)
 				if onText != nil {
 					onText(text.String())
@@ -135,6 +136,7 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 			}
 		case "message_stop":
 			stopped = true
+			return sse.Stop // nothing after message_stop is read
 		case "error":
 			return sse.Redact(fmt.Sprintf("the server reported %s: %s", e.Error.Type, e.Error.Message), []string{b.cfg.APIKey})
 		}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -112,17 +111,22 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 		return "", err
 	}
 	defer resp.Body.Close()
+	limit := req.ReplyLimit()
+	stream := sse.Limit(resp.Body, limit)
 
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
 		// A server that ignored "stream": the whole completion at once.
 		var c chunk
-		if err := json.NewDecoder(io.LimitReader(resp.Body, sse.MaxLine)).Decode(&c); err != nil {
+		if err := json.NewDecoder(stream).Decode(&c); err != nil {
 			return "", b.streamError(ctx, fmt.Errorf("decoding completion: %w", err))
 		}
 		if c.Error != nil || len(c.Choices) == 0 {
 			return "", &agent.NetworkError{Backend: name, Status: resp.StatusCode, Err: errors.New("completion without a choice")}
 		}
 		text := c.Choices[0].Message.Content
+		if len(text) > limit {
+			return "", b.streamError(ctx, fmt.Errorf("%w: more than %d bytes", agent.ErrReplyTooLarge, limit))
+		}
 		if onText != nil && text != "" {
 			onText(text)
 		}
@@ -131,13 +135,10 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 
 	var text strings.Builder
 	done, finished := false, false
-	err = sse.Read(resp.Body, func(ev sse.Event) error {
-		if done {
-			return nil
-		}
+	err = sse.Read(stream, func(ev sse.Event) error {
 		if strings.TrimSpace(ev.Data) == "[DONE]" {
 			done = true
-			return nil
+			return sse.Stop // nothing after [DONE] is read
 		}
 		var c chunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
@@ -148,6 +149,9 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 		}
 		for _, ch := range c.Choices {
 			if ch.Delta.Content != "" {
+				if text.Len()+len(ch.Delta.Content) > limit {
+					return fmt.Errorf("%w: more than %d bytes", agent.ErrReplyTooLarge, limit)
+				}
 				text.WriteString(ch.Delta.Content)
 				if onText != nil {
 					onText(text.String())

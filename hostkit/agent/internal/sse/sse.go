@@ -6,9 +6,12 @@ package sse
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/snuggen/snuggen/hostkit/agent"
 )
 
 // MaxLine bounds one line of the stream; a longer line is an error, not an
@@ -21,11 +24,51 @@ type Event struct {
 	Data string // the "data:" lines joined with "\n"
 }
 
-// Read calls fn for each event in r until r ends or fn returns an error.
-// It returns r's own error (a dropped connection, a cancelled context) as it
-// comes. Whether the stream ended complete is the caller's to judge from the
-// events it saw.
-func Read(r io.Reader, fn func(Event) error) error {
+// Stop, returned by Read's callback, ends the reading without an error: the
+// reply is complete ([DONE], message_stop), and whatever a server sends after
+// it is not read.
+var Stop = errors.New("sse: stop")
+
+// RawLimit is how many bytes of event stream are read for a reply of at
+// most maxText bytes of text: the APIs wrap every few characters of text in
+// a JSON event of some 200 bytes (id, model, choices…), so a reply at the
+// limit may take 16 times its text; beyond that the server is sending
+// something other than the reply (comments, empty events, a loop).
+func RawLimit(maxText int) int64 { return 16*int64(maxText) + 64<<10 }
+
+// Limit returns r cut at RawLimit(maxText) bytes: reading past it fails with
+// an error wrapping agent.ErrReplyTooLarge.
+func Limit(r io.Reader, maxText int) io.Reader {
+	return &limited{r: r, left: RawLimit(maxText), limit: RawLimit(maxText)}
+}
+
+type limited struct {
+	r           io.Reader
+	left, limit int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, fmt.Errorf("%w: the event stream passed %d bytes", agent.ErrReplyTooLarge, l.limit)
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// Read calls fn for each event in r until r ends or fn returns an error
+// (Stop ends it with nil). It returns r's own error (a dropped connection, a
+// cancelled context) as it comes. Whether the stream ended complete is the
+// caller's to judge from the events it saw.
+func Read(r io.Reader, fn func(Event) error) (err error) {
+	defer func() {
+		if errors.Is(err, Stop) {
+			err = nil
+		}
+	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	var ev Event
