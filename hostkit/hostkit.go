@@ -60,7 +60,9 @@ type config struct {
 	apps      []App
 	backend   agent.Backend
 	agentOpts agent.Options
+	maxReply  int
 	dataDir   string
+	storeOpts store.Options
 	net       *netgate.Config
 	netOpts   []netgate.Option
 	theme     string
@@ -98,6 +100,27 @@ const DefaultAgentTimeout = 90 * time.Second
 // agent failures (the app sees only the code and a plain message).
 func WithAgentOptions(o agent.Options) Option {
 	return func(c *config) error { c.agentOpts = o; return nil }
+}
+
+// WithMaxReplyBytes bounds the reply text read from the agent (agent
+// Options.MaxReplyBytes; agent.DefaultMaxReplyBytes, 4 MiB, when unset): the
+// host stops reading a longer reply and answers the request PARSE_FAILED.
+// It applies whatever WithAgentOptions says.
+func WithMaxReplyBytes(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("hostkit: max reply bytes %d: must not be negative", n)
+		}
+		c.maxReply = n
+		return nil
+	}
+}
+
+// WithStoreOptions sets the app databases' policy: quota, statement time
+// limit, engine memory, open databases (store.Options; its zero value is the
+// defaults). It takes effect with WithDataDir.
+func WithStoreOptions(o store.Options) Option {
+	return func(c *config) error { c.storeOpts = o; return nil }
 }
 
 // WithDataDir keeps each app's SQLite database and the net grants under dir,
@@ -224,6 +247,9 @@ func (h *Host) wire(c *config) error {
 		// answered NETWORK_ERROR (retryable) rather than a bare timeout.
 		ao.Timeout = DefaultAgentTimeout
 	}
+	if c.maxReply > 0 {
+		ao.MaxReplyBytes = c.maxReply
+	}
 	h.Agent = agent.NewBridge(backend, ao)
 	bo := broker.Options{
 		Agent:   broker.Agent(h.Agent),
@@ -235,7 +261,7 @@ func (h *Host) wire(c *config) error {
 		// dialogs stay the installed app's own metadata.
 	}
 	if c.dataDir != "" {
-		st, err := store.Open(filepath.Join(c.dataDir, "db"), store.Options{})
+		st, err := store.Open(filepath.Join(c.dataDir, "db"), c.storeOpts)
 		if err != nil {
 			return fmt.Errorf("hostkit: %w", err)
 		}

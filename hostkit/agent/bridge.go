@@ -98,8 +98,13 @@ Reply with ONLY a JSON object: no prose before or after it, no Markdown, no code
 // frame.ParseFailureBudget consecutive failures the instance is refused
 // without calling the agent until Reset), THREAD_CONFLICT (after retrying
 // frame.ThreadConflictBackoff), NETWORK_ERROR, MALFORMED (a responseSchema
-// that is not a usable JSON Schema), or CANCELLED when ctx ended first (Ask
-// returns promptly; the broker decides what to send).
+// that is not a usable JSON Schema or passes the schema limits of
+// CompileSchema), or CANCELLED when ctx ended first (Ask returns promptly;
+// the broker decides what to send).
+//
+// Its work is bounded: the reply is read up to Options.MaxReplyBytes (past
+// it: PARSE_FAILED naming the limit), and finding and checking the reply's
+// object is metered (NewMeter: a reply that costs more is PARSE_FAILED).
 func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream func(text string)) (json.RawMessage, *frame.Error) {
 	instanceKey := c.Instance
 	if c.App == "" {
@@ -165,10 +170,13 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 		}
 		return nil, b.backendError(ctx, actx, err)
 	}
-	data, err := ParseReply(text, schema)
+	data, err := parseReply(NewMeter(ctx), text, schema)
 	if err != nil {
 		var re *ReplyError
 		if !errors.As(err, &re) {
+			if ctx.Err() != nil {
+				return nil, frame.NewError(frame.CodeCancelled, fmt.Sprintf("agent request ended: %v", context.Cause(ctx)))
+			}
 			return nil, newError(frame.CodeHostError, err.Error())
 		}
 		left := max(frame.ParseFailureBudget-b.fail(instanceKey), 0)

@@ -2,12 +2,12 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -25,13 +25,6 @@ type ReplyError struct {
 
 func (e *ReplyError) Error() string { return "agent reply: " + e.Reason }
 
-// SchemaError means a responseSchema is not a usable JSON Schema (it does not
-// compile, or refers to anything outside itself).
-type SchemaError struct{ Err error }
-
-func (e *SchemaError) Error() string { return "responseSchema: " + e.Err.Error() }
-func (e *SchemaError) Unwrap() error { return e.Err }
-
 // maxBalancedStarts bounds the balanced-object stage: it tries at most this
 // many '{' positions, so a reply full of braces costs linear time, not
 // quadratic.
@@ -43,11 +36,18 @@ const maxBalancedStarts = 128
 // satisfies schema (a JSON Schema, nil for none). When the whole text is
 // JSON, it is the answer: a reply that is null, an array or a scalar is
 // rejected rather than mined for an object inside it. Failures are
-// *ReplyError; a schema that does not compile is a *SchemaError.
+// *ReplyError; a schema that does not compile is a *SchemaError. The work
+// is bounded by a Meter of its own (NewMeter).
 func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
-	var sch *jsonschema.Schema
+	return parseReply(NewMeter(context.Background()), text, schema)
+}
+
+// parseReply is ParseReply within m: decoding the candidates and checking
+// them against the schema are charged to it, and a reply that would cost
+// more is a *ReplyError saying so (or m's context's error when it ended).
+func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMessage, err error) {
+	var sch *Schema
 	if len(schema) > 0 {
-		var err error
 		if sch, err = CompileSchema(schema); err != nil {
 			return nil, err
 		}
@@ -55,8 +55,26 @@ func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
 	fail := func(reason string) error {
 		return &ReplyError{Reason: reason, RawExcerpt: Excerpt(text)}
 	}
+	// A spent budget (or an ended context) ends the search wherever it is.
+	type spent struct{ err error }
+	defer func() {
+		if r := recover(); r != nil {
+			sp, ok := r.(spent)
+			if !ok {
+				panic(r)
+			}
+			if !errors.Is(sp.err, ErrValidationBudget) {
+				data, err = nil, sp.err
+				return
+			}
+			data, err = nil, fail(fmt.Sprintf("%v (the reply is %d bytes)", sp.err, len(text)))
+		}
+	}()
 	var firstViolation error
 	try := func(cand string) (json.RawMessage, bool) {
+		if err := m.Charge(int64(len(cand))/2 + 1); err != nil {
+			panic(spent{err})
+		}
 		v, ok := decodeObject(cand)
 		if !ok {
 			return nil, false
@@ -68,7 +86,12 @@ func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
 			return nil, false
 		}
 		if sch != nil {
-			if err := sch.Validate(v); err != nil {
+			if err := sch.Validate(m, v); err != nil {
+				var ve *jsonschema.ValidationError
+				var ne *NumberError
+				if !errors.As(err, &ve) && !errors.As(err, &ne) {
+					panic(spent{err}) // the budget or the context
+				}
 				if firstViolation == nil {
 					firstViolation = err
 				}
@@ -141,7 +164,14 @@ func violationReason(err error) string {
 		if loc == "" {
 			loc = "/"
 		}
-		return fmt.Sprintf("data does not match responseSchema: at %s: %s", loc, ve.Message)
+		msg := ve.Message
+		if len(msg) > 300 {
+			// The validator quotes the value: keep its start and the
+			// verdict after it ("… is not valid \"date-time\"").
+			msg = msg[:120] + "…" + msg[len(msg)-120:]
+			msg = strings.ToValidUTF8(msg, "")
+		}
+		return fmt.Sprintf("data does not match responseSchema: at %s: %s", loc, msg)
 	}
 	return fmt.Sprintf("data does not match responseSchema: %v", err)
 }
@@ -264,50 +294,4 @@ func Excerpt(text string) string {
 		n++
 	}
 	return text
-}
-
-// schemaURL is the in-memory address a responseSchema compiles under.
-// Nothing outside the schema itself can be loaded: see CompileSchema.
-const schemaURL = "snug:///response-schema.json"
-
-var schemaCache struct {
-	sync.Mutex
-	m map[string]*jsonschema.Schema
-}
-
-// maxCachedSchemas bounds the compiled-schema cache; when full it is emptied
-// (apps reuse a handful of schemas, so this rarely happens).
-const maxCachedSchemas = 256
-
-// CompileSchema compiles a responseSchema with santhosh-tekuri/jsonschema/v5.
-// A $ref or $schema that would load anything outside the schema (file:,
-// http:, another document) is refused: an app's schema must not make the host
-// read files or fetch URLs. Compiled schemas are cached by their bytes.
-func CompileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
-	key := string(schema)
-	schemaCache.Lock()
-	if s, ok := schemaCache.m[key]; ok {
-		schemaCache.Unlock()
-		return s, nil
-	}
-	schemaCache.Unlock()
-
-	c := jsonschema.NewCompiler()
-	c.LoadURL = func(u string) (io.ReadCloser, error) {
-		return nil, fmt.Errorf("refusing to load %q: a responseSchema must be self-contained", u)
-	}
-	if err := c.AddResource(schemaURL, bytes.NewReader(schema)); err != nil {
-		return nil, &SchemaError{Err: err}
-	}
-	s, err := c.Compile(schemaURL)
-	if err != nil {
-		return nil, &SchemaError{Err: err}
-	}
-	schemaCache.Lock()
-	if schemaCache.m == nil || len(schemaCache.m) >= maxCachedSchemas {
-		schemaCache.m = make(map[string]*jsonschema.Schema)
-	}
-	schemaCache.m[key] = s
-	schemaCache.Unlock()
-	return s, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/store"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -40,6 +42,8 @@ type serveOptions struct {
 	model    string
 	config   string
 	watch    bool
+	maxReply string        // --agent-max-reply, a size
+	dbLimit  time.Duration // --db-timeout
 	getenv   func(string) string
 	ready    func(h *hostkit.Host) // tests: called once the host is listening
 	agentFor agent.Backend         // tests: the agent instead of --agent's
@@ -93,6 +97,8 @@ prefixed "snuggen serve:".`,
 	f.StringVar(&o.model, "model", "", "the agent's model (default: its *_MODEL variable)")
 	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
 	f.BoolVar(&o.watch, "watch", false, "rebuild an app when its files change and reload its frames")
+	f.StringVar(&o.maxReply, "agent-max-reply", "4MiB", "the most reply text read from the agent (B, KiB or MiB); a longer reply is cut and answered PARSE_FAILED")
+	f.DurationVar(&o.dbLimit, "db-timeout", store.DefaultStatementTimeout, "the longest one SQL statement or import check of an app may run (DB_TIMEOUT past it)")
 	return c
 }
 
@@ -119,6 +125,15 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	backend, err := o.backend()
 	if err != nil {
 		return err
+	}
+	maxReply := 0 // the default
+	if o.maxReply != "" {
+		if maxReply, err = parseSize(o.maxReply); err != nil || maxReply <= 0 {
+			return usageError("--agent-max-reply %q: want a positive size such as 4MiB, 512KiB or 1000000", o.maxReply)
+		}
+	}
+	if o.dbLimit < 0 {
+		return usageError("--db-timeout %s: want a positive duration such as 5s", o.dbLimit)
 	}
 	if o.agentFor != nil {
 		backend = o.agentFor
@@ -153,6 +168,8 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		hostkit.WithApps(apps...),
 		hostkit.WithAgent(backend),
 		hostkit.WithDataDir(dataDir),
+		hostkit.WithStoreOptions(store.Options{StatementTimeout: o.dbLimit}),
+		hostkit.WithMaxReplyBytes(maxReply),
 		hostkit.WithNet(netCfg),
 		// What an app is not told goes to the person running serve: a
 		// handler's panic with its stack, the detail of an agent failure.
@@ -432,4 +449,25 @@ func defaultDataDir() (string, error) {
 		return "", err
 	}
 	return filepath.Join(d, "snuggen"), nil
+}
+
+// parseSize reads a byte count: digits, optionally followed by B, KiB or MiB
+// (KB and MB are taken as KiB and MiB).
+func parseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	mult := 1
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"B", 1}} {
+		if v, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 0 || n > (1<<31-1)/mult {
+		return 0, fmt.Errorf("size %q: not a byte count", s)
+	}
+	return n * mult, nil
 }

@@ -61,6 +61,7 @@ func askThroughServe(t *testing.T, o *serveOptions) (map[string]any, *lockedBuff
 		t.Fatal(err)
 	}
 	defer ws.CloseNow()
+	ws.SetReadLimit(-1) // streaming frames can be as large as a frame
 	send := func(s string) {
 		t.Helper()
 		if err := ws.Write(wctx, websocket.MessageText, []byte(s)); err != nil {
@@ -79,7 +80,7 @@ func askThroughServe(t *testing.T, o *serveOptions) (map[string]any, *lockedBuff
 				T     string         `json:"t"`
 				Frame map[string]any `json:"frame"`
 			}
-			if json.Unmarshal(data, &m) == nil && m.T == "frame" && m.Frame["type"] == typ {
+			if json.Unmarshal(data, &m) == nil && m.T == "frame" && m.Frame["type"] == typ && m.Frame["streaming"] != true {
 				return m.Frame
 			}
 		}
@@ -174,4 +175,29 @@ func TestStderrLogWritesWholeLines(t *testing.T) {
 			t.Fatalf("line %q is neither an entry nor its stack: entries interleaved", l)
 		}
 	}
+}
+
+// TestServeAgentMaxReply: --agent-max-reply bounds what serve reads from an
+// agent that never stops: the app gets PARSE_FAILED naming the limit, and
+// the cut goes to stderr.
+func TestServeAgentMaxReply(t *testing.T) {
+	agentSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		piece, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]string{"content": strings.Repeat("x", 4096)}}}})
+		for r.Context().Err() == nil {
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", piece); err != nil {
+				return
+			}
+		}
+	}))
+	defer agentSrv.Close()
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "openai", agentURL: agentSrv.URL + "/v1", model: "test-model",
+		maxReply: "64KiB", getenv: func(string) string { return "" }}
+	res, stderr := askThroughServe(t, o)
+	e, _ := res["error"].(map[string]any)
+	if res["ok"] != false || e["code"] != frame.CodeParseFailed || !strings.Contains(fmt.Sprint(e["message"]), "64 KiB") {
+		t.Fatalf("app-response = %v, want PARSE_FAILED naming 64 KiB", res)
+	}
+	logLine(t, stderr, agent.ErrReplyTooLarge.Error())
 }

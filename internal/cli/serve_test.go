@@ -179,6 +179,9 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--agent", "gpt", file}, `--agent "gpt"`},
 		{[]string{"serve", "--model", "x", file}, "--agent-url and --model need"},
 		{[]string{"serve", t.TempDir()}, "no apps here"},
+		{[]string{"serve", "--agent-max-reply", "lots", file}, `--agent-max-reply "lots"`},
+		{[]string{"serve", "--agent-max-reply", "0", file}, `--agent-max-reply "0"`},
+		{[]string{"serve", "--db-timeout", "-1s", file}, `--db-timeout -1s`},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(tc.args, strings.NewReader(""), &out, &errb)

@@ -2,13 +2,17 @@ package offline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/snuggen/snuggen/hostkit/agent"
 )
@@ -25,30 +29,97 @@ const maxDepth = 24
 // a small tree instead of an exponential one.
 const optionalDepth = 4
 
+// MaxWork bounds one Generate: every value generated, every schema merged
+// and every byte of string made counts one unit, across all attempts. A
+// schema that asks for more (minItems: 100000000, minLength: 1e9, a
+// recursive object that requires two of itself) is answered with a short
+// object explaining why, which the bridge then reports as PARSE_FAILED.
+const MaxWork = 200_000
+
+// ErrTooLarge is a schema asking for more than MaxWork of generating.
+var ErrTooLarge = errors.New("the schema asks for a value larger than the offline agent generates")
+
+// budget is one Generate's work count, shared by its attempts.
+type budget struct {
+	ctx  context.Context
+	left int
+	n    int
+}
+
+// stopGen is the panic that ends a generation; Generate recovers it.
+type stopGen struct{ err error }
+
+// spend counts n units, ending the generation when the budget or the
+// context is spent.
+func (b *budget) spend(n int) {
+	b.left -= n
+	if b.left < 0 {
+		panic(stopGen{ErrTooLarge})
+	}
+	if b.n++; b.n%256 == 0 {
+		if err := b.ctx.Err(); err != nil {
+			panic(stopGen{context.Cause(b.ctx)})
+		}
+	}
+}
+
 // Generate returns a JSON value valid against schema, chosen by seed; action
 // names the request in a "message" string. It checks each attempt with the
 // same validator the bridge uses. When no attempt validates it returns the
 // last attempt together with an error saying why.
 func Generate(schema json.RawMessage, seed uint64, action string) (json.RawMessage, error) {
+	return GenerateContext(context.Background(), schema, seed, action)
+}
+
+// GenerateContext is Generate ending when ctx does (with ctx's error); its
+// work is bounded by MaxWork (ErrTooLarge) and its validations share one
+// agent.Meter.
+func GenerateContext(ctx context.Context, schema json.RawMessage, seed uint64, action string) (data json.RawMessage, err error) {
 	sch, err := agent.CompileSchema(schema)
 	if err != nil {
 		return nil, err
 	}
+	meter := agent.NewMeter(ctx)
 	root, err := decode(schema)
 	if err != nil {
 		return nil, fmt.Errorf("offline: schema: %w", err)
 	}
+	b := &budget{ctx: ctx, left: MaxWork}
+	defer func() {
+		if r := recover(); r != nil {
+			st, ok := r.(stopGen)
+			if !ok {
+				panic(r)
+			}
+			if !errors.Is(st.err, ErrTooLarge) {
+				data, err = nil, st.err
+				return
+			}
+			data = mustJSON(map[string]string{"message": fmt.Sprintf(
+				"The offline agent stopped: %v (more than %d units of work).", ErrTooLarge, MaxWork)})
+			err = st.err
+		}
+	}()
 	var last json.RawMessage
 	var lastErr error
 	for attempt := range uint64(maxAttempts) {
-		g := &gen{root: root, rng: seed ^ (attempt * 0x9E3779B97F4A7C15), action: action, attempt: int(attempt)}
+		g := &gen{root: root, rng: seed ^ (attempt * 0x9E3779B97F4A7C15), action: action, attempt: int(attempt), b: b}
 		raw := mustJSON(g.value(root, "", 0))
+		b.spend(len(raw))
 		inst, err := decode(raw)
 		if err != nil {
 			return nil, err
 		}
-		if lastErr = sch.Validate(inst); lastErr == nil {
+		if lastErr = sch.Validate(meter, inst); lastErr == nil {
 			return raw, nil
+		}
+		var ve *jsonschema.ValidationError
+		if !errors.As(lastErr, &ve) {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			// The validation budget is spent: no more attempts.
+			return mustJSON(map[string]string{"message": fmt.Sprintf("The offline agent stopped: %v.", lastErr)}), lastErr
 		}
 		last = raw
 	}
@@ -64,6 +135,7 @@ func decode(raw []byte) (any, error) {
 }
 
 type gen struct {
+	b       *budget
 	root    any
 	rng     uint64
 	action  string
@@ -87,6 +159,7 @@ func (g *gen) value(s any, name string, depth int) any {
 	if depth > maxDepth {
 		return nil
 	}
+	g.b.spend(1)
 	m, ok := s.(map[string]any)
 	if !ok {
 		if b, isBool := s.(bool); isBool && !b {
@@ -130,6 +203,7 @@ func (g *gen) flatten(m map[string]any, depth int) map[string]any {
 		changed := false
 		if ref, ok := m["$ref"].(string); ok {
 			target, _ := resolve(g.root, ref).(map[string]any)
+			g.b.spend(len(m) + len(target))
 			m = merge(without(m, "$ref"), target)
 			changed = true
 		}
@@ -137,6 +211,7 @@ func (g *gen) flatten(m map[string]any, depth int) map[string]any {
 			base := without(m, "allOf")
 			for _, sub := range all {
 				sm, _ := sub.(map[string]any)
+				g.b.spend(len(base) + len(sm))
 				base = merge(base, sm)
 			}
 			m, changed = base, true
@@ -145,6 +220,7 @@ func (g *gen) flatten(m map[string]any, depth int) map[string]any {
 			if alts, ok := m[k].([]any); ok && len(alts) > 0 {
 				// Rotate the first choice by attempt so retries explore others.
 				sm, _ := alts[(g.pick(len(alts))+g.attempt)%len(alts)].(map[string]any)
+				g.b.spend(len(m) + len(sm))
 				m, changed = merge(without(m, k), sm), true
 			}
 		}
@@ -332,7 +408,7 @@ func (g *gen) object(m map[string]any, name string, depth int) any {
 	}
 	maxProps := math.MaxInt
 	if f := num(m["maxProperties"]); !math.IsNaN(f) {
-		maxProps = int(f)
+		maxProps = count(f)
 	}
 	keys := append([]string{}, required...)
 	for _, k := range names {
@@ -355,7 +431,8 @@ func (g *gen) object(m map[string]any, name string, depth int) any {
 	}
 	if f := num(m["minProperties"]); !math.IsNaN(f) {
 		if ap, ok := m["additionalProperties"].(bool); !ok || ap {
-			for i := 1; len(out) < int(f); i++ {
+			for i := 1; float64(len(out)) < f; i++ {
+				g.b.spend(1)
 				k := fmt.Sprintf("extra%d", i)
 				if _, taken := out[k]; !taken {
 					out[k] = g.value(additional(m), k, depth+1)
@@ -386,13 +463,13 @@ func (g *gen) array(m map[string]any, name string, depth int) any {
 		n = 0
 	}
 	if f := num(m["minItems"]); !math.IsNaN(f) {
-		n = max(n, int(f))
+		n = max(n, count(f))
 	}
 	if len(prefix) > n {
 		n = len(prefix)
 	}
-	if f := num(m["maxItems"]); !math.IsNaN(f) && int(f) < n {
-		n = int(f)
+	if f := num(m["maxItems"]); !math.IsNaN(f) && count(f) < n {
+		n = count(f)
 	}
 	if closed && n > len(prefix) {
 		n = len(prefix)
@@ -400,10 +477,10 @@ func (g *gen) array(m map[string]any, name string, depth int) any {
 	contains := m["contains"]
 	minContains := 1
 	if f := num(m["minContains"]); !math.IsNaN(f) {
-		minContains = int(f)
+		minContains = count(f)
 	}
 	unique := m["uniqueItems"] == true
-	out := make([]any, 0, n)
+	out := make([]any, 0, min(n, 64)) // n comes from the schema: grow as items are made
 	seen := map[string]bool{}
 	for i := 0; i < n; i++ {
 		var sub any = map[string]any{}
@@ -421,10 +498,14 @@ func (g *gen) array(m map[string]any, name string, depth int) any {
 		v := g.value(sub, itemName, depth+1)
 		if unique {
 			// Re-draw a few times when a value repeats (enums, booleans).
-			for try := 0; try < 8 && seen[string(mustJSON(v))]; try++ {
+			key := string(mustJSON(v))
+			for try := 0; try < 8 && seen[key]; try++ {
 				v = g.value(sub, itemName, depth+1)
+				key = string(mustJSON(v))
+				g.b.spend(len(key))
 			}
-			seen[string(mustJSON(v))] = true
+			g.b.spend(len(key))
+			seen[key] = true
 		}
 		g.ordinal = outer
 		out = append(out, v)
@@ -549,17 +630,30 @@ func (g *gen) str(m map[string]any, name string) any {
 	}
 	minLen, maxLen := 0, math.MaxInt
 	if f := num(m["minLength"]); !math.IsNaN(f) {
-		minLen = int(f)
+		minLen = count(f)
 	}
 	if f := num(m["maxLength"]); !math.IsNaN(f) {
-		maxLen = int(f)
+		maxLen = count(f)
 	}
 	r := []rune(s)
-	for len(r) < minLen {
-		r = append(r, '.')
+	if minLen > len(r) {
+		g.b.spend(minLen - len(r)) // before making it: minLength may be 1e9
+		r = append(r, []rune(strings.Repeat(".", minLen-len(r)))...)
 	}
-	if len(r) > maxLen {
+	if maxLen >= 0 && len(r) > maxLen {
 		r = r[:maxLen]
 	}
 	return string(r)
+}
+
+// count is a schema's count (minItems, maxLength, …) as an int, saturated:
+// the schema may say 1e300, which int() would turn into anything.
+func count(f float64) int {
+	switch {
+	case f <= 0:
+		return 0
+	case f >= 1<<40:
+		return 1 << 40
+	}
+	return int(f)
 }

@@ -13,6 +13,9 @@
 // validator, retrying other choices; a schema it cannot satisfy (a pattern
 // it does not guess, contradictory keywords) yields its best attempt, which
 // the bridge then reports as PARSE_FAILED like any other invalid reply.
+// Its work is bounded (MaxWork, and the validator's agent.Meter) and ends
+// with the request's context: a schema asking for billions of items gets a
+// short explanation instead.
 package offline
 
 import (
@@ -54,12 +57,17 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("offline: %w", err)
 	}
-	answer, err := Answer(req)
+	answer, err := answer(ctx, req)
 	if err != nil {
 		return "", fmt.Errorf("offline: %w", err)
 	}
+	if limit := req.ReplyLimit(); len(answer) > limit {
+		return "", fmt.Errorf("offline: %w: %d bytes, more than %d", agent.ErrReplyTooLarge, len(answer), limit)
+	}
+	// At most maxSteps steps: each streamed text is the whole answer so far.
+	chunk := max(b.opts.ChunkSize, len(answer)/maxSteps)
 	for end := 0; end < len(answer); {
-		next := min(end+b.opts.ChunkSize, len(answer))
+		next := min(end+chunk, len(answer))
 		for next < len(answer) && !utf8.RuneStart(answer[next]) {
 			next++
 		}
@@ -82,8 +90,16 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 	return answer, nil
 }
 
+// maxSteps bounds how many cumulative texts one answer streams in.
+const maxSteps = 256
+
 // Answer is the reply text the offline agent gives to req, without streaming.
 func Answer(req agent.Completion) (string, error) {
+	return answer(context.Background(), req)
+}
+
+// answer is Answer ending when ctx does.
+func answer(ctx context.Context, req agent.Completion) (string, error) {
 	action, seed := "", hashOf(req.User)
 	if env, ok := agent.Detect(req.User); ok {
 		action = env.Action
@@ -92,7 +108,7 @@ func Answer(req agent.Completion) (string, error) {
 	var data json.RawMessage
 	if len(req.Schema) > 0 {
 		var err error
-		if data, err = Generate(req.Schema, seed, action); err != nil && data == nil {
+		if data, err = GenerateContext(ctx, req.Schema, seed, action); err != nil && data == nil {
 			return "", err
 		}
 	} else {
