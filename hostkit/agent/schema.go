@@ -638,8 +638,12 @@ func (w *walker) schema(v any, ptr string, root bool) error {
 				n.cost.ppSize += progSize(re)
 			}
 		}
-		if f, ok := v["format"].(string); ok {
-			n.cost.format = f
+		if f, ok := v["format"]; ok {
+			fs, isString := f.(string)
+			if !isString {
+				return fmt.Errorf("at %s: format is not a string", at)
+			}
+			n.cost.format = fs
 		}
 		if u, ok := v["uniqueItems"].(bool); ok && u {
 			n.cost.unique = true
