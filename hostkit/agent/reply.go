@@ -138,6 +138,13 @@ func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMes
 		}
 		starts++
 		end := balancedEnd(text, i)
+		scanned := end - i
+		if end < 0 {
+			scanned = len(text) - i
+		}
+		if err := m.Charge(int64(scanned)/16 + 1); err != nil { // a byte scanned costs about 1 ns
+			panic(spent{err})
+		}
 		if end < 0 {
 			// No closing brace from here; none from a later start either
 			// unless a string quote misled the scan, so keep looking.

@@ -63,7 +63,7 @@ const (
 
 // ErrValidationBudget is the end of a Meter's budget: the reply could not
 // be checked against its schema within the host's bounds.
-var ErrValidationBudget = errors.New("checking the reply against responseSchema took more than the host allows")
+var ErrValidationBudget = errors.New("finding and checking the reply's object takes more work than the host allows")
 
 // Meter bounds the work of the validations (and reply candidates) it is
 // given: one per request, shared by everything done for it.
@@ -126,14 +126,16 @@ func (m *Meter) Charge(units int64) error {
 }
 
 // Schema is a compiled responseSchema whose validations are metered.
-// Validations of one Schema run one at a time.
+// Validations of one Schema run one at a time (the validator's hooks find
+// the running validation's Meter on the Schema); a validation waiting its
+// turn ends with its Meter's context.
 type Schema struct {
 	compiled  *jsonschema.Schema
 	hasUnique bool
 	formats   map[string]string // meter format → the node's own format, for messages
 
-	mu    sync.Mutex
-	meter *Meter // the validation running now, under mu
+	turn  chan struct{} // one slot: held by the validation running now
+	meter *Meter        // that validation's meter
 }
 
 // SchemaError means a responseSchema is not a usable JSON Schema: it does
@@ -228,7 +230,7 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 		}
 	}
 
-	s := &Schema{formats: map[string]string{}}
+	s := &Schema{formats: map[string]string{}, turn: make(chan struct{}, 1)}
 	c := jsonschema.NewCompiler()
 	c.AssertFormat = true // the meter's formats must run; each decides about its node's own format
 	c.LoadURL = func(u string) (io.ReadCloser, error) {
@@ -296,8 +298,12 @@ func (s *Schema) Validate(m *Meter, v any) (err error) {
 	if err := checkNumbers(v, 0); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	select {
+	case s.turn <- struct{}{}:
+	case <-m.ctx.Done():
+		return context.Cause(m.ctx)
+	}
+	defer func() { <-s.turn }()
 	m.sizes = nil
 	if s.hasUnique {
 		m.sizes = map[unsafe.Pointer]int64{}

@@ -126,9 +126,9 @@ func TestValidationIsMetered(t *testing.T) {
 	for _, c := range []struct {
 		name, schema, reply, want string
 	}{
-		{"2^40 references", refChain(40), `{"a":1}`, "more than the host allows"},
+		{"2^40 references", refChain(40), `{"a":1}`, "more work than the host allows"},
 		{"pattern over 1 MiB", `{"type":"object","properties":{"message":{"type":"string","pattern":"` + longPattern + `"}}}`,
-			`{"message":"` + strings.Repeat("a", 1<<20) + `!"}`, "more than the host allows"},
+			`{"message":"` + strings.Repeat("a", 1<<20) + `!"}`, "more work than the host allows"},
 		{"numbers of a million digits", `{"type":"object","properties":{"xs":{"type":"array","items":{"type":"integer"}}}}`,
 			`{"xs":[` + huge + `]}`, "beyond what the host checks"},
 		{"regex format", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"rs":{"type":"array","items":{"format":"regex"}}}}`,
@@ -208,5 +208,24 @@ func TestOrdinarySchemasStillValidate(t *testing.T) {
 	var re *agent.ReplyError
 	if !errors.As(err, &re) || !strings.Contains(re.Reason, `date-time`) || strings.Contains(re.Reason, "snug-meter") {
 		t.Errorf("draft-07 format: %v", err)
+	}
+}
+
+// TestParseReplyWorstCaseIsBounded: a 4 MiB reply built so that every one
+// of the 128 balanced candidates is a valid object of almost the whole text
+// that is then refused (a key named twice at every level) would be decoded
+// 128 times, half a gigabyte of JSON; the meter ends the search.
+func TestParseReplyWorstCaseIsBounded(t *testing.T) {
+	const depth = 128
+	text := "Here: " + strings.Repeat(`{"k":1,"k":2,"n":`, depth) + `"` + strings.Repeat("z", agent.DefaultMaxReplyBytes-depth*20) + `"` + strings.Repeat("}", depth)
+	var err error
+	cpu := within(t, 60*time.Second, "ParseReply", func() { _, err = agent.ParseReply(text, nil) })
+	var re *agent.ReplyError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %v, want a *ReplyError", err)
+	}
+	t.Logf("%d-byte reply: %s of CPU: %.120s", len(text), cpu, re.Reason)
+	if cpu > agent.MaxValidationTime+time.Second {
+		t.Errorf("%s of CPU", cpu)
 	}
 }

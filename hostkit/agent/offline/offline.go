@@ -80,7 +80,10 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 				return "", fmt.Errorf("offline: %w", ctx.Err())
 			case <-t.C:
 			}
-		} else if err := ctx.Err(); err != nil {
+		}
+		// Also after the delay: when the timer and the context end
+		// together, select may pick either.
+		if err := ctx.Err(); err != nil {
 			return "", fmt.Errorf("offline: %w", err)
 		}
 		if onText != nil {

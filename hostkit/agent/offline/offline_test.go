@@ -169,8 +169,11 @@ func TestMockHonoursContext(t *testing.T) {
 	if el := time.Since(start); el > 200*time.Millisecond {
 		t.Errorf("returned after %v", el)
 	}
-	if n != 1 {
-		t.Errorf("%d frames before the deadline, want 1", n)
+	// One step fits before the deadline on an idle machine; on a loaded
+	// one the first timer may fire late. More than one would mean the
+	// deadline was not honoured.
+	if n > 1 {
+		t.Errorf("%d frames before the deadline, want at most 1", n)
 	}
 	done, cancel2 := context.WithCancel(context.Background())
 	cancel2()
