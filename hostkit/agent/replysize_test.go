@@ -76,7 +76,7 @@ func TestReplySizeCapEndlessReply(t *testing.T) {
 			var peak atomic.Uint64
 			before := heapUse()
 			start := time.Now()
-			_, ferr := br.Ask(ctx, "k", appMessage("", "", ""), func(text string) {
+			_, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), func(text string) {
 				streamed++
 				longest = len(text)
 				if streamed%8 == 0 {
@@ -132,7 +132,7 @@ func TestReplySizeCapNoise(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			start := time.Now()
-			_, ferr := br.Ask(ctx, "k", appMessage("", "", ""), nil)
+			_, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 			if ferr == nil || ferr.Code != frame.CodeParseFailed {
 				t.Fatalf("err %+v, want PARSE_FAILED", ferr)
 			}
@@ -164,7 +164,7 @@ func TestNothingReadAfterTheEnd(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			start := time.Now()
-			data, ferr := br.Ask(ctx, "k", appMessage("", "", ""), nil)
+			data, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 			if ferr != nil || string(data) != reply {
 				t.Fatalf("%s %+v", data, ferr)
 			}
@@ -195,7 +195,7 @@ func TestReplySizeDefault(t *testing.T) {
 			wf.stream(w, chunked(reply, 64<<10), true)
 		})
 		br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
-		data, ferr := br.Ask(context.Background(), "k", appMessage("", "", ""), nil)
+		data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
 		if tc.ok && (ferr != nil || len(data) != len(reply)) {
 			t.Errorf("%d bytes: %d bytes of data, %+v", tc.size, len(data), ferr)
 		}

@@ -141,7 +141,7 @@ func TestValidationIsMetered(t *testing.T) {
 			br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
 			var ferr *frame.Error
 			el := within(t, 20*time.Second, c.name, func() {
-				_, ferr = br.Ask(context.Background(), "k", appMessage("", "", c.schema), nil)
+				_, ferr = br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", c.schema), nil)
 			})
 			if ferr == nil || ferr.Code != frame.CodeParseFailed || !strings.Contains(ferr.Message, c.want) {
 				t.Fatalf("%+v, want PARSE_FAILED containing %q", ferr, c.want)

@@ -38,7 +38,7 @@ func TestGeneratorIsBounded(t *testing.T) {
 			done := make(chan *frame.Error, 1)
 			start, cpu0 := time.Now(), testenv.CPUTime()
 			go func() {
-				_, ferr := br.Ask(context.Background(), "k-"+name, m, nil)
+				_, ferr := br.Ask(context.Background(), agent.Caller{App: "a", Instance: "k-" + name}, m, nil)
 				done <- ferr
 			}()
 			select {
@@ -73,7 +73,7 @@ func TestGeneratorOddCounts(t *testing.T) {
 	} {
 		m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "a", Action: "odd", ResponseSchema: json.RawMessage(schema)}
 		cpu0 := testenv.CPUTime()
-		if _, ferr := br.Ask(context.Background(), "k", m, nil); ferr != nil && ferr.Code != frame.CodeParseFailed && ferr.Code != frame.CodeMalformed {
+		if _, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, m, nil); ferr != nil && ferr.Code != frame.CodeParseFailed && ferr.Code != frame.CodeMalformed {
 			t.Errorf("%s: %+v", schema, ferr)
 		}
 		if cpu := testenv.CPUTime() - cpu0; cpu > 2*time.Second {
