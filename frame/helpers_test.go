@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/schemas"
 )
 
@@ -66,6 +69,14 @@ func schemaVerdict(byType map[string]*jsonschema.Schema, raw []byte) (valid, kno
 	if err := dec.Decode(&inst); err != nil {
 		return false, false, err
 	}
+	// Numbers as JSON.parse reads them, the reading the spec's validators
+	// share (the nearest double; jsonscan.ParseFloat): JSON Schema's exact
+	// decimals would call 1.0000000000000001 a fraction. An infinite one has
+	// no JSON Schema value to compare.
+	inst, finite := asDoubles(inst)
+	if !finite {
+		return false, false, nil
+	}
 	obj, ok := inst.(map[string]any)
 	if !ok {
 		return false, false, nil
@@ -76,4 +87,31 @@ func schemaVerdict(byType map[string]*jsonschema.Schema, raw []byte) (valid, kno
 		return false, false, nil
 	}
 	return s.Validate(inst) == nil, true, nil
+}
+
+// asDoubles replaces every json.Number in v with the double JSON.parse reads
+// for it, written exactly (json.Number of its shortest decimal); finite is
+// false when one of them is ±Infinity.
+func asDoubles(v any) (out any, finite bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f := jsonscan.ParseFloat(string(x))
+		if math.IsInf(f, 0) {
+			return nil, false
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
+	case map[string]any:
+		for k, e := range x {
+			if x[k], finite = asDoubles(e); !finite {
+				return nil, false
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if x[i], finite = asDoubles(e); !finite {
+				return nil, false
+			}
+		}
+	}
+	return v, true
 }

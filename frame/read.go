@@ -76,7 +76,7 @@ func readInt(d *jsonscan.Decoder, c *violation.Collector, key string) (int, bool
 // readNumber reads the next value as a number.
 func readNumber(d *jsonscan.Decoder, c *violation.Collector, key string) (float64, bool) {
 	if raw, ok := d.Number(); ok {
-		v, _ := strconv.ParseFloat(raw, 64)
+		v := jsonscan.ParseFloat(raw)
 		return v, true
 	}
 	typeError(d, c, key, "a number")

@@ -420,10 +420,11 @@ func (d *Decoder) Number() (string, bool) {
 	return d.s[start:j], true
 }
 
-// Int reads a number and reports whether it is an integer in JSON Schema's
-// sense (no fractional part: 1.0 and 1e2 are integers). Integers beyond the
-// int64 range are clamped to it. isNum is false, with nothing consumed, when
-// the next value is not a number.
+// Int reads a number and reports whether it is an integer the way JavaScript
+// reads one (ParseInt: the nearest double, finite and with no fractional
+// part: 1.0, 1e2 and 1.0000000000000001 are integers, 1e400 is not). Integers
+// beyond the int64 range are clamped to it. isNum is false, with nothing
+// consumed, when the next value is not a number.
 func (d *Decoder) Int() (v int64, isInt, isNum bool) {
 	raw, ok := d.Number()
 	if !ok {
@@ -433,16 +434,42 @@ func (d *Decoder) Int() (v int64, isInt, isNum bool) {
 	return v, isInt, true
 }
 
-// ParseInt interprets a valid JSON number's text as an integer in JSON
-// Schema's sense (the mathematical value has no fractional part: 1.0, 1e2 and
-// 0.5e1 are integers) and returns it, clamped to the int64 range. It reads
-// the digits once and never builds the value beyond 19 digits, so a numeral
-// of a million zeros ("1.000…", "1e999999999") costs linear time, not a
-// big-number computation an app could use to stall the host.
+// ParseInt interprets a valid JSON number's text as JSON.parse and
+// Number.isInteger do: the value is the nearest double (ParseFloat), and it
+// is an integer when that double is finite and has no fractional part. So
+// 1.0000000000000001 is the integer 1, 1e-400 is 0, and 1e400 (Infinity) is
+// no integer. The result is clamped to the int64 range.
 func ParseInt(raw string) (int64, bool) {
-	if len(raw) <= 18 && strings.IndexAny(raw, ".eE") < 0 {
+	// Fifteen characters hold at most 15 digits: below 2^53, exact as a double.
+	if len(raw) <= 15 && strings.IndexAny(raw, ".eE") < 0 {
 		v, err := strconv.ParseInt(raw, 10, 64)
 		return v, err == nil
+	}
+	f := ParseFloat(raw)
+	if math.IsInf(f, 0) || f != math.Trunc(f) {
+		return 0, false
+	}
+	switch {
+	case f >= 0x1p63:
+		return math.MaxInt64, true
+	case f < -0x1p63:
+		return math.MinInt64, true
+	}
+	return int64(f), true
+}
+
+// ParseFloat returns the double nearest to a valid JSON number's text, as
+// JSON.parse does: ±Inf past the largest double, ±0 below the smallest. It
+// reads the digits once and hands strconv.ParseFloat at most 801 significant
+// digits (the 801st a sticky 1 standing for the nonzero rest) and an
+// exponent it has read exactly, so a numeral of a million digits or an
+// exponent of a billion ("1.000…", "9…9e-1048575", "1e999999999") costs
+// linear time and is still rounded correctly.
+func ParseFloat(raw string) float64 {
+	if len(raw) <= 32 {
+		if f, err := strconv.ParseFloat(raw, 64); err == nil {
+			return f
+		}
 	}
 	neg := strings.HasPrefix(raw, "-")
 	if neg {
@@ -454,7 +481,8 @@ func ParseInt(raw string) (int64, bool) {
 	}
 	intPart, frac, _ := strings.Cut(mant, ".")
 	// The significant digits are hi followed by lo (no copy is made), and
-	// point is where the decimal point falls among them.
+	// point is where the decimal point falls among them: the value is
+	// 0.<hi><lo> × 10^point.
 	hi, lo := strings.TrimLeft(intPart, "0"), strings.TrimRight(frac, "0")
 	point := len(hi)
 	if hi == "" {
@@ -466,52 +494,48 @@ func ParseInt(raw string) (int64, bool) {
 	if lo == "" {
 		hi = strings.TrimRight(hi, "0")
 	}
-	n := len(hi) + len(lo)
-	if n == 0 {
-		return 0, true
+	sign := 1.0
+	if neg {
+		sign = -1
 	}
-	digit := func(i int) uint64 {
-		switch {
-		case i < len(hi):
-			return uint64(hi[i] - '0')
-		case i < n:
-			return uint64(lo[i-len(hi)] - '0')
-		}
-		return 0
+	if len(hi)+len(lo) == 0 {
+		return math.Copysign(0, sign)
 	}
 	if hasExp {
-		e, ok := saturatedExp(exp)
-		if !ok {
-			return 0, false
-		}
+		e, _ := saturatedExp(exp)
 		point += e
 	}
-	if point < n {
-		return 0, false // a significant digit after the point
+	switch {
+	case point > 310: // at least 10^309: past the largest double
+		return math.Inf(int(sign))
+	case point < -330: // below 10^-331: under half the smallest double
+		return math.Copysign(0, sign)
 	}
-	limit := uint64(math.MaxInt64)
-	if neg {
-		limit++
-	}
-	if point > 19 {
-		return clampInt(neg), true
-	}
-	var v uint64
-	for i := 0; i < point; i++ {
-		d := digit(i)
-		if v > (limit-d)/10 {
-			return clampInt(neg), true
+	// The last significant digit is never 0, so digits past the 800th hold
+	// a nonzero one: a sticky 1 keeps the rounding exact.
+	const keep = 800
+	var b strings.Builder
+	b.WriteString("0.")
+	if len(hi)+len(lo) > keep {
+		if len(hi) >= keep {
+			b.WriteString(hi[:keep])
+		} else {
+			b.WriteString(hi)
+			b.WriteString(lo[:keep-len(hi)])
 		}
-		v = v*10 + d
+		b.WriteByte('1')
+	} else {
+		b.WriteString(hi)
+		b.WriteString(lo)
 	}
-	if neg {
-		return -int64(v-1) - 1, true
-	}
-	return int64(v), true
+	b.WriteByte('e')
+	b.WriteString(strconv.Itoa(point))
+	f, _ := strconv.ParseFloat(b.String(), 64)
+	return sign * f
 }
 
 // saturatedExp reads a JSON exponent ("+12", "-3", "7"), saturating its
-// magnitude at a billion: past that, only its sign matters to ParseInt.
+// magnitude at a billion: past that, only its sign matters to ParseFloat.
 func saturatedExp(s string) (int, bool) {
 	neg := false
 	switch {
@@ -539,12 +563,6 @@ func saturatedExp(s string) (int, bool) {
 	return e, true
 }
 
-func clampInt(neg bool) int64 {
-	if neg {
-		return math.MinInt64
-	}
-	return math.MaxInt64
-}
 
 // Skip reads and checks any value, returning its raw text.
 func (d *Decoder) Skip() (string, bool) {

@@ -83,20 +83,40 @@ func TestParseInt(t *testing.T) {
 	for in, want := range map[string]struct {
 		v  int64
 		ok bool
-	}{"1": {1, true}, "1.0": {1, true}, "1e2": {100, true}, "1.5": {0, false}, "-0": {0, true}, "15e-1": {0, false}, "1e30": {1<<63 - 1, true}} {
+	}{
+		"1": {1, true}, "1.0": {1, true}, "1e2": {100, true}, "1.5": {0, false}, "-0": {0, true}, "15e-1": {0, false},
+		"1e30": {1<<63 - 1, true}, "-1e30": {-1 << 63, true},
+		// Past double precision: JSON.parse reads the nearest double.
+		"1.0000000000000001":   {1, true},
+		"200.00000000000001":   {200, true},
+		"9007199254740993":     {9007199254740992, true},
+		"0.99999999999999999":  {1, true},
+		"1e400":                {0, false},
+		"-1e400":               {0, false},
+		"1e-400":               {0, true},
+		"5e-324":               {0, false},
+		"4503599627370495.5":   {0, false},
+		"4503599627370496.5":   {4503599627370496, true},
+		"9223372036854775807":  {1<<63 - 1, true},
+		"-9223372036854775808": {-1 << 63, true},
+	} {
 		v, ok := ParseInt(in)
 		if v != want.v || ok != want.ok {
-			t.Errorf("ParseInt(%s) = %d, %v", in, v, ok)
+			t.Errorf("ParseInt(%s) = %d, %v; want %d, %v", in, v, ok, want.v, want.ok)
 		}
 	}
 }
 
 // TestParseIntAgainstRat checks ParseInt against exact rational arithmetic
-// on numerals built from the digits and exponents where mistakes hide.
+// rounded once to the nearest double (big.Rat.Float64, which shares no code
+// with strconv.ParseFloat), on numerals built from the digits and exponents
+// where mistakes hide: the reading JavaScript gives JSON.parse and
+// Number.isInteger.
 func TestParseIntAgainstRat(t *testing.T) {
-	ints := []string{"0", "1", "9", "10", "100", "12", "00", "9223372036854775807", "9223372036854775808", "18446744073709551616", "922337203685477580"}
-	fracs := []string{"", ".0", ".00", ".5", ".05", ".50", ".000001", ".1234"}
-	exps := []string{"", "e0", "e1", "E+2", "e-1", "e-2", "e18", "e19", "e20", "e-20", "e+0"}
+	ints := []string{"0", "1", "9", "10", "100", "12", "00", "9223372036854775807", "9223372036854775808", "18446744073709551616", "922337203685477580",
+		"9007199254740993", "9007199254740991", "4503599627370495", "123456789012345678901234567890"}
+	fracs := []string{"", ".0", ".00", ".5", ".05", ".50", ".000001", ".1234", ".0000000000000001", ".99999999999999999", ".4999999999999999999"}
+	exps := []string{"", "e0", "e1", "E+2", "e-1", "e-2", "e18", "e19", "e20", "e-20", "e+0", "e308", "e309", "e-324", "e-400", "e400"}
 	for _, sign := range []string{"", "-"} {
 		for _, i := range ints {
 			for _, f := range fracs {
@@ -106,16 +126,16 @@ func TestParseIntAgainstRat(t *testing.T) {
 						continue
 					}
 					r, _ := new(big.Rat).SetString(in)
-					want, wantOK := int64(0), r.IsInt()
+					x, _ := r.Float64()
+					want, wantOK := int64(0), !math.IsInf(x, 0) && x == math.Trunc(x)
 					if wantOK {
-						n := r.Num()
 						switch {
-						case n.IsInt64():
-							want = n.Int64()
-						case n.Sign() > 0:
+						case x >= 0x1p63:
 							want = math.MaxInt64
-						default:
+						case x < -0x1p63:
 							want = math.MinInt64
+						default:
+							want = int64(x)
 						}
 					}
 					if v, ok := ParseInt(in); v != want || ok != wantOK {
@@ -125,18 +145,22 @@ func TestParseIntAgainstRat(t *testing.T) {
 			}
 		}
 	}
-	// Numerals an app could send to make an exact reader do big-number work.
+	// Numerals an app could send to make a reader do big-number work, with
+	// the double JSON.parse reads.
 	huge := map[string]struct {
 		v  int64
 		ok bool
 	}{
 		"1." + strings.Repeat("0", 1<<20):               {1, true},
-		"1." + strings.Repeat("0", 1<<20) + "1":         {0, false},
-		"1e999999999999999999999":                       {math.MaxInt64, true},
-		"-1e999999999999999999999":                      {math.MinInt64, true},
-		"1e-999999999999999999999":                      {0, false},
+		"1." + strings.Repeat("0", 1<<20) + "1":         {1, true},
+		"1.5" + strings.Repeat("0", 1<<20) + "1":        {0, false},
+		"1e999999999999999999999":                       {0, false},
+		"-1e999999999999999999999":                      {0, false},
+		"1e-999999999999999999999":                      {0, true},
 		"0e-999999999999999999999":                      {0, true},
-		strings.Repeat("9", 1<<20) + "e-1048575":        {9, false},
+		"0e999999999999999999999":                       {0, true},
+		strings.Repeat("9", 1<<20) + "e-1048575":        {10, true},
+		strings.Repeat("9", 1<<20) + "e-1048560":        {1e16, true},
 		"0." + strings.Repeat("0", 1<<20) + "1e1048577": {1, true},
 	}
 	for in, want := range huge {
