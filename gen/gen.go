@@ -24,14 +24,16 @@ import (
 func Load(fsys fs.FS, prefix string) (*model.Model, error) { return load.Load(fsys, prefix) }
 
 // Generate runs every emitter over m and returns their files sorted by name.
-func Generate(m *model.Model) ([]model.File, error) {
+// root is the repository tree: the JS emitter bundles the hand-written
+// runtime it reads there (runtime-js/src) with the generated modules.
+func Generate(m *model.Model, root fs.FS) ([]model.File, error) {
 	var out []model.File
 	for _, e := range []struct {
 		name string
 		run  func(*model.Model) ([]model.File, error)
 	}{
 		{"go", golang.Generate},
-		{"js", js.Generate},
+		{"js", func(m *model.Model) ([]model.File, error) { return js.Generate(m, root) }},
 	} {
 		files, err := e.run(m)
 		if err != nil {

@@ -61,7 +61,7 @@ func TestSchemaChangeFlowsThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m)
+	files, err := Generate(m, os.DirFS(".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestGenerateEmbeddedSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m)
+	files, err := Generate(m, os.DirFS(".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestSyncFindsStaleAndOrphanedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m)
+	files, err := Generate(m, os.DirFS(".."))
 	if err != nil {
 		t.Fatal(err)
 	}

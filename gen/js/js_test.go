@@ -36,7 +36,7 @@ func loadModel(t *testing.T) *model.Model {
 
 func generate(t *testing.T) []model.File {
 	t.Helper()
-	files, err := Generate(loadModel(t))
+	files, err := Generate(loadModel(t), os.DirFS(repoRoot))
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -120,7 +120,7 @@ func TestSchemaChangeFlowsThrough(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load the changed copy: %v", err)
 	}
-	files, err := Generate(m)
+	files, err := Generate(m, os.DirFS(repoRoot))
 	if err != nil {
 		t.Fatal(err)
 	}

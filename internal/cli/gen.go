@@ -51,7 +51,7 @@ func runGen(io *IO, o *genOptions) error {
 		fmt.Fprintln(io.Err, err)
 		return &ExitError{Code: 1, Err: fmt.Errorf("gen: the spec in %s has errors", o.schemas)}
 	}
-	files, err := gen.Generate(m)
+	files, err := gen.Generate(m, os.DirFS(o.root))
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}

@@ -18,6 +18,7 @@ var TYPE_HOST_EVENT = "snug:host-event";
 var TYPE_APP_EVENT = "snug:app-event";
 var CODE_MALFORMED = "MALFORMED";
 var RETRYABLE_CODES = ["PARSE_FAILED", "THREAD_CONFLICT", "NETWORK_ERROR", "HOST_ERROR", "NET_FETCH_FAILED", "DB_TIMEOUT"];
+var MAX_JSON_DEPTH = 1e4;
 var MAX_FRAME_BYTES = 262144;
 var MAX_DB_FRAME_BYTES = 8388608;
 var MAX_NET_FRAME_BYTES = 1114112;
@@ -283,8 +284,15 @@ var FRAMES = {
   [TYPE_HOST_EVENT]: [validateHostEvent, MAX_FRAME_BYTES, null],
   [TYPE_APP_EVENT]: [validateAppEvent, MAX_FRAME_BYTES, TYPE_APP_RESPONSE]
 };
-var knownFrame = (type) => typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : void 0;
 var REFINEMENT_MESSAGES = { "net.body.method": "a body is not allowed on GET or HEAD", "net.header.credential": "credential-shaped header; the host injects credentials, an app cannot send them", "net.header.duplicate": "header name repeats another one case-insensitively", "openurl.url": "the URL must be read the same by a WHATWG and a strict RFC 3986 parser", "openurl.url.char": "a character outside RFC 3986's set (space, control, non-ASCII, \\ \" < > ^ ` { | }) or not allowed where it stands", "openurl.url.host": "the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, is a bad IPv6 literal, or has an xn-- label that is not Punycode of a valid label", "openurl.url.percent": "% not followed by two hex digits", "openurl.url.port": "the port is not a decimal number 0-65535", "openurl.url.scheme": "must start with https:// (the authority form)", "openurl.url.userinfo": "@ in the authority: no username or password, empty userinfo included" };
+var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
+var REFUSAL = { "field": "status", "value": "refused", "reasonField": "reason" };
+var RECOVER_FIELD = "requestId";
+var DEFAULT_ANSWER = TYPE_APP_RESPONSE;
+var ANSWER_MESSAGE_MAX = ERROR_MESSAGE_MAX_LENGTH;
+
+// snug-runtime:src/check.js
+var knownFrame = (type) => typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : void 0;
 var KEYWORD_MESSAGES = {
   type: "has the wrong type",
   required: "is required",
@@ -307,7 +315,6 @@ var DUP_NONE = 0;
 var DUP_INNER = 1;
 var DUP_HEADER = 2;
 var TOO_DEEP = 3;
-var MAX_DEPTH = 1e4;
 function duplicates(text) {
   const stack = [];
   let expectKey = false;
@@ -326,7 +333,7 @@ function duplicates(text) {
         expectKey = false;
       }
     } else if (c == "{" || c == "[") {
-      if (stack.push(c == "{" ? /* @__PURE__ */ new Set() : null) > MAX_DEPTH) return TOO_DEEP;
+      if (stack.push(c == "{" ? /* @__PURE__ */ new Set() : null) > MAX_JSON_DEPTH) return TOO_DEEP;
       expectKey = c == "{";
     } else if (c == "}" || c == "]") stack.pop();
     else expectKey = stack[stack.length - 1] != null;
@@ -373,8 +380,6 @@ function jsonText(value) {
   }
   return out.join("");
 }
-var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
-var REFUSAL = { "field": "status", "value": "refused", "reasonField": "reason" };
 function answerFor(type, requestId, code, message) {
   if (REFUSING_TYPES.includes(type))
     return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: code };
@@ -395,15 +400,15 @@ function summary(errors, n) {
 function answerMessage(errors) {
   const message = summary(errors, 3);
   const points = [...message];
-  return points.length > ERROR_MESSAGE_MAX_LENGTH ? points.slice(0, ERROR_MESSAGE_MAX_LENGTH - 1).join("") + "…" : message;
+  return points.length > ANSWER_MESSAGE_MAX ? points.slice(0, ANSWER_MESSAGE_MAX - 1).join("") + "…" : message;
 }
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
-  const id = isObject2(frame) && Object.hasOwn(frame, "requestId") ? frame["requestId"] : void 0;
+  const id = isObject2(frame) && Object.hasOwn(frame, RECOVER_FIELD) ? frame[RECOVER_FIELD] : void 0;
   const n = typeof id == "string" ? codePoints2(id) : -1;
   const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
   const known = knownFrame(frameType);
-  const answerType = known && known[2] || TYPE_APP_RESPONSE;
+  const answerType = known && known[2] || DEFAULT_ANSWER;
   return {
     verdict: "reject",
     code,

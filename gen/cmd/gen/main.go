@@ -23,7 +23,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	files, err := gen.Generate(m)
+	files, err := gen.Generate(m, os.DirFS("."))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

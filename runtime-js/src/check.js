@@ -1,0 +1,241 @@
+// checkFrame: the verdict a host reaches on one frame, the same object
+// `snuggen check frame` prints. It applies R1 (version, requestId recovery),
+// R2 (unknown snug:* types are ignored), R6 (size class by type), the
+// schemas and the refinements, and builds the answer a host sends back.
+// This is the schema-independent half, written by hand; what the schemas and
+// rules.json decide (the frame rules, the per-type table of validators, size
+// classes and answer types, the refusal) is read from the generated
+// ../gen/check.mjs and ../gen/constants.mjs. Keep it in step with
+// frame/parse.go: the conformance vectors and the differential test hold both
+// to one verdict.
+
+import {
+  CODE_MALFORMED,
+  MAX_JSON_DEPTH,
+  PROTOCOL_VERSIONS,
+  RECOVER_MAX_LENGTH,
+  RECOVER_MIN_LENGTH,
+  RETRYABLE_CODES,
+  VERSION,
+} from "../gen/constants.mjs";
+import {
+  ANSWER_MESSAGE_MAX,
+  DEFAULT_ANSWER,
+  FRAME_RULES,
+  FRAMES,
+  RECOVER_FIELD,
+  REFINEMENT_MESSAGES,
+  REFUSAL,
+  REFUSING_TYPES,
+} from "../gen/check.mjs";
+
+const knownFrame = (type) => (typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : undefined);
+
+const KEYWORD_MESSAGES = {
+  type: "has the wrong type",
+  required: "is required",
+  additionalProperties: "is not allowed in a strict frame",
+  const: "is not the required value",
+  enum: "is not one of the allowed values",
+  minLength: "is too short (code points)",
+  maxLength: "is too long (code points)",
+  minimum: "is below the minimum",
+  maximum: "is above the maximum",
+  minItems: "has too few items",
+  maxItems: "has too many items",
+  maxProperties: "has too many properties",
+  propertyNames: "is not an allowed property name",
+};
+
+const isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
+const codePoints = (s) => [...s].length;
+
+// utf8Length is the byte length of s encoded as UTF-8.
+const utf8Length = (s) => new TextEncoder().encode(s).length;
+
+// Where a JSON text names one key twice: nowhere, only below the top-level v
+// and type (an unknown type is still ignored, R2), or at v or type (the
+// frame has no single reading). TOO_DEEP: arrays and objects nest deeper
+// than MAX_JSON_DEPTH, which a host's decoder (internal/jsonscan) refuses as no
+// JSON it reads.
+const DUP_NONE = 0;
+const DUP_INNER = 1;
+const DUP_HEADER = 2;
+const TOO_DEEP = 3;
+
+// duplicates scans JSON text (already known to parse) for an object that
+// names one key twice, anywhere: JSON.parse silently keeps the last, a host
+// rejects the frame. It also reports TOO_DEEP, which comes first.
+function duplicates(text) {
+  const stack = []; // per open object its keys, per open array null
+  let expectKey = false;
+  let found = DUP_NONE;
+  for (const [token] of text.matchAll(/"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g)) {
+    const c = token[0];
+    if (c == '"') {
+      if (expectKey) {
+        const keys = stack[stack.length - 1];
+        const key = JSON.parse(token);
+        if (keys.has(key)) {
+          if (stack.length == 1 && (key == "v" || key == "type")) return DUP_HEADER;
+          found = DUP_INNER;
+        }
+        keys.add(key);
+        expectKey = false;
+      }
+    } else if (c == "{" || c == "[") {
+      if (stack.push(c == "{" ? new Set() : null) > MAX_JSON_DEPTH) return TOO_DEEP;
+      expectKey = c == "{";
+    } else if (c == "}" || c == "]") stack.pop();
+    else expectKey = stack[stack.length - 1] != null; // ,
+  }
+  return found;
+}
+
+// jsonText is JSON.stringify(value) without recursion, so a value nested
+// deeper than the stack (a state 5,000 arrays deep) still has its text:
+// members that are undefined, functions or symbols are left out (null in an
+// array), toJSON is honoured, non-finite numbers are null. It throws a
+// TypeError where JSON.stringify does (a cycle, a BigInt) and returns
+// undefined when the value itself has no JSON text.
+function jsonText(value) {
+  const out = [];
+  const open = new Set(); // the objects being written, for cycles
+  const work = [["", value, null]]; // [key, value, container state] or a closing string/object
+  while (work.length) {
+    const item = work.pop();
+    if (typeof item == "string") {
+      out.push(item);
+      continue;
+    }
+    if (!Array.isArray(item)) {
+      open.delete(item.done);
+      out.push(item.close);
+      continue;
+    }
+    let [key, v, box] = item;
+    if (v !== null && (typeof v == "object" || typeof v == "bigint") && typeof v.toJSON == "function") v = v.toJSON(key);
+    if (v instanceof Number || v instanceof String || v instanceof Boolean) v = v.valueOf();
+    const t = typeof v;
+    const skip = v === undefined || t == "function" || t == "symbol";
+    if (skip && box && !box.array) continue;
+    if (box) out.push((box.n++ ? "," : "") + (box.array ? "" : JSON.stringify(key) + ":"));
+    if (skip) {
+      if (box) out.push("null");
+      else return undefined;
+    } else if (t == "bigint") throw new TypeError("a BigInt has no JSON text");
+    else if (v === null || t != "object") out.push(t == "number" && !Number.isFinite(v) ? "null" : JSON.stringify(v));
+    else {
+      if (open.has(v)) throw new TypeError("a cycle has no JSON text");
+      open.add(v);
+      const array = Array.isArray(v);
+      const inner = { n: 0, array };
+      out.push(array ? "[" : "{");
+      work.push({ done: v, close: array ? "]" : "}" });
+      const members = array ? Array.from(v, (x, i) => [String(i), x, inner]) : Object.keys(v).map((k) => [k, v[k], inner]);
+      for (let i = members.length - 1; i >= 0; i--) work.push(members[i]);
+    }
+  }
+  return out.join("");
+}
+
+function answerFor(type, requestId, code, message) {
+  if (REFUSING_TYPES.includes(type))
+    return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: code };
+  return {
+    v: VERSION,
+    type,
+    requestId,
+    ok: false,
+    error: { code, message, retryable: RETRYABLE_CODES.includes(code) },
+  };
+}
+
+// summary lists up to n violations sorted by path, then rule, the way the Go
+// RejectError does.
+function summary(errors, n) {
+  const sorted = [...errors].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0));
+  const parts = sorted.slice(0, n).map((e) => `${e.path || "/"}: ${e.message} (${e.rule})`);
+  if (sorted.length > n) parts.push(`and ${sorted.length - n} more`);
+  return parts.join("; ");
+}
+
+// answerMessage is the error message of the answer: three violations at
+// most, cut to the error schema's message maxLength in code points with an
+// ellipsis as the last one.
+function answerMessage(errors) {
+  const message = summary(errors, 3);
+  const points = [...message];
+  return points.length > ANSWER_MESSAGE_MAX ? points.slice(0, ANSWER_MESSAGE_MAX - 1).join("") + "…" : message;
+}
+
+function reject(frame, frameType, errors) {
+  const code = errors[0].code;
+  // The last occurrence of a repeated key is the value, as in JSON.parse.
+  const id = isObject(frame) && Object.hasOwn(frame, RECOVER_FIELD) ? frame[RECOVER_FIELD] : undefined;
+  const n = typeof id == "string" ? codePoints(id) : -1;
+  const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
+  const known = knownFrame(frameType);
+  const answerType = (known && known[2]) || DEFAULT_ANSWER;
+  return {
+    verdict: "reject",
+    code,
+    requestId,
+    answer: requestId === null ? null : answerFor(answerType, requestId, code, answerMessage(errors)),
+    errors: errors.map(({ path, rule, message }) => ({ path, rule, message })),
+  };
+}
+
+const frameError = (id, path = "") => ({ path, rule: id, code: FRAME_RULES[id][0], message: FRAME_RULES[id][1] });
+
+/**
+ * Checks one frame the way a host does. It never throws: input that has no
+ * JSON text (a cycle, a BigInt, undefined) is rejected as not JSON.
+ * @param {unknown} input the frame: its JSON text as a string, or a value,
+ *   checked as its JSON text (JSON.stringify's: an undefined member is absent)
+ * @returns {import("./frames").Verdict} accept, ignore (R2), or reject with
+ *   the code, the recovered requestId, the answer a host sends, and the errors
+ */
+export function checkFrame(input) {
+  let text = input;
+  if (typeof input != "string") {
+    try {
+      text = jsonText(input);
+    } catch {
+      text = undefined;
+    }
+  }
+  let frame;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    return reject(undefined, undefined, [frameError("frame.json")]);
+  }
+  if (!isObject(frame)) return reject(frame, undefined, [frameError("frame.json")]);
+  const duplicate = duplicates(text);
+  if (duplicate == TOO_DEEP) return reject(undefined, undefined, [frameError("frame.json")]);
+  const type = typeof frame.type == "string" ? frame.type : undefined;
+  // A key twice comes before every other frame rule, but R2 ignores an
+  // unknown type with a valid v whatever its other keys hold.
+  const fail = (id, path) =>
+    reject(frame, type, [frameError(duplicate == DUP_NONE ? id : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
+  if (duplicate == DUP_HEADER) return fail("frame.duplicate-key");
+  if (!Number.isInteger(frame.v)) return fail("frame.version", "/v");
+  if (!PROTOCOL_VERSIONS.includes(frame.v)) return fail("frame.unsupported-version", "/v");
+  if (type === undefined) return fail("frame.type", "/type");
+  const known = knownFrame(type);
+  if (!known) return { verdict: "ignore", type };
+  if (duplicate != DUP_NONE) return fail("frame.duplicate-key");
+  if (utf8Length(text) > known[1]) return fail("frame.size");
+  const violations = known[0](frame);
+  if (violations.length == 0) return { verdict: "accept", type };
+  return reject(
+    frame,
+    type,
+    violations.map((v) => ({
+      ...v,
+      code: CODE_MALFORMED,
+      message: REFINEMENT_MESSAGES[v.rule] || `${v.path || "the frame"} ${KEYWORD_MESSAGES[v.rule] || "is invalid"} (${v.rule})`,
+    })),
+  );
+}
