@@ -25,7 +25,7 @@ func goSchemaVerdict(raw []byte) (valid, comparable bool) {
 	}
 	for _, v := range re.Violations {
 		switch {
-		case v.Rule == RuleFrameSize || v.Rule == RuleFrameDuplicateKey || v.Rule == RuleFrameJSON:
+		case v.Rule == RuleFrameSize || v.Rule == RuleFrameDuplicateKey || v.Rule == RuleFrameJSON || v.Rule == RuleFrameRequestID:
 			return false, false
 		case strings.HasPrefix(v.Rule, "net.") || strings.HasPrefix(v.Rule, "openurl."):
 			return true, true

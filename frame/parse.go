@@ -128,6 +128,14 @@ func Parse(raw []byte) (Frame, error) {
 	if d.Dup {
 		return nil, frameReject(s, h.typ, RuleFrameDuplicateKey, "", "")
 	}
+	// Some string had an unpaired surrogate escape (rare: only then is the
+	// text read again): in the requestId it has no reading an answer could
+	// echo, and the frame is refused unanswered.
+	if d.Lone {
+		if _, isStr, lone := requestIDOf(s); isStr && lone {
+			return nil, frameReject(s, h.typ, RuleFrameRequestID, "/"+requestIDField, "")
+		}
+	}
 	if c.Len() == 0 {
 		f.check(&c)
 	}
@@ -217,29 +225,39 @@ func headerOnce(s string) bool {
 }
 
 // recoverRequestID finds a top-level string requestIdField of a plausible
-// length (R1) in a text that is a JSON object; ok is false otherwise.
+// length (R1) in a text that is a JSON object, one that reads exactly (no
+// unpaired surrogate escape: U+FFFD in its place would not match the app's
+// id); ok is false otherwise.
 func recoverRequestID(s string) (id string, ok bool) {
+	id, isStr, lone := requestIDOf(s)
+	return id, isStr && !lone && plausibleID(id)
+}
+
+// requestIDOf reads the top-level requestIdField of a text that is a JSON
+// object: isStr when it is a string, lone when that string held an unpaired
+// surrogate escape. The last occurrence wins, as in JSON.parse.
+func requestIDOf(s string) (id string, isStr, lone bool) {
 	if !validJSON(s) {
-		return "", false
+		return "", false, false
 	}
 	var d jsonscan.Decoder
 	d.Reset(s)
 	if !d.BeginObject() {
-		return "", false
+		return "", false, false
 	}
-	// The last occurrence wins, as in JSON.parse.
 	for first := true; d.ObjMore(first); first = false {
 		k, _ := d.Key()
 		if k == requestIDField {
-			if v, isStr := d.String(); isStr {
-				id, ok = v, plausibleID(v)
+			d.Lone = false
+			if id, isStr = d.String(); isStr {
+				lone = d.Lone
 				continue
 			}
-			id, ok = "", false
+			id, lone = "", false
 		}
 		d.Skip()
 	}
-	return id, ok
+	return id, isStr, lone
 }
 
 // plausibleID reports whether s has a length R1 recovers (rules.json

@@ -376,6 +376,8 @@ const (
 	RuleFrameType = "frame.type"
 	// RuleFrameSize: the frame is larger than its size class (MALFORMED).
 	RuleFrameSize = "frame.size"
+	// RuleFrameRequestID: requestId holds an unpaired surrogate escape (\ud800-\udfff without its pair), which no answer can echo exactly (MALFORMED).
+	RuleFrameRequestID = "frame.request-id"
 	// RuleNetBodyMethod (snug:net-request): a body is not allowed on GET or HEAD.
 	RuleNetBodyMethod = "net.body.method"
 	// RuleNetHeaderCredential (snug:net-request): credential-shaped header; the host injects credentials, an app cannot send them.
@@ -439,6 +441,8 @@ func frameRule(id string) (code, message string) {
 		return CodeMalformed, "type is missing or not a string"
 	case RuleFrameSize:
 		return CodeMalformed, "the frame is larger than its size class"
+	case RuleFrameRequestID:
+		return CodeMalformed, "requestId holds an unpaired surrogate escape (\\ud800-\\udfff without its pair), which no answer can echo exactly"
 	}
 	return CodeMalformed, id
 }

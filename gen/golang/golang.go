@@ -131,10 +131,11 @@ const (
 	ruleUnsupported = "frame.unsupported-version"
 	ruleType        = "frame.type"
 	ruleSize        = "frame.size"
+	ruleRequestID   = "frame.request-id"
 )
 
 func (g *gen) check() error {
-	for _, id := range []string{ruleJSON, ruleDup, ruleVersion, ruleUnsupported, ruleType, ruleSize} {
+	for _, id := range []string{ruleJSON, ruleDup, ruleVersion, ruleUnsupported, ruleType, ruleSize, ruleRequestID} {
 		if g.frameRule(id) == nil {
 			return fmt.Errorf("golang: rules.json frameRules has no %q", id)
 		}

@@ -47,7 +47,7 @@ const (
 )
 
 // frameRuleIDs are the frame-level rules runtime-js/src/check.js applies by id.
-var frameRuleIDs = []string{"frame.json", "frame.duplicate-key", "frame.version", "frame.unsupported-version", "frame.type", "frame.size"}
+var frameRuleIDs = []string{"frame.json", "frame.duplicate-key", "frame.version", "frame.unsupported-version", "frame.type", "frame.size", "frame.request-id"}
 
 // urlChecks are the open-url checks the template's urlProblem implements.
 var urlChecks = []string{"char", "scheme", "userinfo", "percent", "host", "port"}
@@ -83,7 +83,7 @@ func Generate(m *model.Model, root fs.FS) ([]model.File, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("js: read runtime source: %w", err)
+		return nil, fmt.Errorf("js: read the hand-written runtime (%s, run at the root of a snuggen source tree): %w", DirSource, err)
 	}
 	frames, err := bundle(srcFiles, bundleOptions{entry: "src/check.js", format: api.FormatESModule, banner: Header})
 	if err != nil {

@@ -7,7 +7,7 @@
 //
 // Limits: the document must be valid UTF-8 (a JSON text always is), nesting
 // deeper than MaxDepth is a syntax error, and a lone surrogate escape becomes
-// U+FFFD, as in encoding/json.
+// U+FFFD, as in encoding/json (Decoder.Lone tells).
 package jsonscan
 
 import (
@@ -52,6 +52,10 @@ type Decoder struct {
 	depth int
 	Err   *SyntaxError
 	Dup   bool // an object named a key twice (set by MarkDup, SkipChecked)
+	// Lone is set when a string or key held an unpaired surrogate escape
+	// ("\ud800" alone), read as U+FFFD: the text had no exact UTF-8 reading.
+	// A caller that cares clears it before a read and looks after.
+	Lone bool
 }
 
 // Reset makes d read s from the beginning.
@@ -280,6 +284,7 @@ func (d *Decoder) slowStr(start int) (string, bool) {
 						}
 					}
 					r = utf8.RuneError
+					d.Lone = true
 				}
 				b = utf8.AppendRune(b, r)
 			default:

@@ -267,7 +267,7 @@ var SCHEMA_APP_EVENT = { k: "o", f: { "instanceId": t0, "event": t4, "data": "r"
 var validateAppEvent = (frame) => run(SCHEMA_APP_EVENT, frame);
 
 // snug-runtime:gen/check.mjs
-var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };
+var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object"], "frame.request-id": ["MALFORMED", "requestId holds an unpaired surrogate escape (\\ud800-\\udfff without its pair), which no answer can echo exactly"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };
 var FRAMES = {
   __proto__: null,
   [TYPE_APP_ANNOUNCE]: [validateAppAnnounce, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
@@ -324,7 +324,7 @@ function duplicates(text) {
     if (c == '"') {
       if (expectKey) {
         const keys = stack[stack.length - 1];
-        const key = JSON.parse(token);
+        const key = JSON.parse(token).toWellFormed();
         if (keys.has(key)) {
           if (stack.length == 1 && (key == "v" || key == "type")) return DUP_HEADER;
           found = DUP_INNER;
@@ -406,7 +406,7 @@ function reject(frame, frameType, errors) {
   const code = errors[0].code;
   const id = isObject2(frame) && Object.hasOwn(frame, RECOVER_FIELD) ? frame[RECOVER_FIELD] : void 0;
   const n = typeof id == "string" ? codePoints2(id) : -1;
-  const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
+  const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH && id.isWellFormed() ? id : null;
   const known = knownFrame(frameType);
   const answerType = known && known[2] || DEFAULT_ANSWER;
   return {
@@ -437,7 +437,7 @@ function checkFrame(input) {
   const duplicate = duplicates(text);
   if (duplicate == TOO_DEEP) return reject(void 0, void 0, [frameError("frame.json")]);
   const type = typeof frame.type == "string" ? frame.type : void 0;
-  const fail = (id, path) => reject(frame, type, [frameError(duplicate == DUP_NONE ? id : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
+  const fail = (id2, path) => reject(frame, type, [frameError(duplicate == DUP_NONE ? id2 : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
   if (duplicate == DUP_HEADER) return fail("frame.duplicate-key");
   if (!Number.isInteger(frame.v)) return fail("frame.version", "/v");
   if (!PROTOCOL_VERSIONS.includes(frame.v)) return fail("frame.unsupported-version", "/v");
@@ -446,6 +446,9 @@ function checkFrame(input) {
   if (!known) return { verdict: "ignore", type };
   if (duplicate != DUP_NONE) return fail("frame.duplicate-key");
   if (utf8Length(text) > known[1]) return fail("frame.size");
+  const id = frame[RECOVER_FIELD];
+  if (Object.hasOwn(frame, RECOVER_FIELD) && typeof id == "string" && !id.isWellFormed())
+    return fail("frame.request-id", "/" + RECOVER_FIELD);
   const violations = known[0](frame);
   if (violations.length == 0) return { verdict: "accept", type };
   return reject(

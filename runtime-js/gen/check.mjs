@@ -6,7 +6,7 @@ import { ERROR_MESSAGE_MAX_LENGTH, MAX_DB_FRAME_BYTES, MAX_FRAME_BYTES, MAX_NET_
 import { validateAppAnnounce, validateHostReady, validateAppMessage, validateAppCancel, validateAppResponse, validateDBRequest, validateDBResponse, validateNetRequest, validateNetResponse, validateOpenURLRequest, validateOpenURLResult, validateHostEvent, validateAppEvent, } from "./validate.mjs";
 
 /** Frame-level rules (rules.json frameRules): id → [code, message]. */
-export const FRAME_RULES = {"frame.duplicate-key":["MALFORMED","a key appears twice in one object"],"frame.json":["MALFORMED","not a JSON object"],"frame.size":["MALFORMED","the frame is larger than its size class"],"frame.type":["MALFORMED","type is missing or not a string"],"frame.unsupported-version":["UNSUPPORTED_VERSION","v is an integer other than a supported protocol version"],"frame.version":["MALFORMED","v is missing or not an integer"]};
+export const FRAME_RULES = {"frame.duplicate-key":["MALFORMED","a key appears twice in one object"],"frame.json":["MALFORMED","not a JSON object"],"frame.request-id":["MALFORMED","requestId holds an unpaired surrogate escape (\\ud800-\\udfff without its pair), which no answer can echo exactly"],"frame.size":["MALFORMED","the frame is larger than its size class"],"frame.type":["MALFORMED","type is missing or not a string"],"frame.unsupported-version":["UNSUPPORTED_VERSION","v is an integer other than a supported protocol version"],"frame.version":["MALFORMED","v is missing or not an integer"]};
 
 /** Per known type: [validator, size class limit, answer type]. No prototype:
  * a type named "constructor" or "__proto__" is unknown like any other. */

@@ -75,7 +75,9 @@ function duplicates(text) {
     if (c == '"') {
       if (expectKey) {
         const keys = stack[stack.length - 1];
-        const key = JSON.parse(token);
+        // An unpaired surrogate escape reads as U+FFFD, as a host's decoder
+        // reads it ("\ud800" and "\udfff" name one key there).
+        const key = JSON.parse(token).toWellFormed();
         if (keys.has(key)) {
           if (stack.length == 1 && (key == "v" || key == "type")) return DUP_HEADER;
           found = DUP_INNER;
@@ -174,7 +176,9 @@ function reject(frame, frameType, errors) {
   // The last occurrence of a repeated key is the value, as in JSON.parse.
   const id = isObject(frame) && Object.hasOwn(frame, RECOVER_FIELD) ? frame[RECOVER_FIELD] : undefined;
   const n = typeof id == "string" ? codePoints(id) : -1;
-  const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH ? id : null;
+  // An id with an unpaired surrogate is not plausible: a host reads it as
+  // U+FFFD, so no answer could echo it.
+  const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH && id.isWellFormed() ? id : null;
   const known = knownFrame(frameType);
   const answerType = (known && known[2]) || DEFAULT_ANSWER;
   return {
@@ -227,6 +231,9 @@ export function checkFrame(input) {
   if (!known) return { verdict: "ignore", type };
   if (duplicate != DUP_NONE) return fail("frame.duplicate-key");
   if (utf8Length(text) > known[1]) return fail("frame.size");
+  const id = frame[RECOVER_FIELD];
+  if (Object.hasOwn(frame, RECOVER_FIELD) && typeof id == "string" && !id.isWellFormed())
+    return fail("frame.request-id", "/" + RECOVER_FIELD);
   const violations = known[0](frame);
   if (violations.length == 0) return { verdict: "accept", type };
   return reject(
