@@ -556,6 +556,9 @@ func (f *AppResponse) check(c *violation.Collector) {
 		f.Error.validate(c)
 		c.Pop()
 	}
+	if f.OK == false && (f.Streaming != nil && *f.Streaming != false) {
+		c.Add("streaming", RuleSchemaConst, "must be false when ok is false")
+	}
 }
 
 // Validate checks a AppResponse's values and refinements, as Parse does after decoding;

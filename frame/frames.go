@@ -66,7 +66,7 @@ func (*AppCancel) FrameType() string {
 	return TypeAppCancel
 }
 
-// AppResponse is snug:app-response (host->app). host → app: streaming (ok, streaming:true, cumulative text), final (ok, streaming:false, data) or error (ok:false, error), per R3.
+// AppResponse is snug:app-response (host->app). host → app: streaming (ok, streaming:true, cumulative text), final (ok, streaming:false, data) or error (ok:false, error, never streaming:true: an error is terminal), per R3.
 type AppResponse struct {
 	RequestID string          `json:"requestId"`           // 1–128 code points
 	OK        bool            `json:"ok"`                  //

@@ -135,8 +135,12 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 		fieldBit[fl.Name] = first + i
 	}
 	condField := map[string]bool{}
+	var reqConds []model.Cond // the conditions the shape stage checks
 	for _, c := range o.Conds {
-		condField[c.Field] = true
+		if len(c.Require) > 0 {
+			condField[c.Field] = true
+			reqConds = append(reqConds, c)
+		}
 	}
 	var cases []jen.Code
 	mark := func(b int) jen.Code { return jen.Id("seen").Call(dID, jen.Op("&").Id("got"), jen.Lit(b)) }
@@ -185,7 +189,7 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 			after = append(after, jen.Id("required").Call(cID, jen.Id("got"), jen.Lit(fieldBit[fl.Name]), jen.Lit(fl.Name)))
 		}
 	}
-	for _, c := range o.Conds {
+	for _, c := range reqConds {
 		var disc *model.Field
 		for _, fl := range o.Fields {
 			if fl.Name == c.Field {
@@ -206,7 +210,7 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 		after = append(after, jen.If(cond).Block(reqs...))
 	}
 	vars := []jen.Code{jen.Var().Id("got").Uint64(), jen.Var().Id("unknown").Qual(jsonscanPkg, "KeySet")}
-	if len(o.Conds) > 0 {
+	if len(reqConds) > 0 {
 		vars = append(vars, jen.Var().Id("have").Uint64())
 	}
 	f.Commentf("decode reads the members of a %s after its '{'.", name)
@@ -250,6 +254,11 @@ func (g *gen) constrained(t *model.Type) bool {
 }
 
 func (g *gen) objConstrained(o *model.Object) bool {
+	for _, c := range o.Conds {
+		if len(c.Pins) > 0 {
+			return true
+		}
+	}
 	for _, fl := range o.Fields {
 		if g.constrained(fl.Type) {
 			return true
@@ -353,8 +362,32 @@ func (g *gen) validateObject(f *jen.File, name string, o *model.Object) {
 	f.Func().Params(jen.Id("f").Op("*").Id(name)).Id("validate").Params(jen.Id("c").Op("*").Qual(violationPkg, "Collector")).Block(g.valueStmts(o)...)
 }
 
-// valueStmts are the value-stage checks of the fields of f, an *o.
+// valueStmts are the value-stage checks of the fields of f, an *o, then
+// the pins of its conditions.
 func (g *gen) valueStmts(o *model.Object) []jen.Code {
+	out := g.fieldValueStmts(o)
+	for _, c := range o.Conds {
+		for _, p := range c.Pins {
+			out = append(out, jen.If(jen.Add(compare(fieldByName(o, c.Field), "==", c.Equals)).Op("&&").Add(compare(fieldByName(o, p.Field), "!=", p.Equals))).Block(
+				cAdd(jen.Lit(p.Field), ruleConst("schema-const"), fmt.Sprintf("must be %s when %s is %s", jsonLit(p.Equals), c.Field, jsonLit(c.Equals))),
+			))
+		}
+	}
+	return out
+}
+
+// compare is the Go condition "field fl of f is present and op (== or !=)
+// v" (a string or a bool).
+func compare(fl *model.Field, op string, v any) jen.Code {
+	val := jen.Id("f").Dot(goName(fl.Name))
+	if fl.Required {
+		return val.Op(op).Lit(v)
+	}
+	return jen.Parens(val.Clone().Op("!=").Nil().Op("&&").Op("*").Add(val).Op(op).Lit(v))
+}
+
+// fieldValueStmts are the value-stage checks of the fields of f, an *o.
+func (g *gen) fieldValueStmts(o *model.Object) []jen.Code {
 	var out []jen.Code
 	for _, fl := range o.Fields {
 		if scan := g.collectKeys[fl.Type]; !g.constrained(fl.Type) && (scan == nil || scan.empty()) {

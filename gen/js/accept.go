@@ -176,11 +176,7 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 	if len(o.Conds) > 0 {
 		var conds []string
 		for _, c := range o.Conds {
-			parts := []string{jsonText(c.Field), jsonText(c.Equals)}
-			for _, r := range c.Require {
-				parts = append(parts, jsonText(r))
-			}
-			conds = append(conds, "["+strings.Join(parts, ",")+"]")
+			conds = append(conds, "["+strings.Join(condParts(c), ",")+"]")
 		}
 		s += ",[" + strings.Join(conds, ",") + "]"
 	}

@@ -48,7 +48,7 @@ func TestAcceptorRendering(t *testing.T) {
 				{Name: "ok", Required: true, Type: &model.Type{Kind: model.Boolean}},
 			},
 			Conds: []model.Cond{{Field: "ok", Equals: true, Require: []string{"text"}}},
-		}}, `aStruct({"ok":aBoolean,"text":aText},1,[["ok",true,"text"]])`},
+		}}, `aStruct({"ok":aBoolean,"text":aText},1,[["ok",true,["text"]]])`},
 	} {
 		got, err := inlineAcceptor(t, c.typ)
 		if err != nil {

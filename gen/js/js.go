@@ -780,11 +780,29 @@ func objectLit(o *model.Object, sub func(*model.Type) string) string {
 	if len(o.Conds) > 0 {
 		var conds []string
 		for _, c := range o.Conds {
-			conds = append(conds, fmt.Sprintf("[%s,%s,%s]", jsonText(c.Field), jsonText(c.Equals), jsonText(c.Require)))
+			conds = append(conds, "["+strings.Join(condParts(c), ",")+"]")
 		}
 		s += ",w:[" + strings.Join(conds, ",") + "]"
 	}
 	return s + "}"
+}
+
+// condParts renders a condition as the walker and aStruct read it: field,
+// value, the names it requires, and when it pins fields, {name: value}.
+func condParts(c model.Cond) []string {
+	req := c.Require
+	if req == nil {
+		req = []string{}
+	}
+	parts := []string{jsonText(c.Field), jsonText(c.Equals), jsonText(req)}
+	if len(c.Pins) > 0 {
+		var pins []string
+		for _, p := range c.Pins {
+			pins = append(pins, jsonText(p.Field)+":"+jsonText(p.Equals))
+		}
+		parts = append(parts, "{"+strings.Join(pins, ",")+"}")
+	}
+	return parts
 }
 
 // fieldLimits names the maxLength of every string field, as the Go package

@@ -794,12 +794,22 @@ func (l *loader) object(sf *file, ptr string, n *node, name string) *model.Objec
 			cp := fmt.Sprintf("%s/allOf/%d", ptr, i)
 			c, ok := l.cond(it)
 			if !ok {
-				l.errAt(sf.name, cp, `the generator supports allOf entries of the form {"if": {"properties": {F: {"const": X}}, "required": [F]}, "then": {"required": [...]}}`, "")
+				l.errAt(sf.name, cp, `the generator supports allOf entries of the form {"if": {"properties": {F: {"const": X}}, "required": [F]}, "then": {"required": [...], "properties": {G: {"const": Y}}}} with X, Y a string or a boolean`, "")
 				continue
 			}
 			for _, r := range c.Require {
 				if fieldOf(o, r) == nil {
 					l.errAt(sf.name, cp+"/then/required", fmt.Sprintf("%q is not a property", r), "")
+				}
+			}
+			for _, p := range c.Pins {
+				fl := fieldOf(o, p.Field)
+				if fl == nil {
+					l.errAt(sf.name, cp+"/then/properties/"+escape(p.Field), fmt.Sprintf("%q is not a property", p.Field), "")
+					continue
+				}
+				if k := fl.Type.Kind; !(k == model.Boolean && isBool(p.Equals) || k == model.String && !isBool(p.Equals)) {
+					l.errAt(sf.name, cp+"/then/properties/"+escape(p.Field), fmt.Sprintf("const %v does not fit %q, a %v", p.Equals, p.Field, k), "")
 				}
 			}
 			if fieldOf(o, c.Field) == nil {
@@ -822,26 +832,49 @@ func (l *loader) cond(n *node) (model.Cond, bool) {
 		return c, false
 	}
 	c.Field = props.members[0].key
-	k := props.members[0].val.get("const")
+	var ok bool
+	if c.Equals, ok = constOf(props.members[0].val); !ok {
+		return c, false
+	}
+	for _, m := range then.members {
+		switch m.key {
+		case "required":
+			for _, it := range m.val.items {
+				c.Require = append(c.Require, it.str)
+			}
+		case "properties":
+			for _, p := range m.val.members {
+				v, ok := constOf(p.val)
+				if !ok {
+					return c, false
+				}
+				c.Pins = append(c.Pins, model.Pin{Field: p.key, Equals: v})
+			}
+		default:
+			return c, false
+		}
+	}
+	return c, len(c.Require)+len(c.Pins) > 0
+}
+
+// constOf reads a schema of the form {"const": X} with X a string or a bool.
+func constOf(n *node) (any, bool) {
+	if n == nil || len(n.members) != 1 {
+		return nil, false
+	}
+	k := n.get("const")
 	switch {
 	case k == nil:
-		return c, false
+		return nil, false
 	case k.kind == 's':
-		c.Equals = k.str
+		return k.str, true
 	case k.kind == 'b':
-		c.Equals = k.b
-	default:
-		return c, false
+		return k.b, true
 	}
-	req := then.get("required")
-	if req == nil || len(then.members) != 1 {
-		return c, false
-	}
-	for _, it := range req.items {
-		c.Require = append(c.Require, it.str)
-	}
-	return c, true
+	return nil, false
 }
+
+func isBool(v any) bool { _, ok := v.(bool); return ok }
 
 func escape(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")

@@ -138,12 +138,22 @@ type Field struct {
 	Pointer  string // JSON pointer of the property's schema in its file
 }
 
-// Cond is one "if Field equals Equals then Require are required" clause.
-// Equals is a string or a bool.
+// Cond is one "if Field equals Equals then Require are required and each
+// Pins field, when present, equals its value" clause (JSON Schema's allOf
+// if/then with then.required and then.properties {F: {const: X}}). Equals
+// and a pin's value are a string or a bool. Require is checked with the
+// shape (rule required), Pins with the values (rule const).
 type Cond struct {
 	Field   string
 	Equals  any
 	Require []string
+	Pins    []Pin
+}
+
+// Pin is one field a Cond fixes: when present it must equal Equals.
+type Pin struct {
+	Field  string
+	Equals any
 }
 
 // Rules is rules.json.

@@ -79,9 +79,10 @@ function check(t, v, p, out, top) {
           if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
             bad("additionalProperties", ptr(p, key));
       }
-      for (const [field, equals, names] of t.w || [])
+      for (const [field, equals, names, pins = {}] of t.w || [])
         if (has(v, field) && v[field] === equals) {
           for (const name of names) if (!has(v, name)) bad("required", ptr(p, name));
+          for (const name in pins) if (has(v, name) && v[name] !== pins[name]) bad("const", ptr(p, name));
         }
     }
   }
@@ -241,7 +242,7 @@ var SCHEMA_APP_MESSAGE = { k: "o", f: { "requestId": t0, "instanceId": t0, "appI
 var validateAppMessage = (frame) => run(SCHEMA_APP_MESSAGE, frame);
 var SCHEMA_APP_CANCEL = { k: "o", f: { "requestId": t0, "instanceId": t0 }, q: ["requestId", "instanceId"] };
 var validateAppCancel = (frame) => run(SCHEMA_APP_CANCEL, frame);
-var SCHEMA_APP_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "streaming": "b", "text": "s", "seq": t3, "data": "r", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["streaming"]], ["ok", false, ["error"]], ["streaming", true, ["text"]], ["streaming", false, ["data"]]] };
+var SCHEMA_APP_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "streaming": "b", "text": "s", "seq": t3, "data": "r", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["streaming"]], ["ok", false, ["error"], { "streaming": false }], ["streaming", true, ["text"]], ["streaming", false, ["data"]]] };
 var validateAppResponse = (frame) => run(SCHEMA_APP_RESPONSE, frame);
 var SCHEMA_DB_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": { k: "s", x: 6990508 } }, q: ["requestId", "instanceId", "op"], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] };
 var validateDBRequest = (frame) => run(SCHEMA_DB_REQUEST, frame);

@@ -48,7 +48,7 @@ export interface AppCancel {
   instanceId: string;
 }
 
-/** host → app: streaming (ok, streaming:true, cumulative text), final (ok, streaming:false, data) or error (ok:false, error), per R3. */
+/** host → app: streaming (ok, streaming:true, cumulative text), final (ok, streaming:false, data) or error (ok:false, error, never streaming:true: an error is terminal), per R3. */
 export interface AppResponse {
   v: 1;
   type: "snug:app-response";

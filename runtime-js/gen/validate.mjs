@@ -58,7 +58,7 @@ export const validateAppCancel = (frame) =>
   run(SCHEMA_APP_CANCEL, frame);
 
 /** The schema of a snug:app-response frame, for valid(). */
-export const SCHEMA_APP_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","streaming":"b","text":"s","seq":t3,"data":"r","error":t7},q:["requestId","ok"],w:[["ok",true,["streaming"]],["ok",false,["error"]],["streaming",true,["text"]],["streaming",false,["data"]]]};
+export const SCHEMA_APP_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","streaming":"b","text":"s","seq":t3,"data":"r","error":t7},q:["requestId","ok"],w:[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]};
 /** Validates a snug:app-response frame (host->app): the violations, empty when valid. */
 export const validateAppResponse = (frame) =>
   run(SCHEMA_APP_RESPONSE, frame);
@@ -155,11 +155,11 @@ const a7 = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"ro
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
 export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":a2,"theme":a3,"locale":/* @__PURE__ */ aString(2,35)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
-export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a6},2,[["ok",true,"streaming"],["ok",false,"error"],["streaming",true,"text"],["streaming",false,"data"]]);
+export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a6},2,[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
-export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":a7,"error":a6},2,[["ok",true,"result"],["ok",false,"error"]]);
+export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":a7,"error":a6},2,[["ok",true,["result"]],["ok",false,["error"]]]);
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
-export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a6},2,[["ok",true,"status","headers","body"],["ok",false,"error"]]);
+export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a6},2,[["ok",true,["status","headers","body"]],["ok",false,["error"]]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
 export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":/* @__PURE__ */ aString(0,300)},2);
 /** Whether a snug:host-event frame is valid: validateHostEvent(frame) finds nothing. */

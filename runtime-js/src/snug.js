@@ -133,11 +133,13 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
     post(type, { ...ids, ...fields });
     signal?.addEventListener("abort", abort);
     // Only answers of the expected type count: streaming text, then the end.
-    // A frame without a type is the transport's own failure of this request.
+    // Any ok:false is the end (R3), whatever else the frame says. A frame
+    // without a type is the transport's own failure of this request.
     pending.set(ids.requestId, (f) =>
       f.type && f.type != expect ? 0
+      : f.ok === false ? (done(), reject(new SnugError(f.error)))
       : f.streaming ? onText?.(f.text)
-      : (done(), f.ok === false ? reject(new SnugError(f.error)) : resolve(f)),
+      : (done(), resolve(f)),
     );
   });
 }

@@ -2,18 +2,25 @@
 // inside a sandboxed iframe (origin "null"), so the only peer it trusts is
 // window.parent, recognised by event.source, and it posts with targetOrigin
 // "*" (a null origin cannot be named). Every frame that arrives is checked by
-// the generated acceptors (../gen, from schemas/) and dropped when invalid;
-// a theme-change's theme that is no valid theme is left out, and an error
+// the generated acceptors (../gen, from schemas/) and dropped when invalid,
+// except that an invalid ok:false answer still ends its request (R3: it is
+// terminal), with its error when that is valid and HOST_ERROR otherwise; a
+// theme-change's theme that is no valid theme is left out, and an error
 // code this runtime does not know renders as HOST_ERROR (R5).
 
-import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, VERSION, isKnownCode } from "../gen/constants.mjs";
-import { HOST_TO_APP, acceptTheme } from "../gen/validate.mjs";
+import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, TYPE_HOST_EVENT, TYPE_HOST_READY, VERSION, isKnownCode } from "../gen/constants.mjs";
+import { HOST_TO_APP, acceptError, acceptTheme } from "../gen/validate.mjs";
 
 /** @param {(frame: object) => void} receive @returns {(frame: object) => void} */
 export const connect = (receive) => {
   addEventListener("message", (e) => {
-    const f = e.data;
-    if (e.source != parent || f?.v !== VERSION || !HOST_TO_APP[f.type]?.(f)) return;
+    let f = e.data;
+    if (e.source != parent || f?.v !== VERSION) return;
+    if (!HOST_TO_APP[f.type]?.(f)) {
+      if (f.ok !== false || f.type == TYPE_HOST_READY || f.type == TYPE_HOST_EVENT || !HOST_TO_APP[f.type]) return;
+      const message = `the host ended the request with an invalid ${f.type}`;
+      f = { type: f.type, requestId: f.requestId, ok: false, error: acceptError(f.error) ? f.error : { code: CODE_HOST_ERROR, message, retryable: false } };
+    }
     const { error: err, data } = f;
     if (f.event == EVENT_THEME_CHANGE && !acceptTheme(data?.theme)) f.data = { ...data, theme: undefined };
     if (err && !isKnownCode(err.code)) f.error = { ...err, code: CODE_HOST_ERROR, hostCode: err.code };

@@ -14,7 +14,7 @@ import { RULE_STAGES, ACE_CATEGORIES, RTL_SCRIPTS } from "../gen/constants.mjs";
 // with fields, r object, m map, a array, * any, x scalar), n/x min/max length
 // in code points, lo/hi minimum/maximum, e enum, c const, f fields
 // {name: type}, q required field names, s strict, w conditions
-// [field, equals, required], t item or value type, ni/xi min/max items,
+// [field, equals, required names, {pinned name: value}?], t item or value type, ni/xi min/max items,
 // xp max properties, kn/kx key length bounds.
 
 export const isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
@@ -75,9 +75,11 @@ function check(t, v, p, out, top) {
         for (const key of keys)
           if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
             bad("additionalProperties", ptr(p, key));
-      for (const [field, equals, names] of t.w || [])
-        if (has(v, field) && v[field] === equals)
+      for (const [field, equals, names, pins = {}] of t.w || [])
+        if (has(v, field) && v[field] === equals) {
           for (const name of names) if (!has(v, name)) bad("required", ptr(p, name));
+          for (const name in pins) if (has(v, name) && v[name] !== pins[name]) bad("const", ptr(p, name));
+        }
     }
   }
 }
@@ -248,7 +250,8 @@ export const urlReadIdentically = (f, out, field, ids) => {
 // Each combinator returns a predicate; bounds left out are not checked
 // (n < undefined and n > undefined are false). aStruct's fields list the
 // required ones first, then says how many are required; a condition
-// [field, value, ...names] requires names when field equals value.
+// [field, value, names, pins] requires names when field equals value, and
+// each pinned field, when present, to equal its value.
 
 export const within = (n, lo, hi) => !(n < lo || n > hi);
 export const length = (s) => [...s].length; // in code points
@@ -267,4 +270,7 @@ export const aMap = (value, most, keyLo, keyHi) => (v) =>
 export const aStruct = (fields, required, conds = []) => (v) =>
   isObject(v) &&
   Object.keys(fields).every((k, i) => (has(v, k) ? fields[k](v[k]) : i >= required)) &&
-  conds.every(([k, value, ...names]) => v[k] !== value || names.every((n) => has(v, n)));
+  conds.every(
+    ([k, value, names, pins = {}]) =>
+      v[k] !== value || (names.every((n) => has(v, n)) && Object.keys(pins).every((n) => !has(v, n) || v[n] === pins[n])),
+  );

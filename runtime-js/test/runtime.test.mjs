@@ -175,12 +175,41 @@ test("invalid frames are dropped", async () => {
   const m = await env.next("snug:app-message");
   await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: true, streaming: false }); // no data
   await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: "yes", data: {} });
-  await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: false }); // no error
   await env.send({ v: 1, type: "snug:db-response", requestId: m.requestId, ok: true, result: {} }); // wrong pair
   await env.send({ v: 1, type: "snug:future-frame", requestId: m.requestId, ok: true, data: {} });
   assert.equal(await settled(p), "pending");
   await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: true, streaming: false, data: { x: 1 } });
   same(await p, { x: 1 });
+});
+
+test("an ok:false answer ends its request even with streaming:true or when invalid (R3)", { timeout: 20000 }, async () => {
+  const env = await connected();
+  const error = { code: "CANCELLED", message: "stopped", retryable: false };
+  // streaming:true on an error frame is invalid (the schema pins it false),
+  // and still terminal: the app gets the host's error and waits no longer.
+  let p = env.snug.ask("go", null, { onText: () => assert.fail("no text from an error frame") });
+  let m = await env.next("snug:app-message");
+  let rejected = assert.rejects(p, (e) => e.code == "CANCELLED" && e.message == "stopped");
+  await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: false, streaming: true, text: "x", error });
+  await rejected;
+  await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: true, streaming: false, data: {} }); // too late: ignored
+
+  // No valid error object: HOST_ERROR, not a hang.
+  p = env.snug.ask("go");
+  m = await env.next("snug:app-message");
+  await env.send({ v: 1, type: "snug:db-response", requestId: m.requestId, ok: false }); // another pair: ignored
+  await env.send({ v: 1, type: "snug:app-response", requestId: "r999", ok: false }); // no such request
+  assert.equal(await settled(p), "pending");
+  rejected = assert.rejects(p, (e) => e.code == "HOST_ERROR" && /invalid snug:app-response/.test(e.message));
+  await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: false }); // no error
+  await rejected;
+
+  // db, net and open-url answers alike.
+  p = env.snug.db.get("k");
+  m = await env.next("snug:db-request");
+  rejected = assert.rejects(p, (e) => e.code == "HOST_ERROR");
+  await env.send({ v: 1, type: "snug:db-response", requestId: m.requestId, ok: false, error: { code: "DB_TIMEOUT" } });
+  await rejected;
 });
 
 test("frame types named like Object.prototype members are dropped without error", async () => {
