@@ -31,7 +31,7 @@ type HostReady struct {
 	ProtocolVersions []int        `json:"protocolVersions"` // ≥1 items
 	Capabilities     Capabilities `json:"capabilities"`     //
 	Theme            Theme        `json:"theme"`            //
-	Locale           *string      `json:"locale,omitempty"` // optional; 2–35 code points
+	Locale           *string      `json:"locale,omitempty"` // A well-formed BCP 47 language tag (RFC 5646 section 2.1: language, extlang, script, region, variants, extensions, private use; any letter case; the irregular grandfathered tags excepted); optional; 2–35 code points
 }
 
 // FrameType returns snug:host-ready.

@@ -2,7 +2,10 @@
 
 package frame
 
-import "time"
+import (
+	"regexp"
+	"time"
+)
 
 // Version is the protocol version every frame carries in v.
 const Version = 1
@@ -418,6 +421,8 @@ const (
 	RuleSchemaMinLength = "minLength"
 	// RuleSchemaMinimum: the JSON Schema keyword minimum failed.
 	RuleSchemaMinimum = "minimum"
+	// RuleSchemaPattern: the JSON Schema keyword pattern failed.
+	RuleSchemaPattern = "pattern"
 	// RuleSchemaPropertyNames: the JSON Schema keyword propertyNames failed.
 	RuleSchemaPropertyNames = "propertyNames"
 	// RuleSchemaRequired: the JSON Schema keyword required failed.
@@ -534,6 +539,13 @@ const (
 	EnvelopeRequestIDMaxLength = 128
 	// EnvelopeActionMaxLength is the maxLength of Envelope.action in code points.
 	EnvelopeActionMaxLength = 128
+)
+
+// Patterns: the regular expression of every string field with one, from the
+// schemas (a subset Go and JavaScript read alike), named <Struct><Field>Pattern.
+var (
+	// HostReadyLocalePattern is the pattern of HostReady.locale (a string must match it, rule pattern).
+	HostReadyLocalePattern = regexp.MustCompile("^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$")
 )
 
 // AnnounceFields are the string fields of snug:app-announce in schema order (an app's

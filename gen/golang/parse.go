@@ -240,7 +240,7 @@ func jsonLit(v any) string {
 func (g *gen) constrained(t *model.Type) bool {
 	switch t.Kind {
 	case model.String:
-		return t.MinLength != nil || t.MaxLength != nil || t.Enum != nil || t.Const != nil
+		return t.MinLength != nil || t.MaxLength != nil || t.Enum != nil || t.Const != nil || t.Pattern != ""
 	case model.Integer, model.Number:
 		return t.Minimum != nil || t.Maximum != nil
 	case model.Array:
@@ -292,6 +292,9 @@ func (g *gen) checkValue(t *model.Type, v jen.Code, s seg, depth int) []jen.Code
 		}
 		if t.Const != nil {
 			out = append(out, jen.If(jen.Add(v).Op("!=").Lit(*t.Const)).Block(cAdd(s.code, ruleConst("schema-const"), fmt.Sprintf("must be %q", *t.Const))))
+		}
+		if t.Pattern != "" {
+			out = append(out, jen.If(jen.Op("!").Id(g.patterns[t]).Dot("MatchString").Call(v)).Block(cAdd(s.code, ruleConst("schema-pattern"), "must match the pattern "+t.Pattern)))
 		}
 	case model.Integer, model.Number:
 		if t.Minimum != nil {

@@ -230,6 +230,7 @@ func (g *gen) spec(f *jen.File) {
 	f.Const().Id("requestIDField").Op("=").Lit(r.RecoverField)
 
 	g.fieldLimits(f)
+	g.patternVars(f)
 	g.announceFields(f)
 }
 
@@ -258,6 +259,16 @@ func (g *gen) announceFields(f *jen.File) {
 	f.Commentf("AnnounceFields are the string fields of %s in schema order (an app's", fr.Type)
 	f.Comment("snug:* metadata).")
 	f.Var().Id("AnnounceFields").Op("=").Index().Id("StringField").Values(vals...)
+}
+
+// patternVars declares the regexps of the string fields with a pattern.
+func (g *gen) patternVars(f *jen.File) {
+	if len(g.patternDecls) == 0 {
+		return
+	}
+	f.Comment("Patterns: the regular expression of every string field with one, from the")
+	f.Comment("schemas (a subset Go and JavaScript read alike), named <Struct><Field>Pattern.")
+	f.Var().Defs(g.patternDecls...)
 }
 
 // fieldLimits emits one constant per string field with a maxLength, named

@@ -40,7 +40,7 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 		for _, b := range []bound{
 			{"minLength", t.MinLength != nil}, {"maxLength", t.MaxLength != nil},
 			{"minimum", t.Minimum != nil}, {"maximum", t.Maximum != nil},
-			{"enum", len(t.Enum) > 0}, {"const", t.Const != nil},
+			{"enum", len(t.Enum) > 0}, {"const", t.Const != nil}, {"pattern", t.Pattern != ""},
 			{"minItems", t.MinItems != nil}, {"maxItems", t.MaxItems != nil},
 			{"maxProperties", t.MaxProperties != nil},
 			{"propertyNames", t.KeyMinLength != nil || t.KeyMaxLength != nil},
@@ -78,8 +78,11 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 	}
 	switch t.Kind {
 	case model.String:
-		if err := only("minLength", "maxLength", "enum", "const"); err != nil {
+		if err := only("minLength", "maxLength", "enum", "const", "pattern"); err != nil {
 			return "", err
+		}
+		if t.Pattern != "" && (t.Const != nil || len(t.Enum) > 0) {
+			return "", fmt.Errorf("pattern with enum or const on a string: the runtime's acceptors check one")
 		}
 		var fixed []string // the only values allowed, when enum or const says
 		switch {
@@ -92,14 +95,18 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 		}
 		bounded := t.MinLength != nil && *t.MinLength > 0 || t.MaxLength != nil
 		if fixed == nil {
-			if !bounded {
+			if !bounded && t.Pattern == "" {
 				return "aText", nil
 			}
 			lo := "0"
 			if t.MinLength != nil {
 				lo = num(t.MinLength)
 			}
-			return call("aString", lo, num(t.MaxLength)), nil
+			re := "void 0"
+			if t.Pattern != "" {
+				re = regexLiteral(t.Pattern)
+			}
+			return call("aString", lo, num(t.MaxLength), re), nil
 		}
 		// Values that all meet the length bounds need no length check.
 		for _, v := range fixed {

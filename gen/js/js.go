@@ -738,6 +738,9 @@ func typeLit(t *model.Type, sub func(*model.Type) string) string {
 	if t.Const != nil {
 		add("c", *t.Const)
 	}
+	if t.Pattern != "" {
+		parts = append(parts, "p:"+regexLiteral(t.Pattern))
+	}
 	if t.MinItems != nil {
 		add("ni", *t.MinItems)
 	}
@@ -785,6 +788,26 @@ func objectLit(o *model.Object, sub func(*model.Type) string) string {
 		s += ",w:[" + strings.Join(conds, ",") + "]"
 	}
 	return s + "}"
+}
+
+// regexLiteral is a pattern of the portable subset (gen/load) as a JS
+// regular expression literal with the u flag: a bare / is escaped, which
+// both Go and JS read as /.
+func regexLiteral(p string) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p):
+			b.WriteString(p[i : i+2])
+			i++
+		case c == '/':
+			b.WriteString(`\/`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String() + "/u"
 }
 
 // condParts renders a condition as the walker and aStruct read it: field,

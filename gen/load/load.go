@@ -15,6 +15,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -596,7 +597,7 @@ var knownKeywords = []string{
 	"$schema", "$id", "$ref", "$comment", "title", "description", "type", "properties", "required",
 	"additionalProperties", "items", "minLength", "maxLength", "minimum", "maximum", "enum", "const",
 	"minItems", "maxItems", "maxProperties", "propertyNames", "allOf", "if", "then", "default",
-	"contentEncoding", "examples",
+	"contentEncoding", "examples", "pattern",
 }
 
 func isKnown(k string) bool {
@@ -666,6 +667,15 @@ func (l *loader) typeOf(sf *file, ptr string, n *node, name string) *model.Type 
 	if d := n.get("default"); d != nil && d.kind == 's' {
 		t.Default = d.str
 	}
+	if p := n.get("pattern"); p != nil {
+		if p.kind != 's' {
+			l.errAt(sf.name, ptr+"/pattern", "pattern must be a string", "")
+		} else if err := portablePattern(p.str); err != nil {
+			l.errAt(sf.name, ptr+"/pattern", "pattern "+strconv.Quote(p.str)+": "+err.Error(), "write it with ASCII literals, [ranges], (?:groups), |, quantifiers, ^ and $, and escapes of the syntax characters ^$\\.*+?()[]{}|/ only")
+		} else {
+			t.Pattern = p.str
+		}
+	}
 	if e := n.get("enum"); e != nil {
 		for i, it := range e.items {
 			if it.kind != 's' {
@@ -693,6 +703,9 @@ func (l *loader) typeOf(sf *file, ptr string, n *node, name string) *model.Type 
 				types = append(types, it.str)
 			}
 		}
+	}
+	if t.Pattern != "" && !(len(types) == 1 && types[0] == "string") {
+		l.errAt(sf.name, ptr+"/pattern", `pattern needs "type": "string"`, "")
 	}
 	switch {
 	case len(types) == 0 && (t.Enum != nil || t.Const != nil):
@@ -961,4 +974,55 @@ func (l *loader) expandCSP(file, ptr string, ds []model.CSPDirective, prefix str
 		out = append(out, model.CSPDirective{Name: d.Name, Sources: srcs})
 	}
 	return out
+}
+
+// portablePattern reports why a JSON Schema pattern is outside the subset
+// both emitted validators read alike, nil when it is inside: Go's regexp
+// (RE2) and JavaScript's RegExp with the u flag. The subset is ASCII
+// literals and classes, non-capturing groups, alternation, the quantifiers
+// * + ? {n,m}, ^ and $ (of the whole text), and a backslash only before a
+// syntax character (which both read as that character). No ., no \d \w \s
+// or \b (JS and Go differ on line terminators and Unicode), no flags, no
+// backreferences or lookaround (RE2 has none).
+func portablePattern(p string) error {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 0x80 || c < 0x20:
+			return fmt.Errorf("a character outside printable ASCII at byte %d", i)
+		case c == '\\':
+			if i+1 >= len(p) || !strings.ContainsRune(`^$\.*+?()[]{}|/`, rune(p[i+1])) {
+				return fmt.Errorf("the escape at byte %d is not of a syntax character", i)
+			}
+			i++
+		case c == '(' && strings.HasPrefix(p[i:], "(?") && !strings.HasPrefix(p[i:], "(?:"):
+			return fmt.Errorf("the group at byte %d sets flags or looks around", i)
+		}
+	}
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return err
+	}
+	var walk func(re *syntax.Regexp) error
+	walk = func(re *syntax.Regexp) error {
+		switch re.Op {
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			return fmt.Errorf(". matches other characters in Go and JS")
+		case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			return fmt.Errorf("%v is read differently in Go and JS", re)
+		case syntax.OpCharClass:
+			for i := 0; i < len(re.Rune); i += 2 {
+				if re.Rune[i+1] >= 0x80 {
+					return fmt.Errorf("the class %v reaches past ASCII (a negated class or \\d \\w \\s)", re)
+				}
+			}
+		}
+		for _, sub := range re.Sub {
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(re)
 }

@@ -103,3 +103,32 @@ func TestLoadUnusedSchema(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestPortablePattern holds the pattern subset to what Go's regexp and JS's
+// RegExp (u flag) read alike.
+func TestPortablePattern(t *testing.T) {
+	for _, p := range []string{`^[a-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$`, `^a|b$`, `^\.x$`, `^[0-9]+\/[0-9]+$`, `x*`} {
+		if err := portablePattern(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for p, why := range map[string]string{
+		`^.+$`:     ". matches",
+		`^\d+$`:    "escape",
+		`^\w$`:     "escape",
+		`(?i)abc`:  "flags",
+		`^(?=a)a$`: "flags or looks around",
+		`^[^a]$`:   "past ASCII",
+		`^é$`:      "outside printable ASCII",
+		`(?m)^a$`:  "flags",
+		`^\-$`:     "escape",
+		`^(a$`:     "missing closing",
+		`\bword\b`: "escape",
+		"^a\tb$":   "outside printable ASCII",
+	} {
+		err := portablePattern(p)
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: %v, want an error about %q", p, err, why)
+		}
+	}
+}

@@ -6,7 +6,7 @@
 // Violations carry stable rule ids that both emitted validators share. A
 // schema constraint's rule id is the JSON Schema keyword it fails (type,
 // required, additionalProperties, const, enum, minLength, maxLength, minimum,
-// maximum, minItems, maxItems, maxProperties, propertyNames); a frame-level
+// maximum, minItems, maxItems, maxProperties, propertyNames, pattern); a frame-level
 // rule or a refinement has the id given in rules.json (Rules.FrameRules,
 // Rules.Refinements). Validation runs in stages (Rules.Stages): only the
 // violations of the first stage that has any are reported.
@@ -107,6 +107,7 @@ type Type struct {
 	MaxLength     *int
 	Minimum       *int64
 	Maximum       *int64
+	Pattern       string   // a regular expression a string must match (a subset Go's regexp and JS's RegExp with the u flag read alike)
 	Enum          []string // allowed string values
 	Const         *string  // the one allowed string value
 	Object        *Object  // Kind Struct

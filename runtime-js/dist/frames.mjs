@@ -24,7 +24,7 @@ var MAX_DB_FRAME_BYTES = 8388608;
 var MAX_NET_FRAME_BYTES = 1114112;
 var RECOVER_MIN_LENGTH = 1;
 var RECOVER_MAX_LENGTH = 128;
-var RULE_STAGES = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "propertyNames": 1, "required": 0, "type": 0 };
+var RULE_STAGES = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "pattern": 1, "propertyNames": 1, "required": 0, "type": 0 };
 var ACE_CATEGORIES = ["Ll", "Lm", "Lo", "Mn", "Mc", "Nd", "So"];
 var RTL_SCRIPTS = ["Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elymaic", "Hanifi_Rohingya", "Hatran", "Hebrew", "Imperial_Aramaic", "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Kharoshthi", "Lydian", "Mandaic", "Manichaean", "Mende_Kikakui", "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Nabataean", "Nko", "Old_Hungarian", "Old_North_Arabian", "Old_Sogdian", "Old_South_Arabian", "Old_Turkic", "Old_Uyghur", "Palmyrene", "Phoenician", "Psalter_Pahlavi", "Samaritan", "Sogdian", "Syriac", "Thaana", "Yezidi"];
 var ERROR_MESSAGE_MAX_LENGTH = 1e3;
@@ -52,6 +52,7 @@ function check(t, v, p, out, top) {
     if (n < t.n) bad("minLength");
     if (n > t.x) bad("maxLength");
   }
+  if (t.p && !t.p.test(v)) bad("pattern");
   if (typeof v == "number") {
     if (v < t.lo) bad("minimum");
     if (v > t.hi) bad("maximum");
@@ -236,7 +237,7 @@ var t7 = { k: "o", f: { "code": t4, "message": t5, "retryable": "b", "rawExcerpt
 var t8 = { k: "o", f: { "columns": { k: "a", t: "s" }, "rows": { k: "a", t: { k: "a", t: "x" } }, "changes": t3, "lastInsertRowid": "i", "data": "s", "bytes": t3, "format": { k: "s", c: "sqlite3" }, "found": "b", "value": "*" } };
 var SCHEMA_APP_ANNOUNCE = { k: "o", f: { "appId": t0, "displayName": { k: "s", n: 1, x: 80 }, "description": { k: "s", x: 400 }, "iconEmoji": { k: "s", x: 8 }, "iconColor": { k: "s", x: 32 }, "protocolVersions": { k: "a", t: "i" } }, q: ["appId", "displayName"] };
 var validateAppAnnounce = (frame) => run(SCHEMA_APP_ANNOUNCE, frame);
-var SCHEMA_HOST_READY = { k: "o", f: { "instanceId": t0, "protocolVersions": { k: "a", ni: 1, t: "i" }, "capabilities": t1, "theme": t2, "locale": { k: "s", n: 2, x: 35 } }, q: ["instanceId", "protocolVersions", "capabilities", "theme"] };
+var SCHEMA_HOST_READY = { k: "o", f: { "instanceId": t0, "protocolVersions": { k: "a", ni: 1, t: "i" }, "capabilities": t1, "theme": t2, "locale": { k: "s", n: 2, x: 35, p: /^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u } }, q: ["instanceId", "protocolVersions", "capabilities", "theme"] };
 var validateHostReady = (frame) => run(SCHEMA_HOST_READY, frame);
 var SCHEMA_APP_MESSAGE = { k: "o", f: { "requestId": t0, "instanceId": t0, "appId": t0, "action": t0, "payload": "r", "state": "*", "responseSchema": "r" }, q: ["requestId", "instanceId", "appId", "action"] };
 var validateAppMessage = (frame) => run(SCHEMA_APP_MESSAGE, frame);

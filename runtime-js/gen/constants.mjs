@@ -144,7 +144,7 @@ export const RECOVER_MIN_LENGTH = 1;
 export const RECOVER_MAX_LENGTH = 128;
 
 /** Stage of each rule id: only the first stage with violations is reported. */
-export const RULE_STAGES = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"propertyNames":1,"required":0,"type":0};
+export const RULE_STAGES = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"pattern":1,"propertyNames":1,"required":0,"type":0};
 /** General categories a decoded xn-- label may hold (the open-url host rule). */
 export const ACE_CATEGORIES = ["Ll","Lm","Lo","Mn","Mc","Nd","So"];
 /** The right-to-left scripts (the open-url host rule's bidi check). */

@@ -24,6 +24,7 @@ export interface HostReady {
   protocolVersions: number[];
   capabilities: Capabilities;
   theme: Theme;
+  /** A well-formed BCP 47 language tag (RFC 5646 section 2.1: language, extlang, script, region, variants, extensions, private use; any letter case; the irregular grandfathered tags excepted). */
   locale?: string;
 }
 

@@ -40,7 +40,7 @@ export const validateAppAnnounce = (frame) =>
   run(SCHEMA_APP_ANNOUNCE, frame);
 
 /** The schema of a snug:host-ready frame, for valid(). */
-export const SCHEMA_HOST_READY = {k:"o",f:{"instanceId":t0,"protocolVersions":{k:"a",ni:1,t:"i"},"capabilities":t1,"theme":t2,"locale":{k:"s",n:2,x:35}},q:["instanceId","protocolVersions","capabilities","theme"]};
+export const SCHEMA_HOST_READY = {k:"o",f:{"instanceId":t0,"protocolVersions":{k:"a",ni:1,t:"i"},"capabilities":t1,"theme":t2,"locale":{k:"s",n:2,x:35,p:/^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u}},q:["instanceId","protocolVersions","capabilities","theme"]};
 /** Validates a snug:host-ready frame (host->app): the violations, empty when valid. */
 export const validateHostReady = (frame) =>
   run(SCHEMA_HOST_READY, frame);
@@ -153,7 +153,7 @@ const a6 = /* @__PURE__ */ aStruct({"code":a5,"message":/* @__PURE__ */ aString(
 const a7 = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"rows":/* @__PURE__ */ anArray(/* @__PURE__ */ anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":/* @__PURE__ */ is("sqlite3"),"found":aBoolean,"value":anything},0);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
-export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":a2,"theme":a3,"locale":/* @__PURE__ */ aString(2,35)},4);
+export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":a2,"theme":a3,"locale":/* @__PURE__ */ aString(2,35,/^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
 export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a6},2,[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */

@@ -12,7 +12,8 @@ import { RULE_STAGES, ACE_CATEGORIES, RTL_SCRIPTS } from "../gen/constants.mjs";
 // A descriptor is a kind letter alone when the type has no constraint, else
 // an object. Keys: k kind (s string, i integer, n number, b boolean, o object
 // with fields, r object, m map, a array, * any, x scalar), n/x min/max length
-// in code points, lo/hi minimum/maximum, e enum, c const, f fields
+// in code points, lo/hi minimum/maximum, e enum, c const, p pattern (a
+// RegExp with the u flag, of the subset gen/load allows), f fields
 // {name: type}, q required field names, s strict, w conditions
 // [field, equals, required names, {pinned name: value}?], t item or value type, ni/xi min/max items,
 // xp max properties, kn/kx key length bounds.
@@ -47,6 +48,7 @@ function check(t, v, p, out, top) {
     if (n < t.n) bad("minLength");
     if (n > t.x) bad("maxLength");
   }
+  if (t.p && !t.p.test(v)) bad("pattern");
   // Only a number is compared: < on an object would call its toString or
   // valueOf member (a payload may hold one) or join a deep array.
   if (typeof v == "number") {
@@ -256,7 +258,7 @@ export const urlReadIdentically = (f, out, field, ids) => {
 export const within = (n, lo, hi) => !(n < lo || n > hi);
 export const length = (s) => [...s].length; // in code points
 export const aText = (v) => typeof v == "string";
-export const aString = (lo, hi) => (v) => aText(v) && within(length(v), lo, hi);
+export const aString = (lo, hi, re) => (v) => aText(v) && within(length(v), lo, hi) && (!re || re.test(v));
 export const anInteger = (lo, hi) => (v) => Number.isInteger(v) && within(v, lo, hi);
 export const aNumber = (lo, hi) => (v) => typeof v == "number" && within(v, lo, hi);
 export const aBoolean = (v) => typeof v == "boolean";
