@@ -95,15 +95,15 @@ func Parse(raw []byte) (Frame, error) {
 	d.Reset(s)
 	var h header
 	if !h.scan(&d) {
-		return nil, frameReject(s, "", RuleFrameJSON, "", "")
+		return nil, frameReject(s, "", RuleFrameJSON, "")
 	}
 	switch {
 	case !h.seenV || !h.vInt:
-		return nil, frameReject(s, h.typ, RuleFrameVersion, "/v", "")
+		return nil, frameReject(s, h.typ, RuleFrameVersion, "/v")
 	case !supported(h.v):
-		return nil, frameReject(s, h.typ, RuleFrameUnsupportedVersion, "/v", "")
+		return nil, frameReject(s, h.typ, RuleFrameUnsupportedVersion, "/v")
 	case !h.hasType:
-		return nil, frameReject(s, "", RuleFrameType, "/type", "")
+		return nil, frameReject(s, "", RuleFrameType, "/type")
 	}
 	f, limit := newBody(h.typ)
 	if f == nil {
@@ -111,29 +111,29 @@ func Parse(raw []byte) (Frame, error) {
 		// once the text is known to be JSON with one reading of v and type; a key
 		// twice anywhere else is the unknown frame's business, not a reason to answer.
 		if !headerOnce(s) {
-			return nil, frameReject(s, h.typ, RuleFrameDuplicateKey, "", "")
+			return nil, frameReject(s, h.typ, RuleFrameDuplicateKey, "")
 		}
 		return nil, nil
 	}
 	if len(raw) > limit {
-		return nil, frameReject(s, h.typ, RuleFrameSize, "", "")
+		return nil, frameReject(s, h.typ, RuleFrameSize, "")
 	}
 	var c violation.Collector
 	d.Reset(s)
 	d.BeginObject()
 	f.decode(&d, &c)
 	if !d.End() {
-		return nil, frameReject(s, "", RuleFrameJSON, "", d.Err.Error())
+		return nil, frameReject(s, "", RuleFrameJSON, "")
 	}
 	if d.Dup {
-		return nil, frameReject(s, h.typ, RuleFrameDuplicateKey, "", "")
+		return nil, frameReject(s, h.typ, RuleFrameDuplicateKey, "")
 	}
 	// Some string had an unpaired surrogate escape (rare: only then is the
 	// text read again): in the requestId it has no reading an answer could
 	// echo, and the frame is refused unanswered.
 	if d.Lone {
 		if _, isStr, lone := requestIDOf(s); isStr && lone {
-			return nil, frameReject(s, h.typ, RuleFrameRequestID, "/"+requestIDField, "")
+			return nil, frameReject(s, h.typ, RuleFrameRequestID, "/"+requestIDField)
 		}
 	}
 	if c.Len() == 0 {
@@ -268,23 +268,20 @@ func plausibleID(s string) bool {
 
 // frameReject builds the rejection of a frame-level rule, recovering the
 // requestId from s; a text that is no JSON object is always RuleFrameJSON.
-// The code and message are the rule's (rules.json frameRules); msg, when
-// not empty, replaces the message.
-func frameReject(s, typ, rule, path, msg string) *RejectError {
+// The code and message are the rule's (rules.json frameRules), the words
+// the JS checkFrame says too (a syntax error's place is the CLI's to tell).
+func frameReject(s, typ, rule, path string) *RejectError {
 	// A text that is no JSON is that first; a key twice comes next.
 	if rule != RuleFrameJSON {
 		dup, valid := jsonscan.DuplicateKeys(s)
 		switch {
 		case !valid:
-			typ, rule, path, msg = "", RuleFrameJSON, "", ""
+			typ, rule, path = "", RuleFrameJSON, ""
 		case dup:
-			rule, path, msg = RuleFrameDuplicateKey, "", ""
+			rule, path = RuleFrameDuplicateKey, ""
 		}
 	}
-	code, text := frameRule(rule)
-	if msg == "" {
-		msg = text
-	}
+	code, msg := frameRule(rule)
 	e := &RejectError{
 		Code:       code,
 		Type:       typ,

@@ -2,7 +2,6 @@ package frame
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/internal/violation"
@@ -28,15 +27,15 @@ func unknownKey(d *jsonscan.Decoder, c *violation.Collector, keys *jsonscan.KeyS
 		d.MarkDup()
 	}
 	if strict {
-		c.AddKey(key, RuleSchemaAdditionalProperties, "unknown key: this frame is strict")
+		c.AddKey(key, RuleSchemaAdditionalProperties, msgAdditionalProperties)
 	}
 	d.SkipChecked()
 }
 
-// typeError adds the schema-type violation of a value at key that is not
-// what ("a string") and skips it.
-func typeError(d *jsonscan.Decoder, c *violation.Collector, key, what string) {
-	c.Add(key, RuleSchemaType, "must be "+what)
+// typeError adds the schema-type violation msg (msgTypeString, …) of a
+// value at key and skips it.
+func typeError(d *jsonscan.Decoder, c *violation.Collector, key, msg string) {
+	c.Add(key, RuleSchemaType, msg)
 	d.SkipChecked()
 }
 
@@ -46,7 +45,7 @@ func readString(d *jsonscan.Decoder, c *violation.Collector, key string) (string
 	if v, ok := d.String(); ok {
 		return v, true
 	}
-	typeError(d, c, key, "a string")
+	typeError(d, c, key, msgTypeString)
 	return "", false
 }
 
@@ -55,7 +54,7 @@ func readBool(d *jsonscan.Decoder, c *violation.Collector, key string) (bool, bo
 	if v, ok := d.Bool(); ok {
 		return v, true
 	}
-	typeError(d, c, key, "a boolean")
+	typeError(d, c, key, msgTypeBoolean)
 	return false, false
 }
 
@@ -69,7 +68,7 @@ func readInt(d *jsonscan.Decoder, c *violation.Collector, key string) (int, bool
 	if !isNum {
 		d.SkipChecked()
 	}
-	c.Add(key, RuleSchemaType, "must be an integer")
+	c.Add(key, RuleSchemaType, msgTypeInteger)
 	return 0, false
 }
 
@@ -79,7 +78,7 @@ func readNumber(d *jsonscan.Decoder, c *violation.Collector, key string) (float6
 		v := jsonscan.ParseFloat(raw)
 		return v, true
 	}
-	typeError(d, c, key, "a number")
+	typeError(d, c, key, msgTypeNumber)
 	return 0, false
 }
 
@@ -89,7 +88,7 @@ func readScalar(d *jsonscan.Decoder, c *violation.Collector, key string) (any, b
 	if v, ok := d.Scalar(); ok {
 		return v, true
 	}
-	typeError(d, c, key, "a string, number, boolean or null")
+	typeError(d, c, key, msgTypeScalar)
 	return nil, false
 }
 
@@ -105,7 +104,7 @@ func readAny(d *jsonscan.Decoder) (json.RawMessage, bool) {
 // readRawObject reads the next value as a JSON object kept raw.
 func readRawObject(d *jsonscan.Decoder, c *violation.Collector, key string) (json.RawMessage, bool) {
 	if d.Peek() != jsonscan.Object {
-		typeError(d, c, key, "an object")
+		typeError(d, c, key, msgTypeObject)
 		return nil, false
 	}
 	raw, _ := d.SkipChecked()
@@ -116,7 +115,7 @@ func readRawObject(d *jsonscan.Decoder, c *violation.Collector, key string) (jso
 // violation path (key "" pushes nothing: an array element's own path).
 func beginObject(d *jsonscan.Decoder, c *violation.Collector, key string) bool {
 	if !d.BeginObject() {
-		typeError(d, c, key, "an object")
+		typeError(d, c, key, msgTypeObject)
 		return false
 	}
 	if key != "" {
@@ -128,7 +127,7 @@ func beginObject(d *jsonscan.Decoder, c *violation.Collector, key string) bool {
 // beginArray starts the next value as an array, like beginObject.
 func beginArray(d *jsonscan.Decoder, c *violation.Collector, key string) bool {
 	if !d.BeginArray() {
-		typeError(d, c, key, "an array")
+		typeError(d, c, key, msgTypeArray)
 		return false
 	}
 	if key != "" {
@@ -147,14 +146,14 @@ func end(c *violation.Collector, key string) {
 // minLen adds schema-minLength at key when s has fewer than n code points.
 func minLen(c *violation.Collector, key, s string, n int) {
 	if !jsonscan.LenAtLeast(s, n) {
-		c.Add(key, RuleSchemaMinLength, shorterThan(n))
+		c.Add(key, RuleSchemaMinLength, msgMinLength(n))
 	}
 }
 
 // maxLen adds schema-maxLength at key when s has more than n code points.
 func maxLen(c *violation.Collector, key, s string, n int) {
 	if !jsonscan.LenAtMost(s, n) {
-		c.Add(key, RuleSchemaMaxLength, longerThan(n))
+		c.Add(key, RuleSchemaMaxLength, msgMaxLength(n))
 	}
 }
 
@@ -162,21 +161,12 @@ func maxLen(c *violation.Collector, key, s string, n int) {
 // [lo, hi] code points (a bound of -1 is none).
 func keyLen(c *violation.Collector, k string, lo, hi int) {
 	if lo >= 0 && !jsonscan.LenAtLeast(k, lo) {
-		c.AddKey(k, RuleSchemaPropertyNames, shorterThan(lo))
+		c.AddKey(k, RuleSchemaPropertyNames, msgMinLength(lo))
 	}
 	if hi >= 0 && !jsonscan.LenAtMost(k, hi) {
-		c.AddKey(k, RuleSchemaPropertyNames, longerThan(hi))
+		c.AddKey(k, RuleSchemaPropertyNames, msgMaxLength(hi))
 	}
 }
-
-func shorterThan(n int) string {
-	if n == 1 {
-		return "must not be empty"
-	}
-	return "shorter than " + strconv.Itoa(n) + " code points"
-}
-
-func longerThan(n int) string { return "longer than " + strconv.Itoa(n) + " code points" }
 
 // foldCollisions returns the keys of m that equal another key case-insensitively:
 // lowercased as JavaScript's toLowerCase does (jsonscan.LowerJS), so Go and JS agree.
@@ -225,7 +215,7 @@ func foldCollisions[V any](m map[string]V) []string {
 // required adds schema-required at key when bit b of got is not set.
 func required(c *violation.Collector, got uint64, b uint, key string) {
 	if got&(1<<b) == 0 {
-		c.Add(key, RuleSchemaRequired, "missing required key")
+		c.Add(key, RuleSchemaRequired, msgRequired)
 	}
 }
 

@@ -4,6 +4,7 @@ package frame
 
 import (
 	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -367,7 +368,7 @@ var HostCSP = []CSPDirective{{
 // Rule ids of violations: frame-level rules, refinements (rules.json) and the
 // JSON Schema keywords, shared with the JS validators.
 const (
-	// RuleFrameJSON: not a JSON object (MALFORMED).
+	// RuleFrameJSON: not a JSON object (invalid JSON, another value, or nested deeper than MAX_JSON_DEPTH) (MALFORMED).
 	RuleFrameJSON = "frame.json"
 	// RuleFrameDuplicateKey: a key appears twice in one object (MALFORMED).
 	RuleFrameDuplicateKey = "frame.duplicate-key"
@@ -435,7 +436,7 @@ const (
 func frameRule(id string) (code, message string) {
 	switch id {
 	case RuleFrameJSON:
-		return CodeMalformed, "not a JSON object"
+		return CodeMalformed, "not a JSON object (invalid JSON, another value, or nested deeper than MAX_JSON_DEPTH)"
 	case RuleFrameDuplicateKey:
 		return CodeMalformed, "a key appears twice in one object"
 	case RuleFrameVersion:
@@ -547,6 +548,32 @@ var (
 	// HostReadyLocalePattern is the pattern of HostReady.locale (a string must match it, rule pattern).
 	HostReadyLocalePattern = regexp.MustCompile("^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$")
 )
+
+// Messages of violations (rules.json messages), the same words as the JS validators'.
+const (
+	msgRequired             = "missing required key"
+	msgAdditionalProperties = "unknown key: this frame is strict"
+	msgTypeString           = "must be a string"
+	msgTypeBoolean          = "must be a boolean"
+	msgTypeInteger          = "must be an integer"
+	msgTypeNumber           = "must be a number"
+	msgTypeScalar           = "must be a string, number, boolean or null"
+	msgTypeObject           = "must be an object"
+	msgTypeArray            = "must be an array"
+)
+
+// msgMinLength is the message of a string (or key) shorter than n code points.
+func msgMinLength(n int) string {
+	if n == 1 {
+		return "must not be empty"
+	}
+	return "shorter than " + strconv.Itoa(n) + " code points"
+}
+
+// msgMaxLength is the message of a string (or key) longer than n code points.
+func msgMaxLength(n int) string {
+	return "longer than " + strconv.Itoa(n) + " code points"
+}
 
 // AnnounceFields are the string fields of snug:app-announce in schema order (an app's
 // snug:* metadata).

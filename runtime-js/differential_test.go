@@ -20,14 +20,18 @@ import (
 	"github.com/snuggen/snuggen/internal/vectors"
 )
 
-// verdict is the part of a verdict both languages must agree on.
+// verdict is what both languages must agree on: everything a verdict holds,
+// each violation's path, rule and message (sorted: their order is the
+// walker's) and the whole answer frame, the message it carries included.
 type verdict struct {
-	Verdict    string   `json:"verdict"`
-	Type       string   `json:"type,omitempty"`
-	Code       string   `json:"code,omitempty"`
-	RequestID  *string  `json:"requestId,omitempty"`
-	Rules      []string `json:"rules,omitempty"`
-	AnswerType *string  `json:"answerType,omitempty"`
+	Verdict    string          `json:"verdict"`
+	Type       string          `json:"type,omitempty"`
+	Code       string          `json:"code,omitempty"`
+	RequestID  *string         `json:"requestId,omitempty"`
+	Rules      []string        `json:"rules,omitempty"`
+	AnswerType *string         `json:"answerType,omitempty"`
+	Errors     []string        `json:"errors,omitempty"` // "path rule message", sorted
+	Answer     json.RawMessage `json:"answer,omitempty"`
 }
 
 func goVerdict(raw []byte) verdict {
@@ -44,7 +48,7 @@ func goVerdict(raw []byte) verdict {
 	if !errors.As(err, &re) {
 		return verdict{Verdict: "error: " + err.Error()}
 	}
-	v := verdict{Verdict: "reject", Code: re.Code, Rules: []string{}}
+	v := verdict{Verdict: "reject", Code: re.Code, Rules: []string{}, Errors: []string{}}
 	if re.HasRequestID {
 		v.RequestID = &re.RequestID
 	}
@@ -54,13 +58,31 @@ func goVerdict(raw []byte) verdict {
 			seen[x.Rule] = true
 			v.Rules = append(v.Rules, x.Rule)
 		}
+		v.Errors = append(v.Errors, x.Path+" "+x.Rule+" "+x.Message)
 	}
 	sort.Strings(v.Rules)
+	sort.Strings(v.Errors)
 	if a := re.Answer(); a != nil {
 		t := a.FrameType()
 		v.AnswerType = &t
+		b, err := frame.Marshal(a)
+		if err != nil {
+			return verdict{Verdict: "error: " + err.Error()}
+		}
+		v.Answer = canonical(b)
 	}
 	return v
+}
+
+// canonical is a JSON text with its object keys sorted, so two encoders'
+// member order does not matter.
+func canonical(b []byte) json.RawMessage {
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		return json.RawMessage(`"not JSON"`)
+	}
+	out, _ := json.Marshal(x) // encoding/json sorts map keys
+	return out
 }
 
 // jsVerdicts runs checkFrame under node on every text.
@@ -69,8 +91,13 @@ import { checkFrame } from %q;
 const out = JSON.parse(readFileSync(process.argv[2], "utf8")).map((text) => {
   const v = checkFrame(text);
   if (v.verdict != "reject") return { verdict: v.verdict, type: v.type };
+  // Go's sort order: bytes of UTF-8, which for these strings is code point order.
+  const byCodePoint = (a, b) => { const x = [...a].map((c) => c.codePointAt(0)), y = [...b].map((c) => c.codePointAt(0));
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] != y[i]) return x[i] - y[i];
+    return x.length - y.length; };
   return { verdict: v.verdict, code: v.code, requestId: v.requestId ?? undefined,
-    rules: [...new Set(v.errors.map((e) => e.rule))].sort(), answerType: v.answer?.type };
+    rules: [...new Set(v.errors.map((e) => e.rule))].sort(), answerType: v.answer?.type,
+    errors: v.errors.map((e) => e.path + " " + e.rule + " " + e.message).sort(byCodePoint), answer: v.answer ?? undefined };
 });
 process.stdout.write(JSON.stringify(out));
 `
@@ -226,6 +253,14 @@ func TestDifferentialGoJS(t *testing.T) {
 	}
 	var js []verdict
 	if err := json.Unmarshal(out, &js); err != nil || len(js) != len(texts) {
+		t.Fatalf("node gave %d verdicts for %d texts (%v)", len(js), len(texts), err)
+	}
+	for i := range js {
+		if js[i].Answer != nil {
+			js[i].Answer = canonical(js[i].Answer)
+		}
+	}
+	if len(js) != len(texts) {
 		t.Fatalf("node gave %d verdicts for %d texts (%v)", len(js), len(texts), err)
 	}
 	kinds := map[string]int{}

@@ -1,6 +1,7 @@
 package golang
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -204,7 +205,7 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 		var reqs []jen.Code
 		for _, r := range c.Require {
 			reqs = append(reqs, jen.If(jen.Id("got").Op("&").Add(bit(fieldBit[r])).Op("==").Lit(0)).Block(
-				cAdd(jen.Lit(r), ruleConst("schema-required"), fmt.Sprintf("missing key, required when %s is %v", c.Field, jsonLit(c.Equals))),
+				cAdd(jen.Lit(r), ruleConst("schema-required"), g.m.Rules.Message("requiredWhen", map[string]string{"field": c.Field, "when": jsonLit(c.Equals)})),
 			))
 		}
 		after = append(after, jen.If(cond).Block(reqs...))
@@ -229,11 +230,20 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 	})
 }
 
+// jsonLit is v (a string or a bool) as JSON text, as JSON.stringify writes it.
 func jsonLit(v any) string {
-	if s, ok := v.(string); ok {
-		return fmt.Sprintf("%q", s)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("golang: a const %v has no JSON text: %v", v, err))
 	}
-	return fmt.Sprint(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// limitMsg fills the {limit} of a keyword's message.
+func (g *gen) limitMsg(key string, n any) string {
+	return g.m.Rules.Message(key, map[string]string{"limit": fmt.Sprint(n)})
 }
 
 // constrained reports whether a value of type t has value-stage checks.
@@ -287,28 +297,28 @@ func (g *gen) checkValue(t *model.Type, v jen.Code, s seg, depth int) []jen.Code
 		if t.Enum != nil {
 			out = append(out, jen.Switch(v).Block(
 				jen.Case(lits(t.Enum)...),
-				jen.Default().Block(cAdd(s.code, ruleConst("schema-enum"), "must be one of "+strings.Join(t.Enum, ", "))),
+				jen.Default().Block(cAdd(s.code, ruleConst("schema-enum"), g.m.Rules.Message("enum", map[string]string{"values": strings.Join(t.Enum, ", ")}))),
 			))
 		}
 		if t.Const != nil {
-			out = append(out, jen.If(jen.Add(v).Op("!=").Lit(*t.Const)).Block(cAdd(s.code, ruleConst("schema-const"), fmt.Sprintf("must be %q", *t.Const))))
+			out = append(out, jen.If(jen.Add(v).Op("!=").Lit(*t.Const)).Block(cAdd(s.code, ruleConst("schema-const"), g.m.Rules.Message("const", map[string]string{"value": jsonLit(*t.Const)}))))
 		}
 		if t.Pattern != "" {
-			out = append(out, jen.If(jen.Op("!").Id(g.patterns[t]).Dot("MatchString").Call(v)).Block(cAdd(s.code, ruleConst("schema-pattern"), "must match the pattern "+t.Pattern)))
+			out = append(out, jen.If(jen.Op("!").Id(g.patterns[t]).Dot("MatchString").Call(v)).Block(cAdd(s.code, ruleConst("schema-pattern"), g.m.Rules.Message("pattern", map[string]string{"pattern": t.Pattern}))))
 		}
 	case model.Integer, model.Number:
 		if t.Minimum != nil {
-			out = append(out, jen.If(jen.Add(v).Op("<").Lit(int(*t.Minimum))).Block(cAdd(s.code, ruleConst("schema-minimum"), fmt.Sprintf("less than %d", *t.Minimum))))
+			out = append(out, jen.If(jen.Add(v).Op("<").Lit(int(*t.Minimum))).Block(cAdd(s.code, ruleConst("schema-minimum"), g.limitMsg("minimum", *t.Minimum))))
 		}
 		if t.Maximum != nil {
-			out = append(out, jen.If(jen.Add(v).Op(">").Lit(int(*t.Maximum))).Block(cAdd(s.code, ruleConst("schema-maximum"), fmt.Sprintf("greater than %d", *t.Maximum))))
+			out = append(out, jen.If(jen.Add(v).Op(">").Lit(int(*t.Maximum))).Block(cAdd(s.code, ruleConst("schema-maximum"), g.limitMsg("maximum", *t.Maximum))))
 		}
 	case model.Array:
 		if t.MinItems != nil {
-			out = append(out, jen.If(jen.Len(v).Op("<").Lit(*t.MinItems)).Block(cAdd(s.code, ruleConst("schema-minItems"), fmt.Sprintf("fewer than %d items", *t.MinItems))))
+			out = append(out, jen.If(jen.Len(v).Op("<").Lit(*t.MinItems)).Block(cAdd(s.code, ruleConst("schema-minItems"), g.limitMsg("minItems", *t.MinItems))))
 		}
 		if t.MaxItems != nil {
-			out = append(out, jen.If(jen.Len(v).Op(">").Lit(*t.MaxItems)).Block(cAdd(s.code, ruleConst("schema-maxItems"), fmt.Sprintf("more than %d items", *t.MaxItems))))
+			out = append(out, jen.If(jen.Len(v).Op(">").Lit(*t.MaxItems)).Block(cAdd(s.code, ruleConst("schema-maxItems"), g.limitMsg("maxItems", *t.MaxItems))))
 		}
 		if g.constrained(t.Elem) {
 			i, e := fmt.Sprintf("i%d", depth), fmt.Sprintf("e%d", depth)
@@ -319,7 +329,7 @@ func (g *gen) checkValue(t *model.Type, v jen.Code, s seg, depth int) []jen.Code
 		}
 	case model.Map:
 		if t.MaxProperties != nil {
-			out = append(out, jen.If(jen.Len(v).Op(">").Lit(*t.MaxProperties)).Block(cAdd(s.code, ruleConst("schema-maxProperties"), fmt.Sprintf("more than %d entries", *t.MaxProperties))))
+			out = append(out, jen.If(jen.Len(v).Op(">").Lit(*t.MaxProperties)).Block(cAdd(s.code, ruleConst("schema-maxProperties"), g.limitMsg("maxProperties", *t.MaxProperties))))
 		}
 		keyChecks := t.KeyMinLength != nil || t.KeyMaxLength != nil
 		scan, collecting := g.collectKeys[t]
@@ -372,7 +382,7 @@ func (g *gen) valueStmts(o *model.Object) []jen.Code {
 	for _, c := range o.Conds {
 		for _, p := range c.Pins {
 			out = append(out, jen.If(jen.Add(compare(fieldByName(o, c.Field), "==", c.Equals)).Op("&&").Add(compare(fieldByName(o, p.Field), "!=", p.Equals))).Block(
-				cAdd(jen.Lit(p.Field), ruleConst("schema-const"), fmt.Sprintf("must be %s when %s is %s", jsonLit(p.Equals), c.Field, jsonLit(c.Equals))),
+				cAdd(jen.Lit(p.Field), ruleConst("schema-const"), g.m.Rules.Message("constWhen", map[string]string{"value": jsonLit(p.Equals), "field": c.Field, "when": jsonLit(c.Equals)})),
 			))
 		}
 	}

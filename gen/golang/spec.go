@@ -231,6 +231,7 @@ func (g *gen) spec(f *jen.File) {
 
 	g.fieldLimits(f)
 	g.patternVars(f)
+	g.messages(f)
 	g.announceFields(f)
 }
 
@@ -259,6 +260,52 @@ func (g *gen) announceFields(f *jen.File) {
 	f.Commentf("AnnounceFields are the string fields of %s in schema order (an app's", fr.Type)
 	f.Comment("snug:* metadata).")
 	f.Var().Id("AnnounceFields").Op("=").Index().Id("StringField").Values(vals...)
+}
+
+// typeMessages are the type messages the hand-written readers use, by the
+// Go name's suffix and the kind's name in rules.json messages.typeNames.
+var typeMessages = []struct{ suffix, kind string }{
+	{"String", "string"}, {"Boolean", "boolean"}, {"Integer", "integer"}, {"Number", "number"},
+	{"Scalar", "scalar"}, {"Object", "object"}, {"Array", "array"},
+}
+
+// messages emits the messages of rules.json the hand-written readers
+// (frame/read.go) say: constants, and a function for each template with a
+// {limit}.
+func (g *gen) messages(f *jen.File) {
+	r := g.m.Rules
+	defs := []jen.Code{
+		jen.Id("msgRequired").Op("=").Lit(r.Message("required", nil)),
+		jen.Id("msgAdditionalProperties").Op("=").Lit(r.Message("additionalProperties", nil)),
+	}
+	for _, t := range typeMessages {
+		defs = append(defs, jen.Id("msgType"+t.suffix).Op("=").Lit(r.Message("type", map[string]string{"type": r.TypeNames[t.kind]})))
+	}
+	f.Comment("Messages of violations (rules.json messages), the same words as the JS validators'.")
+	f.Const().Defs(defs...)
+	f.Comment("msgMinLength is the message of a string (or key) shorter than n code points.")
+	f.Func().Id("msgMinLength").Params(jen.Id("n").Int()).String().Block(
+		jen.If(jen.Id("n").Op("==").Lit(1)).Block(jen.Return(jen.Lit(r.Message("minLength1", nil)))),
+		jen.Return(limitMessage(r.Messages["minLength"], jen.Id("n"))),
+	)
+	f.Comment("msgMaxLength is the message of a string (or key) longer than n code points.")
+	f.Func().Id("msgMaxLength").Params(jen.Id("n").Int()).String().Block(
+		jen.Return(limitMessage(r.Messages["maxLength"], jen.Id("n"))),
+	)
+}
+
+// limitMessage is the Go expression of a template with n in place of its
+// {limit}.
+func limitMessage(tmpl string, n jen.Code) jen.Code {
+	parts := strings.Split(tmpl, "{limit}")
+	out := jen.Lit(parts[0])
+	for _, p := range parts[1:] {
+		out = out.Op("+").Qual("strconv", "Itoa").Call(n)
+		if p != "" {
+			out = out.Op("+").Lit(p)
+		}
+	}
+	return out
 }
 
 // patternVars declares the regexps of the string fields with a pattern.

@@ -158,6 +158,8 @@ type data struct {
 
 	StageNames  string
 	StageMap    string
+	Messages    string // rules.json messages.keywords, a JS object
+	TypeNames   string // rules.json messages.typeNames, a JS object
 	ListImports string
 	Shared      []nameValue // hoisted descriptors: Name = Lit
 	Objects     []objectData
@@ -372,6 +374,7 @@ func prepare(m *model.Model) (*data, error) {
 			messages[c.ID] = c.Message
 		}
 	}
+	d.Messages, d.TypeNames = jsonText(r.Messages), jsonText(r.TypeNames) // encoding/json sorts map keys
 	d.StageNames = strings.Join(stageNames, ", then ")
 	d.StageMap = jsonText(stage) // encoding/json sorts map keys: deterministic
 	d.RefinementMessages = jsonText(messages)

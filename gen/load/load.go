@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,7 +243,12 @@ type rulesDoc struct {
 		MinLength int    `json:"minLength"`
 		MaxLength int    `json:"maxLength"`
 	} `json:"requestIdRecovery"`
-	Stages      []model.Stage     `json:"stages"`
+	Stages   []model.Stage `json:"stages"`
+	Messages struct {
+		Comment   string            `json:"$comment"`
+		Keywords  map[string]string `json:"keywords"`
+		TypeNames map[string]string `json:"typeNames"`
+	} `json:"messages"`
 	FrameRules  []model.FrameRule `json:"frameRules"`
 	Refinements []struct {
 		ID    string `json:"id"`
@@ -329,6 +335,8 @@ func (l *loader) build(rf *file) *model.Model {
 		RecoverMinLength: rd.Recovery.MinLength,
 		RecoverMaxLength: rd.Recovery.MaxLength,
 		Stages:           rd.Stages,
+		Messages:         rd.Messages.Keywords,
+		TypeNames:        rd.Messages.TypeNames,
 		FrameRules:       rd.FrameRules,
 		EnvelopeTag:      rd.Envelope.Tag,
 		EnvelopeMarker:   rd.Envelope.Marker,
@@ -337,6 +345,7 @@ func (l *loader) build(rf *file) *model.Model {
 		DefaultAnswer:    rd.DefaultAnswer,
 		Refusal:          rd.Refusal.Refusal,
 	}
+	l.checkMessages(rf.name, r)
 	for name, vals := range rd.Lists {
 		r.Lists = append(r.Lists, model.List{Name: name, Values: vals})
 	}
@@ -1025,4 +1034,55 @@ func portablePattern(p string) error {
 		return nil
 	}
 	return walk(re)
+}
+
+// messagePlaceholders are the {names} each message template may use.
+var messagePlaceholders = map[string][]string{
+	"type": {"type"}, "requiredWhen": {"field", "when"}, "const": {"value"}, "constWhen": {"value", "field", "when"},
+	"enum": {"values"}, "minLength": {"limit"}, "maxLength": {"limit"}, "minimum": {"limit"}, "maximum": {"limit"},
+	"minItems": {"limit"}, "maxItems": {"limit"}, "maxProperties": {"limit"}, "pattern": {"pattern"},
+}
+
+// checkMessages holds rules.json messages to what the validators need: a
+// template for every keyword of a stage (propertyNames excepted: it says
+// minLength's or maxLength's) and for requiredWhen, constWhen and
+// minLength1, each using only its placeholders, and a type name for every
+// kind.
+func (l *loader) checkMessages(file string, r *model.Rules) {
+	need := []string{"requiredWhen", "constWhen", "minLength1", "minLength", "maxLength"}
+	for _, st := range r.Stages {
+		for _, k := range st.Keywords {
+			if k != "propertyNames" {
+				need = append(need, k)
+			}
+		}
+	}
+	for _, k := range need {
+		if _, ok := r.Messages[k]; !ok {
+			l.errAt(file, "/messages/keywords", fmt.Sprintf("no message for %q", k), "")
+		}
+	}
+	for k, tmpl := range r.Messages {
+		allowed := messagePlaceholders[k]
+		for rest := tmpl; ; {
+			i := strings.IndexByte(rest, '{')
+			if i < 0 {
+				break
+			}
+			j := strings.IndexByte(rest[i:], '}')
+			if j < 0 {
+				l.errAt(file, "/messages/keywords/"+escape(k), "a { without its }", "")
+				break
+			}
+			if name := rest[i+1 : i+j]; !slices.Contains(allowed, name) {
+				l.errAt(file, "/messages/keywords/"+escape(k), fmt.Sprintf("unknown placeholder {%s}", name), fmt.Sprintf("%s may use %v", k, allowed))
+			}
+			rest = rest[i+j+1:]
+		}
+	}
+	for _, k := range []string{"string", "integer", "number", "boolean", "object", "array", "scalar"} {
+		if r.TypeNames[k] == "" {
+			l.errAt(file, "/messages/typeNames", fmt.Sprintf("no type name for %q", k), "")
+		}
+	}
 }

@@ -12,6 +12,8 @@
 // violations of the first stage that has any are reported.
 package model
 
+import "strings"
+
 // File is one generated file: a slash-separated path relative to the
 // repository root and its full contents.
 type File struct {
@@ -168,6 +170,8 @@ type Rules struct {
 	RecoverMinLength  int      // requestId recovery, code points
 	RecoverMaxLength  int
 	Stages            []Stage
+	Messages          map[string]string // keyword (and requiredWhen, constWhen, minLength1) → message template
+	TypeNames         map[string]string // a Kind's String() (and "scalar") → its name in a type message
 	FrameRules        []FrameRule
 	Refinements       []Refinement
 	Lists             []List // sorted by name
@@ -292,6 +296,16 @@ type EventField struct {
 type CSPDirective struct {
 	Name    string
 	Sources []string
+}
+
+// Message fills the message template of key (rules.json messages.keywords)
+// with vars: each {name} is replaced by vars[name].
+func (r *Rules) Message(key string, vars map[string]string) string {
+	s := r.Messages[key]
+	for k, v := range vars {
+		s = strings.ReplaceAll(s, "{"+k+"}", v)
+	}
+	return s
 }
 
 // FrameByType returns the frame of type t, or nil.

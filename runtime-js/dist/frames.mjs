@@ -25,6 +25,8 @@ var MAX_NET_FRAME_BYTES = 1114112;
 var RECOVER_MIN_LENGTH = 1;
 var RECOVER_MAX_LENGTH = 128;
 var RULE_STAGES = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "pattern": 1, "propertyNames": 1, "required": 0, "type": 0 };
+var MESSAGES = { "additionalProperties": "unknown key: this frame is strict", "const": "must be {value}", "constWhen": "must be {value} when {field} is {when}", "enum": "must be one of {values}", "maxItems": "more than {limit} items", "maxLength": "longer than {limit} code points", "maxProperties": "more than {limit} entries", "maximum": "greater than {limit}", "minItems": "fewer than {limit} items", "minLength": "shorter than {limit} code points", "minLength1": "must not be empty", "minimum": "less than {limit}", "pattern": "must match the pattern {pattern}", "required": "missing required key", "requiredWhen": "missing key, required when {field} is {when}", "type": "must be {type}" };
+var TYPE_NAMES = { "array": "an array", "boolean": "a boolean", "integer": "an integer", "number": "a number", "object": "an object", "scalar": "a string, number, boolean or null", "string": "a string" };
 var ACE_CATEGORIES = ["Ll", "Lm", "Lo", "Mn", "Mc", "Nd", "So"];
 var RTL_SCRIPTS = ["Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elymaic", "Hanifi_Rohingya", "Hatran", "Hebrew", "Imperial_Aramaic", "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Kharoshthi", "Lydian", "Mandaic", "Manichaean", "Mende_Kikakui", "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Nabataean", "Nko", "Old_Hungarian", "Old_North_Arabian", "Old_Sogdian", "Old_South_Arabian", "Old_Turkic", "Old_Uyghur", "Palmyrene", "Phoenician", "Psalter_Pahlavi", "Samaritan", "Sogdian", "Syriac", "Thaana", "Yezidi"];
 var ERROR_MESSAGE_MAX_LENGTH = 1e3;
@@ -39,51 +41,58 @@ var codePoints = (s) => {
   return n;
 };
 var ptr = (p, key) => p + "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
+var KIND_NAMES = { s: "string", i: "integer", n: "number", b: "boolean", a: "array", x: "scalar", o: "object", m: "object", r: "object" };
+var json = (v) => JSON.stringify(v);
+var say = (key, vars = {}) => MESSAGES[key].replace(/\{(\w+)\}/g, (_, name) => vars[name]);
+var shorter = (limit) => say(limit == 1 ? "minLength1" : "minLength", { limit });
 function check(t, v, p, out, top) {
-  const bad = (rule, at = p) => out.push({ path: at, rule });
+  const bad = (rule, message, at = p) => out.push({ path: at, rule, message });
   if (typeof t == "string") t = { k: t };
   const k = t.k;
   if (k == "s" ? typeof v != "string" : k == "i" ? !Number.isInteger(v) : k == "n" ? typeof v != "number" : k == "b" ? typeof v != "boolean" : k == "a" ? !Array.isArray(v) : k == "x" ? v !== null && typeof v == "object" : k != "*" && !isObject(v))
-    return bad("type");
-  if (t.c !== void 0 && v !== t.c) bad("const");
-  if (t.e && !t.e.includes(v)) bad("enum");
+    return bad("type", say("type", { type: TYPE_NAMES[KIND_NAMES[k]] }));
+  if (t.c !== void 0 && v !== t.c) bad("const", say("const", { value: json(t.c) }));
+  if (t.e && !t.e.includes(v)) bad("enum", say("enum", { values: t.e.join(", ") }));
   if (k == "s" && (t.n || t.x)) {
     const n = codePoints(v);
-    if (n < t.n) bad("minLength");
-    if (n > t.x) bad("maxLength");
+    if (n < t.n) bad("minLength", shorter(t.n));
+    if (n > t.x) bad("maxLength", say("maxLength", { limit: t.x }));
   }
-  if (t.p && !t.p.test(v)) bad("pattern");
+  if (t.p && !t.p.test(v)) bad("pattern", say("pattern", { pattern: t.p.source }));
   if (typeof v == "number") {
-    if (v < t.lo) bad("minimum");
-    if (v > t.hi) bad("maximum");
+    if (v < t.lo) bad("minimum", say("minimum", { limit: t.lo }));
+    if (v > t.hi) bad("maximum", say("maximum", { limit: t.hi }));
   }
   if (k == "a") {
-    if (v.length < t.ni) bad("minItems");
-    if (v.length > t.xi) bad("maxItems");
+    if (v.length < t.ni) bad("minItems", say("minItems", { limit: t.ni }));
+    if (v.length > t.xi) bad("maxItems", say("maxItems", { limit: t.xi }));
     if (t.t) v.forEach((item, i) => check(t.t, item, ptr(p, i), out));
   }
   if (k == "o" || k == "m" || k == "r") {
     const keys = Object.keys(v);
-    if (keys.length > t.xp) bad("maxProperties");
+    if (keys.length > t.xp) bad("maxProperties", say("maxProperties", { limit: t.xp }));
     if (k == "m")
       for (const key of keys) {
         const n = codePoints(key);
-        if (n < t.kn || n > t.kx) bad("propertyNames", ptr(p, key));
+        if (n < t.kn) bad("propertyNames", shorter(t.kn), ptr(p, key));
+        if (n > t.kx) bad("propertyNames", say("maxLength", { limit: t.kx }), ptr(p, key));
         if (t.t) check(t.t, v[key], ptr(p, key), out);
       }
     if (k == "o") {
       for (const name in t.f)
         if (has(v, name)) check(t.f[name], v[name], ptr(p, name), out);
-        else if (t.q?.includes(name)) bad("required", ptr(p, name));
+        else if (t.q?.includes(name)) bad("required", say("required"), ptr(p, name));
       if (t.s) {
         for (const key of keys)
           if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
-            bad("additionalProperties", ptr(p, key));
+            bad("additionalProperties", say("additionalProperties"), ptr(p, key));
       }
       for (const [field, equals, names, pins = {}] of t.w || [])
         if (has(v, field) && v[field] === equals) {
-          for (const name of names) if (!has(v, name)) bad("required", ptr(p, name));
-          for (const name in pins) if (has(v, name) && v[name] !== pins[name]) bad("const", ptr(p, name));
+          const when = { field, when: json(equals) };
+          for (const name of names) if (!has(v, name)) bad("required", say("requiredWhen", when), ptr(p, name));
+          for (const name in pins)
+            if (has(v, name) && v[name] !== pins[name]) bad("const", say("constWhen", { ...when, value: json(pins[name]) }), ptr(p, name));
         }
     }
   }
@@ -106,12 +115,10 @@ var keysNotIn = (f, out, rule, field, list, fold) => {
     if (list.includes(fold ? key.toLowerCase() : key)) out.push({ path: ptr(ptr("", field), key), rule });
 };
 var keysUnique = (f, out, rule, field, fold) => {
-  const seen = /* @__PURE__ */ new Set();
-  for (const key in f[field] || {}) {
-    const k = fold ? key.toLowerCase() : key;
-    if (seen.has(k)) out.push({ path: ptr(ptr("", field), key), rule });
-    seen.add(k);
-  }
+  const count = /* @__PURE__ */ new Map();
+  const norm = (key) => fold ? key.toLowerCase() : key;
+  for (const key in f[field] || {}) count.set(norm(key), (count.get(norm(key)) || 0) + 1);
+  for (const key in f[field] || {}) if (count.get(norm(key)) > 1) out.push({ path: ptr(ptr("", field), key), rule });
 };
 var URL_CHARS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
 var PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
@@ -269,7 +276,7 @@ var SCHEMA_APP_EVENT = { k: "o", f: { "instanceId": t0, "event": t4, "data": "r"
 var validateAppEvent = (frame) => run(SCHEMA_APP_EVENT, frame);
 
 // snug-runtime:gen/check.mjs
-var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object"], "frame.request-id": ["MALFORMED", "requestId holds an unpaired surrogate escape (\\ud800-\\udfff without its pair), which no answer can echo exactly"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };
+var FRAME_RULES = { "frame.duplicate-key": ["MALFORMED", "a key appears twice in one object"], "frame.json": ["MALFORMED", "not a JSON object (invalid JSON, another value, or nested deeper than MAX_JSON_DEPTH)"], "frame.request-id": ["MALFORMED", "requestId holds an unpaired surrogate escape (\\ud800-\\udfff without its pair), which no answer can echo exactly"], "frame.size": ["MALFORMED", "the frame is larger than its size class"], "frame.type": ["MALFORMED", "type is missing or not a string"], "frame.unsupported-version": ["UNSUPPORTED_VERSION", "v is an integer other than a supported protocol version"], "frame.version": ["MALFORMED", "v is missing or not an integer"] };
 var FRAMES = {
   __proto__: null,
   [TYPE_APP_ANNOUNCE]: [validateAppAnnounce, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
@@ -295,21 +302,6 @@ var ANSWER_MESSAGE_MAX = ERROR_MESSAGE_MAX_LENGTH;
 
 // snug-runtime:src/check.js
 var knownFrame = (type) => typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : void 0;
-var KEYWORD_MESSAGES = {
-  type: "has the wrong type",
-  required: "is required",
-  additionalProperties: "is not allowed in a strict frame",
-  const: "is not the required value",
-  enum: "is not one of the allowed values",
-  minLength: "is too short (code points)",
-  maxLength: "is too long (code points)",
-  minimum: "is below the minimum",
-  maximum: "is above the maximum",
-  minItems: "has too few items",
-  maxItems: "has too many items",
-  maxProperties: "has too many properties",
-  propertyNames: "is not an allowed property name"
-};
 var isObject2 = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
 var codePoints2 = (s) => [...s].length;
 var utf8Length = (s) => new TextEncoder().encode(s).length;
@@ -456,11 +448,8 @@ function checkFrame(input) {
   return reject(
     frame,
     type,
-    violations.map((v) => ({
-      ...v,
-      code: CODE_MALFORMED,
-      message: REFINEMENT_MESSAGES[v.rule] || `${v.path || "the frame"} ${KEYWORD_MESSAGES[v.rule] || "is invalid"} (${v.rule})`
-    }))
+    // A schema violation carries its message; a refinement's is in rules.json.
+    violations.map((v) => ({ ...v, code: CODE_MALFORMED, message: v.message ?? REFINEMENT_MESSAGES[v.rule] }))
   );
 }
 export {

@@ -145,6 +145,10 @@ export const RECOVER_MAX_LENGTH = 128;
 
 /** Stage of each rule id: only the first stage with violations is reported. */
 export const RULE_STAGES = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"pattern":1,"propertyNames":1,"required":0,"type":0};
+/** What a violation of each JSON Schema keyword says, a {name} filled in (rules.json messages). */
+export const MESSAGES = {"additionalProperties":"unknown key: this frame is strict","const":"must be {value}","constWhen":"must be {value} when {field} is {when}","enum":"must be one of {values}","maxItems":"more than {limit} items","maxLength":"longer than {limit} code points","maxProperties":"more than {limit} entries","maximum":"greater than {limit}","minItems":"fewer than {limit} items","minLength":"shorter than {limit} code points","minLength1":"must not be empty","minimum":"less than {limit}","pattern":"must match the pattern {pattern}","required":"missing required key","requiredWhen":"missing key, required when {field} is {when}","type":"must be {type}"};
+/** The name of each kind in a type message (rules.json messages.typeNames). */
+export const TYPE_NAMES = {"array":"an array","boolean":"a boolean","integer":"an integer","number":"a number","object":"an object","scalar":"a string, number, boolean or null","string":"a string"};
 /** General categories a decoded xn-- label may hold (the open-url host rule). */
 export const ACE_CATEGORIES = ["Ll","Lm","Lo","Mn","Mc","Nd","So"];
 /** The right-to-left scripts (the open-url host rule's bidi check). */

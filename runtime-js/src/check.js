@@ -31,22 +31,6 @@ import {
 
 const knownFrame = (type) => (typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : undefined);
 
-const KEYWORD_MESSAGES = {
-  type: "has the wrong type",
-  required: "is required",
-  additionalProperties: "is not allowed in a strict frame",
-  const: "is not the required value",
-  enum: "is not one of the allowed values",
-  minLength: "is too short (code points)",
-  maxLength: "is too long (code points)",
-  minimum: "is below the minimum",
-  maximum: "is above the maximum",
-  minItems: "has too few items",
-  maxItems: "has too many items",
-  maxProperties: "has too many properties",
-  propertyNames: "is not an allowed property name",
-};
-
 const isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
 const codePoints = (s) => [...s].length;
 
@@ -239,10 +223,7 @@ export function checkFrame(input) {
   return reject(
     frame,
     type,
-    violations.map((v) => ({
-      ...v,
-      code: CODE_MALFORMED,
-      message: REFINEMENT_MESSAGES[v.rule] || `${v.path || "the frame"} ${KEYWORD_MESSAGES[v.rule] || "is invalid"} (${v.rule})`,
-    })),
+    // A schema violation carries its message; a refinement's is in rules.json.
+    violations.map((v) => ({ ...v, code: CODE_MALFORMED, message: v.message ?? REFINEMENT_MESSAGES[v.rule] })),
   );
 }

@@ -7,7 +7,7 @@
 // constants. Keep it in step with frame/read.go and internal/urlread: the
 // conformance vectors and the differential tests hold both to one verdict.
 
-import { RULE_STAGES, ACE_CATEGORIES, RTL_SCRIPTS } from "../gen/constants.mjs";
+import { RULE_STAGES, ACE_CATEGORIES, RTL_SCRIPTS, MESSAGES, TYPE_NAMES } from "../gen/constants.mjs";
 
 // A descriptor is a kind letter alone when the type has no constraint, else
 // an object. Keys: k kind (s string, i integer, n number, b boolean, o object
@@ -26,9 +26,16 @@ const codePoints = (s) => {
   return n;
 };
 const ptr = (p, key) => p + "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
+const KIND_NAMES = { s: "string", i: "integer", n: "number", b: "boolean", a: "array", x: "scalar", o: "object", m: "object", r: "object" };
+const json = (v) => JSON.stringify(v);
+
+// say is the message of a keyword (rules.json messages), its {names} filled
+// from vars: the same words the Go validator says.
+const say = (key, vars = {}) => MESSAGES[key].replace(/\{(\w+)\}/g, (_, name) => vars[name]);
+const shorter = (limit) => say(limit == 1 ? "minLength1" : "minLength", { limit });
 
 function check(t, v, p, out, top) {
-  const bad = (rule, at = p) => out.push({ path: at, rule });
+  const bad = (rule, message, at = p) => out.push({ path: at, rule, message });
   if (typeof t == "string") t = { k: t };
   const k = t.k;
   if (
@@ -40,47 +47,50 @@ function check(t, v, p, out, top) {
     : k == "x" ? v !== null && typeof v == "object"
     : k != "*" && !isObject(v)
   )
-    return bad("type");
-  if (t.c !== undefined && v !== t.c) bad("const");
-  if (t.e && !t.e.includes(v)) bad("enum");
+    return bad("type", say("type", { type: TYPE_NAMES[KIND_NAMES[k]] }));
+  if (t.c !== undefined && v !== t.c) bad("const", say("const", { value: json(t.c) }));
+  if (t.e && !t.e.includes(v)) bad("enum", say("enum", { values: t.e.join(", ") }));
   if (k == "s" && (t.n || t.x)) {
     const n = codePoints(v);
-    if (n < t.n) bad("minLength");
-    if (n > t.x) bad("maxLength");
+    if (n < t.n) bad("minLength", shorter(t.n));
+    if (n > t.x) bad("maxLength", say("maxLength", { limit: t.x }));
   }
-  if (t.p && !t.p.test(v)) bad("pattern");
+  if (t.p && !t.p.test(v)) bad("pattern", say("pattern", { pattern: t.p.source }));
   // Only a number is compared: < on an object would call its toString or
   // valueOf member (a payload may hold one) or join a deep array.
   if (typeof v == "number") {
-    if (v < t.lo) bad("minimum");
-    if (v > t.hi) bad("maximum");
+    if (v < t.lo) bad("minimum", say("minimum", { limit: t.lo }));
+    if (v > t.hi) bad("maximum", say("maximum", { limit: t.hi }));
   }
   if (k == "a") {
-    if (v.length < t.ni) bad("minItems");
-    if (v.length > t.xi) bad("maxItems");
+    if (v.length < t.ni) bad("minItems", say("minItems", { limit: t.ni }));
+    if (v.length > t.xi) bad("maxItems", say("maxItems", { limit: t.xi }));
     if (t.t) v.forEach((item, i) => check(t.t, item, ptr(p, i), out));
   }
   if (k == "o" || k == "m" || k == "r") {
     const keys = Object.keys(v);
-    if (keys.length > t.xp) bad("maxProperties");
+    if (keys.length > t.xp) bad("maxProperties", say("maxProperties", { limit: t.xp }));
     if (k == "m")
       for (const key of keys) {
         const n = codePoints(key);
-        if (n < t.kn || n > t.kx) bad("propertyNames", ptr(p, key));
+        if (n < t.kn) bad("propertyNames", shorter(t.kn), ptr(p, key));
+        if (n > t.kx) bad("propertyNames", say("maxLength", { limit: t.kx }), ptr(p, key));
         if (t.t) check(t.t, v[key], ptr(p, key), out);
       }
     if (k == "o") {
       for (const name in t.f)
         if (has(v, name)) check(t.f[name], v[name], ptr(p, name), out);
-        else if (t.q?.includes(name)) bad("required", ptr(p, name));
+        else if (t.q?.includes(name)) bad("required", say("required"), ptr(p, name));
       if (t.s)
         for (const key of keys)
           if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
-            bad("additionalProperties", ptr(p, key));
+            bad("additionalProperties", say("additionalProperties"), ptr(p, key));
       for (const [field, equals, names, pins = {}] of t.w || [])
         if (has(v, field) && v[field] === equals) {
-          for (const name of names) if (!has(v, name)) bad("required", ptr(p, name));
-          for (const name in pins) if (has(v, name) && v[name] !== pins[name]) bad("const", ptr(p, name));
+          const when = { field, when: json(equals) };
+          for (const name of names) if (!has(v, name)) bad("required", say("requiredWhen", when), ptr(p, name));
+          for (const name in pins)
+            if (has(v, name) && v[name] !== pins[name]) bad("const", say("constWhen", { ...when, value: json(pins[name]) }), ptr(p, name));
         }
     }
   }
@@ -111,14 +121,13 @@ export const keysNotIn = (f, out, rule, field, list, fold) => {
     if (list.includes(fold ? key.toLowerCase() : key)) out.push({ path: ptr(ptr("", field), key), rule });
 };
 
-// Keys of the map frame[field] are unique (case-insensitively when fold).
+// Keys of the map frame[field] are unique (case-insensitively when fold):
+// every key that collides with another is named, as in Go.
 export const keysUnique = (f, out, rule, field, fold) => {
-  const seen = new Set();
-  for (const key in f[field] || {}) {
-    const k = fold ? key.toLowerCase() : key;
-    if (seen.has(k)) out.push({ path: ptr(ptr("", field), key), rule });
-    seen.add(k);
-  }
+  const count = new Map();
+  const norm = (key) => (fold ? key.toLowerCase() : key);
+  for (const key in f[field] || {}) count.set(norm(key), (count.get(norm(key)) || 0) + 1);
+  for (const key in f[field] || {}) if (count.get(norm(key)) > 1) out.push({ path: ptr(ptr("", field), key), rule });
 };
 
 // The open-url reading checks: the URL must be read the same by a WHATWG
