@@ -568,7 +568,6 @@ func saturatedExp(s string) (int, bool) {
 	return e, true
 }
 
-
 // Skip reads and checks any value, returning its raw text.
 func (d *Decoder) Skip() (string, bool) {
 	d.ws()
