@@ -152,6 +152,25 @@ func ErrorOf(f Frame) *Error {
 	return nil
 }
 
+// newEventData returns an empty data object of a known event (rules.json events)
+// and the type of the frame that carries it; nil for an event the table does not
+// know.
+func newEventData(event string) (EventData, string) {
+	switch event {
+	case EventThemeChange:
+		return new(ThemeChangeData), TypeHostEvent
+	case EventVisibility:
+		return new(VisibilityData), TypeHostEvent
+	case EventConnection:
+		return new(ConnectionData), TypeHostEvent
+	case EventHint:
+		return new(HintData), TypeHostEvent
+	case EventResize:
+		return new(ResizeData), TypeAppEvent
+	}
+	return nil, ""
+}
+
 // lowerInStripHeadersASCII is jsonscan.InLowerJS(StripHeaders, s) for an ASCII s.
 func lowerInStripHeadersASCII(s string) bool {
 	switch len(s) {
@@ -1549,5 +1568,148 @@ func (f *DBResult) validate(c *violation.Collector) {
 		if *p != "sqlite3" {
 			c.Add("format", RuleSchemaConst, "must be \"sqlite3\"")
 		}
+	}
+}
+
+// decode reads the members of a ThemeChangeData after its '{'.
+func (f *ThemeChangeData) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "theme":
+			seen(d, &got, 2)
+			f.Theme, _ = readRawObject(d, c, "theme")
+		default:
+			unknownKey(d, c, &unknown, key, false)
+		}
+	}
+	required(c, got, 2, "theme")
+}
+
+// validate checks the values of a decoded ThemeChangeData (lengths, ranges, enums).
+func (f *ThemeChangeData) validate(c *violation.Collector) {}
+
+// decode reads the members of a VisibilityData after its '{'.
+func (f *VisibilityData) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "visible":
+			seen(d, &got, 2)
+			f.Visible, _ = readBool(d, c, "visible")
+		default:
+			unknownKey(d, c, &unknown, key, false)
+		}
+	}
+	required(c, got, 2, "visible")
+}
+
+// validate checks the values of a decoded VisibilityData (lengths, ranges, enums).
+func (f *VisibilityData) validate(c *violation.Collector) {}
+
+// decode reads the members of a ConnectionData after its '{'.
+func (f *ConnectionData) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "connection":
+			seen(d, &got, 2)
+			f.Connection, _ = readString(d, c, "connection")
+		case "state":
+			seen(d, &got, 3)
+			f.State, _ = readString(d, c, "state")
+		default:
+			unknownKey(d, c, &unknown, key, false)
+		}
+	}
+	required(c, got, 2, "connection")
+	required(c, got, 3, "state")
+}
+
+// validate checks the values of a decoded ConnectionData (lengths, ranges, enums).
+func (f *ConnectionData) validate(c *violation.Collector) {
+	minLen(c, "connection", f.Connection, 1)
+	maxLen(c, "connection", f.Connection, 128)
+	switch f.State {
+	case "connected", "revoked":
+	default:
+		c.Add("state", RuleSchemaEnum, "must be one of connected, revoked")
+	}
+}
+
+// decode reads the members of a HintData after its '{'.
+func (f *HintData) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "topic":
+			seen(d, &got, 2)
+			f.Topic, _ = readString(d, c, "topic")
+		case "ref":
+			seen(d, &got, 3)
+			f.Ref, _ = readString(d, c, "ref")
+		default:
+			unknownKey(d, c, &unknown, key, false)
+		}
+	}
+	required(c, got, 2, "topic")
+	required(c, got, 3, "ref")
+}
+
+// validate checks the values of a decoded HintData (lengths, ranges, enums).
+func (f *HintData) validate(c *violation.Collector) {
+	minLen(c, "topic", f.Topic, 1)
+	maxLen(c, "topic", f.Topic, 64)
+	minLen(c, "ref", f.Ref, 1)
+	maxLen(c, "ref", f.Ref, 256)
+}
+
+// decode reads the members of a ResizeData after its '{'.
+func (f *ResizeData) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "height":
+			seen(d, &got, 2)
+			f.Height, _ = readInt(d, c, "height")
+		default:
+			unknownKey(d, c, &unknown, key, false)
+		}
+	}
+	required(c, got, 2, "height")
+}
+
+// validate checks the values of a decoded ResizeData (lengths, ranges, enums).
+func (f *ResizeData) validate(c *violation.Collector) {
+	if f.Height < 0 {
+		c.Add("height", RuleSchemaMinimum, "less than 0")
+	}
+	if f.Height > 100000 {
+		c.Add("height", RuleSchemaMaximum, "greater than 100000")
 	}
 }

@@ -229,6 +229,33 @@ type DBResult struct {
 	Value           json.RawMessage `json:"value,omitempty"`           // optional; raw JSON, nil when absent
 }
 
+// ThemeChangeData: the data of a theme-change event (host->app).
+type ThemeChangeData struct {
+	Theme json.RawMessage `json:"theme"` // raw JSON, nil when absent
+}
+
+// VisibilityData: the data of a visibility event (host->app).
+type VisibilityData struct {
+	Visible bool `json:"visible"` //
+}
+
+// ConnectionData: the data of a connection-event event (host->app).
+type ConnectionData struct {
+	Connection string `json:"connection"` // 1–128 code points
+	State      string `json:"state"`      // one of connected, revoked
+}
+
+// HintData: the data of a hint event (host->app).
+type HintData struct {
+	Topic string `json:"topic"` // 1–64 code points
+	Ref   string `json:"ref"`   // 1–256 code points
+}
+
+// ResizeData: the data of a resize event (app->host).
+type ResizeData struct {
+	Height int `json:"height"` // range [0, 100000]
+}
+
 // Envelope is the chat envelope's JSON without its version marker; the wire form
 // is EnvelopeTag, a newline, then the JSON with EnvelopeMarker: EnvelopeVersion first.
 type Envelope struct {

@@ -532,6 +532,12 @@ const (
 	ErrorMessageMaxLength = 1000
 	// ErrorRawExcerptMaxLength is the maxLength of Error.rawExcerpt in code points.
 	ErrorRawExcerptMaxLength = 200
+	// ConnectionDataConnectionMaxLength is the maxLength of ConnectionData.connection in code points.
+	ConnectionDataConnectionMaxLength = 128
+	// HintDataTopicMaxLength is the maxLength of HintData.topic in code points.
+	HintDataTopicMaxLength = 64
+	// HintDataRefMaxLength is the maxLength of HintData.ref in code points.
+	HintDataRefMaxLength = 256
 	// EnvelopeAppIDMaxLength is the maxLength of Envelope.appId in code points.
 	EnvelopeAppIDMaxLength = 128
 	// EnvelopeInstanceIDMaxLength is the maxLength of Envelope.instanceId in code points.

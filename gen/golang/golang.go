@@ -270,6 +270,17 @@ func (g *gen) collectStructs() {
 	for _, f := range g.m.Frames {
 		walkO(f.Body)
 	}
+	// The data of every known event, decoded like a frame's objects.
+	for _, e := range g.m.Rules.Events {
+		if e.Object == nil {
+			continue
+		}
+		if _, ok := g.structs[e.Object.Name]; ok {
+			panic(fmt.Sprintf("golang: event data %s has the name of another object", e.Object.Name))
+		}
+		g.structs[e.Object.Name] = e.Object
+		g.order = append(g.order, e.Object.Name)
+	}
 }
 
 var initialisms = map[string]string{

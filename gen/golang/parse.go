@@ -774,6 +774,26 @@ func (g *gen) parse(f *jen.File) {
 		jen.Return(jen.Nil()),
 	)
 
+	// Event data.
+	cases = nil
+	for _, e := range r.Events {
+		if e.Object == nil {
+			continue
+		}
+		carrier := typeConst("snug:host-event")
+		if e.Direction == model.AppToHost {
+			carrier = typeConst("snug:app-event")
+		}
+		cases = append(cases, jen.Case(jen.Id(eventConst(e.Name))).Block(jen.Return(jen.New(jen.Id(e.Object.Name)), jen.Id(carrier))))
+	}
+	f.Comment("newEventData returns an empty data object of a known event (rules.json events)")
+	f.Comment("and the type of the frame that carries it; nil for an event the table does not")
+	f.Comment("know.")
+	f.Func().Id("newEventData").Params(jen.Id("event").String()).Params(jen.Id("EventData"), jen.String()).Block(
+		jen.Switch(jen.Id("event")).Block(cases...),
+		jen.Return(jen.Nil(), jen.Lit("")),
+	)
+
 	g.lowerInASCIIFuncs(f)
 
 	// Decoders and validators.

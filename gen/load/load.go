@@ -381,10 +381,25 @@ func (l *loader) build(rf *file) *model.Model {
 		}
 		r.Errors = append(r.Errors, ec)
 	}
-	for _, e := range rd.Events {
-		ev := model.Event{Name: e.Name, Direction: e.Direction}
-		for _, d := range e.Data {
+	for i, e := range rd.Events {
+		ev := model.Event{Name: e.Name, Direction: e.Direction,
+			Object: &model.Object{Name: goish(strings.TrimSuffix(e.Name, "-event")) + "Data", Doc: fmt.Sprintf("the data of a %s event (%s).", e.Name, e.Direction)}}
+		for j, d := range e.Data {
 			ev.Data = append(ev.Data, model.EventField{Name: d.Name, Type: d.Type, MinLength: d.MinLength, MaxLength: d.MaxLength, Minimum: d.Minimum, Maximum: d.Maximum, Enum: d.Enum})
+			t := &model.Type{MinLength: d.MinLength, MaxLength: d.MaxLength, Minimum: d.Minimum, Maximum: d.Maximum, Enum: d.Enum}
+			switch d.Type {
+			case "string":
+				t.Kind = model.String
+			case "integer":
+				t.Kind = model.Integer
+			case "boolean":
+				t.Kind = model.Boolean
+			case "object":
+				t.Kind = model.RawObject
+			default:
+				l.errAt(rf.name, fmt.Sprintf("/events/%d/data/%d/type", i, j), fmt.Sprintf("event field type %q: want string, integer, boolean or object", d.Type), suggest(d.Type, []string{"string", "integer", "boolean", "object"}))
+			}
+			ev.Object.Fields = append(ev.Object.Fields, &model.Field{Name: d.Name, Required: true, Type: t, Pointer: fmt.Sprintf("/events/%d/data/%d", i, j)})
 		}
 		r.Events = append(r.Events, ev)
 	}

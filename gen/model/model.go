@@ -279,6 +279,9 @@ type Event struct {
 	Name      string
 	Direction string
 	Data      []EventField
+	// Object is Data as an object the emitters decode like a frame's
+	// (named <Event>Data, every field required, other keys ignored).
+	Object *Object
 }
 
 // EventField is one field of an event's data object.

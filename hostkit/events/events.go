@@ -113,29 +113,20 @@ func build(event string, data any) (*frame.HostEvent, error) {
 	return &frame.HostEvent{Event: event, Data: raw}, nil
 }
 
-// ResizeHeight reads a resize app-event's height: an integer within the
-// bounds of frame.EventSpecs (0–100 000 in v1).
+// ResizeHeight reads a resize app-event's height with the generated
+// decoding (frame.ParseEventData): data.height exactly (keys are
+// case-sensitive, a key twice is refused, other keys are ignored), an
+// integer as JSON.parse reads it, within the bounds of frame.EventSpecs
+// (0–100 000 in v1).
 func ResizeHeight(e *frame.AppEvent) (int, error) {
 	if e.Event != frame.EventResize {
 		return 0, fmt.Errorf("events: %s is not a resize event", e.Event)
 	}
-	var d struct {
-		Height json.RawMessage `json:"height"`
+	d, err := frame.ParseEventData(e.Event, e.Data)
+	if err != nil {
+		return 0, fmt.Errorf("events: resize: %w", err)
 	}
-	if len(e.Data) == 0 {
-		return 0, fmt.Errorf("events: resize without data.height")
-	}
-	if err := json.Unmarshal(e.Data, &d); err != nil || len(d.Height) == 0 || !(d.Height[0] == '-' || '0' <= d.Height[0] && d.Height[0] <= '9') {
-		return 0, fmt.Errorf("events: resize: data.height missing or not a number")
-	}
-	f, _ := field(frame.EventResize, "height")
-	// An integer in JSON Schema's sense: 480, 480.0 and 4.8e2 alike.
-	v, err := json.Number(d.Height).Float64()
-	h := int64(v)
-	if err != nil || float64(h) != v || (f.Minimum != nil && h < *f.Minimum) || (f.Maximum != nil && h > *f.Maximum) {
-		return 0, fmt.Errorf("events: resize: data.height %s: want an integer within %s", d.Height, bounds(f))
-	}
-	return int(h), nil
+	return d.(*frame.ResizeData).Height, nil
 }
 
 func bounds(f frame.EventField) string {

@@ -95,9 +95,19 @@ func TestResizeHeight(t *testing.T) {
 			t.Errorf("%s: %d %v", data, h, err)
 		}
 	}
-	for _, data := range []string{``, `{}`, `{"height":-1}`, `{"height":100001}`, `{"height":1.5}`, `{"height":"10"}`, `[1]`, `{"height":1e300}`} {
+	for _, data := range []string{``, `{}`, `{"height":-1}`, `{"height":100001}`, `{"height":1.5}`, `{"height":"10"}`, `[1]`, `{"height":1e300}`, `{"height":1e400}`, `{"height":1,"height":2}`, `{"height":1`} {
 		if _, err := events.ResizeHeight(ev(data)); err == nil {
 			t.Errorf("%s: accepted", data)
+		}
+	}
+	// Keys are case-sensitive (issue 12 item 6): HEIGHT is some other key,
+	// ignored like any unknown one, never read as height.
+	if _, err := events.ResizeHeight(ev(`{"HEIGHT":500}`)); err == nil || !strings.Contains(err.Error(), "/data/height") {
+		t.Errorf(`{"HEIGHT":500}: %v, want a missing /data/height`, err)
+	}
+	for data, want := range map[string]int{`{"height":10,"HEIGHT":99999}`: 10, `{"HEIGHT":99999,"height":10}`: 10, `{"Height":7,"height":3}`: 3, `{"height":200.00000000000001}`: 200} {
+		if h, err := events.ResizeHeight(ev(data)); err != nil || h != want {
+			t.Errorf("%s: %d %v, want %d", data, h, err, want)
 		}
 	}
 	if _, err := events.ResizeHeight(&frame.AppEvent{Event: "scroll"}); err == nil {
