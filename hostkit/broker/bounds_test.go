@@ -168,3 +168,40 @@ func TestSQLBombThroughBroker(t *testing.T) {
 		t.Fatalf("app a's next request: %+v", f.Error)
 	}
 }
+
+// TestShutdownDuringSQLBomb: the host shutting down (Ctrl-C in serve) while
+// an app's SQL call is stuck in one builtin ends that call within about a
+// second: the broker's shutdown finds no handler still running.
+func TestShutdownDuringSQLBomb(t *testing.T) {
+	st, err := store.Open(t.TempDir(), store.Options{StatementTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, broker.Options{DB: broker.Store(st)}, relay.Options{})
+	p := h.page(t)
+	a := p.start("s1", "notes")
+	q, _ := json.Marshal("SELECT instr(replace(hex(zeroblob(4000000)),'0','a'), replace(hex(zeroblob(2000000)),'0','a')||'b')")
+	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":"q1","instanceId":%q,"op":"exec","sql":%s,"params":[]}`, a, q))
+	p.inspected("s1", "snug:db-request", "q1")
+	// Wait until the call is well inside instr(): building its two strings
+	// takes a few milliseconds of CPU, the comparisons minutes.
+	for c0, give := cpuTime(), time.Now().Add(30*time.Second); cpuTime()-c0 < 300*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(give) {
+			t.Fatal("the statement never got busy")
+		}
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.b.Shutdown(ctx); err != nil {
+		t.Fatalf("broker shutdown: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatalf("store close: %v", err)
+	}
+	el := time.Since(start)
+	t.Logf("broker and store shut down in %s", el)
+	if el > 1500*time.Millisecond {
+		t.Errorf("shutdown took %s", el)
+	}
+}
