@@ -136,7 +136,7 @@ func dedupe(l []string) []string {
 
 // checkJS parses escaped code again.
 func checkJS(code string, module bool) error {
-	opts := api.TransformOptions{Loader: api.LoaderJS, LogLevel: api.LogLevelSilent}
+	opts := api.TransformOptions{Loader: api.LoaderJS, Target: target, MinifySyntax: minifySyntax, MinifyIdentifiers: minifyIdentifiers, LogLevel: api.LogLevelSilent}
 	if module {
 		opts.Format = api.FormatESModule
 	}

@@ -218,8 +218,12 @@ func (b *builder) lintOne(u lintUnit) {
 		Sourcefile: "x",
 		Sourcemap:  api.SourceMapExternal,
 		Define:     lintDefine,
-		Target:     api.ESNext,
-		LogLevel:   api.LogLevelSilent,
+		// The bundle's options (see target): the markers are globals, which
+		// minification keeps, and their places come back by the source map.
+		Target:            target,
+		MinifySyntax:      minifySyntax,
+		MinifyIdentifiers: minifyIdentifiers,
+		LogLevel:          api.LogLevelSilent,
 	})
 	if len(r.Errors) > 0 {
 		return // the build reported it already
