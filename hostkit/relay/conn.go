@@ -22,6 +22,9 @@ type conn struct {
 	ws *websocket.Conn
 	cc *corkConn // ws's connection
 	q  *queue
+	// writers counts the writer goroutines the queue started (at most one
+	// runs at a time).
+	writers sync.WaitGroup
 
 	mu      sync.Mutex
 	slots   map[string]*slotPort
@@ -32,7 +35,7 @@ type conn struct {
 }
 
 func newConn(rl *Relay, ws *websocket.Conn, cc *corkConn) *conn {
-	return &conn{
+	c := &conn{
 		rl:      rl,
 		ws:      ws,
 		cc:      cc,
@@ -40,6 +43,11 @@ func newConn(rl *Relay, ws *websocket.Conn, cc *corkConn) *conn {
 		slots:   make(map[string]*slotPort),
 		pending: make(map[string]chan string),
 	}
+	c.q.start = func() {
+		c.writers.Add(1)
+		go c.write()
+	}
+	return c
 }
 
 // inMsg is one page → host message.
@@ -54,18 +62,15 @@ type inMsg struct {
 	Visible  *bool           `json:"visible"`
 }
 
-// serve runs the read loop on the HTTP handler's goroutine and the writer on
-// one more, and returns when both ended, with every session of the
-// connection closed.
+// serve runs the read loop (a writer runs on a goroutine of its own while
+// there is something to write), and returns when the connection ended and
+// its last writer with it, every session of the connection closed.
 func (c *conn) serve() {
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.write()
-	}()
 	ctx := c.rl.ctx
 	for {
-		typ, data, err := c.ws.Read(ctx)
+		// No context on the read: one would cost a context.AfterFunc per
+		// message; Close ends a connection by closing it instead.
+		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			break
 		}
@@ -87,30 +92,33 @@ func (c *conn) serve() {
 		p.sess.Close()
 	}
 	c.q.close()
-	<-writerDone
+	c.writers.Wait()
 	c.ws.CloseNow()
 }
 
-// write sends queued messages in order until the queue is closed and empty.
-// It also closes the sessions of the slots the queue ended.
+// write sends queued messages in order until nothing waits; once the queue
+// is closed and drained it closes the socket. It also closes the sessions of
+// the slots the queue ended.
 func (c *conn) write() {
+	defer c.writers.Done()
 	for {
-		msgs, ended, ok := c.q.take()
-		if !ok {
-			c.ws.Close(websocket.StatusGoingAway, "host closing")
+		msgs, ended, done, final := c.q.next()
+		if done {
+			if final {
+				c.ws.Close(websocket.StatusGoingAway, "host closing")
+			}
 			return
 		}
 		for _, slot := range ended {
 			c.endSlot(slot)
 		}
-		// One syscall for the whole batch (see corkConn).
+		// One syscall for the whole batch (see corkConn), which also bounds
+		// it by writeTimeout: the connection's write deadline, set once per
+		// batch instead of a context (and its timer) per message.
 		c.cc.cork()
 		var err error
 		for _, m := range msgs {
-			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-			err = c.ws.Write(ctx, websocket.MessageText, m)
-			cancel()
-			if err != nil {
+			if err = c.ws.Write(context.Background(), websocket.MessageText, m); err != nil {
 				break
 			}
 		}
@@ -118,7 +126,7 @@ func (c *conn) write() {
 			err = uerr
 		}
 		if err != nil {
-			c.q.close()
+			c.q.stop()
 			c.ws.CloseNow() // ends the read loop too
 			return
 		}

@@ -2,7 +2,9 @@ package relay
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -14,28 +16,43 @@ import (
 // trip with the inspector on is three messages. While corked, writes are
 // kept (in order) and go out together on uncork; every write holds mu, so a
 // control frame written meanwhile by the library cannot land between the
-// bytes of a kept frame.
+// bytes of a kept frame. Every write to the socket is bounded by
+// writeTimeout (the connection's write deadline).
 type corkConn struct {
 	net.Conn
 	mu     sync.Mutex
 	corked bool
-	buf    []byte
+	buf    *[]byte // the kept bytes while corked; from corkBufs, nil when idle
 }
 
 // corkMax is how much is kept before writing through anyway.
 const corkMax = 256 << 10
 
+// corkBufs holds the buffers of drains in progress: an idle connection keeps
+// none.
+var corkBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.corked && len(c.buf)+len(p) <= corkMax {
-		c.buf = append(c.buf, p...)
+	if c.corked && (c.buf == nil || len(*c.buf)+len(p) <= corkMax) {
+		if c.buf == nil {
+			c.buf = corkBufs.Get().(*[]byte)
+		}
+		*c.buf = append(*c.buf, p...)
 		return len(p), nil
 	}
 	if err := c.flushLocked(); err != nil {
 		return 0, err
 	}
-	return c.Conn.Write(p)
+	return c.writeLocked(p)
+}
+
+func (c *corkConn) writeLocked(p []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	n, err := c.Conn.Write(p)
+	c.Conn.SetWriteDeadline(time.Time{})
+	return n, err
 }
 
 func (c *corkConn) cork() {
@@ -53,22 +70,31 @@ func (c *corkConn) uncork() error {
 }
 
 func (c *corkConn) flushLocked() error {
-	if len(c.buf) == 0 {
+	if c.buf == nil {
 		return nil
 	}
-	c.Conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err := c.Conn.Write(c.buf)
-	c.Conn.SetWriteDeadline(time.Time{})
-	if cap(c.buf) > corkMax*2 {
-		c.buf = nil
-	} else {
-		c.buf = c.buf[:0]
+	b := c.buf
+	c.buf = nil
+	_, err := c.writeLocked(*b)
+	if cap(*b) <= corkMax*2 {
+		*b = (*b)[:0]
+		corkBufs.Put(b)
 	}
 	return err
 }
 
+// The buffers the WebSocket library reads and writes through. Reads: a
+// kvGet is some 150 bytes, and a message larger than the buffer is read
+// into its own memory directly. Writes: every message goes into the cork,
+// so this only gathers a frame's header and payload.
+const (
+	readBufSize  = 512
+	writeBufSize = 128
+)
+
 // corkWriter hands the WebSocket library a hijacked connection wrapped in a
-// corkConn.
+// corkConn, with buffers of its own instead of net/http's (8 KiB that an
+// idle connection would hold for its life).
 type corkWriter struct {
 	http.ResponseWriter
 	cc *corkConn
@@ -89,5 +115,16 @@ func (w *corkWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.cc = &corkConn{Conn: conn}
-	return w.cc, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.cc, 4096)), nil
+	// Whatever the page sent right after its handshake may be in net/http's
+	// reader already: it goes into ours, where the library looks for it.
+	br := bufio.NewReaderSize(conn, readBufSize)
+	if n := brw.Reader.Buffered(); n > 0 {
+		early, _ := brw.Reader.Peek(n)
+		br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(early)), conn), max(readBufSize, n))
+		if _, err := br.Peek(n); err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
+	}
+	return w.cc, bufio.NewReadWriter(br, bufio.NewWriterSize(w.cc, writeBufSize)), nil
 }

@@ -35,6 +35,14 @@ type queue struct {
 	busy    bool     // the writer is writing what it took
 	closed  bool
 	wake    chan struct{}
+
+	// start runs a writer (conn.write) on a goroutine of its own. A writer
+	// runs only while there is something to write: an idle connection has
+	// no writer goroutine (nor its stack). running says one is started;
+	// finished that the last one has written everything of a closed queue.
+	start    func()
+	running  bool
+	finished bool
 }
 
 // qitem is one waiting message. slot is "" for a message of the whole
@@ -194,7 +202,18 @@ func (q *queue) revive(slot string) {
 	q.mu.Unlock()
 }
 
+// signal wakes take, and starts a writer when there is something to write
+// and none is running.
 func (q *queue) signal() {
+	q.mu.Lock()
+	start := q.start != nil && !q.running && !q.finished && (len(q.items) > 0 || len(q.ended) > 0 || q.closed)
+	if start {
+		q.running = true
+	}
+	q.mu.Unlock()
+	if start {
+		q.start()
+	}
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -216,19 +235,7 @@ func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 	for {
 		q.mu.Lock()
 		if len(q.items) > 0 || len(q.ended) > 0 {
-			msgs = make([][]byte, len(q.items))
-			for i, it := range q.items {
-				msgs[i] = it.msg
-			}
-			ended = q.ended
-			q.items, q.ended, q.bytes = nil, nil, 0
-			q.busy = true
-			// Nothing waits now: only the ended marks are kept.
-			for s, sq := range q.slots {
-				if !sq.ended {
-					delete(q.slots, s)
-				}
-			}
+			msgs, ended = q.takeLocked()
 			q.mu.Unlock()
 			return msgs, ended, true
 		}
@@ -239,6 +246,47 @@ func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 		}
 		<-q.wake
 	}
+}
+
+// next is take for a writer started by signal: it does not wait. With
+// nothing to write, the writer is done (the next signal starts another);
+// final says the queue is closed too, and no writer will be started again.
+func (q *queue) next() (msgs [][]byte, ended []string, done, final bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) > 0 || len(q.ended) > 0 {
+		msgs, ended = q.takeLocked()
+		return msgs, ended, false, false
+	}
+	q.busy, q.running = false, false
+	if q.closed {
+		q.finished = true
+	}
+	return nil, nil, true, q.closed
+}
+
+// stop is a writer's end after a failed write: no writer is started again.
+func (q *queue) stop() {
+	q.mu.Lock()
+	q.closed, q.finished, q.items = true, true, nil
+	q.mu.Unlock()
+}
+
+func (q *queue) takeLocked() (msgs [][]byte, ended []string) {
+	msgs = make([][]byte, len(q.items))
+	for i, it := range q.items {
+		msgs[i] = it.msg
+	}
+	ended = q.ended
+	q.items, q.ended, q.bytes = nil, nil, 0
+	q.busy = true
+	// Nothing waits now: only the ended marks are kept.
+	for s, sq := range q.slots {
+		if !sq.ended {
+			delete(q.slots, s)
+		}
+	}
+	return msgs, ended
 }
 
 // written reports that the writer wrote everything it took.

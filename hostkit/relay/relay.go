@@ -138,7 +138,6 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rl.wg.Add(1)
 	rl.mu.Unlock()
-	defer rl.wg.Done()
 
 	cw := &corkWriter{ResponseWriter: w}
 	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{
@@ -147,6 +146,7 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		OriginPatterns: []string{rl.originHost},
 	})
 	if err != nil {
+		rl.wg.Done()
 		return // Accept wrote the HTTP error
 	}
 	// Twice the largest frame class: a frame somewhat over its class reaches
@@ -155,16 +155,28 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(2 * int64(frame.MaxDBFrameBytes))
 	if cw.cc == nil {
 		ws.CloseNow()
+		rl.wg.Done()
 		return
 	}
 	c := newConn(rl, ws, cw.cc)
 	rl.mu.Lock()
 	rl.conns[c] = struct{}{}
+	closing := rl.closed
 	rl.mu.Unlock()
-	c.serve()
-	rl.mu.Lock()
-	delete(rl.conns, c)
-	rl.mu.Unlock()
+	if closing {
+		c.q.close() // Close has listed the connections already
+	}
+	// The connection is served on a goroutine of its own and this handler
+	// returns: net/http then lets go of everything it kept for the request
+	// (its response buffers, the request, a stack grown by the handshake),
+	// which a connection would otherwise hold for its whole life.
+	go func() {
+		defer rl.wg.Done()
+		c.serve()
+		rl.mu.Lock()
+		delete(rl.conns, c)
+		rl.mu.Unlock()
+	}()
 }
 
 // Broadcast sends one relay message (an object with a "t" member, such as
@@ -222,7 +234,10 @@ func (rl *Relay) Close(ctx context.Context) error {
 		rl.cancel()
 		return nil
 	case <-ctx.Done():
-		rl.cancel() // stops every read; connections end now
+		rl.cancel()
+		for _, c := range rl.connList() {
+			c.ws.CloseNow() // stops its read loop and its writer: it ends now
+		}
 		<-done
 		return fmt.Errorf("relay: close: %w", ctx.Err())
 	}
