@@ -205,19 +205,23 @@ func BenchmarkKVGet(b *testing.B) {
 // instance asks again the moment its answer arrives (100 requests always in
 // flight: latency is 100 / throughput). "paced": each instance asks every
 // 100 ms (1,000 asks/s in all), the latency an app sees under steady load.
+//
+// mock-1000-paced: 1,000 instances each asking every second (1,000 asks/s).
 func BenchmarkAppMessage(b *testing.B) {
-	const instances = 100
 	for _, c := range []struct {
-		name    string
-		inspect bool
-		every   time.Duration
+		name      string
+		instances int
+		inspect   bool
+		every     time.Duration
 	}{
-		{"saturated", true, 0},
-		{"saturated-noinspect", false, 0},
-		{"paced", true, 100 * time.Millisecond},
-		{"paced-noinspect", false, 100 * time.Millisecond},
+		{"saturated", 100, true, 0},
+		{"saturated-noinspect", 100, false, 0},
+		{"paced", 100, true, 100 * time.Millisecond},
+		{"paced-noinspect", 100, false, 100 * time.Millisecond},
+		{"paced", 1000, true, time.Second},
 	} {
-		b.Run("mock-100-"+c.name, func(b *testing.B) {
+		instances := c.instances
+		b.Run(fmt.Sprintf("mock-%d-%s", instances, c.name), func(b *testing.B) {
 			h := newHost(b, broker.Options{Agent: mockAgent(0)}, relay.Options{NoInspect: !c.inspect})
 			bp := dialBench(b, h)
 			insts := make([]string, instances)
@@ -238,7 +242,7 @@ func BenchmarkAppMessage(b *testing.B) {
 					defer wg.Done()
 					slot := "s" + strconv.Itoa(i)
 					mine := make([]time.Duration, 0, per)
-					next := start.Add(c.every * time.Duration(i) / instances)
+					next := start.Add(c.every * time.Duration(i) / time.Duration(instances))
 					for j := 0; j < per; j++ {
 						if c.every > 0 {
 							time.Sleep(time.Until(next))

@@ -1,0 +1,429 @@
+// Command all runs every performance figure of snuggen against its anchor or
+// floor in one run, on this machine, and prints one table with the ratios
+// and the goals (issue 16):
+//
+//	go run ./bench/all                # from the repository root
+//	go run ./bench/all -runs 20 -count 5
+//
+// Rows:
+//   - build: `snuggen build bench/build-app` against Vite +
+//     vite-plugin-singlefile (the usual single-file recipe) and against the
+//     bare esbuild CLI bundling the same JS and CSS (the floor: one process,
+//     no HTML, no inlining), wall time, runs interleaved;
+//   - process start: `snuggen version` against `esbuild --version`, CPU time
+//     (user+sys) of the child;
+//   - kvGet through WebSocket → relay → broker → SQLite and back, against a
+//     bare coder/websocket echo with the same message sizes, 1 and 16
+//     clients, in one `go test -bench` process;
+//   - app-message with the offline agent: asks/s at saturation (100
+//     instances), p99 at 1,000 asks/s from 1,000 instances;
+//   - memory per idle page connection (heap + stacks);
+//   - runtime bytes (min+gzip): the full runtime, the tree-shaken runtimes of
+//     an ask-only app and an ask + db + forms app, the MCP flavour, and the
+//     @modelcontextprotocol/ext-apps app client bundled the same way.
+//
+// npm packages (vite, vite-plugin-singlefile, esbuild,
+// @modelcontextprotocol/ext-apps) are installed into bench/.cache on first
+// use; when npm cannot install them, their rows are skipped with a note.
+// Report the machine's load (printed first) with the table: the figures are
+// only comparable on a quiet machine.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/snuggen/snuggen/pack"
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
+)
+
+var (
+	runs      = flag.Int("runs", 10, "runs of each build command (Vite: at most 5)")
+	count     = flag.Int("count", 3, "repeats of each Go benchmark (the median is shown)")
+	benchtime = flag.String("benchtime", "1s", "go test -benchtime for the relay benchmarks")
+	noNPM     = flag.Bool("no-npm", false, "skip the rows that need npm packages")
+)
+
+type row struct {
+	path, ours, anchor, ratio, goal string
+	met                             string // "yes", "NO" or "" (no goal, or skipped)
+}
+
+var (
+	rows  []row
+	notes []string
+)
+
+func main() {
+	flag.Parse()
+	root, err := os.Getwd()
+	if err == nil {
+		_, err = os.Stat(filepath.Join(root, "bench", "build-app", "index.html"))
+	}
+	if err != nil {
+		fatal("run from the repository root: go run ./bench/all")
+	}
+	cache := filepath.Join(root, "bench", ".cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		fatal(err.Error())
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("bench/all on %d CPUs, %s/%s, load average %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+
+	npmOK := !*noNPM && npmInstall(cache)
+	buildRows(root, cache, npmOK)
+	goBenchRows(root)
+	sizeRows(root, cache, npmOK)
+
+	load, _ = os.ReadFile("/proc/loadavg")
+	fmt.Printf("\nload average at the end: %s\n\n", strings.Join(strings.Fields(string(load))[:3], " "))
+	printTable()
+}
+
+func fatal(msg string) {
+	fmt.Fprintln(os.Stderr, "bench/all:", msg)
+	os.Exit(1)
+}
+
+func progress(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench/all: "+format+"\n", args...) }
+
+// npmInstall installs the npm packages into cache unless they are there.
+func npmInstall(cache string) bool {
+	nm := filepath.Join(cache, "node_modules")
+	need := []string{"vite/package.json", "vite-plugin-singlefile/package.json", "esbuild/package.json", "@modelcontextprotocol/ext-apps/package.json"}
+	missing := false
+	for _, p := range need {
+		if _, err := os.Stat(filepath.Join(nm, p)); err != nil {
+			missing = true
+		}
+	}
+	if !missing {
+		return true
+	}
+	progress("installing vite, vite-plugin-singlefile, esbuild and @modelcontextprotocol/ext-apps into bench/.cache ...")
+	if _, err := os.Stat(filepath.Join(cache, "package.json")); err != nil {
+		os.WriteFile(filepath.Join(cache, "package.json"), []byte(`{"name":"snuggen-bench","private":true,"type":"module"}`+"\n"), 0o644)
+	}
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--silent", "-D", "vite@8", "vite-plugin-singlefile", "esbuild", "@modelcontextprotocol/ext-apps")
+	cmd.Dir = cache
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		notes = append(notes, "npm could not install the anchors ("+err.Error()+"): the Vite, esbuild and ext-apps rows are skipped")
+		return false
+	}
+	return true
+}
+
+// timing is one command's repeated measurements.
+type timing struct{ wall, cpu []time.Duration }
+
+func (t *timing) run(dir string, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.Bytes())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	t.wall = append(t.wall, wall)
+	t.cpu = append(t.cpu, cpu)
+	return nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+func buildRows(root, cache string, npmOK bool) {
+	progress("building snuggen ...")
+	bin := filepath.Join(cache, "snuggen")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/snuggen").CombinedOutput(); err != nil {
+		fatal("go build: " + string(out))
+	}
+	out, err := os.MkdirTemp("", "bench-all-")
+	if err != nil {
+		fatal(err.Error())
+	}
+	defer os.RemoveAll(out)
+	app := filepath.Join(root, "bench", "build-app")
+	snug := func(t *timing) error {
+		return t.run(root, bin, "build", filepath.Join(app, "index.html"), "-o", filepath.Join(out, "snuggen.html"))
+	}
+	esbuildBin := filepath.Join(cache, "node_modules", ".bin", "esbuild")
+	viteBin := filepath.Join(cache, "node_modules", ".bin", "vite")
+	viteConfig := filepath.Join(cache, "vite.config.mjs")
+	esb := func(t *timing) error {
+		return t.run(root, esbuildBin, filepath.Join(app, "src", "main.js"), filepath.Join(app, "style.css"), "--bundle", "--minify", "--format=esm",
+			"--loader:.svg=dataurl", "--outdir="+filepath.Join(out, "esbuild"), "--log-level=warning")
+	}
+	vite := func(t *timing) error {
+		return t.run(root, viteBin, "build", app, "--config", viteConfig, "--outDir", filepath.Join(out, "vite"))
+	}
+	if npmOK {
+		os.WriteFile(viteConfig, []byte(`import { viteSingleFile } from "vite-plugin-singlefile";
+export default { plugins: [viteSingleFile()], logLevel: "silent", build: { emptyOutDir: true } };
+`), 0o644)
+	}
+	progress("build: %d runs each, interleaved ...", *runs)
+	var s, e, v, sv, ev timing
+	var warm timing
+	if err := snug(&warm); err != nil {
+		fatal(err.Error())
+	}
+	if npmOK {
+		if err := esb(&warm); err != nil {
+			fatal(err.Error())
+		}
+		if err := vite(&warm); err != nil {
+			notes = append(notes, "vite build failed, its row is skipped: "+err.Error())
+			viteBin = ""
+		}
+	}
+	for i := 0; i < *runs; i++ {
+		must(snug(&s))
+		must(s0(&sv, root, bin))
+		if npmOK {
+			must(esb(&e))
+			must(ev.run(root, esbuildBin, "--version"))
+			if viteBin != "" && i < 5 {
+				must(vite(&v))
+			}
+		}
+	}
+	S, E, V := median(s.wall), median(e.wall), median(v.wall)
+	if npmOK && viteBin != "" {
+		r := float64(S) / float64(V)
+		rows = append(rows, row{"build, `bench/build-app` (wall, median)", ms(S), "Vite + singlefile " + ms(V), fmt.Sprintf("%.3f", r), "≤ 0.035", verdict(r <= 0.035)})
+	} else {
+		rows = append(rows, row{"build, `bench/build-app` (wall, median)", ms(S), "Vite: skipped (npm)", "", "≤ 0.035", ""})
+	}
+	if npmOK {
+		r := float64(S) / float64(E)
+		rows = append(rows, row{"build, per process (wall, median)", ms(S), "bare esbuild CLI " + ms(E), fmt.Sprintf("%.2f×", r), "≤ 1.25×", verdict(r <= 1.25)})
+		SC, EC := median(sv.cpu), median(ev.cpu)
+		r = float64(SC) / float64(EC)
+		rows = append(rows, row{"`snuggen version` CPU (user+sys, median)", ms(SC), "`esbuild --version` " + ms(EC), fmt.Sprintf("%.2f×", r), "≤ 1.5×", verdict(r <= 1.5)})
+	}
+}
+
+func s0(t *timing, root, bin string) error { return t.run(root, bin, "version") }
+
+func must(err error) {
+	if err != nil {
+		fatal(err.Error())
+	}
+}
+
+// bench is one benchmark's metrics over its repeats: unit → values.
+type bench map[string][]float64
+
+func (b bench) med(unit string) float64 {
+	v := slices.Clone(b[unit])
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)/2]
+}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+(.*)$`)
+
+func goBench(root, pkg, pattern, benchtime string, count int) map[string]bench {
+	progress("go test -bench '%s' -benchtime %s -count %d %s ...", pattern, benchtime, count, pkg)
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", pattern, "-benchtime", benchtime, "-count", strconv.Itoa(count), pkg)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		fatal("go test: " + string(out))
+	}
+	res := map[string]bench{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		name := m[1]
+		f := strings.Fields(m[3])
+		if res[name] == nil {
+			res[name] = bench{}
+		}
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err == nil {
+				res[name][f[i+1]] = append(res[name][f[i+1]], v)
+			}
+		}
+	}
+	return res
+}
+
+func goBenchRows(root string) {
+	const pkg = "./hostkit/broker/"
+	r := goBench(root, pkg, `^(BenchmarkKVGet|BenchmarkEcho)$/(relay-1-noinspect|relay-16|relay-16-noinspect|ws-1|ws-16)$`, *benchtime, *count)
+	kv1, echo1 := r["BenchmarkKVGet/relay-1-noinspect"].med("ns/op"), r["BenchmarkEcho/ws-1"].med("ns/op")
+	if kv1 > 0 && echo1 > 0 {
+		x := kv1 / echo1
+		rows = append(rows, row{"kvGet, 1 client, inspector off (median)", fmt.Sprintf("%.1f µs", kv1/1000), fmt.Sprintf("coder/websocket echo, same sizes %.1f µs", echo1/1000), fmt.Sprintf("%.2f×", x), "≤ 1.4×", verdict(x <= 1.4)})
+	}
+	on, off, echo16 := r["BenchmarkKVGet/relay-16"].med("kvGet/s"), r["BenchmarkKVGet/relay-16-noinspect"].med("kvGet/s"), r["BenchmarkEcho/ws-16"].med("msg/s")
+	if echo16 > 0 {
+		a, b := on/echo16, off/echo16
+		rows = append(rows, row{"kvGet, 16 clients, inspector on / off (median)", fmt.Sprintf("%.1fk/s / %.1fk/s", on/1000, off/1000), fmt.Sprintf("echo %.1fk/s", echo16/1000), fmt.Sprintf("%.2f / %.2f", a, b), "≥ 0.6 / ≥ 0.8", verdict(a >= 0.6 && b >= 0.8)})
+	}
+	r = goBench(root, pkg, `^BenchmarkAppMessage$/^(mock-100-saturated-noinspect|mock-100-saturated|mock-1000-paced)$`, "5000x", *count)
+	satOff, satOn := r["BenchmarkAppMessage/mock-100-saturated-noinspect"].med("asks/s"), r["BenchmarkAppMessage/mock-100-saturated"].med("asks/s")
+	p99 := r["BenchmarkAppMessage/mock-1000-paced"].med("p99-ms")
+	rate := r["BenchmarkAppMessage/mock-1000-paced"].med("asks/s")
+	rows = append(rows, row{"app-message at saturation, 100 instances, mock agent (inspector off / on)", fmt.Sprintf("%.1fk / %.1fk asks/s", satOff/1000, satOn/1000), "issue 16 measured ≈ 10k asks/s", fmt.Sprintf("%.2f×", satOff/10000), "≥ 2× (20k asks/s)", verdict(satOff >= 20000)})
+	rows = append(rows, row{"app-message p99, 1,000 instances at 1,000 asks/s", fmt.Sprintf("%.2f ms (%.0f asks/s)", p99, rate), "", "", "< 5 ms", verdict(p99 > 0 && p99 < 5)})
+	r = goBench(root, pkg, `^BenchmarkIdleConn$`, "1x", *count)
+	ic := r["BenchmarkIdleConn"]
+	tot := ic.med("B/conn")
+	rows = append(rows, row{"memory per idle page connection (median)", fmt.Sprintf("%.1f KB (heap %.1f + stack %.1f)", tot/1000, ic.med("heap-B/conn")/1000, ic.med("stack-B/conn")/1000), "", "", "≤ 12 KB", verdict(tot <= 12000)})
+}
+
+func gz(b []byte) int {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	w.Write(b)
+	w.Close()
+	return buf.Len()
+}
+
+// appRuntime builds the app and returns the runtime script the build
+// injected: the first inline script of the output (the build places it
+// first in <head>, before any script of the app).
+func appRuntime(html string) ([]byte, error) {
+	res, err := pack.Build(context.Background(), pack.Options{Path: "index.html", HTML: []byte(html)})
+	if err != nil {
+		return nil, err
+	}
+	out := string(res.HTML)
+	i := strings.Index(out, "<script>")
+	j := strings.Index(out[max(i, 0):], "</script>")
+	if i < 0 || j < 0 {
+		return nil, fmt.Errorf("no inline runtime script in the built page")
+	}
+	return []byte(out[i+len("<script>") : i+j]), nil
+}
+
+const askApp = `<!doctype html><title>Ask</title><input id=q><pre id=out></pre>
+<script type="module">
+document.querySelector("#q").addEventListener("change", async (e) => {
+  document.querySelector("#out").textContent = (await snug.ask("explain", { word: e.target.value })).text;
+});
+</script>`
+
+const askDBFormsApp = `<!doctype html><title>Notes</title>
+<form id=f><input name=note required><button>Add</button></form><ul id=list></ul>
+<script type="module">
+const list = document.querySelector("#list");
+await snug.db.exec("create table if not exists notes (body text)");
+const show = async () => {
+  list.replaceChildren(...(await snug.db.query("select body from notes")).map((r) => Object.assign(document.createElement("li"), { textContent: r.body })));
+};
+document.querySelector("#f").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const note = new FormData(e.target).get("note");
+  const { summary } = await snug.ask("summarize", { note });
+  await snug.db.exec("insert into notes values (?)", [summary || note]);
+  await snug.db.set("last", note);
+  show();
+});
+show();
+</script>`
+
+func sizeRows(root, cache string, npmOK bool) {
+	progress("runtime sizes ...")
+	full, mcp := gz(runtimejs.Script), gz(runtimejs.ScriptMCP)
+	rows = append(rows, row{"runtime, full (`dist/snug.js`, min+gzip)", fmt.Sprintf("%d B", full), "", "", "≤ 4,096 B", verdict(full <= 4096)})
+	for _, a := range []struct {
+		name, html string
+		goal       int
+	}{{"runtime, ask-only app (tree-shaken, min+gzip)", askApp, 2400}, {"runtime, ask + db + forms app (tree-shaken, min+gzip)", askDBFormsApp, 3000}} {
+		rt, err := appRuntime(a.html)
+		if err != nil {
+			rows = append(rows, row{a.name, "build failed: " + err.Error(), "", "", fmt.Sprintf("≤ %d B", a.goal), "NO"})
+			continue
+		}
+		n := gz(rt)
+		rows = append(rows, row{a.name, fmt.Sprintf("%d B", n), fmt.Sprintf("full %d B", full), fmt.Sprintf("%.2f", float64(n)/float64(full)), fmt.Sprintf("≤ %s B", thousands(a.goal)), verdict(n <= a.goal)})
+	}
+	ext := "skipped (npm)"
+	ratio := ""
+	if npmOK {
+		res := api.Build(api.BuildOptions{
+			Stdin: &api.StdinOptions{Contents: `import { App, PostMessageTransport } from "@modelcontextprotocol/ext-apps";
+globalThis.mcpApp = { App, PostMessageTransport };`, ResolveDir: cache, Sourcefile: "entry.js", Loader: api.LoaderJS},
+			Bundle: true, Format: api.FormatIIFE, Target: api.ES2022, Platform: api.PlatformBrowser,
+			MinifyWhitespace: true, MinifyIdentifiers: true, MinifySyntax: true, TreeShaking: api.TreeShakingTrue,
+			LegalComments: api.LegalCommentsNone, Charset: api.CharsetUTF8, Write: false, LogLevel: api.LogLevelSilent,
+		})
+		if len(res.Errors) == 0 {
+			m := gz(res.OutputFiles[0].Contents)
+			ext = fmt.Sprintf("MCP Apps app client %s B", thousands(m))
+			ratio = fmt.Sprintf("1/%.0f", float64(m)/float64(mcp))
+		} else {
+			notes = append(notes, "bundling @modelcontextprotocol/ext-apps failed: "+res.Errors[0].Text)
+		}
+	}
+	rows = append(rows, row{"runtime, MCP flavour (`dist/snug-mcp.js`, min+gzip)", fmt.Sprintf("%d B", mcp), ext, ratio, "≤ 3,072 B", verdict(mcp <= 3072)})
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func printTable() {
+	fmt.Println("| path | snuggen | anchor or floor | ratio | goal | met |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.path, r.ours, r.anchor, r.ratio, r.goal, r.met)
+	}
+	for _, n := range notes {
+		fmt.Println("\nnote:", n)
+	}
+}
