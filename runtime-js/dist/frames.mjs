@@ -146,11 +146,17 @@ var ipv6 = (s) => {
   }
   return halves.length == 2 ? groups <= 7 : groups == 8;
 };
-var ACE_CLASS = "[" + ACE_CATEGORIES.map((c) => "\\p{" + c + "}").join("") + "-]";
-var RTL_CLASS = "[" + RTL_SCRIPTS.map((s) => "\\p{Script=" + s + "}").join("") + "]";
-var ACE_CHARS = new RegExp("^" + ACE_CLASS + "+$", "u");
-var RTL_CHAR = new RegExp(RTL_CLASS, "u");
-var RTL_LABEL = new RegExp("^(?:(?=" + RTL_CLASS + ")\\p{L})(?:(?=" + RTL_CLASS + ")\\p{L}|\\p{M})*$", "u");
+var ACE_CHARS;
+var RTL_CHAR;
+var RTL_LABEL;
+var labelClasses = () => {
+  if (ACE_CHARS) return;
+  const ace = "[" + ACE_CATEGORIES.map((c) => "\\p{" + c + "}").join("") + "-]";
+  const rtl = "[" + RTL_SCRIPTS.map((s) => "\\p{Script=" + s + "}").join("") + "]";
+  ACE_CHARS = new RegExp("^" + ace + "+$", "u");
+  RTL_CHAR = new RegExp(rtl, "u");
+  RTL_LABEL = new RegExp("^(?:(?=" + rtl + ")\\p{L})(?:(?=" + rtl + ")\\p{L}|\\p{M})*$", "u");
+};
 var PC_MAX = 2147483647;
 var pcDigit = (c) => c >= 48 && c <= 57 ? c - 22 : c >= 97 && c <= 122 ? c - 97 : c >= 65 && c <= 90 ? c - 65 : -1;
 var pcAdapt = (delta, points, first) => {
@@ -192,6 +198,7 @@ var punycodeDecode = (s) => {
 };
 var aceLabelOK = (label) => {
   const s = punycodeDecode(label.slice(4));
+  labelClasses();
   return !!s && /[^\0-\x7f]/.test(s) && !s.startsWith("xn--") && s.normalize("NFKC") == s && s.toLowerCase() == s && ACE_CHARS.test(s) && !/^\p{M}/u.test(s) && (!RTL_CHAR.test(s) || RTL_LABEL.test(s));
 };
 var urlProblem = (u) => {
