@@ -95,6 +95,30 @@ type CSPDirective struct {
 	Sources []string
 }
 
+// MetaIgnores reports whether a policy delivered in a <meta
+// http-equiv="Content-Security-Policy"> cannot carry the directive name:
+// browsers ignore sandbox, frame-ancestors and the reporting directives
+// there (CSP3 §3.3, §6.4.2); a host sends those in its header.
+func MetaIgnores(name string) bool {
+	switch name {
+	case "sandbox", "frame-ancestors", "report-uri", "report-to":
+		return true
+	}
+	return false
+}
+
+// CSPMeta renders the directives a meta tag can carry (MetaIgnores drops
+// the others) as the content of a <meta http-equiv="Content-Security-Policy">.
+func CSPMeta(d []CSPDirective) string {
+	var keep []CSPDirective
+	for _, x := range d {
+		if !MetaIgnores(x.Name) {
+			keep = append(keep, x)
+		}
+	}
+	return CSPString(keep)
+}
+
 // CSPString renders directives as a Content-Security-Policy header value.
 func CSPString(d []CSPDirective) string {
 	var b strings.Builder

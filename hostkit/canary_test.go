@@ -3,12 +3,13 @@ package hostkit_test
 import (
 	"encoding/binary"
 	"net"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/snuggen/snuggen/internal/turncanary"
 )
 
 // canary is a loopback TCP server that counts every connection it accepts
@@ -135,101 +136,14 @@ func (c *canary) hits() (int64, []string) {
 	return c.conns.Load(), append([]string(nil), c.paths...)
 }
 
-// turnCanary is a loopback UDP server that speaks just enough STUN/TURN to
-// make a WebRTC client put its TURN username on the wire: it answers an
-// Allocate request without credentials with 401 (a realm and a nonce), so
-// the client sends the Allocate again with USERNAME. It counts every
-// datagram and records every USERNAME it sees.
-type turnCanary struct {
-	pc        net.PacketConn
-	datagrams atomic.Int64
-	mu        sync.Mutex
-	usernames map[string]int
-	done      chan struct{}
-}
+// turnCanary is the loopback TURN canary of internal/turncanary: a
+// WebRTC client that runs puts its TURN username on the wire there.
+type turnCanary struct{ *turncanary.Canary }
 
-const stunCookie = 0x2112A442
+func newTURNCanary(t *testing.T) *turnCanary { return &turnCanary{turncanary.New(t)} }
 
-func newTURNCanary(t *testing.T) *turnCanary {
-	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &turnCanary{pc: pc, usernames: map[string]int{}, done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			c.datagrams.Add(1)
-			c.handle(buf[:n], from)
-		}
-	}()
-	t.Cleanup(func() { pc.Close(); <-c.done })
-	return c
-}
-
-func (c *turnCanary) port() int { return c.pc.LocalAddr().(*net.UDPAddr).Port }
-
-func (c *turnCanary) handle(b []byte, from net.Addr) {
-	if len(b) < 20 || binary.BigEndian.Uint32(b[4:8]) != stunCookie {
-		return
-	}
-	typ := binary.BigEndian.Uint16(b[0:2])
-	user := ""
-	for p := 20; p+4 <= len(b); {
-		at, l := binary.BigEndian.Uint16(b[p:]), int(binary.BigEndian.Uint16(b[p+2:]))
-		if p+4+l > len(b) {
-			break
-		}
-		if at == 0x0006 {
-			user = string(b[p+4 : p+4+l])
-		}
-		p += 4 + (l+3)&^3
-	}
-	if user != "" {
-		c.mu.Lock()
-		c.usernames[user]++
-		c.mu.Unlock()
-	}
-	if typ != 0x0003 || user != "" {
-		return
-	}
-	// 401 Unauthorized with a realm and a nonce: the client retries with
-	// its credentials.
-	attr := func(t uint16, v []byte) []byte {
-		out := binary.BigEndian.AppendUint16(nil, t)
-		out = binary.BigEndian.AppendUint16(out, uint16(len(v)))
-		out = append(out, v...)
-		for len(out)%4 != 0 {
-			out = append(out, 0)
-		}
-		return out
-	}
-	var body []byte
-	body = append(body, attr(0x0009, append([]byte{0, 0, 4, 1}, "Unauthorized"...))...)
-	body = append(body, attr(0x0014, []byte("snug-canary"))...)
-	body = append(body, attr(0x0015, []byte("nonce-0123456789"))...)
-	msg := binary.BigEndian.AppendUint16(nil, 0x0113)
-	msg = binary.BigEndian.AppendUint16(msg, uint16(len(body)))
-	msg = append(msg, b[4:20]...) // cookie and transaction id
-	msg = append(msg, body...)
-	_, _ = c.pc.WriteTo(msg, from)
-}
+func (c *turnCanary) port() int { return c.Port() }
 
 // leaks returns the usernames the canary received, sorted, and the
 // datagram count.
-func (c *turnCanary) leaks() ([]string, int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for u := range c.usernames {
-		out = append(out, u)
-	}
-	sort.Strings(out)
-	return out, c.datagrams.Load()
-}
+func (c *turnCanary) leaks() ([]string, int64) { return c.Leaks() }

@@ -11,6 +11,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 	"golang.org/x/net/html"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/linkhint"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -200,10 +201,10 @@ func (b *builder) csp(scriptHashes, styleHashes []string) string {
 	var ds []string
 	hasAttr := false
 	for _, d := range sandboxCSP() {
-		switch d.Name {
-		case "sandbox", "frame-ancestors", "report-uri", "report-to":
+		if frame.MetaIgnores(d.Name) {
 			continue
-		case "style-src-attr":
+		}
+		if d.Name == "style-src-attr" {
 			hasAttr = true
 		}
 		var src []string

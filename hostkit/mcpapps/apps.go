@@ -3,9 +3,13 @@ package mcpapps
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -13,7 +17,8 @@ import (
 // App is one app the server serves. Key is the host's own name for it: its
 // resource URI (ui://snug/<key>.html), its tools' prefix and its storage
 // namespace (hostkit.ValidKey's alphabet). Build returns its document built
-// with the MCP flavour of the runtime (runtimejs.ScriptMCP).
+// with the MCP flavour of the runtime (runtimejs.ScriptMCP); New prepares
+// it with the host's defences (server.PrepareStandalone) before serving it.
 type App struct {
 	Key   string
 	Build func(ctx context.Context) (doc []byte, meta hostkit.Meta, err error)
@@ -24,7 +29,7 @@ type App struct {
 // mcp-app (the same confined resolution of local files and packages).
 func FileApp(key, path string) App {
 	return App{Key: key, Build: func(ctx context.Context) ([]byte, hostkit.Meta, error) {
-		return build(ctx, pack.Options{Path: path, Runtime: runtimejs.ScriptMCP})
+		return build(ctx, pack.Options{Path: path})
 	}}
 }
 
@@ -32,12 +37,14 @@ func FileApp(key, path string) App {
 // with no local files at all.
 func RawApp(key string, html []byte) App {
 	return App{Key: key, Build: func(ctx context.Context) ([]byte, hostkit.Meta, error) {
-		return build(ctx, pack.Options{Path: key + ".html", HTML: html, Runtime: runtimejs.ScriptMCP})
+		return build(ctx, pack.Options{Path: key + ".html", HTML: html})
 	}}
 }
 
 // BuiltApp is an app already built by snuggen build --target mcp-app,
-// served as it is. IsBuilt tells such a document from others.
+// served as it is (New's preparation leaves a file built with the current
+// defences unchanged and adds them to one that predates them). IsBuilt
+// tells such a document from others.
 func BuiltApp(key string, doc []byte) App {
 	return App{Key: key, Build: func(context.Context) ([]byte, hostkit.Meta, error) {
 		return doc, hostkit.MetaFromHTML(doc, key), nil
@@ -50,7 +57,33 @@ func IsBuilt(doc []byte) bool {
 	return len(runtimejs.ScriptMCP) > 0 && bytes.Contains(doc, runtimejs.ScriptMCP)
 }
 
+// Build packages an app for MCP Apps hosts, as snuggen build --target
+// mcp-app does: pack.Build with the MCP flavour of the runtime, then the
+// host's defences that can travel inside the document
+// (server.PrepareStandalone: the prelude first, Trusted Types required by a
+// meta policy, no nested browsing context in the markup). An MCP Apps host
+// sends none of snuggen's headers, so the document is all the sandbox has.
+// The manifest's digest and size are the prepared document's.
+func Build(ctx context.Context, opts pack.Options) (*pack.Result, error) {
+	opts.Runtime = runtimejs.ScriptMCP
+	res, err := pack.Build(ctx, opts)
+	if err != nil {
+		return res, err
+	}
+	doc, err := server.PrepareStandalone(res.HTML)
+	if err != nil {
+		return nil, fmt.Errorf("mcpapps: %s: %w", opts.Path, err)
+	}
+	res.HTML = doc
+	sum := sha256.Sum256(doc)
+	res.Manifest.SHA256 = hex.EncodeToString(sum[:])
+	res.Manifest.Bytes = len(doc)
+	return res, nil
+}
+
+// build is pack.Build with the MCP runtime; New prepares what it returns.
 func build(ctx context.Context, opts pack.Options) ([]byte, hostkit.Meta, error) {
+	opts.Runtime = runtimejs.ScriptMCP
 	res, err := pack.Build(ctx, opts)
 	if err != nil {
 		be := &hostkit.BuildError{App: opts.Path, Err: err}

@@ -44,6 +44,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
+	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/hostkit/store"
 )
 
@@ -212,6 +213,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("mcpapps: app key %q served twice", a.Key)
 		}
 		doc, meta, err := a.Build(ctx)
+		if err == nil {
+			// Every document served carries the defences, whoever built
+			// it (a document Build prepared comes out unchanged).
+			doc, err = server.PrepareStandalone(doc)
+			if err != nil {
+				err = fmt.Errorf("mcpapps: app %s: %w", a.Key, err)
+			}
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -226,9 +226,7 @@ func TestResourcesAndToolsForAnAppsHost(t *testing.T) {
 				if !bytes.Contains(html, runtimejs.ScriptMCP) || bytes.Contains(html, runtimejs.Script) {
 					t.Errorf("%s is not built with the MCP runtime", r.URI)
 				}
-				if !bytes.Contains(html, []byte(`http-equiv="Content-Security-Policy"`)) || !bytes.Contains(html, []byte("connect-src 'none'")) {
-					t.Errorf("%s lacks the build's CSP", r.URI)
-				}
+				checkDefences(t, r.URI, html)
 				// The handle rides in the tool result, never in the HTML
 				// (hosts cache it): the document is the same after an open.
 				key := strings.TrimSuffix(strings.TrimPrefix(r.URI, "ui://snug/"), ".html")

@@ -85,7 +85,8 @@ func buildPrelude() (string, error) {
 //
 //   - the Prelude becomes the first child of <head>, so it is the first
 //     script the browser runs (a doctype is markup, not script; attributes
-//     of <html> and <head> run nothing before it);
+//     of <html> and <head> run nothing before it); a copy of the Prelude
+//     already in the document (a file prepared before) is removed first;
 //   - every link whose rel names a resource hint (frame.BlockedLinkRels) is
 //     removed, in every namespace and inside templates: Chromium opens a
 //     connection for a preconnect whatever the CSP says;
@@ -101,7 +102,33 @@ func buildPrelude() (string, error) {
 // error) a document whose second parse would not have the prelude as its
 // first script or would still hold something removed: a tree that does not
 // survive its own serialization is not served.
+//
+// The document relies on the server's header (AppCSP): frame.HostCSP makes
+// the browser send every markup string through the prelude's policy. A
+// host whose headers snuggen does not set uses PrepareStandalone.
 func PrepareDocument(doc []byte) ([]byte, error) {
+	return prepareDocument(doc, false)
+}
+
+// PrepareStandalone returns an app document that carries the host's
+// defences inside itself, for hosts whose response headers snuggen does
+// not set (MCP Apps hosts render the HTML of a resource; see
+// docs/mcp-apps.md): PrepareDocument's tree, plus HostCSPMeta in a
+// <meta http-equiv="Content-Security-Policy"> placed before the prelude, so
+// Trusted Types are required before any script runs. A leading
+// <meta charset> stays first (the encoding prescan reads only the first
+// 1024 bytes). What a meta cannot carry (frame.MetaIgnores: the sandbox
+// flags, frame-ancestors) is the embedding host's to set. Preparing a
+// prepared document again gives the same document.
+func PrepareStandalone(doc []byte) ([]byte, error) {
+	return prepareDocument(doc, true)
+}
+
+// HostCSPMeta is frame.HostCSP as far as a meta tag carries it: the policy
+// PrepareStandalone puts in the document.
+func HostCSPMeta() string { return frame.CSPMeta(frame.HostCSP) }
+
+func prepareDocument(doc []byte, standalone bool) ([]byte, error) {
 	pre, err := prelude()
 	if err != nil {
 		return nil, err
@@ -116,23 +143,92 @@ func PrepareDocument(doc []byte) ([]byte, error) {
 	if head == nil {
 		return nil, errors.New("server: the parsed app document has no <head>")
 	}
+	policy := HostCSPMeta()
+	removeOwn(head, pre, policy)
 	script := &html.Node{Type: html.ElementNode, DataAtom: atom.Script, Data: "script"}
 	script.AppendChild(&html.Node{Type: html.TextNode, Data: pre})
-	head.InsertBefore(script, head.FirstChild)
+	at := head.FirstChild
+	if standalone {
+		if c := firstElementChild(head); c != nil && isCharsetMeta(c) {
+			at = c.NextSibling
+		}
+		head.InsertBefore(cspMeta(policy), at)
+	}
+	head.InsertBefore(script, at)
 	var out bytes.Buffer
 	out.Grow(len(doc) + len(pre) + 64)
 	if err := html.Render(&out, root); err != nil {
 		return nil, fmt.Errorf("server: write app document: %w", err)
 	}
-	if err := verify(out.Bytes(), pre); err != nil {
+	if err := verify(out.Bytes(), pre, standalone); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
 }
 
+// removeOwn removes from head what a previous preparation put there: a
+// script whose text is the prelude, and a CSP meta whose policy is policy.
+func removeOwn(head *html.Node, pre, policy string) {
+	for c := head.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode && c.Namespace == "" {
+			switch {
+			case c.DataAtom == atom.Script && c.FirstChild != nil && c.FirstChild == c.LastChild && c.FirstChild.Data == pre:
+				head.RemoveChild(c)
+			case c.DataAtom == atom.Meta && isCSPMeta(c, policy):
+				head.RemoveChild(c)
+			}
+		}
+		c = next
+	}
+}
+
+// cspMeta is <meta http-equiv="Content-Security-Policy" content=policy>.
+func cspMeta(policy string) *html.Node {
+	return &html.Node{Type: html.ElementNode, DataAtom: atom.Meta, Data: "meta", Attr: []html.Attribute{
+		{Key: "http-equiv", Val: "Content-Security-Policy"}, {Key: "content", Val: policy},
+	}}
+}
+
+// isCSPMeta reports whether n is a CSP meta with exactly policy as content.
+func isCSPMeta(n *html.Node, policy string) bool {
+	equiv, content := false, false
+	for _, a := range n.Attr {
+		switch asciiLower(a.Key) {
+		case "http-equiv":
+			equiv = asciiLower(strings.Trim(a.Val, " \t\n\f\r")) == "content-security-policy"
+		case "content":
+			content = a.Val == policy
+		}
+	}
+	return equiv && content
+}
+
+// isCharsetMeta reports whether n is a <meta charset>.
+func isCharsetMeta(n *html.Node) bool {
+	if n.DataAtom != atom.Meta || n.Namespace != "" {
+		return false
+	}
+	for _, a := range n.Attr {
+		if asciiLower(a.Key) == "charset" {
+			return true
+		}
+	}
+	return false
+}
+
+func firstElementChild(n *html.Node) *html.Node {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			return c
+		}
+	}
+	return nil
+}
+
 // verify parses the prepared document as the browser will and checks what
 // PrepareDocument promises of it.
-func verify(out []byte, pre string) error {
+func verify(out []byte, pre string, standalone bool) error {
 	root, err := html.Parse(bytes.NewReader(out))
 	if err != nil {
 		return fmt.Errorf("server: parse the prepared document: %w", err)
@@ -140,6 +236,11 @@ func verify(out []byte, pre string) error {
 	first := findElement(root, atom.Script)
 	if first == nil || first.FirstChild == nil || first.FirstChild.Data != pre || first.Namespace != "" {
 		return errors.New("server: the app document does not keep the prelude as its first script when parsed again; simplify the markup before its first element")
+	}
+	if standalone {
+		if p := first.PrevSibling; p == nil || p.Type != html.ElementNode || !isCSPMeta(p, HostCSPMeta()) || first.Parent.DataAtom != atom.Head {
+			return errors.New("server: the app document does not keep the Trusted Types policy right before the prelude when parsed again; simplify the markup before its first element")
+		}
 	}
 	if n := strip(root); n > 0 {
 		return fmt.Errorf("server: the app document does not survive its own serialization (%d resource hint, nested frame, srcdoc or refresh left after parsing it again); simplify its markup", n)

@@ -247,3 +247,98 @@ func BenchmarkPrepareDocument(b *testing.B) {
 		}
 	})
 }
+
+// headElements lists the HTML elements directly in <head>.
+func headElements(root *html.Node) []*html.Node {
+	var out []*html.Node
+	for _, e := range elements(root) {
+		if e.Parent != nil && e.Parent.Data == "head" && e.Namespace == "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func attrOf(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// A document for a host whose headers snuggen does not set carries the
+// Trusted Types policy in a meta right before the prelude (after a
+// leading <meta charset>, which the encoding prescan must find in the
+// first 1024 bytes), gets PrepareDocument's stripping, and is the same
+// document when prepared again.
+func TestPrepareStandaloneCarriesThePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name, in     string
+		charsetFirst bool
+	}{
+		{"charset first", `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="connect-src 'none'"><script>app()</script></head><body><iframe srcdoc="x"></iframe><object></object></body></html>`, true},
+		{"no head", "<p>x<embed><script>app()</script>", false},
+		{"title first", "<!doctype html><title>x</title><meta charset=utf-8><script>app()</script>", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := PrepareStandalone([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := parse(t, out)
+			head := headElements(root)
+			i := 0
+			if tc.charsetFirst {
+				if attrOf(head[0], "charset") == "" {
+					t.Fatalf("the charset meta is not first: %s", out)
+				}
+				i = 1
+			}
+			if head[i].Data != "meta" || !strings.EqualFold(attrOf(head[i], "http-equiv"), "Content-Security-Policy") || attrOf(head[i], "content") != HostCSPMeta() {
+				t.Fatalf("head[%d] is not the Trusted Types policy: %s", i, out)
+			}
+			if s := head[i+1]; s.Data != "script" || s.FirstChild == nil || s.FirstChild.Data != Prelude() || scriptTexts(root)[0] != Prelude() {
+				t.Fatalf("the prelude does not follow the policy as the first script: %s", out)
+			}
+			for _, e := range elements(root) {
+				for _, n := range frame.NestedContextElements {
+					if e.Data == n {
+						t.Errorf("<%s> left in %s", n, out)
+					}
+				}
+			}
+			again, err := PrepareStandalone(out)
+			if err != nil || !bytes.Equal(again, out) {
+				t.Errorf("preparing again changed the document (%v):\n%s\n%s", err, out, again)
+			}
+			// A document prepared for the runner (the header carries the
+			// policy) has the prelude once, and no meta policy.
+			served, err := PrepareDocument(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(served), Prelude()); n != 1 || strings.Contains(string(served), "trusted-types") {
+				t.Errorf("PrepareDocument of a standalone document: %d preludes, meta %v", n, strings.Contains(string(served), "trusted-types"))
+			}
+		})
+	}
+}
+
+// The meta carries every host directive a meta can (all of them today),
+// and never one a meta cannot.
+func TestHostCSPMeta(t *testing.T) {
+	if got, want := HostCSPMeta(), frame.CSPString(frame.HostCSP); got != want {
+		t.Errorf("HostCSPMeta %q, want all of frame.HostCSP %q", got, want)
+	}
+	for _, d := range frame.HostCSP {
+		if frame.MetaIgnores(d.Name) {
+			t.Errorf("frame.HostCSP has %s, which a meta cannot carry", d.Name)
+		}
+	}
+	mixed := append([]frame.CSPDirective{{Name: "sandbox", Sources: []string{"allow-scripts"}}, {Name: "frame-ancestors", Sources: []string{"'none'"}}}, frame.HostCSP...)
+	if got := frame.CSPMeta(mixed); got != HostCSPMeta() {
+		t.Errorf("CSPMeta kept a directive a meta cannot carry: %q", got)
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/internal/atomicfile"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
@@ -63,7 +64,10 @@ failing app, and writes index.json, a catalog of the built apps.
 --target says which hosts the file is for: snug (the default) for Snug hosts
 (snuggen serve, a host built on hostkit), mcp-app for MCP Apps hosts (Claude,
 ChatGPT, VS Code and others, through snuggen mcp): the same app and the same
-snug API, with the runtime that speaks MCP Apps instead of Snug frames.`,
+snug API, with the runtime that speaks MCP Apps instead of Snug frames, and
+with the sandbox defences a Snug host adds when it serves a file (the
+prelude first, Trusted Types required by a CSP meta, no nested frames),
+since an MCP Apps host sends none of snuggen's headers.`,
 		Example: `  snuggen build app.html                 # writes dist/app.html
   snuggen build app.html -o out.html
   snuggen build app.html -o - > app.built.html
@@ -375,7 +379,14 @@ func isTerminal(w io.Writer) bool {
 func buildOne(ctx context.Context, o *buildOptions, job appJob) appResult {
 	start := time.Now()
 	rt, _ := runtimeFor(o.target) // checked by runBuild
-	res, err := pack.Build(ctx, pack.Options{Path: job.input, Strict: o.strict, MaxAssetBytes: o.maxAsset, Runtime: rt})
+	opts := pack.Options{Path: job.input, Strict: o.strict, MaxAssetBytes: o.maxAsset, Runtime: rt}
+	build := pack.Build
+	if o.target == targetMCPApp {
+		// An MCP Apps host sends none of snuggen's headers: the file
+		// carries the host's defences itself.
+		build = mcpapps.Build
+	}
+	res, err := build(ctx, opts)
 	r := appResult{job: job, res: res, err: err}
 	if err == nil && job.output != "" {
 		if werr := writeAtomic(job.output, res.HTML); werr != nil {

@@ -2,12 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
+	"github.com/snuggen/snuggen/hostkit/server"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
@@ -38,6 +42,25 @@ func TestBuildTargets(t *testing.T) {
 		if mcpapps.IsBuilt(doc) != (target == "mcp-app") {
 			t.Errorf("--target %s: mcpapps.IsBuilt = %v", target, mcpapps.IsBuilt(doc))
 		}
+		// The MCP file carries the host's defences itself (an MCP Apps
+		// host sends none of snuggen's headers); a Snug host adds them when
+		// it serves the file (docs/decisions.md).
+		hasPrelude := bytes.Contains(doc, []byte(server.Prelude())) && bytes.Contains(doc, []byte("require-trusted-types-for"))
+		if hasPrelude != (target == "mcp-app") {
+			t.Errorf("--target %s: carries the prelude and policy: %v", target, hasPrelude)
+		}
+	}
+	// The manifest describes the file written.
+	out, man := filepath.Join(dir, "m.html"), filepath.Join(dir, "m.json")
+	var so, se bytes.Buffer
+	if code := Main([]string{"build", src, "-o", out, "--manifest", man, "--target", "mcp-app"}, nil, &so, &se); code != 0 {
+		t.Fatalf("--manifest: exit %d: %s", code, se.String())
+	}
+	doc, _ := os.ReadFile(out)
+	m, _ := os.ReadFile(man)
+	sum := sha256.Sum256(doc)
+	if !strings.Contains(string(m), hex.EncodeToString(sum[:])) || !strings.Contains(string(m), fmt.Sprintf(`"bytes": %d`, len(doc))) {
+		t.Errorf("the manifest does not describe the file written:\n%s", m)
 	}
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"build", src, "--target", "chatgpt"}, nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "use snug or mcp-app") {
