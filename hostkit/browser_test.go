@@ -19,6 +19,7 @@ import (
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/agent/openai"
 	"github.com/snuggen/snuggen/hostkit/netgate"
@@ -110,46 +111,133 @@ type askResult struct {
 const askJS = `(async () => {
 	const texts = [];
 	try {
-		const data = await snug.ask(%q, %s, {onText: t => texts.push(t)%s});
+		const data = await snug.ask(%q, %s, {onText: t => { texts.push(t); window.streamed = texts.length; }%s});
 		return {data, texts, cumulative: texts.every((t, i) => i === 0 || t.startsWith(texts[i-1]))};
 	} catch (e) { return {code: e.code, texts}; }
 })()`
 
+// stepper lets a streaming agent go one step at a time, so that what a test
+// asserts about streaming does not depend on how fast the page keeps up (a
+// page that keeps up gets every step; the relay coalesces steps only for a
+// page that is behind): the agent announces each step it made (made) and
+// waits until the test lets the next one go.
+type stepper struct {
+	emitted chan int
+	next    chan struct{}
+	done    chan struct{}
+}
+
+func newStepper() *stepper {
+	return &stepper{emitted: make(chan int), next: make(chan struct{}), done: make(chan struct{})}
+}
+
+// made is called by the agent after its step n; it returns when the test
+// lets the next step go or when ctx ends.
+func (s *stepper) made(ctx context.Context, n int) {
+	select {
+	case s.emitted <- n:
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-s.next:
+	case <-ctx.Done():
+	}
+}
+
+// run drives the agent until it is done (closes s.done): after step n has
+// reached the app in frame (window.streamed, which askJS sets, is n), it
+// lets the next step go if more(n). It returns the number of steps made.
+func (s *stepper) run(t *testing.T, frame context.Context, more func(n int) bool) int {
+	t.Helper()
+	steps := 0
+	for {
+		select {
+		case n := <-s.emitted:
+			steps = n
+			browsertest.WaitFor(t, frame, fmt.Sprintf("step %d to reach the app", n), fmt.Sprintf(`window.streamed >= %d`, n))
+			if more(n) {
+				s.next <- struct{}{}
+			}
+		case <-s.done:
+			return steps
+		case <-time.After(browsertest.WaitTimeout):
+			t.Fatalf("the agent neither made a step nor finished after step %d", steps)
+		}
+	}
+}
+
+// pacedAgent is an agent streaming one step at a time through a stepper.
+type pacedAgent struct {
+	agent.Backend
+	*stepper
+}
+
+func (p *pacedAgent) Complete(ctx context.Context, req agent.Completion, onText func(string)) (string, error) {
+	defer close(p.done)
+	n := 0
+	return p.Backend.Complete(ctx, req, func(s string) {
+		onText(s)
+		n++
+		p.made(ctx, n)
+	})
+}
+
+// startAsk starts askJS in frame; the answer lands in window.answer.
+func startAsk(t *testing.T, frame context.Context, action, payload, opts string) {
+	t.Helper()
+	browsertest.Eval[bool](t, frame, `(window.asked = `+fmt.Sprintf(askJS, action, payload, opts)+`.then(r => (window.answer = r)), true)`)
+}
+
+func answer(t *testing.T, frame context.Context) askResult {
+	t.Helper()
+	browsertest.WaitFor(t, frame, "the answer", `window.answer !== undefined`)
+	return browsertest.Eval[askResult](t, frame, `window.answer`)
+}
+
+// TestAskStreamsWithMockAgent: the offline agent's streaming reaches the
+// app as cumulative steps, each one, then the terminal answer; the
+// inspector counts one terminal app-response after the streaming ones.
 func TestAskStreamsWithMockAgent(t *testing.T) {
-	h := startHost(t, hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 8})))
+	paced := &pacedAgent{offline.New(offline.Options{ChunkSize: 8}), newStepper()}
+	h := startHost(t, hostkit.WithAgent(paced))
 	runner := browsertest.OpenRunner(t, h.URL(), "probe")
 	frame := runner.Frame(0)
-	r := browsertest.Eval[askResult](t, frame, fmt.Sprintf(askJS, "summarize", `{text: "a long text"}`,
-		`, schema: {type: "object", required: ["summary"], properties: {summary: {type: "string"}}}`))
+	startAsk(t, frame, "summarize", `{text: "a long text"}`, `, schema: {type: "object", required: ["summary"], properties: {summary: {type: "string"}}}`)
+	steps := paced.run(t, frame, func(int) bool { return true })
+	r := answer(t, frame)
 	if r.Code != "" || r.Data["summary"] == nil {
 		t.Fatalf("ask = %+v", r)
 	}
-	if len(r.Texts) < 2 || !r.Cumulative {
-		t.Fatalf("streaming texts = %q (cumulative %v): want several cumulative steps", r.Texts, r.Cumulative)
+	if steps < 2 || len(r.Texts) != steps || !r.Cumulative {
+		t.Fatalf("streaming texts = %q (cumulative %v): want each of the agent's %d cumulative steps", r.Texts, r.Cumulative, steps)
 	}
-	c := runner.Counts()
-	if c.Streaming < 2 || c.OutByType["snug:app-response"] != c.Streaming+1 {
-		t.Errorf("inspector: %d streaming, %d app-response frames out; want one terminal after the streaming ones", c.Streaming, c.OutByType["snug:app-response"])
+	c := runner.CountsWhen("the terminal app-response counted", func(c browsertest.Counts) bool { return c.Terminal >= 1 })
+	if c.Streaming != steps || c.OutByType["snug:app-response"] != c.Streaming+1 {
+		t.Errorf("inspector: %d streaming, %d app-response frames out; want %d and one terminal after them", c.Streaming, c.OutByType["snug:app-response"], steps)
 	}
 }
 
 // A fake OpenAI-compatible server on loopback speaking the real SSE format.
 func TestAskStreamsWithOpenAICompatibleServer(t *testing.T) {
 	var sawEnvelope atomic.Bool
+	pieces := []string{`{\"message\":`, `\"hello `, `from the `, `fake server\"}`}
+	steps := newStepper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
 			return
 		}
+		defer close(steps.done)
 		if strings.Contains(string(body), frame.EnvelopeTag) {
 			sawEnvelope.Store(true)
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		for _, piece := range []string{`{\"message\":`, `\"hello `, `from the `, `fake server\"}`} {
+		for i, piece := range pieces {
 			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", piece)
 			w.(http.Flusher).Flush()
-			time.Sleep(20 * time.Millisecond)
+			steps.made(r.Context(), i+1)
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
@@ -161,46 +249,57 @@ func TestAskStreamsWithOpenAICompatibleServer(t *testing.T) {
 	h := startHost(t, hostkit.WithAgent(backend))
 	runner := browsertest.OpenRunner(t, h.URL(), "probe")
 	frame := runner.Frame(0)
-	r := browsertest.Eval[askResult](t, frame, fmt.Sprintf(askJS, "greet", `{name: "Ada"}`, ""))
+	startAsk(t, frame, "greet", `{name: "Ada"}`, "")
+	steps.run(t, frame, func(int) bool { return true })
+	r := answer(t, frame)
 	if r.Code != "" || r.Data["message"] != "hello from the fake server" {
 		t.Fatalf("ask = %+v", r)
 	}
-	if len(r.Texts) < 2 || !r.Cumulative {
-		t.Fatalf("streaming texts = %q: want several cumulative steps", r.Texts)
+	if len(r.Texts) != len(pieces) || !r.Cumulative {
+		t.Fatalf("streaming texts = %q: want the server's %d cumulative steps", r.Texts, len(pieces))
 	}
 	if !sawEnvelope.Load() {
 		t.Error("the agent server never saw the chat envelope tag")
 	}
 }
 
+// TestCancelEndsTheRequest: an app that aborts its ask after two steps gets
+// CANCELLED; the host sends app-cancel's answer once, ends the agent's
+// request (the agent, waiting for its next step, sees its context end),
+// and nothing more reaches the app.
 func TestCancelEndsTheRequest(t *testing.T) {
-	h := startHost(t, hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 2, Delay: 40 * time.Millisecond})))
+	paced := &pacedAgent{offline.New(offline.Options{ChunkSize: 2}), newStepper()}
+	h := startHost(t, hostkit.WithAgent(paced))
 	runner := browsertest.OpenRunner(t, h.URL(), "probe")
 	frame := runner.Frame(0)
-	r := browsertest.Eval[askResult](t, frame, `(async () => {
+	browsertest.Eval[bool](t, frame, `(window.asked = (async () => {
 		const ac = new AbortController();
 		const texts = [];
 		try {
-			await snug.ask("slow", {}, {signal: ac.signal, onText: t => { texts.push(t); if (texts.length === 2) ac.abort(); }});
+			await snug.ask("slow", {}, {signal: ac.signal, onText: t => { texts.push(t); window.streamed = texts.length; if (texts.length === 2) ac.abort(); }});
 			return {texts};
 		} catch (e) { return {code: e.code, texts}; }
-	})()`)
+	})().then(r => (window.answer = r)), true)`)
+	// The agent makes step 1 and 2 and is let go on after step 1 only: it
+	// ends when the cancel ends its context.
+	if steps := paced.run(t, frame, func(n int) bool { return n < 2 }); steps != 2 {
+		t.Fatalf("the agent made %d steps, want 2 and then its context ended", steps)
+	}
+	r := answer(t, frame)
 	if r.Code != "CANCELLED" {
 		t.Fatalf("ask after abort = %+v, want CANCELLED", r)
 	}
-	// The host saw the cancel and answered the request once, with CANCELLED.
-	runner.WaitFor("the host's CANCELLED terminal", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
-		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
-	c := runner.Counts()
+	// The host saw the cancel and answered the request once, with
+	// CANCELLED: after the agent's two steps, only the terminal.
+	c := runner.CountsWhen("the CANCELLED terminal counted", func(c browsertest.Counts) bool { return c.Terminal >= 1 })
 	if c.InByType["snug:app-cancel"] != 1 {
 		t.Errorf("inspector saw %d app-cancel frames, want 1", c.InByType["snug:app-cancel"])
 	}
-	// Later streaming steps of the cancelled request never reach the app.
-	time.Sleep(200 * time.Millisecond)
-	after := runner.Counts()
-	if after.OutByType["snug:app-response"] != c.OutByType["snug:app-response"] {
-		t.Errorf("frames for the cancelled request kept coming: %d then %d", c.OutByType["snug:app-response"], after.OutByType["snug:app-response"])
+	if c.Terminal != 1 || c.OutByType["snug:app-response"] != c.Streaming+1 || c.Streaming > 2 {
+		t.Errorf("inspector: %d terminal, %d streaming, %d app-response frames out; want at most the 2 steps and one terminal", c.Terminal, c.Streaming, c.OutByType["snug:app-response"])
 	}
+	runner.WaitFor("the host's CANCELLED terminal", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
+		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
 }
 
 type dbResult struct {

@@ -55,11 +55,27 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	failures map[string]int // consecutive PARSE_FAILED per instance key
+
+	// backoff waits d before a thread-conflict retry, or until ctx ends
+	// (wait; tests observe and drive it through export_test.go).
+	backoff func(ctx context.Context, d time.Duration) error
 }
 
 // NewBridge returns a Bridge over backend.
 func NewBridge(backend Backend, opts Options) *Bridge {
-	return &Bridge{backend: backend, opts: opts, failures: make(map[string]int)}
+	return &Bridge{backend: backend, opts: opts, failures: make(map[string]int), backoff: wait}
+}
+
+// wait returns after d, or with ctx's error as soon as ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // DefaultSystemPrompt is the reply contract: answer with ONLY a JSON object,
@@ -194,12 +210,8 @@ func (b *Bridge) complete(ctx context.Context, req Completion, onText func(strin
 		if err == nil || !errors.Is(err, ErrThreadConflict) || attempt == len(frame.ThreadConflictBackoff) {
 			return text, err
 		}
-		t := time.NewTimer(frame.ThreadConflictBackoff[attempt])
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-t.C:
+		if err := b.backoff(ctx, frame.ThreadConflictBackoff[attempt]); err != nil {
+			return "", err
 		}
 	}
 }

@@ -3,8 +3,11 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,24 +125,27 @@ func TestBridgeSchemaPromptAndSuppression(t *testing.T) {
 }
 
 // TestBridgeStall: an agent that starts and then never finishes is ended by
-// the caller's context, promptly.
+// the caller's context: Ask returns CANCELLED (the agent never finishes,
+// so nothing else could end it) and the agent sees its request end.
 func TestBridgeStall(t *testing.T) {
 	for _, wf := range wires {
 		t.Run(wf.name, func(t *testing.T) {
 			t.Parallel()
+			ended := make(chan struct{}, 1)
 			fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
 				wf.stream(w, []string{`{"message":`}, false)
 				<-r.Context().Done()
+				ended <- struct{}{}
 			})
 			br := agent.NewBridge(wf.backend(t, fa.srv.URL), agent.Options{})
-			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			streamed := 0
-			start := time.Now()
-			_, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), func(string) { streamed++ })
-			if el := time.Since(start); el > 150*time.Millisecond+300*time.Millisecond {
-				t.Errorf("Ask returned %v after its deadline", el-150*time.Millisecond)
-			}
+			var ferr *frame.Error
+			finishes(t, "Ask cancelled after the agent started", func() {
+				// The caller gives up once the agent has started to answer.
+				_, ferr = br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), func(string) { streamed++; cancel() })
+			})
 			if ferr == nil || ferr.Code != frame.CodeCancelled {
 				t.Fatalf("err %+v, want CANCELLED", ferr)
 			}
@@ -149,39 +155,58 @@ func TestBridgeStall(t *testing.T) {
 			if br.Remaining("k") != frame.ParseFailureBudget {
 				t.Errorf("a cancelled request spent parse budget")
 			}
+			happens(t, "the stalled agent's request to end", ended)
 
 			// A server that accepts and never answers, not even headers.
-			silent := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) { <-r.Context().Done() })
+			arrived, silentEnded := make(chan struct{}, 1), make(chan struct{}, 1)
+			silent := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
+				arrived <- struct{}{}
+				<-r.Context().Done()
+				silentEnded <- struct{}{}
+			})
 			br = agent.NewBridge(wf.backend(t, silent.srv.URL), agent.Options{})
-			ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+			ctx, cancel = context.WithCancel(context.Background())
 			defer cancel()
-			start = time.Now()
-			if _, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil); ferr == nil || ferr.Code != frame.CodeCancelled {
+			go func() {
+				<-arrived
+				cancel()
+			}()
+			finishes(t, "Ask to a silent server, cancelled", func() {
+				_, ferr = br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
+			})
+			if ferr == nil || ferr.Code != frame.CodeCancelled {
 				t.Fatalf("silent server: %+v, want CANCELLED", ferr)
 			}
-			if el := time.Since(start); el > 400*time.Millisecond {
-				t.Errorf("silent server: returned after %v", el)
-			}
+			happens(t, "the silent server's request to end", silentEnded)
 		})
 	}
 }
 
 // TestBridgeTimeout: the host's own bound on an agent that stalls is a
-// NETWORK_ERROR (retryable), not a cancellation.
+// NETWORK_ERROR (retryable), not a cancellation. The agent never finishes,
+// so only the bound ends the call; it ends the agent's request too, and
+// not before the bound (a timer never fires early).
 func TestBridgeTimeout(t *testing.T) {
+	ended := make(chan struct{}, 1)
 	fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
 		wires[0].stream(w, []string{`{`}, false)
 		<-r.Context().Done()
+		ended <- struct{}{}
 	})
-	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{Timeout: 100 * time.Millisecond})
+	const bound = 100 * time.Millisecond
+	br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{Timeout: bound})
 	start := time.Now()
-	_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
+	var ferr *frame.Error
+	finishes(t, "Ask to a stalled agent under Options.Timeout", func() {
+		_, ferr = br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
+	})
+	if el := time.Since(start); el < bound {
+		t.Errorf("ended after %v, before the bound of %v", el, bound)
+	}
 	if ferr == nil || ferr.Code != frame.CodeNetworkError || !ferr.Retryable {
 		t.Fatalf("%+v, want retryable NETWORK_ERROR", ferr)
 	}
-	if el := time.Since(start); el > 500*time.Millisecond {
-		t.Errorf("took %v", el)
-	}
+	happens(t, "the stalled agent's request to end", ended)
 }
 
 // TestBridgeDropMidStream: the connection dies before the reply is complete;
@@ -215,36 +240,44 @@ func TestBridgeDropMidStream(t *testing.T) {
 // TestBridgeThreadConflict: 409s are retried after each delay of
 // frame.ThreadConflictBackoff, then answered THREAD_CONFLICT.
 func TestBridgeThreadConflict(t *testing.T) {
-	var total time.Duration
-	for _, d := range frame.ThreadConflictBackoff {
-		total += d
-	}
 	t.Run("always busy", func(t *testing.T) {
 		t.Parallel()
-		var times []time.Time
+		// What happened, in order: each request the agent saw, each backoff
+		// the bridge asked for (the wait is the test's, so it ends at once).
+		var mu sync.Mutex
+		var events []string
+		event := func(e string) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, e)
+		}
 		fa := newFakeAgent(t, func(w http.ResponseWriter, r *http.Request, hit int) {
-			times = append(times, time.Now())
+			event("request")
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusConflict)
 			w.Write([]byte(`{"error":{"message":"thread is busy","type":"conflict"}}`))
 		})
 		br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
-		start := time.Now()
+		agent.SetBackoff(br, func(ctx context.Context, d time.Duration) error {
+			event("wait " + d.String())
+			return nil
+		})
 		_, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
-		el := time.Since(start)
 		if ferr == nil || ferr.Code != frame.CodeThreadConflict || !ferr.Retryable {
 			t.Fatalf("err %+v, want retryable THREAD_CONFLICT", ferr)
 		}
-		if got, want := fa.Hits(), len(frame.ThreadConflictBackoff)+1; got != want {
-			t.Fatalf("%d attempts, want %d", got, want)
+		want := []string{"request"}
+		for _, d := range frame.ThreadConflictBackoff {
+			want = append(want, "wait "+d.String(), "request")
 		}
-		for i, d := range frame.ThreadConflictBackoff {
-			if gap := times[i+1].Sub(times[i]); gap < d || gap > d+150*time.Millisecond {
-				t.Errorf("retry %d after %v, want %v", i+1, gap, d)
-			}
+		mu.Lock()
+		got := slices.Clone(events)
+		mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Errorf("requests and backoffs %q, want %q", got, want)
 		}
-		if el < total {
-			t.Errorf("gave up after %v, before the backoff of %v", el, total)
+		if last := frame.ThreadConflictBackoff[len(frame.ThreadConflictBackoff)-1]; ferr.RetryAfterMs == nil || *ferr.RetryAfterMs != int(last/time.Millisecond) {
+			t.Errorf("retryAfterMs %v, want the last backoff %v", ferr.RetryAfterMs, last)
 		}
 		if br.Remaining("k") != frame.ParseFailureBudget {
 			t.Errorf("a conflict spent parse budget")
@@ -259,6 +292,8 @@ func TestBridgeThreadConflict(t *testing.T) {
 			}
 			wires[1].stream(w, []string{`{"ok":`, `true}`}, true)
 		})
+		// The real wait: the answer cannot come before both backoffs (a
+		// timer never fires early).
 		br := agent.NewBridge(wires[1].backend(t, fa.srv.URL), agent.Options{})
 		start := time.Now()
 		data, ferr := br.Ask(context.Background(), agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
@@ -278,15 +313,35 @@ func TestBridgeThreadConflict(t *testing.T) {
 			http.Error(w, "busy", http.StatusConflict)
 		})
 		br := agent.NewBridge(wires[0].backend(t, fa.srv.URL), agent.Options{})
-		ctx, cancel := context.WithTimeout(context.Background(), frame.ThreadConflictBackoff[0]/2)
+		// The bridge's own wait, made an hour long: only the context can
+		// end it. The caller gives up once the bridge is waiting.
+		waiting := make(chan time.Duration, 1)
+		var waitErr error
+		agent.SetBackoff(br, func(ctx context.Context, d time.Duration) error {
+			waiting <- d
+			waitErr = agent.Wait(ctx, time.Hour)
+			return waitErr
+		})
+		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		start := time.Now()
-		_, ferr := br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
+		asked := make(chan time.Duration, 1)
+		go func() {
+			d := <-waiting
+			cancel()
+			asked <- d
+		}()
+		var ferr *frame.Error
+		finishes(t, "Ask cancelled during the backoff", func() {
+			_, ferr = br.Ask(ctx, agent.Caller{App: "todo", Instance: "k"}, appMessage("", "", ""), nil)
+		})
 		if ferr == nil || ferr.Code != frame.CodeCancelled {
 			t.Fatalf("%+v, want CANCELLED", ferr)
 		}
-		if el := time.Since(start); el > frame.ThreadConflictBackoff[0] {
-			t.Errorf("waited %v: the backoff ignored the context", el)
+		if d := <-asked; d != frame.ThreadConflictBackoff[0] {
+			t.Errorf("first backoff %v, want %v", d, frame.ThreadConflictBackoff[0])
+		}
+		if !errors.Is(waitErr, context.Canceled) || fa.Hits() != 1 {
+			t.Errorf("the wait ended with %v after %d attempts; want the context's end after 1", waitErr, fa.Hits())
 		}
 	})
 }

@@ -333,6 +333,29 @@ func (r *Runner) Counts() Counts {
 	return c
 }
 
+// CountsWhen reads the inspector's counters once ok holds for them (an
+// event the test knows comes last, such as the terminal frame being
+// counted: the inspector counts frames in the order the host sent them),
+// failing the test after WaitTimeout with what and the last counts.
+func (r *Runner) CountsWhen(what string, ok func(Counts) bool) Counts {
+	r.t.Helper()
+	deadline := time.Now().Add(WaitTimeout)
+	for {
+		raw := Eval[string](r.t, r.Tab, `document.getElementById('counts').dataset.counts || '{}'`)
+		var c Counts
+		if err := json.Unmarshal([]byte(raw), &c); err != nil {
+			r.t.Fatalf("inspector counts %q: %v", raw, err)
+		}
+		if ok(c) {
+			return c
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("inspector: %s never held; last counts %+v", what, c)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
 // Row is one row of the inspector's frame table.
 type Row struct {
 	Dir       string `json:"dir"`

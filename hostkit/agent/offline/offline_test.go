@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -156,30 +157,65 @@ func TestMockStreamsDeterministically(t *testing.T) {
 	}
 }
 
+// TestMockHonoursContext: the offline agent stops streaming when its
+// context ends, between steps and during a step's delay.
 func TestMockHonoursContext(t *testing.T) {
-	b := offline.New(offline.Options{ChunkSize: 1, Delay: 50 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
+	// Between steps: the caller gives up at the first frame, and no other
+	// frame follows.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
 	n := 0
-	_, err := b.Complete(ctx, completion(t, "r1", "", ""), func(string) { n++ })
-	if !errors.Is(err, context.DeadlineExceeded) {
+	_, err := offline.New(offline.Options{ChunkSize: 1}).Complete(ctx, completion(t, "r1", "", ""), func(string) { n++; cancel() })
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
-	if el := time.Since(start); el > 200*time.Millisecond {
-		t.Errorf("returned after %v", el)
+	if n != 1 {
+		t.Errorf("%d frames, want 1: the agent streamed on after its context ended", n)
 	}
-	// One step fits before the deadline on an idle machine; on a loaded
-	// one the first timer may fire late. More than one would mean the
-	// deadline was not honoured.
-	if n > 1 {
-		t.Errorf("%d frames before the deadline, want at most 1", n)
+
+	// During a delay of an hour: only the context can end it. The caller
+	// gives up once the agent waits on the context (reads its Done).
+	waiting := make(chan struct{})
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	watched := &doneWatcher{Context: ctx, first: waiting}
+	go func() {
+		<-waiting
+		cancel()
+	}()
+	result := make(chan error, 1)
+	n = 0
+	go func() {
+		_, err := offline.New(offline.Options{ChunkSize: 1, Delay: time.Hour}).Complete(watched, completion(t, "r1", "", ""), func(string) { n++ })
+		result <- err
+	}()
+	select {
+	case err := <-result:
+		if !errors.Is(err, context.Canceled) || n != 0 {
+			t.Errorf("err %v after %d frames, want the context's end before the first", err, n)
+		}
+	case <-time.After(30 * time.Second): // a hang, not a speed: the delay is an hour
+		t.Fatal("the agent waited out its delay after its context ended")
 	}
+
 	done, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 	if _, err := offline.New(offline.Options{}).Complete(done, completion(t, "r1", "", ""), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
+}
+
+// doneWatcher is a context that closes first the first time its Done is
+// read: a waiter that honours the context reads it when it starts to wait.
+type doneWatcher struct {
+	context.Context
+	first chan struct{}
+	once  sync.Once
+}
+
+func (d *doneWatcher) Done() <-chan struct{} {
+	d.once.Do(func() { close(d.first) })
+	return d.Context.Done()
 }
 
 // TestBridgeWithMock: the default offline agent answers every schema through
