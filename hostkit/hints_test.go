@@ -8,6 +8,7 @@ package hostkit_test
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -35,6 +36,25 @@ var hintPathsThatConnect = []string{
 	"shadow-innerHTML", "xhtml-namespace", "setHTML", "xslt", "xml-entity", "write-after-load",
 }
 
+// awaitHints waits until the canary has seen a ClientHello for each path
+// of names, or until browsertest.WaitTimeout has passed; the caller then
+// checks which arrived.
+func awaitHints(c *canary, names []string) {
+	for deadline := time.Now().Add(browsertest.WaitTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got := map[string]bool{}
+		for _, n := range hintNames(c) {
+			got[strings.ToLower(n)] = true
+		}
+		all := true
+		for _, n := range names {
+			all = all && got[strings.ToLower(n)]
+		}
+		if all {
+			return
+		}
+	}
+}
+
 func hintNames(c *canary) []string {
 	var out []string
 	for n := range c.sniNames() {
@@ -50,7 +70,7 @@ func TestScriptInsertedHintsConnectNowhere(t *testing.T) {
 	runner := openRunnerRaw(t, h, "hints")
 	frame := runner.Frame(0)
 	browsertest.Eval[map[string]string](t, frame, `window.run()`)
-	time.Sleep(settle)
+	time.Sleep(settle) // an absence window (see settle)
 	results := browsertest.Eval[map[string]string](t, frame, `window.runWrite()`)
 	time.Sleep(settle)
 	if n, lines := can.hits(); n != 0 {
@@ -74,10 +94,12 @@ func TestHintsControlConnects(t *testing.T) {
 	tab := browsertest.NewTab(t)
 	browsertest.Do(t, tab, "open the undefended document", chromedp.Navigate(srv.URL))
 	frame := undefendedFrame(t, tab)
+	// Wait for each connection itself: before the write after load (which
+	// removes what run() made) for the others, after it for its own.
 	browsertest.Eval[map[string]string](t, frame, `window.run()`)
-	time.Sleep(settle)
+	awaitHints(can, slices.DeleteFunc(slices.Clone(hintPathsThatConnect), func(p string) bool { return p == "write-after-load" }))
 	results := browsertest.Eval[map[string]string](t, frame, `window.runWrite()`)
-	time.Sleep(settle)
+	awaitHints(can, hintPathsThatConnect)
 	got := map[string]bool{}
 	for _, n := range hintNames(can) {
 		got[strings.ToLower(n)] = true

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,19 +32,43 @@ func rtcNestedDoc(t *testing.T, port int) []byte {
 	return []byte(strings.ReplaceAll(doc, "TURN_PORT", fmt.Sprint(port)))
 }
 
-// settle gives a context that ran time to gather candidates: the control
-// below shows a leak arriving well inside it.
+// settle is how long the defended tests listen for what must not come: an
+// absence has no event to wait for. The controls show every leak arriving
+// well inside it (they wait for each leak itself, not for this).
 const settle = 2 * time.Second
 
 // runNested runs every attempt in the app's frame and returns what each
-// one did (threw, or ran).
-func runNested(t *testing.T, frame context.Context) map[string]string {
+// one did (threw, or ran). After the attempts made at load and by run(),
+// and again after runWrite() (a write after load opens a new document,
+// removing the frames made before it), it calls settled(write) before
+// going on: the defended tests listen for settle, the controls wait until
+// what leaks has arrived.
+func runNested(t *testing.T, frame context.Context, settled func(write bool)) map[string]string {
 	t.Helper()
 	browsertest.Eval[map[string]string](t, frame, `window.run()`)
-	time.Sleep(settle)
+	settled(false)
 	browsertest.Eval[map[string]string](t, frame, `window.runWrite()`)
-	time.Sleep(settle)
+	settled(true)
 	return browsertest.Eval[map[string]string](t, frame, `window.R`)
+}
+
+// listen is the defended tests' settled: an absence window.
+func listen(bool) { time.Sleep(settle) }
+
+// awaitUsernames waits until the canary has a TURN username for every
+// name ("leak-" + name), or until browsertest.WaitTimeout has passed; the
+// caller then checks which arrived.
+func awaitUsernames(can *turnCanary, names []string) {
+	for deadline := time.Now().Add(browsertest.WaitTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		users, _ := can.leaks()
+		all := true
+		for _, n := range names {
+			all = all && slices.Contains(users, "leak-"+n)
+		}
+		if all {
+			return
+		}
+	}
 }
 
 // The contexts that leak without the host's defences (the control).
@@ -60,7 +85,7 @@ func TestWebRTCStaysGoneInNestedContexts(t *testing.T) {
 	can := newTURNCanary(t)
 	h := startHost(t, hostkit.WithApps(hostkit.BuiltApp("rtc", rtcNestedDoc(t, can.port()), hostkit.Meta{DisplayName: "RTC"})))
 	runner := openRunnerRaw(t, h, "rtc")
-	results := runNested(t, runner.Frame(0))
+	results := runNested(t, runner.Frame(0), listen)
 	if users, n := can.leaks(); n != 0 {
 		t.Errorf("the canary got %d datagrams; TURN usernames %q", n, users)
 	}
@@ -87,7 +112,13 @@ func TestWebRTCNestedControlLeaks(t *testing.T) {
 	browsertest.Do(t, tab, "open the undefended document", chromedp.Navigate(srv.URL))
 	frame := undefendedFrame(t, tab)
 	start := time.Now()
-	results := runNested(t, frame)
+	results := runNested(t, frame, func(write bool) {
+		if !write {
+			awaitUsernames(can, slices.DeleteFunc(slices.Clone(leakyWithoutDefences), func(n string) bool { return n == "write-after-load" }))
+			return
+		}
+		awaitUsernames(can, leakyWithoutDefences)
+	})
 	users, n := can.leaks()
 	for _, name := range leakyWithoutDefences {
 		found := false
