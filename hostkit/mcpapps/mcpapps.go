@@ -5,7 +5,9 @@
 //
 // Per installed app it offers one UI resource, ui://snug/<key>.html (MIME
 // type text/html;profile=mcp-app: the app built with the MCP flavour of the
-// runtime, _meta.ui.csp.connectDomains empty so the frame keeps no network),
+// runtime and the host's sandbox defences inside the document
+// (server.PrepareStandalone), _meta.ui.csp.connectDomains empty so the
+// frame keeps no network),
 // one model-visible tool that opens it (open_<key>, _meta.ui.resourceUri and
 // openai/outputTemplate), and app-only tools (_meta.ui.visibility ["app"]):
 // <key>__ask, <key>__db, <key>__net, <key>__open_url carry one Snug request

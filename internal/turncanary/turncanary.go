@@ -123,11 +123,11 @@ func (c *Canary) Leaks() ([]string, int64) {
 // OnlyFrom reports whether everything the canary received came from
 // clients that sent username: every source address seen has sent it, and
 // no other username arrived. A test that expects an app to send nothing
-// has a client it trusts send username after the app's attempts, waits
-// until OnlyFrom(username) holds, and so knows the canary was listening
-// and no datagram of the app's came before the trusted one (the canary
-// answers every source's first Allocate, so each source a client uses
-// sends the username in time).
+// has a client it trusts send username after the app's attempts (each
+// refused at once) and waits until OnlyFrom(username) holds: then the
+// canary was listening, and every datagram it got by the time the trusted
+// one's arrived was the trusted client's (the canary answers each source's
+// first Allocate, so every socket a client uses sends its username).
 func (c *Canary) OnlyFrom(username string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
