@@ -23,11 +23,37 @@ func (emptyFS) Open(name string) (fs.File, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
+// runtime is the runtime the page gets: Options.Runtime as given, unless it
+// is nil (the Snug runtime) or the MCP flavour; then the variant with only
+// the capability members the page references (see shake.go), or the whole
+// runtime with a note when the page reaches snug dynamically.
 func (b *builder) runtime() []byte {
-	if b.opts.Runtime != nil {
+	target := "snug"
+	switch {
+	case b.opts.Runtime == nil:
+	case bytes.Equal(b.opts.Runtime, runtimejs.ScriptMCP):
+		target = "mcp"
+	default:
 		return b.opts.Runtime
 	}
-	return runtimejs.Script
+	var texts []string
+	for _, p := range append(append([]part(nil), b.parts...), b.tail...) {
+		if p.slot == nil {
+			texts = append(texts, p.text)
+		} else if !p.slot.skip {
+			texts = append(texts, p.slot.content)
+		}
+	}
+	u := findSnugUse(texts)
+	if u.dynamic != "" {
+		b.diagAt(-1, SeverityNote, "runtime.full", "the app gets the whole runtime: "+u.dynamic,
+			"the build injects only the snug members an app names (snug.ask, const {db} = snug, …) and cannot tell which members a dynamic use reaches",
+			"name the members you use (snug.ask(…), snug.db.get(…)) to get a smaller runtime")
+		rt, _ := runtimejs.Shaken(target, func(string) bool { return true })
+		return rt
+	}
+	rt, _ := runtimejs.Shaken(target, func(m string) bool { return u.members[m] })
+	return rt
 }
 
 // normalizeNewlines does what the HTML parser does to an element's text, so

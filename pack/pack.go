@@ -75,6 +75,9 @@ type Severity string
 const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
+	// SeverityNote says something about the build that needs no change
+	// (such as the app getting the whole runtime); Strict keeps it a note.
+	SeverityNote Severity = "note"
 )
 
 // Diagnostic is one finding, located in the app's source.
@@ -175,7 +178,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.Strict {
 		for i := range res.Diagnostics {
-			res.Diagnostics[i].Severity = SeverityError
+			if res.Diagnostics[i].Severity != SeverityNote {
+				res.Diagnostics[i].Severity = SeverityError
+			}
 		}
 	}
 	sortDiagnostics(res.Diagnostics)

@@ -102,7 +102,11 @@ func Generate(m *model.Model, root fs.FS) ([]model.File, error) {
 		}
 		files = append(files, model.File{Name: b.out, Contents: script})
 	}
-	return files, nil
+	more, err := shaken(m, d, srcFiles)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, more...), nil
 }
 
 func render(name string, d *data) ([]byte, error) {

@@ -52,9 +52,9 @@ func BuiltApp(key string, doc []byte) App {
 }
 
 // IsBuilt reports whether doc was built for MCP Apps hosts: it carries the
-// MCP runtime byte for byte.
+// MCP runtime (whole or tree-shaken) byte for byte.
 func IsBuilt(doc []byte) bool {
-	return len(runtimejs.ScriptMCP) > 0 && bytes.Contains(doc, runtimejs.ScriptMCP)
+	return runtimejs.TargetOf(doc) == "mcp"
 }
 
 // Build packages an app for MCP Apps hosts, as snuggen build --target

@@ -223,7 +223,7 @@ func TestResourcesAndToolsForAnAppsHost(t *testing.T) {
 					t.Errorf("read %s: %q %q", r.URI, c.MIMEType, c.URI)
 				}
 				html := []byte(c.Text)
-				if !bytes.Contains(html, runtimejs.ScriptMCP) || bytes.Contains(html, runtimejs.Script) {
+				if runtimejs.TargetOf(html) != "mcp" {
 					t.Errorf("%s is not built with the MCP runtime", r.URI)
 				}
 				checkDefences(t, r.URI, html)

@@ -26,7 +26,7 @@ func TestBuildTargets(t *testing.T) {
 	if err := os.WriteFile(src, []byte(mcpTestApp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for target, want := range map[string][]byte{"snug": runtimejs.Script, "mcp-app": runtimejs.ScriptMCP} {
+	for target, want := range map[string]string{"snug": "snug", "mcp-app": "mcp"} {
 		out := filepath.Join(dir, target+".html")
 		var stdout, stderr bytes.Buffer
 		if code := Main([]string{"build", src, "-o", out, "--target", target}, nil, &stdout, &stderr); code != 0 {
@@ -36,7 +36,7 @@ func TestBuildTargets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(doc, want) {
+		if runtimejs.TargetOf(doc) != want {
 			t.Errorf("--target %s: the file lacks its runtime", target)
 		}
 		if mcpapps.IsBuilt(doc) != (target == "mcp-app") {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -361,10 +360,11 @@ func fileApp(p string, ownsFolder bool) servedApp {
 	return a
 }
 
-// isBuilt reports whether doc is snuggen build output: it carries the
-// runtime the build injects, byte for byte.
+// isBuilt reports whether doc is snuggen build output for Snug hosts: it
+// carries the runtime the build injects (whole or tree-shaken), byte for
+// byte.
 func isBuilt(doc []byte) bool {
-	return len(runtimejs.Script) > 0 && bytes.Contains(doc, runtimejs.Script)
+	return runtimejs.TargetOf(doc) == "snug"
 }
 
 // metaFromBuilt reads a built app's snug:* meta tags for the runner's list.

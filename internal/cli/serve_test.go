@@ -258,8 +258,8 @@ func TestServeTellsBuiltFromRaw(t *testing.T) {
 	if !bytes.Equal(body, want) {
 		t.Fatal("the built file was not served as it is (plus the prelude)")
 	}
-	if bytes.Count(body, runtimejs.Script) != 1 {
-		t.Fatalf("the runtime appears %d times in the served document", bytes.Count(body, runtimejs.Script))
+	if runtimejs.TargetOf(body) != "snug" || bytes.Count(body, []byte("globalThis.snug=")) != 1 {
+		t.Fatalf("the runtime appears %d times in the served document", bytes.Count(body, []byte("globalThis.snug=")))
 	}
 }
 

@@ -1,5 +1,9 @@
-// Entry point of dist/snug.js: the runtime over Snug frames, for Snug hosts.
-import { install } from "./snug.js";
+// Entry point of dist/snug.js: the runtime over Snug frames, for Snug hosts,
+// with every capability member. snuggen gen also bundles one entry like this
+// per set of members an app may use (dist/shaken/), each with only its
+// members and the acceptors of their answers.
+import { HOST_TO_APP } from "../gen/validate.mjs";
+import { ask, db, install, net, openUrl } from "./snug.js";
 import { connect } from "./transport-snug.js";
 
-globalThis.snug = install(connect);
+globalThis.snug = install(connect(HOST_TO_APP), { ask, db, net, openUrl });

@@ -144,7 +144,7 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
   });
 }
 
-const db = (op, fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
+const dbOp = (op, fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
 
 const emit = (event, data) => ready.then((info) => post(TYPE_APP_EVENT, { instanceId: info.instanceId, event, data }));
 
@@ -186,9 +186,12 @@ const receive = (f) => {
 
 /**
  * Wires the runtime to a transport: connect(receive) starts it and returns
- * the function that sends one app→host frame. Returns the `snug` global.
+ * the function that sends one app→host frame. members are the capability
+ * members the global gets (ask, db, net, openUrl: each a separate export, so
+ * that a build injecting only what an app uses drops the others). Returns
+ * the `snug` global.
  */
-export const install = (connect) => ((send = connect(receive)), snug);
+export const install = (connect, members) => ((send = connect(receive)), Object.assign(snug, members));
 
 // The height, reported as resize app-events (sent once the handshake is
 // done): debounced, and only when it changed.
@@ -234,55 +237,17 @@ const auto = () => app || announce();
 if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);
 else setTimeout(auto);
 
-/** The global the build injects; see snug.d.ts for the documented API. */
-export const snug = {
+/**
+ * The global the build injects; see snug.d.ts for the documented API. The
+ * capability members are the exports below, added by install.
+ */
+const snug = {
   ready,
   announce,
   SnugError,
   get capabilities() {
     return host?.capabilities;
   },
-  ask: (action, payload, o = {}) =>
-    request(
-      TYPE_APP_MESSAGE,
-      TYPE_APP_RESPONSE,
-      { action, payload, state: o.state, responseSchema: o.schema },
-      0,
-      o,
-    ).then((f) => f.data),
-  db: {
-    exec: (sql, params) => db(OP_EXEC, { sql, params }),
-    query: (sql, params) =>
-      db(OP_EXEC, { sql, params }).then((r) =>
-        r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]]))),
-      ),
-    get: (key) => db(OP_KV_GET, { key }).then((r) => (r.found ? r.value : null)),
-    set: (key, value) => db(OP_KV_SET, { key, value: value ?? null }).then(() => {}),
-    export: () => db(OP_EXPORT).then((r) => fromBase64(r.data)),
-    import: (bytes) => db(OP_IMPORT, { data: toBase64(bytes) }),
-  },
-  net: {
-    async fetch(url, o = {}) {
-      const headers = new Headers(o.headers);
-      for (const [name] of headers)
-        if (STRIP_HEADERS.includes(name)) throw refusal(CODE_MALFORMED, `header "${name}" refused: the host injects credentials`);
-      return response(
-        await request(
-          TYPE_NET_REQUEST,
-          TYPE_NET_RESPONSE,
-          {
-            url: String(url),
-            method: (o.method || METHOD_GET).toUpperCase(),
-            headers: [...headers].length ? Object.fromEntries(headers) : undefined,
-            body: o.body,
-          },
-          "net",
-          o,
-        ),
-      );
-    },
-  },
-  openUrl: (url) => request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: String(url) }, "openUrl").then((f) => f.status),
   on(event, fn) {
     (listeners[event] ||= new Set()).add(fn);
     return () => snug.off(event, fn);
@@ -290,3 +255,47 @@ export const snug = {
   off: (event, fn) => listeners[event]?.delete(fn),
   emit,
 };
+
+// The capability members: separate exports, so that a bundle keeps only those
+// its entry passes to install (see snuggen build's tree-shaken runtime).
+export const ask = (action, payload, o = {}) =>
+  request(
+    TYPE_APP_MESSAGE,
+    TYPE_APP_RESPONSE,
+    { action, payload, state: o.state, responseSchema: o.schema },
+    0,
+    o,
+  ).then((f) => f.data);
+export const db = {
+  exec: (sql, params) => dbOp(OP_EXEC, { sql, params }),
+  query: (sql, params) =>
+    dbOp(OP_EXEC, { sql, params }).then((r) =>
+      r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]]))),
+    ),
+  get: (key) => dbOp(OP_KV_GET, { key }).then((r) => (r.found ? r.value : null)),
+  set: (key, value) => dbOp(OP_KV_SET, { key, value: value ?? null }).then(() => {}),
+  export: () => dbOp(OP_EXPORT).then((r) => fromBase64(r.data)),
+  import: (bytes) => dbOp(OP_IMPORT, { data: toBase64(bytes) }),
+};
+export const net = {
+  async fetch(url, o = {}) {
+    const headers = new Headers(o.headers);
+    for (const [name] of headers)
+      if (STRIP_HEADERS.includes(name)) throw refusal(CODE_MALFORMED, `header "${name}" refused: the host injects credentials`);
+    return response(
+      await request(
+        TYPE_NET_REQUEST,
+        TYPE_NET_RESPONSE,
+        {
+          url: String(url),
+          method: (o.method || METHOD_GET).toUpperCase(),
+          headers: [...headers].length ? Object.fromEntries(headers) : undefined,
+          body: o.body,
+        },
+        "net",
+        o,
+      ),
+    );
+  },
+};
+export const openUrl = (url) => request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: String(url) }, "openUrl").then((f) => f.status);

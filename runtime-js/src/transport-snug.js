@@ -9,15 +9,20 @@
 // code this runtime does not know renders as HOST_ERROR (R5).
 
 import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, TYPE_HOST_EVENT, TYPE_HOST_READY, VERSION, isKnownCode } from "../gen/constants.mjs";
-import { HOST_TO_APP, acceptError, acceptTheme } from "../gen/validate.mjs";
+import { acceptError, acceptTheme } from "../gen/validate.mjs";
 
-/** @param {(frame: object) => void} receive @returns {(frame: object) => void} */
-export const connect = (receive) => {
+/**
+ * accept maps each host→app frame type the runtime takes to its acceptor
+ * (HOST_TO_APP, or the part of it a tree-shaken runtime's members need).
+ * @param {Record<string, (f: object) => boolean>} accept
+ * @returns {(receive: (frame: object) => void) => (frame: object) => void}
+ */
+export const connect = (accept) => (receive) => {
   addEventListener("message", (e) => {
     let f = e.data;
     if (e.source != parent || f?.v !== VERSION) return;
-    if (!HOST_TO_APP[f.type]?.(f)) {
-      if (f.ok !== false || f.type == TYPE_HOST_READY || f.type == TYPE_HOST_EVENT || !HOST_TO_APP[f.type]) return;
+    if (!accept[f.type]?.(f)) {
+      if (f.ok !== false || f.type == TYPE_HOST_READY || f.type == TYPE_HOST_EVENT || !accept[f.type]) return;
       const message = `the host ended the request with an invalid ${f.type}`;
       f = { type: f.type, requestId: f.requestId, ok: false, error: acceptError(f.error) ? f.error : { code: CODE_HOST_ERROR, message, retryable: false } };
     }

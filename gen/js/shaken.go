@@ -1,0 +1,139 @@
+package js
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/snuggen/snuggen/gen/model"
+)
+
+// DirShaken holds the tree-shaken runtimes: one bundle per target and per
+// set of capability members an app may use, short of all of them (that one
+// is dist/snug.js or dist/snug-mcp.js). snuggen build injects the one that
+// matches what the app references (pack: the runtime an app pays for).
+const DirShaken = "runtime-js/dist/shaken/"
+
+// ShakeMembers are the runtime's capability members, each a separate export
+// of src/snug.js, in the order the variants are named by, with the request
+// frame each sends (the name of its schema): a variant takes the acceptor of
+// that request's answer only when it has the member. Every other host→app
+// frame (host-ready, host-event: no request's answer) is accepted by all.
+var ShakeMembers = []struct{ Member, Request string }{
+	{"ask", "app-message"},
+	{"db", "db-request"},
+	{"net", "net-request"},
+	{"openUrl", "open-url-request"},
+}
+
+// ShakenTargets are the runtimes a variant is built for: the Snug transport
+// (frames checked by the acceptors) and the MCP Apps one (the server checks).
+var ShakenTargets = []string{"snug", "mcp"}
+
+// ShakenName is the file name of the variant of target with the members of
+// mask (bit i: ShakeMembers[i]), e.g. "snug-ask-db.js"; "snug-base.js" has
+// none.
+func ShakenName(target string, mask int) string {
+	var parts []string
+	for i, m := range ShakeMembers {
+		if mask&(1<<i) != 0 {
+			parts = append(parts, m.Member)
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"base"}
+	}
+	return target + "-" + strings.Join(parts, "-") + ".js"
+}
+
+// shaken bundles every variant but the full one of each target.
+func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error) {
+	acceptor := map[string]string{}
+	for _, a := range d.Accepts {
+		acceptor[a.Type] = a.Fn
+	}
+	answerOf := map[string]string{} // request schema name → its answer's type
+	answers := map[string]bool{}
+	for _, f := range m.Frames {
+		if f.Direction == model.AppToHost && f.Answer != "" {
+			answerOf[f.Name] = f.Answer
+			answers[f.Answer] = true
+		}
+	}
+	var base []string
+	for _, a := range d.Accepts {
+		if !answers[a.Type] {
+			base = append(base, a.Type)
+		}
+	}
+	for _, sm := range ShakeMembers {
+		if acceptor[answerOf[sm.Request]] == "" {
+			return nil, fmt.Errorf("js: shaken runtimes: member %s sends %s, which has no answer with an acceptor", sm.Member, sm.Request)
+		}
+	}
+	full := 1<<len(ShakeMembers) - 1
+	type job struct {
+		name, entry string
+	}
+	var jobs []job
+	for _, target := range ShakenTargets {
+		for mask := 0; mask < full; mask++ {
+			var members, types []string
+			types = append(types, base...)
+			for i, sm := range ShakeMembers {
+				if mask&(1<<i) != 0 {
+					members = append(members, sm.Member)
+					types = append(types, answerOf[sm.Request])
+				}
+			}
+			var e strings.Builder
+			e.WriteString("import { install")
+			for _, mb := range members {
+				e.WriteString(", " + mb)
+			}
+			e.WriteString(` } from "./snug.js";` + "\n")
+			if target == "snug" {
+				e.WriteString(`import { connect } from "./transport-snug.js";` + "\n")
+				var fns []string
+				for _, t := range types {
+					fns = append(fns, acceptor[t])
+				}
+				e.WriteString("import { " + strings.Join(fns, ", ") + ` } from "../gen/validate.mjs";` + "\n")
+				e.WriteString("globalThis.snug = install(connect({ __proto__: null")
+				for _, t := range types {
+					e.WriteString(", " + jsonText(t) + ": " + acceptor[t])
+				}
+				e.WriteString(" }), { " + strings.Join(members, ", ") + " });\n")
+			} else {
+				e.WriteString(`import { connect } from "./transport-mcp.js";` + "\n")
+				e.WriteString("globalThis.snug = install(connect, { " + strings.Join(members, ", ") + " });\n")
+			}
+			jobs = append(jobs, job{DirShaken + ShakenName(target, mask), e.String()})
+		}
+	}
+	// The bundles are independent: built side by side, kept in order.
+	files := make([]model.File, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			const entry = "src/shaken-entry.js"
+			all := map[string]string{entry: j.entry}
+			for k, v := range src {
+				all[k] = v
+			}
+			script, err := bundle(all, bundleOptions{entry: entry, format: api.FormatIIFE, minify: true, banner: Header})
+			files[i], errs[i] = model.File{Name: j.name, Contents: script}, err
+		}()
+	}
+	wg.Wait()
+	return files, errors.Join(errs...)
+}

@@ -1,0 +1,82 @@
+package hostkit_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
+	"github.com/snuggen/snuggen/internal/browsertest"
+	"github.com/snuggen/snuggen/pack"
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
+)
+
+// Two apps as a model writes them: one that names the one member it uses,
+// one that reaches the member through a variable.
+const (
+	shakenApp = `<!doctype html><meta name="snug:app-id" content="shaken"><meta name="snug:display-name" content="Shaken"><title>Shaken</title>
+<button id="go">Explain</button><pre id="out"></pre>
+<script type="module">
+document.querySelector("#go").addEventListener("click", async () => {
+  const answer = await snug.ask("explain", { word: "snug" }, { schema: { type: "object", required: ["meaning"], properties: { meaning: { type: "string" } } } });
+  document.querySelector("#out").textContent = answer.meaning;
+});
+</script>`
+	dynamicApp = `<!doctype html><meta name="snug:app-id" content="dynamic"><meta name="snug:display-name" content="Dynamic"><title>Dynamic</title>
+<button id="go">Explain</button><pre id="out"></pre>
+<script type="module">
+const call = (what, ...args) => snug[what](...args);
+document.querySelector("#go").addEventListener("click", async () => {
+  const answer = await call("ask", "explain", { word: "snug" }, { schema: { type: "object", required: ["meaning"], properties: { meaning: { type: "string" } } } });
+  document.querySelector("#out").textContent = answer.meaning;
+});
+</script>`
+)
+
+// TestTreeShakenRuntimeInTheBrowser: an app that names snug.ask gets the
+// runtime with ask and without db, net and openUrl, and its ask works end to
+// end in Chromium through the runner and the offline agent; an app that
+// reaches snug[what] gets the whole runtime, with a note saying why, and
+// works the same.
+func TestTreeShakenRuntimeInTheBrowser(t *testing.T) {
+	for _, c := range []struct {
+		key, html string
+		full      bool
+	}{{"shaken", shakenApp, false}, {"dynamic", dynamicApp, true}} {
+		res, err := pack.Build(context.Background(), pack.Options{Path: c.key + ".html", HTML: []byte(c.html), Strict: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.key, err)
+		}
+		full := bytes.Contains(res.HTML, runtimejs.Injected(runtimejs.Script))
+		if full != c.full || runtimejs.TargetOf(res.HTML) != "snug" {
+			t.Errorf("%s: whole runtime injected = %v, want %v", c.key, full, c.full)
+		}
+		var notes []string
+		for _, d := range res.Diagnostics {
+			if d.Severity == pack.SeverityNote && d.Code == "runtime.full" {
+				notes = append(notes, d.Message)
+			}
+		}
+		if c.full != (len(notes) == 1) || c.full && !strings.Contains(notes[0], "computed member") {
+			t.Errorf("%s: notes %q", c.key, notes)
+		}
+	}
+
+	h := startHost(t, hostkit.WithApps(hostkit.RawApp("shaken", []byte(shakenApp)), hostkit.RawApp("dynamic", []byte(dynamicApp))),
+		hostkit.WithAgent(offline.New(offline.Options{})))
+	for _, c := range []struct {
+		key    string
+		hasDB  bool
+		member string
+	}{{"shaken", false, "undefined"}, {"dynamic", true, "object"}} {
+		runner := browsertest.OpenRunner(t, h.URL(), c.key)
+		frame := runner.Frame(0)
+		if got := browsertest.Eval[string](t, frame, `typeof snug.db`); got != c.member {
+			t.Errorf("%s: typeof snug.db = %q, want %q", c.key, got, c.member)
+		}
+		browsertest.Eval[bool](t, frame, `(document.querySelector("#go").click(), true)`)
+		browsertest.WaitFor(t, frame, c.key+": the agent's answer", `document.querySelector("#out").textContent.length > 0`)
+	}
+}

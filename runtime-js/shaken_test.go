@@ -1,0 +1,98 @@
+package runtimejs
+
+import (
+	"bytes"
+	"testing"
+)
+
+// The runtime budgets of issue 16, min+gzip (gzip -9). An app pays for the
+// capability members it names (snuggen build injects the matching
+// dist/shaken variant); every app pays for the base: the handshake, the
+// acceptors of host-ready, host-event and the answers it can get, the error
+// code registry R5 needs, theme, resize and forms. docs/decisions.md
+// ("Tree-shaken runtime") has the measured floor under each; raise a budget
+// only with a line there.
+const (
+	// FullBudget holds dist/snug.js, every member (the issue's goal).
+	FullBudget = 4096
+	// AskBudget holds an ask-only app's runtime. The issue asked 2,400 B;
+	// the base alone measured 2,760 B (snug-base.js) when this landed.
+	AskBudget = 3250
+	// AskDBBudget holds an ask + db + forms app's runtime (forms are in the
+	// base). The issue asked 3,000 B; measured 3,630 B when this landed.
+	AskDBBudget = 3700
+	// MCPAskBudget holds the MCP flavour of an ask-only app (below the
+	// issue's 3,072 B for the MCP flavour).
+	MCPAskBudget = 3072
+)
+
+func variant(t *testing.T, target string, members ...string) []byte {
+	t.Helper()
+	rt, ok := Shaken(target, func(m string) bool {
+		for _, w := range members {
+			if w == m {
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("no runtime for target %s", target)
+	}
+	return rt
+}
+
+// TestRuntimeBudgets holds each budget, and checks that a variant has what
+// it was built with and not what it was built without.
+func TestRuntimeBudgets(t *testing.T) {
+	full := gzipped(t, Injected(Script))
+	ask := variant(t, "snug", "ask")
+	askDB := variant(t, "snug", "ask", "db")
+	mcpAsk := variant(t, "mcp", "ask")
+	for _, c := range []struct {
+		name   string
+		script []byte
+		budget int
+	}{
+		{"dist/snug.js (as injected)", Injected(Script), FullBudget},
+		{"ask-only (dist/shaken/snug-ask.js)", ask, AskBudget},
+		{"ask + db + forms (dist/shaken/snug-ask-db.js)", askDB, AskDBBudget},
+		{"MCP ask-only (dist/shaken/mcp-ask.js)", mcpAsk, MCPAskBudget},
+	} {
+		n := gzipped(t, c.script)
+		t.Logf("%-48s %5d B min+gzip (budget %d, full %d)", c.name, n, c.budget, full)
+		if n > c.budget {
+			t.Errorf("%s is %d B min+gzip, past its budget of %d B", c.name, n, c.budget)
+		}
+	}
+	// The members: a variant carries the request types of its members only.
+	for _, c := range []struct {
+		script      []byte
+		has, hasNot []string
+	}{
+		// ask: its responseSchema field; db: its kvGet op and its answer's
+		// lastInsertRowid; net: the credential header refusal; openUrl: its
+		// request type.
+		{ask, []string{"responseSchema"}, []string{`"kvGet"`, "lastInsertRowid", "injects credentials", `"snug:open-url-request"`}},
+		{askDB, []string{"responseSchema", `"kvGet"`, "lastInsertRowid"}, []string{"injects credentials", `"snug:open-url-request"`}},
+		{mcpAsk, []string{"responseSchema"}, []string{`"kvGet"`, "THREAD_CONFLICT"}},
+		{variant(t, "snug", "net", "openUrl"), []string{"injects credentials", `"snug:open-url-request"`}, []string{"responseSchema", `"kvGet"`, "lastInsertRowid"}},
+	} {
+		for _, s := range c.has {
+			if !bytes.Contains(c.script, []byte(s)) {
+				t.Errorf("a variant lacks %s", s)
+			}
+		}
+		for _, s := range c.hasNot {
+			if bytes.Contains(c.script, []byte(s)) {
+				t.Errorf("a variant carries %s, which its members do not use", s)
+			}
+		}
+	}
+	if all := variant(t, "snug", "ask", "db", "net", "openUrl"); !bytes.Equal(all, Injected(Script)) {
+		t.Error("every member should give dist/snug.js itself")
+	}
+	if TargetOf(append(append([]byte("<script>"), ask...), "</script>"...)) != "snug" || TargetOf(mcpAsk) != "mcp" || TargetOf([]byte("<p>x")) != "" {
+		t.Error("TargetOf does not name the runtime a page carries")
+	}
+}
