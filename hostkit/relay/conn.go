@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,7 +140,9 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		return // closing: nothing new is accepted, only queued answers go out
 	}
 	var m inMsg
-	if err := json.Unmarshal(data, &m); err != nil {
+	if slot, fr, ok := frameMsg(data); ok {
+		m.T, m.Slot, m.Frame = "frame", slot, fr
+	} else if err := json.Unmarshal(data, &m); err != nil {
 		return // not a relay message; the page never sends one
 	}
 	switch m.T {
@@ -225,6 +228,36 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			p.sess.Event(ev)
 		}
 	}
+}
+
+// framePrefix and frameKey are how the runner page writes a frame message:
+// {"t":"frame","slot":"<slot>","frame":<the frame>} (JSON.stringify of an
+// object built in that order).
+const (
+	framePrefix = `{"t":"frame","slot":"`
+	frameKey    = `","frame":`
+)
+
+// frameMsg reads a frame message written the way the runner page writes it,
+// without decoding it: the slot is a valid slot name (no escapes possible)
+// and the frame is the rest of the message but its closing brace, handed to
+// the broker as it is (frame.Parse judges it; it is JSON.stringify's output
+// of the app's frame, so nothing follows it). Any other message, or a slot
+// that is not a valid name, is left to encoding/json (ok false).
+func frameMsg(data []byte) (slot string, fr []byte, ok bool) {
+	rest, found := bytes.CutPrefix(data, []byte(framePrefix))
+	if !found {
+		return "", nil, false
+	}
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 || !validSlot(string(rest[:i])) {
+		return "", nil, false
+	}
+	body, found := bytes.CutPrefix(rest[i:], []byte(frameKey))
+	if !found || len(body) < 3 || body[0] != '{' || body[len(body)-2] != '}' || body[len(body)-1] != '}' {
+		return "", nil, false
+	}
+	return string(rest[:i]), body[:len(body)-1], true
 }
 
 // announced tells the page what the app in p's slot accepted announce says
