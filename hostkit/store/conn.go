@@ -268,12 +268,21 @@ func (s *Store) acquire(ctx context.Context, app string) (*appDB, error) {
 	}
 	d := s.dbs[app]
 	if d == nil {
-		name, err := FileName(app)
+		name, err := relPath(app)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}
-		d = &appDB{s: s, app: app, path: filepath.Join(s.dir, name), lock: make(chan struct{}, 1)}
+		path := filepath.Join(s.dir, filepath.FromSlash(name))
+		if dir := filepath.Dir(path); dir != s.dir {
+			// A user's own directory: made on first use, and cleared of
+			// what a crash left there, as Open does for the top one.
+			if err := prepareDir(dir); err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+		}
+		d = &appDB{s: s, app: app, path: path, lock: make(chan struct{}, 1)}
 		s.dbs[app] = d
 	}
 	s.clock++
@@ -392,14 +401,18 @@ func harden(c *sqlite3.Conn, opts Options) error {
 	// search box is far shorter.
 	c.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
 
-	// Exclusive locking before WAL: no shared-memory file, and no second
-	// process can open the database while this host has it.
-	err := c.Exec(fmt.Sprintf(`PRAGMA locking_mode=EXCLUSIVE;
+	// Exclusive locking (the default) before WAL: no shared-memory file,
+	// and no second process can open the database while this host has it.
+	locking := opts.LockingMode
+	if locking == "" {
+		locking = LockingExclusive
+	}
+	err := c.Exec(fmt.Sprintf(`PRAGMA locking_mode=%s;
 		PRAGMA journal_mode=WAL;
 		PRAGMA synchronous=FULL;
 		PRAGMA temp_store=MEMORY;
 		PRAGMA foreign_keys=ON;
-		PRAGMA journal_size_limit=%d;`, journalSizeLimit))
+		PRAGMA journal_size_limit=%d;`, locking, journalSizeLimit))
 	if err != nil {
 		return err
 	}

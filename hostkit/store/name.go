@@ -1,8 +1,11 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // MaxAppKeyBytes is the longest app key the store takes; escaped it stays
@@ -42,4 +45,52 @@ func FileName(app string) (string, error) {
 		}
 	}
 	return string(append(b, dbSuffix...)), nil
+}
+
+// userMark starts a key made by UserKey; the store's callers pass app keys
+// that never hold a NUL byte (hostkit.ValidKey).
+const userMark = "\x00"
+
+// UserKey is the store key of user's database of the installed app app:
+// the app key itself for the empty user (one local user, as hostkit has
+// without an authenticator), otherwise a key the store keeps under a
+// directory of the user's own, named by a SHA-256 of the user (see Path),
+// so no user name reaches the file system and no two users share a file.
+func UserKey(user, app string) string {
+	if user == "" {
+		return app
+	}
+	return userMark + user + userMark + app
+}
+
+// splitUserKey undoes UserKey; ok is false for a plain app key.
+func splitUserKey(key string) (user, app string, ok bool) {
+	rest, found := strings.CutPrefix(key, userMark)
+	if !found {
+		return "", key, false
+	}
+	i := strings.LastIndex(rest, userMark)
+	if i < 0 {
+		return "", "", true
+	}
+	return rest[:i], rest[i+len(userMark):], true
+}
+
+// relPath is the path of key's database file relative to the store's
+// directory: FileName(key), or for a UserKey "u-<sha256 of the user>/"
+// followed by FileName(app).
+func relPath(key string) (string, error) {
+	user, app, namespaced := splitUserKey(key)
+	if !namespaced {
+		return FileName(key)
+	}
+	if user == "" {
+		return "", errors.New("a user key with an empty user")
+	}
+	name, err := FileName(app)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(user))
+	return "u-" + hex.EncodeToString(sum[:]) + "/" + name, nil
 }

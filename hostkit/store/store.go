@@ -126,7 +126,20 @@ type Options struct {
 	// MaxOpen is how many app databases stay open at once; past it the one
 	// used longest ago (and idle) is closed, to reopen on its next call.
 	MaxOpen int
+	// LockingMode is SQLite's locking mode for every database:
+	// LockingExclusive (the default) keeps any other process out of a
+	// database while the store has it; LockingNormal lets a replicator such
+	// as Litestream read it beside the store (both use SQLite's lock bytes
+	// and the shared-memory file), and then something else, such as a
+	// lease, must keep a second writer away.
+	LockingMode string
 }
+
+// Locking modes (Options.LockingMode).
+const (
+	LockingExclusive = "EXCLUSIVE"
+	LockingNormal    = "NORMAL"
+)
 
 // Error is a failure the app is told about: Code is one of the db codes of
 // the error registry (frame.CodeDBSQLError, frame.CodeDBQuotaExceeded,
@@ -189,22 +202,84 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.MaxOpen <= 0 {
 		opts.MaxOpen = DefaultMaxOpen
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	switch opts.LockingMode {
+	case "":
+		opts.LockingMode = LockingExclusive
+	case LockingExclusive, LockingNormal:
+	default:
+		return nil, fmt.Errorf("store: open %s: LockingMode %q is neither %q nor %q", dir, opts.LockingMode, LockingExclusive, LockingNormal)
+	}
+	if err := prepareDir(dir); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Store{dir: dir, opts: opts, ctx: ctx, cancel: cancel, dbs: map[string]*appDB{}}, nil
+}
+
+// prepareDir makes dir (mode 0700) and removes the leftovers of imports or
+// exports a crash interrupted.
+func prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		return err
 	}
 	for _, e := range entries {
 		if n := e.Name(); strings.Contains(n, importSuffix) || strings.Contains(n, exportSuffix) {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil {
-				return nil, fmt.Errorf("store: open %s: remove leftover: %w", dir, err)
+				return fmt.Errorf("remove leftover: %w", err)
 			}
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Store{dir: dir, opts: opts, ctx: ctx, cancel: cancel, dbs: map[string]*appDB{}}, nil
+	return nil
+}
+
+// Path is the file of key's database (an app key or a UserKey), for a host
+// that replicates it: the store itself never shows it to an app.
+func (s *Store) Path(key string) (string, error) {
+	name, err := relPath(key)
+	if err != nil {
+		return "", fmt.Errorf("store: path %q: %w", key, err)
+	}
+	return filepath.Join(s.dir, filepath.FromSlash(name)), nil
+}
+
+// Ensure opens key's database now, creating it (with its kv table) when it
+// does not exist: a replicating host calls it before it starts copying the
+// file, so the copy starts from a database in WAL mode.
+func (s *Store) Ensure(ctx context.Context, key string) error {
+	return s.do(ctx, key, "open", false, true, func(*appDB) error { return nil })
+}
+
+// Release waits for the call running on key's database, if any, closes its
+// connection (which checkpoints the WAL when it is the last one) and
+// forgets it; the next call opens it again. A replicating host releases a
+// database before it swaps or removes the file under it, and when another
+// replica owns it now.
+func (s *Store) Release(ctx context.Context, key string) error {
+	s.mu.Lock()
+	d := s.dbs[key]
+	s.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	d, err := s.acquire(ctx, key)
+	if err != nil {
+		return fmt.Errorf("store: release %q: %w", key, err)
+	}
+	err = d.closeConn()
+	s.mu.Lock()
+	if s.dbs[key] == d {
+		delete(s.dbs, key)
+	}
+	s.mu.Unlock()
+	<-d.lock
+	if err != nil {
+		return fmt.Errorf("store: release %q: %w", key, err)
+	}
+	return nil
 }
 
 // closeWait bounds how long Close waits for running calls: the hard stop

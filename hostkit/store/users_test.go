@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// Two users of one app, and a user named like a path or like another
+// user's key, each get a database of their own under a directory named by a
+// hash: no user name reaches the file system and no data crosses.
+func TestUserKeysKeepUsersApart(t *testing.T) {
+	s, dir := newStore(t, Options{})
+	users := []string{"alice", "bob", "../../etc", "alice\x00todo", "ALICE", ""}
+	for i, u := range users {
+		k := UserKey(u, "todo")
+		mustExec(t, s, k, "CREATE TABLE IF NOT EXISTS who(name TEXT)")
+		mustExec(t, s, k, "INSERT INTO who VALUES (?)", u)
+		if err := s.KVSet(bg, k, "n", []byte{'0' + byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, u := range users {
+		k := UserKey(u, "todo")
+		r := mustExec(t, s, k, "SELECT name FROM who")
+		if len(r.Rows) != 1 || r.Rows[0][0] != u {
+			t.Errorf("user %q sees %v, want only its own row", u, r.Rows)
+		}
+		v, _, err := s.KVGet(bg, k, "n")
+		if err != nil || string(v) != string([]byte{'0' + byte(i)}) {
+			t.Errorf("user %q kv = %s, %v", u, v, err)
+		}
+	}
+	if UserKey("", "todo") != "todo" {
+		t.Errorf("the empty user's key is %q, want the app key itself", UserKey("", "todo"))
+	}
+	// Every file stays inside dir, and no name holds a user's name.
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		for _, u := range []string{"alice", "bob", "etc", "ALICE"} {
+			if strings.Contains(rel, u) {
+				t.Errorf("file %s names user %q", rel, u)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Path(UserKey("alice", "todo"))
+	if err != nil || !strings.HasPrefix(p, dir+string(filepath.Separator)+"u-") {
+		t.Errorf("Path = %q, %v; want a u-<hash> directory under %s", p, err, dir)
+	}
+	if _, err := s.Path(UserKey("bob", strings.Repeat("x", MaxAppKeyBytes+1))); err == nil {
+		t.Error("Path took an app key past MaxAppKeyBytes")
+	}
+}
+
+// Release closes one database and forgets it; the next call opens it again
+// with the data intact, and the file can be swapped while it is released.
+func TestEnsureAndRelease(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	k := UserKey("carol", "notes")
+	if err := s.Ensure(bg, k); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := s.Path(k)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("Ensure made no file: %v", err)
+	}
+	mustExec(t, s, k, "CREATE TABLE t(x)")
+	mustExec(t, s, k, "INSERT INTO t VALUES (1)")
+	if err := s.Release(bg, k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after Release the WAL is still there (%v): the last connection checkpoints it", err)
+	}
+	if n := s.openConns.Load(); n != 0 {
+		t.Errorf("%d connections open after Release", n)
+	}
+	if r := mustExec(t, s, k, "SELECT x FROM t"); len(r.Rows) != 1 {
+		t.Errorf("after Release: rows %v", r.Rows)
+	}
+	if err := s.Release(bg, "never-opened"); err != nil {
+		t.Errorf("Release of a database never opened: %v", err)
+	}
+	// Release waits for a running call: a call holding the lock ends first.
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if err := s.Release(ctx, k); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("Release with an ended context: %v", err)
+	}
+}
+
+// In LockingNormal a second connection (a replicator's) can read the
+// database beside the store's; in the default exclusive mode it cannot.
+func TestLockingModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode     string
+		readable bool
+	}{{"", false}, {LockingNormal, true}} {
+		s, _ := newStore(t, Options{LockingMode: tc.mode})
+		mustExec(t, s, "app", "CREATE TABLE t(x)")
+		mustExec(t, s, "app", "INSERT INTO t VALUES (42)")
+		p, _ := s.Path("app")
+		c, err := sqlite3.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Exec("SELECT * FROM t")
+		c.Close()
+		if tc.readable && err != nil {
+			t.Errorf("mode %q: a second connection cannot read: %v", tc.mode, err)
+		}
+		if !tc.readable && err == nil {
+			t.Errorf("mode %q: a second connection read the database", tc.mode)
+		}
+		mustExec(t, s, "app", "INSERT INTO t VALUES (43)")
+	}
+	if _, err := Open(t.TempDir(), Options{LockingMode: "SHARED"}); err == nil || !strings.Contains(err.Error(), "LockingMode") {
+		t.Errorf("Open with LockingMode SHARED: %v, want an error naming it", err)
+	}
+}
