@@ -15,6 +15,9 @@ import (
 // Caller is the app instance a request comes from, as the host knows it
 // (R4: the iframe the frame came from), never as the frame describes itself.
 type Caller struct {
+	// User is the signed-in user ("" for the one local user); with
+	// Options.Budget the parse-failure budget is kept per (User, App).
+	User string
 	// App is the installed app's key: the envelope's appId.
 	App string
 	// Instance keys the instance's parse-failure budget (the host-minted
@@ -42,6 +45,24 @@ type Options struct {
 	// backend stops reading and the request is answered PARSE_FAILED. 0
 	// means DefaultMaxReplyBytes (4 MiB).
 	MaxReplyBytes int
+	// Budget, when set, keeps the parse-failure budget outside the Bridge,
+	// per (user, app) rather than per instance, so it survives the instance:
+	// a reconnect to another replica or a reload does not refill it; only
+	// the user's explicit reset (ResetCaller) does. nil keeps it in memory
+	// per instance.
+	Budget Budget
+}
+
+// Budget keeps consecutive parse failures per (user, app) where every
+// replica of a host reads them (hostkit/cluster keeps them in PostgreSQL).
+// A Budget that fails refuses the request (HOST_ERROR) rather than letting
+// it past a budget it cannot read.
+type Budget interface {
+	Failures(ctx context.Context, user, app string) (int, error)
+	// Fail records one more consecutive failure and returns the count.
+	Fail(ctx context.Context, user, app string) (int, error)
+	// Clear is a success or the user's reset.
+	Clear(ctx context.Context, user, app string) error
 }
 
 // errAgentTimeout is the cause of a context ended by Options.Timeout.
@@ -126,7 +147,11 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 	if c.App == "" {
 		return nil, newError(frame.CodeHostError, "the host named no app for this request")
 	}
-	if n := b.failureCount(instanceKey); n >= frame.ParseFailureBudget {
+	n, err := b.failureCount(ctx, c)
+	if err != nil {
+		return nil, newError(frame.CodeHostError, "the host could not read the parse-failure budget")
+	}
+	if n >= frame.ParseFailureBudget {
 		e := frame.NewError(frame.CodeParseFailed, "the parse-failure budget is spent; the user must reset this app")
 		e.Retryable = false
 		zero := 0
@@ -177,8 +202,11 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 		if text == "" {
 			text = st.last
 		}
-		left := max(frame.ParseFailureBudget-b.fail(instanceKey), 0)
-		return nil, parseFailed(fmt.Sprintf("the agent's reply passed the host's limit of %s; the host stopped reading it", sizeText(limit)), Excerpt(text), left)
+		spent, ferr := b.fail(ctx, c)
+		if ferr != nil {
+			return nil, newError(frame.CodeHostError, "the host could not record the parse failure")
+		}
+		return nil, parseFailed(fmt.Sprintf("the agent's reply passed the host's limit of %s; the host stopped reading it", sizeText(limit)), Excerpt(text), max(frame.ParseFailureBudget-spent, 0))
 	}
 	if err != nil {
 		if b.opts.Log != nil && ctx.Err() == nil {
@@ -195,10 +223,15 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 			}
 			return nil, newError(frame.CodeHostError, err.Error())
 		}
-		left := max(frame.ParseFailureBudget-b.fail(instanceKey), 0)
-		return nil, parseFailed(re.Reason, re.RawExcerpt, left)
+		spent, err := b.fail(ctx, c)
+		if err != nil {
+			return nil, newError(frame.CodeHostError, "the host could not record the parse failure")
+		}
+		return nil, parseFailed(re.Reason, re.RawExcerpt, max(frame.ParseFailureBudget-spent, 0))
 	}
-	b.succeed(instanceKey)
+	if err := b.succeed(ctx, c); err != nil && b.opts.Log != nil {
+		b.opts.Log(instanceKey, fmt.Errorf("clear the parse-failure budget: %w", err))
+	}
 	return data, nil
 }
 
@@ -249,30 +282,46 @@ func parseFailed(reason, excerpt string, attemptsRemaining int) *frame.Error {
 	return e
 }
 
-func (b *Bridge) failureCount(key string) int {
+func (b *Bridge) failureCount(ctx context.Context, c Caller) (int, error) {
+	if b.opts.Budget != nil {
+		return b.opts.Budget.Failures(ctx, c.User, c.App)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.failures[key]
+	return b.failures[c.Instance], nil
 }
 
 // fail records one more consecutive failure and returns the count.
-func (b *Bridge) fail(key string) int {
+func (b *Bridge) fail(ctx context.Context, c Caller) (int, error) {
+	if b.opts.Budget != nil {
+		return b.opts.Budget.Fail(ctx, c.User, c.App)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.failures[key]++
-	return b.failures[key]
+	b.failures[c.Instance]++
+	return b.failures[c.Instance], nil
 }
 
-func (b *Bridge) succeed(key string) {
+func (b *Bridge) succeed(ctx context.Context, c Caller) error {
+	if b.opts.Budget != nil {
+		return b.opts.Budget.Clear(ctx, c.User, c.App)
+	}
+	b.forget(c.Instance)
+	return nil
+}
+
+func (b *Bridge) forget(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.failures, key)
 }
 
 // Remaining returns how many consecutive parse failures instanceKey may still
-// have before it is refused.
+// have before it is refused (the in-memory budget; with Options.Budget ask
+// the Budget).
 func (b *Bridge) Remaining(instanceKey string) int {
-	return max(frame.ParseFailureBudget-b.failureCount(instanceKey), 0)
+	n, _ := b.failureCount(context.Background(), Caller{Instance: instanceKey})
+	return max(frame.ParseFailureBudget-n, 0)
 }
 
 // Reset is the explicit user reset of instanceKey's parse-failure budget. An
@@ -281,13 +330,28 @@ func (b *Bridge) Reset(instanceKey string) error {
 	if instanceKey == "" {
 		return errors.New("agent: reset: empty instance key")
 	}
-	b.succeed(instanceKey)
+	b.forget(instanceKey)
+	return nil
+}
+
+// ResetCaller is the user's explicit reset for c: with Options.Budget it
+// clears (c.User, c.App)'s count, otherwise c.Instance's.
+func (b *Bridge) ResetCaller(ctx context.Context, c Caller) error {
+	if b.opts.Budget == nil {
+		return b.Reset(c.Instance)
+	}
+	if c.App == "" {
+		return errors.New("agent: reset: empty app")
+	}
+	if err := b.opts.Budget.Clear(ctx, c.User, c.App); err != nil {
+		return fmt.Errorf("agent: reset: %w", err)
+	}
 	return nil
 }
 
 // Forget drops everything the Bridge holds for instanceKey (the instance is
-// gone).
-func (b *Bridge) Forget(instanceKey string) { b.succeed(instanceKey) }
+// gone). A budget kept by Options.Budget outlives the instance.
+func (b *Bridge) Forget(instanceKey string) { b.forget(instanceKey) }
 
 // maxStreamText is the longest cumulative text worth streaming: a streaming
 // app-response carrying more cannot fit the default frame size class and

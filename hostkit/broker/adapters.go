@@ -15,13 +15,14 @@ import (
 
 // Agent answers app-message with an agent.Bridge. The Bridge's per-instance
 // state (the parse-failure budget) is keyed by the host-minted instanceId and
-// forgotten when the instance dies.
+// forgotten when the instance dies, or, with agent.Options.Budget, kept per
+// (user, app) beyond the instance.
 func Agent(b *agent.Bridge) AgentHandler { return bridgeAgent{b} }
 
 type bridgeAgent struct{ b *agent.Bridge }
 
 func (a bridgeAgent) AppMessage(ctx context.Context, c Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
-	data, ferr := a.b.Ask(ctx, agent.Caller{App: c.App, Instance: c.InstanceID}, m, stream)
+	data, ferr := a.b.Ask(ctx, agent.Caller{User: c.User, App: c.App, Instance: c.InstanceID}, m, stream)
 	if ferr != nil {
 		return &frame.AppResponse{RequestID: m.RequestID, OK: false, Error: ferr}
 	}
@@ -30,7 +31,9 @@ func (a bridgeAgent) AppMessage(ctx context.Context, c Call, m *frame.AppMessage
 
 func (a bridgeAgent) Forget(instanceKey string) { a.b.Forget(instanceKey) }
 
-func (a bridgeAgent) Reset(instanceKey string) error { return a.b.Reset(instanceKey) }
+func (a bridgeAgent) ResetCall(c Call) error {
+	return a.b.ResetCaller(context.Background(), agent.Caller{User: c.User, App: c.App, Instance: c.InstanceID})
+}
 
 // OpenURL answers open-url-request with an openurl.Opener; the dialog names
 // the installed app by its host key.
@@ -41,7 +44,8 @@ func OpenURL(o *openurl.Opener) OpenURLHandler {
 }
 
 // Store answers db-request with a store.Store, in the namespace of the
-// installed app the session was opened for (never the announced appId).
+// installed app the session was opened for (never the announced appId) and
+// its user (store.UserKey(Call.User, Call.App)).
 // A *store.Error becomes its code; any other failure is HOST_ERROR without
 // the host's details (paths stay on the host).
 func Store(s *store.Store) DBHandler { return storeDB{s} }
@@ -49,7 +53,7 @@ func Store(s *store.Store) DBHandler { return storeDB{s} }
 type storeDB struct{ s *store.Store }
 
 func (d storeDB) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse {
-	result, err := d.do(ctx, c.App, r)
+	result, err := d.do(ctx, store.UserKey(c.User, c.App), r)
 	if err != nil {
 		var se *store.Error
 		if errors.As(err, &se) {
@@ -128,7 +132,8 @@ func deref(s *string) string {
 // Netgate answers net-request with a netgate.Gate. apps, when non-nil,
 // describes an installed app for the gate (display name, imported); the Key
 // is always the host's own key of the session's app. Host-ready's auth
-// capability follows the gate's (a connection is configured).
+// capability follows the gate's (a connection is configured). The gate keeps
+// grants and the rate ceiling per (Call.User, key).
 func Netgate(g *netgate.Gate, apps func(key string) netgate.App) NetHandler {
 	return gateNet{g, apps}
 }
@@ -144,6 +149,7 @@ func (n gateNet) NetRequest(ctx context.Context, c Call, r *frame.NetRequest) *f
 		app = n.apps(c.App)
 		app.Key = c.App
 	}
+	app.User = c.User
 	return n.g.Fetch(ctx, app, r)
 }
 

@@ -281,11 +281,20 @@ var ErrClosed = errors.New("broker: shut down")
 // port. The session's instanceId is minted now; host-ready goes out on Load
 // and as the answer to every app-announce.
 func (b *Broker) Open(app string, port Port) (*Session, error) {
+	return b.OpenUser("", app, port)
+}
+
+// OpenUser is Open for a signed-in user of a host that serves many (the
+// user its authenticator named at the page's connection, never anything a
+// frame says). Every capability gets the user in Call.User and keys what it
+// keeps by (user, app): two users of one app share nothing. The empty user
+// is the one local user of a host without an authenticator.
+func (b *Broker) OpenUser(user, app string, port Port) (*Session, error) {
 	id, err := mintInstanceID()
 	if err != nil {
 		return nil, err
 	}
-	return b.OpenInstance(app, id, port)
+	return b.openInstance(user, app, id, port)
 }
 
 // OpenInstance is Open with an instanceId the host minted itself, for a
@@ -294,11 +303,16 @@ func (b *Broker) Open(app string, port Port) (*Session, error) {
 // opens the session again after a restart. The id must be as unguessable as
 // Open's (128 random bits) and is never taken from an app.
 func (b *Broker) OpenInstance(app, instanceID string, port Port) (*Session, error) {
+	return b.openInstance("", app, instanceID, port)
+}
+
+func (b *Broker) openInstance(user, app, instanceID string, port Port) (*Session, error) {
 	if instanceID == "" {
 		return nil, errors.New("broker: empty instanceId")
 	}
 	s := &Session{
 		b:          b,
+		user:       user,
 		app:        app,
 		port:       port,
 		instanceID: instanceID,
@@ -375,6 +389,17 @@ func (b *Broker) Broadcast(ev *frame.HostEvent) error {
 // the app's data changed elsewhere. Build it with hostkit/events (R7); an
 // event that fails events.Check is sent to none, and the error says why.
 func (b *Broker) SendToApp(app string, ev *frame.HostEvent) error {
+	return b.sendTo(func(s *Session) bool { return s.app == app }, ev)
+}
+
+// SendToUserApp is SendToApp for the instances of app that user runs only
+// (a grant is one user's: its connection-event goes to that user's
+// instances).
+func (b *Broker) SendToUserApp(user, app string, ev *frame.HostEvent) error {
+	return b.sendTo(func(s *Session) bool { return s.user == user && s.app == app }, ev)
+}
+
+func (b *Broker) sendTo(match func(*Session) bool, ev *frame.HostEvent) error {
 	if err := checkEvent(ev); err != nil {
 		return err
 	}
@@ -382,7 +407,7 @@ func (b *Broker) SendToApp(app string, ev *frame.HostEvent) error {
 	live := b.liveLocked()
 	b.mu.Unlock()
 	for _, s := range live {
-		if s.app == app {
+		if match(s) {
 			s.send(ev)
 		}
 	}

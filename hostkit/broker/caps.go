@@ -11,6 +11,7 @@ import (
 // in their context (CallFrom), so a confirm dialog deep inside a capability
 // can be routed back to the right iframe.
 type Call struct {
+	User       string   // the signed-in user (Broker.OpenUser); "" for the one local user
 	App        string   // the installed app's host key
 	InstanceID string   // the host-minted instanceId
 	RequestID  string   // the request being answered

@@ -17,6 +17,7 @@ import (
 // metadata.
 type Session struct {
 	b          *Broker
+	user       string // the signed-in user ("" for the one local user)
 	app        string
 	port       Port
 	instanceID string
@@ -37,6 +38,10 @@ type Session struct {
 
 // App is the installed app's host key the session was opened with.
 func (s *Session) App() string { return s.app }
+
+// User is the user the session was opened for (OpenUser); "" for the one
+// local user.
+func (s *Session) User() string { return s.user }
 
 // InstanceID is the host-minted instanceId.
 func (s *Session) InstanceID() string { return s.instanceID }
@@ -100,8 +105,8 @@ func (s *Session) kill(reason string) {
 // ResetAgent is the user's explicit reset of the instance's parse-failure
 // budget (after frame.ParseFailureBudget consecutive PARSE_FAILED answers
 // the agent bridge refuses the instance until then). An agent handler
-// without the budget (no Reset(instanceKey string) error method) has nothing
-// to reset. It fails, and the transport answers RESET_FAILED, when there is
+// without the budget (no Reset(instanceKey string) error or ResetCall(Call)
+// error method) has nothing to reset. It fails, and the transport answers RESET_FAILED, when there is
 // nothing it could reset: the instance is dead (navigated, closed or ended),
 // the host is shutting down or offers no agent; or when the agent handler's
 // own Reset fails.
@@ -116,6 +121,16 @@ func (s *Session) ResetAgent() error {
 		return errors.New("broker: reset: the host is shutting down")
 	case s.b.opts.Agent == nil:
 		return errors.New("broker: reset: this host offers no agent, so there is no retry budget to reset")
+	}
+	if r, ok := s.b.opts.Agent.(interface {
+		ResetCall(c Call) error
+	}); ok {
+		// A budget kept beyond the instance (per user and app) is reset
+		// by who asks, not by the instance key alone.
+		if err := r.ResetCall(Call{User: s.user, App: s.app, InstanceID: s.instanceID, Session: s}); err != nil {
+			return fmt.Errorf("broker: reset: %w", err)
+		}
+		return nil
 	}
 	if r, ok := s.b.opts.Agent.(interface {
 		Reset(instanceKey string) error
@@ -376,7 +391,7 @@ func (d *dispatcher) start(req frame.Frame, iid string, offered bool, what strin
 		s.send(errorFrame(respType, rid, refusal))
 		return
 	}
-	r := newRequest(s, rid, respType, Call{App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}, run)
+	r := newRequest(s, rid, respType, Call{User: s.user, App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}, run)
 	s.inflight[rid] = r
 	s.b.wg.Add(1)
 	s.mu.Unlock()

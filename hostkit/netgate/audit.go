@@ -9,9 +9,12 @@ import (
 // it ended. It never holds a secret, a header value or a body; the URL is
 // reduced to its origin.
 type Entry struct {
-	Time   time.Time `json:"time"`
-	App    string    `json:"app"`
-	Method string    `json:"method"`
+	Time time.Time `json:"time"`
+	// User is the signed-in user the request was made for; empty for the
+	// one local user of a host without an authenticator.
+	User   string `json:"user,omitempty"`
+	App    string `json:"app"`
+	Method string `json:"method"`
 	// Origin is the canonical origin asked for; empty when the URL did not
 	// parse.
 	Origin string `json:"origin,omitempty"`

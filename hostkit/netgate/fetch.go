@@ -25,7 +25,7 @@ func (g *Gate) Fetch(ctx context.Context, app App, req *frame.NetRequest) *frame
 		return errorResponse("", fail(frame.CodeHostError, "no request"))
 	}
 	start := time.Now()
-	e := Entry{Time: g.opts.now().UTC(), App: app.Key, Method: req.Method}
+	e := Entry{Time: g.opts.now().UTC(), User: app.User, App: app.Key, Method: req.Method}
 	resp, f := g.fetch(ctx, app, req, &e)
 	e.DurationMs = time.Since(start).Milliseconds()
 	if f != nil {
@@ -87,7 +87,7 @@ func (g *Gate) fetch(ctx context.Context, app App, req *frame.NetRequest, e *Ent
 	if f := g.ceiling(t); f != nil {
 		return nil, f
 	}
-	release, wait, ok := g.rate.acquire(app.Key, g.opts.now())
+	release, wait, ok := g.rate.acquire(rateKey(app), g.opts.now())
 	if !ok {
 		return nil, &failure{code: frame.CodeNetFetchFailed, retryAfter: wait,
 			msg: fmt.Sprintf("the app is over its rate ceiling (%d requests a minute, %d in flight); retry later", g.cfg.perMinute, g.cfg.inFlight)}
@@ -135,10 +135,14 @@ func displayName(app App) string {
 
 // approve is the confirm gate: an existing grant, or the user's answer.
 func (g *Gate) approve(ctx context.Context, app App, method string, t *target) (string, *failure) {
-	if app.Imported && !g.grants.reviewed(app.Key) {
+	if app.Imported && !g.reviewed(ctx, app) {
 		return "", g.importedFailure(app)
 	}
-	if g.grants.has(app.Key, t.origin) {
+	has, err := g.grants.HasGrant(ctx, app.User, app.Key, t.origin)
+	if err != nil {
+		return "", fail(frame.CodeHostError, fmt.Sprintf("the grants could not be read: %v", err))
+	}
+	if has {
 		return "granted", nil
 	}
 	c := app.Confirmer
@@ -159,12 +163,12 @@ func (g *Gate) approve(ctx context.Context, app App, method string, t *target) (
 	case Once:
 		return string(Once), nil
 	case Always:
-		added, err := g.grants.add(app.Key, t.origin, g.opts.now())
+		added, err := g.grants.AddGrant(ctx, Grant{User: app.User, App: app.Key, Origin: t.origin, Since: g.opts.now()})
 		if err != nil {
 			return "", fail(frame.CodeHostError, fmt.Sprintf("the grant for %s could not be saved: %v", t.origin, err))
 		}
 		if added {
-			g.announce(app.Key, t.origin, StateConnected)
+			g.announce(app.User, app.Key, t.origin, StateConnected)
 		}
 		return string(Always), nil
 	case Deny:

@@ -18,6 +18,10 @@ import (
 // App is the installed app a request comes from, as the host knows it: Key
 // is the host's own key (R4: the frame's source), never the announced appId.
 type App struct {
+	// User is the signed-in user the request is for ("" for the one local
+	// user): grants, reviews, the rate ceiling and audit entries are kept
+	// per (User, Key).
+	User string
 	Key  string
 	Name string // shown to the user when asking
 	// Imported apps start unreviewed: NET_IMPORTED_UNAPPROVED until Review.
@@ -71,6 +75,7 @@ type Resolver interface {
 // the source of a connection-event hint: State is "connected" when a grant
 // for the connection's origin is made and "revoked" when it goes.
 type ConnectionEvent struct {
+	User       string // the user whose grant changed ("" for the one local user)
 	App        string
 	Connection string
 	State      string
@@ -95,6 +100,7 @@ type options struct {
 	resolver  Resolver
 	confirmer Confirmer
 	grants    string
+	store     GrantStore
 	sink      func(Entry)
 	hook      func(ConnectionEvent)
 	allowed   []netip.AddrPort
@@ -114,6 +120,10 @@ func WithConfirmer(c Confirmer) Option { return func(o *options) { o.confirmer =
 // WithGrantsFile persists grants and reviews in path (a JSON file in the
 // host's data directory). Without it grants last as long as the Gate.
 func WithGrantsFile(path string) Option { return func(o *options) { o.grants = path } }
+
+// WithGrantStore keeps grants and reviews in st instead of a file (a host
+// of many replicas keeps them where every replica reads them).
+func WithGrantStore(st GrantStore) Option { return func(o *options) { o.store = st } }
 
 // WithAuditSink receives every audit entry as it is made.
 func WithAuditSink(f func(Entry)) Option { return func(o *options) { o.sink = f } }
@@ -146,7 +156,7 @@ type Gate struct {
 	transport *http.Transport
 	client    *http.Client
 	dialer    *net.Dialer
-	grants    *grantStore
+	grants    GrantStore
 	rate      *limiter
 	audit     *auditLog
 }
@@ -172,8 +182,9 @@ func New(cfg Config, opts ...Option) (*Gate, error) {
 		return nil, err
 	}
 	g.cfg = c
-	g.grants, err = openGrants(g.opts.grants)
-	if err != nil {
+	if g.opts.store != nil {
+		g.grants = g.opts.store
+	} else if g.grants, err = openGrants(g.opts.grants); err != nil {
 		return nil, err
 	}
 	g.rate = newLimiter(c.perMinute, c.inFlight)
@@ -230,8 +241,12 @@ func (g *Gate) Connections() []string {
 // Audit returns the most recent audit entries, oldest first.
 func (g *Gate) Audit() []Entry { return g.audit.entries() }
 
-// Grants lists an app's grants.
-func (g *Gate) Grants(appKey string) []Grant { return g.grants.list(appKey) }
+// Grants lists an app's grants (the one local user's; a store that cannot
+// be read gives none).
+func (g *Gate) Grants(appKey string) []Grant {
+	out, _ := g.grants.ListGrants(context.Background(), "", appKey)
+	return out
+}
 
 // Grant records an "always" for (appKey, origin) as if the user had said so
 // (a host's settings page). origin is any URL; its origin is kept.
@@ -240,12 +255,12 @@ func (g *Gate) Grant(appKey, rawOrigin string) error {
 	if f != nil {
 		return fmt.Errorf("netgate: grant %q: %s", rawOrigin, f.msg)
 	}
-	added, err := g.grants.add(appKey, t.origin, g.opts.now())
+	added, err := g.grants.AddGrant(context.Background(), Grant{App: appKey, Origin: t.origin, Since: g.opts.now()})
 	if err != nil {
 		return err
 	}
 	if added {
-		g.announce(appKey, t.origin, StateConnected)
+		g.announce("", appKey, t.origin, StateConnected)
 	}
 	return nil
 }
@@ -257,39 +272,48 @@ func (g *Gate) Revoke(appKey, rawOrigin string) error {
 	if f != nil {
 		return fmt.Errorf("netgate: revoke %q: %s", rawOrigin, f.msg)
 	}
-	removed, err := g.grants.remove(appKey, t.origin)
+	removed, err := g.grants.RemoveGrant(context.Background(), "", appKey, t.origin)
 	if err != nil {
 		return err
 	}
 	if removed {
-		g.announce(appKey, t.origin, StateRevoked)
+		g.announce("", appKey, t.origin, StateRevoked)
 	}
 	return nil
 }
 
 // Review marks an imported app as reviewed by the user: from now on its
 // requests go through the confirm gate like any other app's.
-func (g *Gate) Review(appKey string) error { return g.grants.markReviewed(appKey) }
+func (g *Gate) Review(appKey string) error {
+	return g.grants.MarkReviewed(context.Background(), "", appKey)
+}
 
 // Forget drops every grant and the review of an app; a host calls it when an
 // app is removed or (re)installed by import, which starts with no grants.
 func (g *Gate) Forget(appKey string) error {
-	gone, err := g.grants.forget(appKey)
+	gone, err := g.grants.ForgetApp(context.Background(), "", appKey)
 	for _, gr := range gone {
-		g.announce(appKey, gr.Origin, StateRevoked)
+		g.announce("", appKey, gr.Origin, StateRevoked)
 	}
 	return err
 }
 
-func (g *Gate) announce(app, origin, state string) {
+func (g *Gate) announce(user, app, origin, state string) {
 	if g.opts.hook == nil {
 		return
 	}
 	for _, c := range g.cfg.conns {
 		if c.origin == origin {
-			g.opts.hook(ConnectionEvent{App: app, Connection: c.name, State: state})
+			g.opts.hook(ConnectionEvent{User: user, App: app, Connection: c.name, State: state})
 		}
 	}
+}
+
+// reviewed reports whether app's user reviewed it; a store that cannot say
+// counts as not reviewed.
+func (g *Gate) reviewed(ctx context.Context, app App) bool {
+	ok, err := g.grants.Reviewed(ctx, app.User, app.Key)
+	return err == nil && ok
 }
 
 // CheckResult is the decision for one URL without sending anything.
@@ -331,7 +355,7 @@ func (g *Gate) Check(ctx context.Context, app App, method, rawURL string) CheckR
 	if f != nil {
 		return refuse(f)
 	}
-	if app.Key != "" && app.Imported && !g.grants.reviewed(app.Key) {
+	if app.Key != "" && app.Imported && !g.reviewed(ctx, app) {
 		return refuse(g.importedFailure(app))
 	}
 	res := CheckResult{Allow: true, URL: t.String(), Address: netip.AddrPortFrom(addrs[0].Unmap(), t.port).String()}

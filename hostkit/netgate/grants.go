@@ -1,6 +1,7 @@
 package netgate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,12 +16,32 @@ import (
 )
 
 // Grant is a user's "always" for one (installed app, origin). Grants live in
-// the host's data directory, keyed by the host's own app key, and never
-// travel with an exported app.
+// the host's data directory (or the host's GrantStore), keyed by the user and
+// the host's own app key, and never travel with an exported app.
 type Grant struct {
+	// User is the signed-in user the grant is for; "" is the one local
+	// user of a host without an authenticator.
+	User   string    `json:"user,omitempty"`
 	App    string    `json:"app"`
 	Origin string    `json:"origin"`
 	Since  time.Time `json:"since"`
+}
+
+// GrantStore keeps grants and import reviews for a Gate, keyed by (user,
+// app). The default is the JSON file of WithGrantsFile (or memory); a host
+// of many replicas keeps them in a database every replica reads
+// (hostkit/cluster). A failed read refuses the request (HOST_ERROR), so a
+// store that cannot answer never lets a request through.
+type GrantStore interface {
+	HasGrant(ctx context.Context, user, app, origin string) (bool, error)
+	ListGrants(ctx context.Context, user, app string) ([]Grant, error)
+	// AddGrant keeps g; added is false when (user, app, origin) had one.
+	AddGrant(ctx context.Context, g Grant) (added bool, err error)
+	RemoveGrant(ctx context.Context, user, app, origin string) (removed bool, err error)
+	Reviewed(ctx context.Context, user, app string) (bool, error)
+	MarkReviewed(ctx context.Context, user, app string) error
+	// ForgetApp drops the app's grants and review, returning the grants.
+	ForgetApp(ctx context.Context, user, app string) (gone []Grant, err error)
 }
 
 // grantsFile is the JSON file the grants persist in.
@@ -59,33 +80,42 @@ func openGrants(path string) (*grantStore, error) {
 	return s, nil
 }
 
-func (s *grantStore) has(app, origin string) bool {
+// reviewKey is how the file lists a reviewed app: the key alone for the
+// one local user (the file's format before users), user NUL key otherwise.
+func reviewKey(user, app string) string {
+	if user == "" {
+		return app
+	}
+	return user + "\x00" + app
+}
+
+func (s *grantStore) HasGrant(_ context.Context, user, app, origin string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, g := range s.data.Grants {
-		if g.App == app && g.Origin == origin {
-			return true
+		if g.User == user && g.App == app && g.Origin == origin {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
-func (s *grantStore) reviewed(app string) bool {
+func (s *grantStore) Reviewed(_ context.Context, user, app string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Contains(s.data.Reviewed, app)
+	return slices.Contains(s.data.Reviewed, reviewKey(user, app)), nil
 }
 
-func (s *grantStore) list(app string) []Grant {
+func (s *grantStore) ListGrants(_ context.Context, user, app string) ([]Grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Grant
 	for _, g := range s.data.Grants {
-		if g.App == app {
+		if g.User == user && g.App == app {
 			out = append(out, g)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // update applies change to a copy and keeps it only when it was saved, so a
@@ -132,26 +162,27 @@ func (s *grantStore) save(d grantsFile) error {
 	return nil
 }
 
-func (s *grantStore) add(app, origin string, now time.Time) (bool, error) {
+func (s *grantStore) AddGrant(_ context.Context, gr Grant) (bool, error) {
 	added := false
 	err := s.update(func(d *grantsFile) bool {
 		for _, g := range d.Grants {
-			if g.App == app && g.Origin == origin {
+			if g.User == gr.User && g.App == gr.App && g.Origin == gr.Origin {
 				return false
 			}
 		}
-		d.Grants = append(d.Grants, Grant{App: app, Origin: origin, Since: now.UTC()})
+		gr.Since = gr.Since.UTC()
+		d.Grants = append(d.Grants, gr)
 		added = true
 		return true
 	})
 	return added && err == nil, err
 }
 
-func (s *grantStore) remove(app, origin string) (bool, error) {
+func (s *grantStore) RemoveGrant(_ context.Context, user, app, origin string) (bool, error) {
 	removed := false
 	err := s.update(func(d *grantsFile) bool {
 		d.Grants = slices.DeleteFunc(d.Grants, func(g Grant) bool {
-			hit := g.App == app && g.Origin == origin
+			hit := g.User == user && g.App == app && g.Origin == origin
 			removed = removed || hit
 			return hit
 		})
@@ -160,28 +191,30 @@ func (s *grantStore) remove(app, origin string) (bool, error) {
 	return removed && err == nil, err
 }
 
-func (s *grantStore) markReviewed(app string) error {
+func (s *grantStore) MarkReviewed(_ context.Context, user, app string) error {
+	k := reviewKey(user, app)
 	return s.update(func(d *grantsFile) bool {
-		if slices.Contains(d.Reviewed, app) {
+		if slices.Contains(d.Reviewed, k) {
 			return false
 		}
-		d.Reviewed = append(d.Reviewed, app)
+		d.Reviewed = append(d.Reviewed, k)
 		return true
 	})
 }
 
-func (s *grantStore) forget(app string) ([]Grant, error) {
+func (s *grantStore) ForgetApp(_ context.Context, user, app string) ([]Grant, error) {
 	var gone []Grant
+	k := reviewKey(user, app)
 	err := s.update(func(d *grantsFile) bool {
 		d.Grants = slices.DeleteFunc(d.Grants, func(g Grant) bool {
-			if g.App == app {
+			if g.User == user && g.App == app {
 				gone = append(gone, g)
 				return true
 			}
 			return false
 		})
 		n := len(d.Reviewed)
-		d.Reviewed = slices.DeleteFunc(d.Reviewed, func(a string) bool { return a == app })
+		d.Reviewed = slices.DeleteFunc(d.Reviewed, func(a string) bool { return a == k })
 		return len(gone) > 0 || n != len(d.Reviewed)
 	})
 	if err != nil {

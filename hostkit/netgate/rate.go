@@ -77,3 +77,12 @@ func (l *limiter) acquire(app string, now time.Time) (release func(), retryAfter
 		})
 	}, 0, true
 }
+
+// rateKey is the limiter's key for app: its key for the one local user,
+// the user and the key otherwise (each user has the ceiling of their own).
+func rateKey(app App) string {
+	if app.User == "" {
+		return app.Key
+	}
+	return app.User + "\x00" + app.Key
+}
