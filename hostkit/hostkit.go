@@ -68,6 +68,8 @@ type config struct {
 	theme     string
 	locale    string
 	brokerFn  func(*broker.Options)
+	auth      func(*http.Request) (string, error)
+	cluster   Cluster
 }
 
 // Addr sets the address to listen on (DefaultAddr when unset). Port 0 picks
@@ -182,6 +184,53 @@ func WithBrokerOptions(f func(*broker.Options)) Option {
 	return func(c *config) error { c.brokerFn = f; return nil }
 }
 
+// WithAuthenticate serves many users: f names the signed-in user of each
+// page connection at the relay's WebSocket upgrade (from the embedding
+// product's session cookie or header); an error or an empty user refuses
+// the connection (401). Every storage namespace, grant, parse-failure budget
+// and audit entry is then keyed by (user, installed app), so two users of one
+// app never see each other's data, and a page gets only its own user's audit
+// entries. Without it the host has one local user.
+func WithAuthenticate(f func(r *http.Request) (user string, err error)) Option {
+	return func(c *config) error { c.auth = f; return nil }
+}
+
+// Cluster is replicated mode: the state a host of many stateless replicas
+// keeps outside the process. hostkit/cluster implements it over PostgreSQL
+// (leases, grants, reviews, budgets, audit, installed apps) and object
+// storage (each app database replicated by Litestream); see docs/scale.md.
+// With WithCluster the host takes its app databases, grants and budgets
+// from the Cluster, and WithDataDir's store and grants file are not used.
+type Cluster interface {
+	// DB answers db-requests for (Call.User, Call.App): on this replica
+	// when it owns that database, through its owner otherwise.
+	DB() broker.DBHandler
+	// Grants keeps the net grants and reviews.
+	Grants() netgate.GrantStore
+	// Budget keeps the parse-failure budgets.
+	Budget() agent.Budget
+	// Audit keeps one net audit entry.
+	Audit(e netgate.Entry)
+	// Install records the installed apps (key to built document) in the
+	// shared state when the host starts.
+	Install(ctx context.Context, apps map[string][]byte) error
+	// Close hands every database this replica owns to the next owner and
+	// stops; the host calls it last in Shutdown.
+	Close(ctx context.Context) error
+}
+
+// WithCluster switches the host to replicated mode over c (see Cluster);
+// the Host closes c in Shutdown, or when New fails.
+func WithCluster(c Cluster) Option {
+	return func(cfg *config) error {
+		if c == nil {
+			return errors.New("hostkit: WithCluster(nil)")
+		}
+		cfg.cluster = c
+		return nil
+	}
+}
+
 // Host is a running Snug host: the listener, the HTTP server with the runner
 // page, the relay and the broker with its capabilities. Its fields are the
 // parts New wired, for a host that needs to reach one.
@@ -193,6 +242,8 @@ type Host struct {
 	Store  *store.Store  // nil without WithDataDir
 	Net    *netgate.Gate // nil without WithNet
 	Agent  *agent.Bridge
+	// Cluster is WithCluster's, nil on a single machine.
+	Cluster Cluster
 
 	ln       net.Listener
 	origin   string
@@ -208,6 +259,14 @@ func New(opts ...Option) (*Host, error) {
 			return nil, err
 		}
 	}
+	h, err := newHost(c)
+	if err != nil && c.cluster != nil {
+		err = errors.Join(err, c.cluster.Close(context.Background()))
+	}
+	return h, err
+}
+
+func newHost(c *config) (*Host, error) {
 	apps, err := newApps(c.apps)
 	if err != nil {
 		return nil, err
@@ -216,6 +275,17 @@ func New(opts ...Option) (*Host, error) {
 	// and a broken app is reported before the host serves anything.
 	if errs := apps.BuildAll(context.Background()); len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if c.cluster != nil {
+		docs := map[string][]byte{}
+		for _, k := range apps.Keys() {
+			if doc, ok, err := apps.Document(context.Background(), k); err == nil && ok {
+				docs[k] = doc
+			}
+		}
+		if err := c.cluster.Install(context.Background(), docs); err != nil {
+			return nil, fmt.Errorf("hostkit: %w", err)
+		}
 	}
 	ln := c.ln
 	if ln == nil {
@@ -227,6 +297,7 @@ func New(opts ...Option) (*Host, error) {
 	h := &Host{Apps: apps, ln: ln, origin: "http://" + ln.Addr().String()}
 	if err := h.wire(c); err != nil {
 		ln.Close()
+		h.Cluster = nil // New closes it
 		h.closeParts()
 		return nil, err
 	}
@@ -250,6 +321,12 @@ func (h *Host) wire(c *config) error {
 	if c.maxReply > 0 {
 		ao.MaxReplyBytes = c.maxReply
 	}
+	if c.cluster != nil {
+		h.Cluster = c.cluster
+		if ao.Budget == nil {
+			ao.Budget = c.cluster.Budget()
+		}
+	}
 	h.Agent = agent.NewBridge(backend, ao)
 	bo := broker.Options{
 		Agent:   broker.Agent(h.Agent),
@@ -260,7 +337,9 @@ func (h *Host) wire(c *config) error {
 		// it on that instance's header only. The app list and the names in
 		// dialogs stay the installed app's own metadata.
 	}
-	if c.dataDir != "" {
+	if c.cluster != nil {
+		bo.DB = c.cluster.DB()
+	} else if c.dataDir != "" {
 		st, err := store.Open(filepath.Join(c.dataDir, "db"), c.storeOpts)
 		if err != nil {
 			return fmt.Errorf("hostkit: %w", err)
@@ -273,18 +352,24 @@ func (h *Host) wire(c *config) error {
 			netgate.WithConfirmer(ask),
 			netgate.WithAuditSink(func(e netgate.Entry) {
 				if h.Relay != nil {
-					h.Relay.Audit(e)
+					h.Relay.AuditUser(e.User, e) // that user's pages only
+				}
+				if h.Cluster != nil {
+					h.Cluster.Audit(e)
 				}
 			}),
 			// A grant or revocation rings the app's doorbell (R7): the
-			// event names the connection and its state, nothing more.
+			// event names the connection and its state, nothing more, and
+			// goes to the instances of the user whose grant it is.
 			netgate.WithConnectionHook(func(e netgate.ConnectionEvent) {
 				if ev, err := events.Connection(e.Connection, e.State); err == nil && h.Broker != nil {
-					h.Broker.SendToApp(e.App, ev)
+					h.Broker.SendToUserApp(e.User, e.App, ev)
 				}
 			}),
 		}, c.netOpts...)
-		if c.dataDir != "" {
+		if c.cluster != nil {
+			nopts = append(nopts, netgate.WithGrantStore(c.cluster.Grants()))
+		} else if c.dataDir != "" {
 			nopts = append(nopts, netgate.WithGrantsFile(filepath.Join(c.dataDir, "grants.json")))
 		}
 		g, err := netgate.New(*c.net, nopts...)
@@ -315,6 +400,9 @@ func (h *Host) wire(c *config) error {
 		Origin:    h.origin,
 		Host:      h.ln.Addr().String(),
 		Installed: h.Apps.installed,
+		// The user enters here: every session of a page connection is
+		// opened for the user its upgrade named.
+		Authenticate: c.auth,
 	})
 	if err != nil {
 		return fmt.Errorf("hostkit: %w", err)
@@ -397,6 +485,11 @@ func (h *Host) closeParts() error {
 	}
 	if h.Store != nil {
 		errs = append(errs, h.Store.Close())
+	}
+	if h.Cluster != nil {
+		// Last: the databases this replica owns go to the next owner once
+		// nothing here can write to them.
+		errs = append(errs, h.Cluster.Close(context.Background()))
 	}
 	return errors.Join(errs...)
 }

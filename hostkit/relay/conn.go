@@ -19,10 +19,11 @@ import (
 // conn is one page connection: its slots, its outbound queue and its
 // pending confirm dialogs.
 type conn struct {
-	rl *Relay
-	ws *websocket.Conn
-	cc *corkConn // ws's connection
-	q  *queue
+	rl   *Relay
+	user string // Options.Authenticate's answer at the upgrade; "" without one
+	ws   *websocket.Conn
+	cc   *corkConn // ws's connection
+	q    *queue
 	// writers counts the writer goroutines the queue started (at most one
 	// runs at a time).
 	writers sync.WaitGroup
@@ -35,9 +36,10 @@ type conn struct {
 	hidden bool
 }
 
-func newConn(rl *Relay, ws *websocket.Conn, cc *corkConn) *conn {
+func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn) *conn {
 	c := &conn{
 		rl:      rl,
+		user:    user,
 		ws:      ws,
 		cc:      cc,
 		q:       newQueue(rl.opts.MaxQueueBytes, rl.opts.MaxSlotQueueBytes),
@@ -340,7 +342,7 @@ func (c *conn) mount(slot, app string) {
 	c.slots[slot] = p
 	c.mu.Unlock()
 	c.q.revive(slot)
-	sess, err := c.rl.b.Open(app, p)
+	sess, err := c.rl.b.OpenUser(c.user, app, p)
 	if err != nil {
 		c.mu.Lock()
 		delete(c.slots, slot)

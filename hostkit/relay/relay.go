@@ -73,7 +73,17 @@ type Options struct {
 	MaxSlotQueueBytes int64
 	// Now is the clock for inspect entries (time.Now when nil).
 	Now func() time.Time
+	// Authenticate, when set, names the signed-in user of an upgrade
+	// request (from the embedding product's session cookie or header): every
+	// session of the connection is opened for that user (broker.OpenUser),
+	// and the connection gets only that user's audit entries. An error, an
+	// empty user or one longer than MaxUserBytes refuses the upgrade (401),
+	// after the Origin and Host checks. Nil: one local user, "".
+	Authenticate func(r *http.Request) (user string, err error)
 }
+
+// MaxUserBytes bounds the user Options.Authenticate may name.
+const MaxUserBytes = 256
 
 // Relay is the /ws handler. It is safe for concurrent use.
 type Relay struct {
@@ -130,6 +140,17 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "relay: Origin "+strconv.Quote(origin)+" is not the runner's own origin", http.StatusForbidden)
 		return
 	}
+	user := ""
+	if rl.opts.Authenticate != nil {
+		u, err := rl.opts.Authenticate(r)
+		if err != nil || u == "" || len(u) > MaxUserBytes {
+			// The product's own reason stays on the host: it may say
+			// more about its sessions than a stranger should learn.
+			http.Error(w, "relay: not signed in", http.StatusUnauthorized)
+			return
+		}
+		user = u
+	}
 	rl.mu.Lock()
 	if rl.closed {
 		rl.mu.Unlock()
@@ -158,7 +179,7 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rl.wg.Done()
 		return
 	}
-	c := newConn(rl, ws, cw.cc)
+	c := newConn(rl, user, ws, cw.cc)
 	rl.mu.Lock()
 	rl.conns[c] = struct{}{}
 	closing := rl.closed
@@ -192,12 +213,25 @@ func (rl *Relay) Broadcast(msg any) error {
 	return nil
 }
 
-// Audit sends a net audit entry to every connected page's inspector.
-func (rl *Relay) Audit(entry any) {
-	_ = rl.Broadcast(struct {
+// Audit sends a net audit entry to every connected page's inspector (the
+// one local user's pages; see AuditUser).
+func (rl *Relay) Audit(entry any) { rl.AuditUser("", entry) }
+
+// AuditUser sends a net audit entry to the inspector of every page user is
+// connected with, and to no other user's.
+func (rl *Relay) AuditUser(user string, entry any) {
+	raw, err := json.Marshal(struct {
 		T     string `json:"t"`
 		Entry any    `json:"entry"`
 	}{"audit", entry})
+	if err != nil {
+		return
+	}
+	for _, c := range rl.connList() {
+		if c.user == user {
+			c.q.push(raw)
+		}
+	}
 }
 
 func (rl *Relay) isClosed() bool {
