@@ -28,6 +28,11 @@ const reservedPrefix = "_snug_"
 // maxLikePattern bounds a LIKE or GLOB pattern, in bytes.
 const maxLikePattern = 1024
 
+// replicatorPrefix starts the tables a replicator keeps in the database
+// beside the store (Litestream's _litestream_seq and _litestream_lock, in
+// hostkit/cluster): reserved like reservedPrefix, and left out of exports.
+const replicatorPrefix = "_litestream_"
+
 // journalSizeLimit bounds the WAL file kept after a checkpoint.
 const journalSizeLimit = 4 << 20
 
@@ -583,6 +588,9 @@ func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, sch
 	if isReserved(name3) || isReserved(name4) {
 		return d.deny("names starting with " + reservedPrefix + " are reserved by the host (kv storage)")
 	}
+	if isReplicator(name3) || isReplicator(name4) {
+		return d.deny("names starting with " + replicatorPrefix + " are reserved by the host (replication)")
+	}
 	return sqlite3.AUTH_OK
 }
 
@@ -595,6 +603,10 @@ func (d *appDB) deny(why string) sqlite3.AuthorizerReturnCode {
 
 func isReserved(name string) bool {
 	return len(name) >= len(reservedPrefix) && strings.EqualFold(name[:len(reservedPrefix)], reservedPrefix)
+}
+
+func isReplicator(name string) bool {
+	return len(name) >= len(replicatorPrefix) && strings.EqualFold(name[:len(replicatorPrefix)], replicatorPrefix)
 }
 
 // syncDir makes a rename in dir durable.

@@ -65,6 +65,9 @@ func (d *appDB) export() (data []byte, err error) {
 	if err := st.Exec(); err != nil {
 		return nil, err
 	}
+	if err := dropReplicatorTables(tmp); err != nil {
+		return nil, err
+	}
 	info, err := os.Stat(tmp)
 	if err != nil {
 		return nil, err
@@ -75,6 +78,36 @@ func (d *appDB) export() (data []byte, err error) {
 			sizeText(info.Size()), sizeText(int64(frame.MaxArtifactBytes)))}
 	}
 	return os.ReadFile(tmp)
+}
+
+// dropReplicatorTables removes a replicator's tables from an export's copy
+// (they are the host's, not the app's, and an import refuses them).
+func dropReplicatorTables(path string) error {
+	c, err := sqlite3.Open(path)
+	if err != nil {
+		return err
+	}
+	st, _, err := c.Prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE '\_litestream\_%' ESCAPE '\'`)
+	if err != nil {
+		return errors.Join(err, c.Close())
+	}
+	var names []string
+	for st.Step() {
+		names = append(names, st.ColumnText(0))
+	}
+	if err := errors.Join(st.Err(), st.Close()); err != nil {
+		return errors.Join(err, c.Close())
+	}
+	if len(names) > 0 {
+		q := ""
+		for _, n := range names {
+			q += `DROP TABLE "` + strings.ReplaceAll(n, `"`, `""`) + `";`
+		}
+		if err := c.Exec(q + "VACUUM;"); err != nil {
+			return errors.Join(err, c.Close())
+		}
+	}
+	return c.Close()
 }
 
 func importErr(format string, a ...any) *Error {
@@ -314,6 +347,8 @@ func checkContent(c *sqlite3.Conn) error {
 			hasKV = true
 		case isReserved(name) || isReserved(tbl):
 			bad = importErr("the schema holds %s %q: names starting with %s are reserved by the host", typ, name, reservedPrefix)
+		case isReplicator(name) || isReplicator(tbl):
+			bad = importErr("the schema holds %s %q: names starting with %s are reserved by the host", typ, name, replicatorPrefix)
 		case strings.HasPrefix(strings.ToUpper(sql), "CREATE VIRTUAL TABLE"):
 			bad = importErr("the schema holds virtual table %q: virtual tables are refused by the host", name)
 		case strings.Contains(strings.ToLower(sql), reservedPrefix):

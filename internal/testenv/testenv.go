@@ -142,3 +142,26 @@ func NPMPackages(t testing.TB, specs ...string) string {
 	}
 	return filepath.Join(dir, "node_modules")
 }
+
+// PostgresBin returns the directory holding PostgreSQL's initdb and
+// postgres (SNUG_PGBIN, then initdb on PATH, then Debian's
+// /usr/lib/postgresql/<version>/bin, newest first).
+func PostgresBin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("SNUG_PGBIN"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "postgres")); err == nil {
+			return filepath.Dir(p)
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if _, err := os.Stat(filepath.Join(dirs[i], "initdb")); err == nil {
+			return dirs[i]
+		}
+	}
+	missing(t, "PostgreSQL (initdb, postgres)", "apt-get install -y postgresql, or set SNUG_PGBIN")
+	return ""
+}

@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/internal/pgtest"
+)
+
+// The S3 server of these tests is github.com/johannesboyne/gofakes3 in
+// memory, in the test process, on loopback: the real S3 wire protocol (the
+// replicas speak it with the AWS SDK through Litestream), without a second
+// program to install.
+
+// s3Server is one in-process S3 server and its bucket.
+type s3Server struct {
+	srv     *httptest.Server
+	backend *s3mem.Backend
+}
+
+func startS3(t testing.TB) *s3Server {
+	t.Helper()
+	b := s3mem.New()
+	if err := b.CreateBucket("snug"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(b, gofakes3.WithTimeSkewLimit(0)).Server())
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ACCESS_KEY_ID", "snug-test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "snug-test-secret")
+	// Litestream's S3 client brings its own HTTP client, which the AWS SDK
+	// refuses to combine with a CA bundle from the environment.
+	t.Setenv("AWS_CA_BUNDLE", "")
+	return &s3Server{srv: srv, backend: b}
+}
+
+// url is the --object-store URL for prefix in the test bucket.
+func (s *s3Server) url(prefix string) string {
+	return "s3://snug/" + prefix + "?endpoint=" + s.srv.URL + "&region=us-east-1"
+}
+
+// keys lists the object keys under prefix.
+func (s *s3Server) keys(t testing.TB, prefix string) []string {
+	t.Helper()
+	p := gofakes3.NewPrefix(&prefix, nil)
+	list, err := s.backend.ListBucket("snug", &p, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range list.Contents {
+		out = append(out, c.Key)
+	}
+	return out
+}
+
+var (
+	pgOnce sync.Mutex
+	pgURL  string
+)
+
+// postgres is one throwaway cluster shared by the package's tests (each
+// test uses its own database in it).
+func postgres(t testing.TB) string {
+	t.Helper()
+	pgOnce.Lock()
+	defer pgOnce.Unlock()
+	if pgURL == "" {
+		pgURL = pgtest.Start(sharedT{t}).URL
+	}
+	return pgURL
+}
+
+// sharedT lets the shared server outlive the first test that starts it:
+// its cleanup runs at the end of the package (TestMain).
+type sharedT struct{ testing.TB }
+
+func (s sharedT) Cleanup(f func()) { sharedCleanups = append(sharedCleanups, f) }
+
+var sharedCleanups []func()
+
+// openCluster opens a replica on pg and obj with a short lease.
+func openCluster(t testing.TB, pg, obj string, ttl time.Duration) *Cluster {
+	t.Helper()
+	c, err := Open(context.Background(), Config{
+		Postgres: pg, ObjectStore: obj, DataDir: t.TempDir(), LeaseTTL: ttl,
+		Logf: func(format string, args ...any) { t.Logf(format, args...) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// one is the single value of a one-row, one-column result, as text.
+func one(r *frame.DBResult) string {
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
+		return fmt.Sprintf("%v", r.Rows)
+	}
+	return fmt.Sprint(r.Rows[0][0])
+}
+
+func call(user, app string) broker.Call { return broker.Call{User: user, App: app, RequestID: "r"} }
+
+func str(s string) *string { return &s }
+
+func exec(t testing.TB, c *Cluster, user, app, sql string, params ...any) *frame.DBResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return c.DBRequest(ctx, call(user, app), &frame.DBRequest{RequestID: "r", InstanceID: "i", Op: frame.OpExec, SQL: str(sql), Params: params})
+}
+
+func mustExec(t testing.TB, c *Cluster, user, app, sql string, params ...any) *frame.DBResult {
+	t.Helper()
+	r := exec(t, c, user, app, sql, params...)
+	if !r.OK {
+		t.Fatalf("%s: %s: %s", sql, r.Error.Code, r.Error.Message)
+	}
+	return r.Result
+}
+
+var dbSeq atomic.Int32
+
+// freshDB is a new, empty database on the shared server, for one test.
+func freshDB(t testing.TB) string {
+	t.Helper()
+	base := postgres(t)
+	conn, err := pgx.Connect(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	name := fmt.Sprintf("t%d", dbSeq.Add(1))
+	if _, err := conn.Exec(context.Background(), "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(base, "/postgres?", "/"+name+"?", 1)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := len(sharedCleanups) - 1; i >= 0; i-- {
+		sharedCleanups[i]()
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,483 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/litestream"
+
+	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit/broker"
+)
+
+// owned is one database this replica holds the lease of: its local copy
+// (the store's file), the Litestream replica of the current epoch, and the
+// group commit that makes each acknowledgement wait for one upload and one
+// lease check shared by every write that committed before it started.
+type owned struct {
+	c    *Cluster
+	key  dbKey
+	path string // the store's file
+
+	ready chan struct{} // closed when opening ended (err says how)
+	err   error         // why opening failed; set before ready closes
+
+	// op is held shared by every call on the database and exclusively by
+	// an import (which swaps the file and the epoch) and by the teardown.
+	op    sync.RWMutex
+	epoch int64          // under op (written with op held exclusively)
+	ldb   *litestream.DB // under op
+	lost  atomic.Bool    // the lease is gone: nothing more is served
+	until atomic.Int64   // monotonic deadline of this replica's view of the lease (ns since c's epoch)
+	gone  chan struct{}  // closed when the teardown is done
+
+	// The group commit.
+	gmu     sync.Mutex
+	pending *round // writes waiting for the next sync; nil when none
+	kick    chan struct{}
+	stop    chan struct{} // ends the syncer
+	synced  chan struct{} // closed when the syncer ended
+}
+
+// round is one sync every write that joined it waits for.
+type round struct {
+	done chan struct{}
+	err  error
+}
+
+// mono is the monotonic clock the lease views are kept on.
+var monoStart = time.Now()
+
+func mono(t time.Time) int64 { return int64(t.Sub(monoStart)) }
+
+// extend moves this replica's view of the lease to ttl after sent (the
+// moment the renewing query was sent).
+func (o *owned) extend(sent time.Time) {
+	v := mono(sent.Add(o.c.ttl))
+	for {
+		cur := o.until.Load()
+		if v <= cur || o.until.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+func (o *owned) valid() bool { return !o.lost.Load() && mono(time.Now()) < o.until.Load() }
+
+func (o *owned) isReady() bool {
+	select {
+	case <-o.ready:
+		return o.err == nil
+	default:
+		return false
+	}
+}
+
+// open brings the database up after this replica took the lease at epoch:
+// the local copy restored from the prefix the last owner published, a new
+// replica under this epoch's prefix with its first snapshot uploaded, and
+// that prefix published in the lease row.
+func (o *owned) open(ctx context.Context, epoch int64, published string, sent time.Time) error {
+	c := o.c
+	o.epoch = epoch
+	o.extend(sent)
+	sk := o.key.storeKey()
+	if err := c.local.Release(ctx, sk); err != nil {
+		return err
+	}
+	if err := removeLocal(o.path); err != nil {
+		return fmt.Errorf("clear the local copy: %w", err)
+	}
+	if published != "" {
+		client, err := c.obj.client(published)
+		if err != nil {
+			return err
+		}
+		r := litestream.NewReplicaWithClient(nil, client)
+		opt := litestream.NewRestoreOptions()
+		opt.OutputPath = o.path
+		opt.IntegrityCheck = litestream.IntegrityCheckQuick
+		if err := os.MkdirAll(filepath.Dir(o.path), 0o700); err != nil {
+			return err
+		}
+		// A published prefix always holds a snapshot: any failure here
+		// (none found included) stops the takeover rather than starting
+		// the user's database empty.
+		if err := r.Restore(ctx, opt); err != nil {
+			return fmt.Errorf("restore from %s: %w", published, err)
+		}
+	}
+	if err := c.local.Ensure(ctx, sk); err != nil {
+		return err
+	}
+	prefix := c.obj.dbPrefix(o.key, epoch)
+	if err := o.startReplica(ctx, prefix); err != nil {
+		return err
+	}
+	held, sent, err := c.publish(ctx, o.key, epoch, prefix)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return errLost
+	}
+	o.extend(sent)
+	if published != "" && published != prefix {
+		c.dropPrefix(published)
+	}
+	return nil
+}
+
+// startReplica starts Litestream on the local copy under prefix (an empty
+// prefix of this epoch) and waits until its first snapshot is uploaded.
+func (o *owned) startReplica(ctx context.Context, prefix string) error {
+	c := o.c
+	client, err := c.obj.client(prefix)
+	if err != nil {
+		return err
+	}
+	if err := client.Init(ctx); err != nil {
+		return fmt.Errorf("object store: %w", err)
+	}
+	// What an earlier epoch left beside the file is for another prefix.
+	ldb := litestream.NewDB(o.path)
+	if err := os.RemoveAll(ldb.MetaPath()); err != nil {
+		return err
+	}
+	ldb.Replica = litestream.NewReplicaWithClient(ldb, client)
+	if err := c.ls.RegisterDB(ldb); err != nil {
+		return fmt.Errorf("litestream: %w", err)
+	}
+	o.ldb = ldb
+	if err := ldb.SyncAndWait(ctx); err != nil {
+		return fmt.Errorf("first upload to %s: %w", prefix, err)
+	}
+	return nil
+}
+
+// stopReplica closes the current Litestream replica (its last sync goes to
+// the current prefix).
+func (o *owned) stopReplica(ctx context.Context) error {
+	if o.ldb == nil {
+		return nil
+	}
+	err := o.c.ls.UnregisterDB(ctx, o.path)
+	o.ldb = nil
+	return err
+}
+
+var errLost = errors.New("the lease moved to another replica")
+
+// startSyncer starts the group commit's goroutine (ended by stopSyncer).
+func (o *owned) startSyncer() {
+	o.kick = make(chan struct{}, 1)
+	o.stop = make(chan struct{})
+	o.synced = make(chan struct{})
+	go func() {
+		defer close(o.synced)
+		for {
+			select {
+			case <-o.stop:
+				o.failPending(errLost)
+				return
+			case <-o.kick:
+			}
+			o.gmu.Lock()
+			r := o.pending
+			o.pending = nil
+			o.gmu.Unlock()
+			if r == nil {
+				continue
+			}
+			r.err = o.syncRound()
+			close(r.done)
+		}
+	}()
+}
+
+func (o *owned) stopSyncer() {
+	if o.stop == nil {
+		return
+	}
+	close(o.stop)
+	<-o.synced
+	o.stop = nil
+}
+
+func (o *owned) failPending(err error) {
+	o.gmu.Lock()
+	r := o.pending
+	o.pending = nil
+	o.gmu.Unlock()
+	if r != nil {
+		r.err = err
+		close(r.done)
+	}
+}
+
+// syncRound uploads everything committed so far and then checks that the
+// lease is still this replica's at the epoch that uploaded it. The caller
+// of durable holds op shared, so the epoch and replica do not change under
+// it.
+func (o *owned) syncRound() error {
+	ctx, cancel := context.WithTimeout(o.c.ctx, 4*o.c.ttl)
+	defer cancel()
+	if err := o.ldb.SyncAndWait(ctx); err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
+	held, sent, err := o.c.fence(ctx, o.key, o.epoch)
+	if err != nil {
+		return err
+	}
+	if !held {
+		o.lose()
+		return errLost
+	}
+	o.extend(sent)
+	return nil
+}
+
+// durable waits until every write committed before it was called is
+// uploaded and the lease checked. Writes that commit while a round runs
+// join the next one: one upload serves them all.
+func (o *owned) durable(ctx context.Context) error {
+	o.gmu.Lock()
+	if o.pending == nil {
+		o.pending = &round{done: make(chan struct{})}
+	}
+	r := o.pending
+	o.gmu.Unlock()
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lose marks the lease gone and tears the database down in the background
+// (nothing here is served from it again; the next request routes anew).
+func (o *owned) lose() {
+	if o.lost.Swap(true) {
+		return
+	}
+	c := o.c
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		o.teardown(context.Background(), false)
+	}()
+}
+
+// release hands the database over: a last upload, then the lease is freed
+// so the next replica takes it without waiting (Close).
+func (o *owned) release(ctx context.Context) error {
+	select {
+	case <-o.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if o.err != nil {
+		return nil
+	}
+	o.lost.Store(true)
+	return o.teardown(ctx, true)
+}
+
+// teardown waits for the calls in flight, stops the replica and the group
+// commit, closes and removes the local copy and forgets the database. With
+// free the lease is let go (this replica still held it).
+func (o *owned) teardown(ctx context.Context, free bool) error {
+	c := o.c
+	o.op.Lock()
+	defer o.op.Unlock()
+	select {
+	case <-o.gone:
+		return nil
+	default:
+	}
+	defer close(o.gone)
+	var errs []error
+	errs = append(errs, o.stopReplica(ctx))
+	o.stopSyncer()
+	errs = append(errs, c.local.Release(ctx, o.key.storeKey()))
+	if free {
+		errs = append(errs, c.free(ctx, o.key, o.epoch))
+	}
+	errs = append(errs, removeLocal(o.path))
+	c.mu.Lock()
+	if c.owned[o.key] == o {
+		delete(c.owned, o.key)
+	}
+	c.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// removeLocal removes a database file and everything beside it (WAL,
+// shared memory, Litestream's directory).
+func removeLocal(path string) error {
+	var errs []error
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, os.RemoveAll(litestream.NewDB(path).MetaPath()))
+	return errors.Join(errs...)
+}
+
+// writes are the ops that change the database: their answer waits for
+// durable.
+func isWrite(op string) bool {
+	return op == frame.OpExec || op == frame.OpKvSet
+}
+
+// serve answers r from the local copy. retry is true when the lease turned
+// out to be gone before anything was done: the caller routes again.
+func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest) (resp *frame.DBResponse, retry bool) {
+	if r.Op == frame.OpImport {
+		return o.importDB(ctx, call, r)
+	}
+	o.op.RLock()
+	defer o.op.RUnlock()
+	if o.lost.Load() {
+		return nil, true
+	}
+	if !o.valid() {
+		// This replica's view of the lease ran out (it was paused, or
+		// renewals failed): ask PostgreSQL before serving anything.
+		held, sent, err := o.c.fence(ctx, o.key, o.epoch)
+		if err != nil {
+			return hostError(r, "the host could not check who holds this database"), false
+		}
+		if !held {
+			o.lose()
+			return nil, true
+		}
+		o.extend(sent)
+	}
+	resp = o.c.localDB.DBRequest(ctx, call, r)
+	if resp.OK && isWrite(r.Op) {
+		if err := o.durable(ctx); err != nil {
+			if ctx.Err() != nil {
+				return cancelled(r), false
+			}
+			o.c.logf("%s's %q: a write was not acknowledged: %v", o.key.user, o.key.app, err)
+			return hostError(r, "the write could not be made durable; it may or may not have been kept"), false
+		}
+	}
+	return resp, false
+}
+
+// importDB swaps the whole file, which starts a new epoch: the old replica
+// stops, the store checks and swaps the file, the lease moves to epoch+1,
+// a new replica uploads the imported database under the new epoch's
+// prefix, and only when that prefix is published is the import answered.
+// A failure before the swap leaves the database as it was; after it, the
+// database is given up (the next owner restores the last published state,
+// without the import, which was not acknowledged).
+func (o *owned) importDB(ctx context.Context, call broker.Call, r *frame.DBRequest) (*frame.DBResponse, bool) {
+	c := o.c
+	o.op.Lock()
+	if o.lost.Load() {
+		o.op.Unlock()
+		return nil, true
+	}
+	held, sent, err := c.fence(ctx, o.key, o.epoch)
+	if err != nil {
+		o.op.Unlock()
+		return hostError(r, "the host could not check who holds this database"), false
+	}
+	if !held {
+		o.op.Unlock()
+		o.lose()
+		return nil, true
+	}
+	o.extend(sent)
+	// Everything acknowledged is uploaded already; stop the old replica so
+	// the swap does not happen under it.
+	o.stopSyncer()
+	oldPrefix := c.obj.dbPrefix(o.key, o.epoch)
+	if err := o.stopReplica(ctx); err != nil {
+		c.logf("%s's %q: stop the replica for an import: %v", o.key.user, o.key.app, err)
+	}
+	// Whatever the store answers (a refused file leaves the old one
+	// intact), the replica goes on under a new epoch: a fresh prefix never
+	// mixes two files' histories.
+	resp := c.localDB.DBRequest(ctx, call, r)
+	fail := func(err error) (*frame.DBResponse, bool) {
+		c.logf("%s's %q: import not acknowledged: %v", o.key.user, o.key.app, err)
+		o.lost.Store(true)
+		o.op.Unlock()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			o.teardown(context.Background(), true)
+		}()
+		if !resp.OK {
+			return resp, false
+		}
+		return hostError(r, "the import could not be made durable; the database is as it was before it"), false
+	}
+	next, held, err := c.bump(ctx, o.key, o.epoch)
+	if err != nil {
+		return fail(err)
+	}
+	if !held {
+		return fail(errLost)
+	}
+	o.epoch = next
+	prefix := c.obj.dbPrefix(o.key, next)
+	if err := o.startReplica(ctx, prefix); err != nil {
+		return fail(err)
+	}
+	held, sent, err = c.publish(ctx, o.key, next, prefix)
+	if err != nil {
+		return fail(err)
+	}
+	if !held {
+		return fail(errLost)
+	}
+	o.extend(sent)
+	o.startSyncer()
+	o.op.Unlock()
+	c.dropPrefix(oldPrefix)
+	return resp, false
+}
+
+// dropPrefix deletes what an earlier epoch left in object storage, in the
+// background: nothing reads an unpublished prefix again. A fenced owner's
+// late upload may land there afterwards; it is never read either.
+func (c *Cluster) dropPrefix(prefix string) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := context.WithTimeout(c.ctx, time.Minute)
+		defer cancel()
+		client, err := c.obj.client(prefix)
+		if err == nil {
+			err = client.DeleteAll(ctx)
+		}
+		if err != nil && c.ctx.Err() == nil {
+			c.logf("delete the old replica %s: %v", prefix, err)
+		}
+	}()
+}
+
+func hostError(r *frame.DBRequest, msg string) *frame.DBResponse {
+	return &frame.DBResponse{RequestID: r.RequestID, OK: false, Error: frame.NewError(frame.CodeHostError, msg)}
+}
+
+func cancelled(r *frame.DBRequest) *frame.DBResponse {
+	return &frame.DBResponse{RequestID: r.RequestID, OK: false, Error: frame.NewError(frame.CodeCancelled, "the request ended")}
+}

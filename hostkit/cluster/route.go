@@ -1,0 +1,320 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit/broker"
+)
+
+// errClosing is the failure of a request that arrives while Close runs.
+var errClosing = errors.New("the replica is shutting down")
+
+// errElsewhere is an opening given up because another replica holds the
+// lease: the request routes again (and is forwarded).
+var errElsewhere = errors.New("another replica holds the lease")
+
+// DBRequest answers a db-request for (call.User, call.App) wherever its
+// database is: here when this replica owns it (taking the lease when it is
+// free or expired), forwarded to the owner otherwise. While an owner is
+// unreachable and its lease not yet expired the request waits (up to its
+// context), then this or another replica takes the database over.
+func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRequest) *frame.DBResponse {
+	k := dbKey{user: call.User, app: call.App}
+	wait := 10 * time.Millisecond
+	for {
+		if ctx.Err() != nil {
+			return cancelled(r)
+		}
+		o, lease, err := c.route(ctx, k)
+		if err != nil {
+			if ctx.Err() != nil {
+				return cancelled(r)
+			}
+			c.logf("%s's %q: %v", k.user, k.app, err)
+			return hostError(r, "the host could not reach this app's database")
+		}
+		if o != nil {
+			resp, retry := o.serve(ctx, call, r)
+			if !retry {
+				return resp
+			}
+			continue
+		}
+		resp, err := c.forward(ctx, lease, k, r)
+		if err == nil {
+			return resp
+		}
+		// The owner is unreachable, paused or no longer the owner: look
+		// again soon; its lease expires within the TTL.
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return cancelled(r)
+		case <-t.C:
+		}
+		wait = min(2*wait, c.ttl/8)
+	}
+}
+
+// route finds where k's database is served: a ready owned database of this
+// replica (taking the lease first when nobody holds it), or the lease of
+// the replica that holds it.
+func (c *Cluster) route(ctx context.Context, k dbKey) (*owned, leaseRow, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, leaseRow{}, errClosing
+		}
+		o := c.owned[k]
+		if o != nil {
+			c.mu.Unlock()
+			select {
+			case <-o.ready:
+			case <-ctx.Done():
+				return nil, leaseRow{}, ctx.Err()
+			}
+			if o.err == nil && !o.lost.Load() {
+				return o, leaseRow{}, nil
+			}
+			select { // a lost one is being torn down; then route anew
+			case <-o.gone:
+			case <-ctx.Done():
+				return nil, leaseRow{}, ctx.Err()
+			}
+			continue
+		}
+		// This goroutine opens k; others of this replica wait for it.
+		o = &owned{c: c, key: k, ready: make(chan struct{}), gone: make(chan struct{})}
+		c.owned[k] = o
+		c.mu.Unlock()
+		lease, err := c.take(ctx, o)
+		if err == nil {
+			return o, leaseRow{}, nil
+		}
+		if errors.Is(err, errElsewhere) {
+			if lease.live {
+				return nil, lease, nil
+			}
+			continue // it changed hands while we looked: look again
+		}
+		return nil, leaseRow{}, err
+	}
+}
+
+// take opens o: reads the lease, takes it when it is free, expired or
+// this replica's, restores and starts replicating. Whatever happens, o's
+// ready is closed; on failure o is forgotten and its lease let go.
+func (c *Cluster) take(ctx context.Context, o *owned) (leaseRow, error) {
+	k := o.key
+	failed := func(err error) error {
+		o.err = err
+		c.mu.Lock()
+		if c.owned[k] == o {
+			delete(c.owned, k)
+		}
+		c.mu.Unlock()
+		close(o.ready)
+		close(o.gone)
+		return err
+	}
+	lease, found, err := c.readLease(ctx, k)
+	if err != nil {
+		return leaseRow{}, failed(err)
+	}
+	if found && lease.live && lease.owner != "" && lease.owner != c.id {
+		return lease, failed(errElsewhere)
+	}
+	epoch, published, sent, ok, err := c.acquire(ctx, k)
+	if err != nil {
+		return leaseRow{}, failed(err)
+	}
+	if !ok {
+		return leaseRow{}, failed(errElsewhere)
+	}
+	if o.path, err = c.local.Path(k.storeKey()); err != nil {
+		_ = c.free(context.Background(), k, epoch)
+		return leaseRow{}, failed(err)
+	}
+	// The takeover is not the request's: a request that ends while the
+	// database is restored leaves it for the next one.
+	octx, cancel := context.WithTimeout(c.ctx, 2*time.Minute)
+	defer cancel()
+	if err := o.open(octx, epoch, published, sent); err != nil {
+		_ = o.stopReplica(context.Background())
+		_ = c.local.Release(context.Background(), k.storeKey())
+		_ = removeLocal(o.path)
+		if !errors.Is(err, errLost) {
+			_ = c.free(context.Background(), k, epoch)
+		}
+		return leaseRow{}, failed(fmt.Errorf("take over %s: %w", filepath.Base(o.path), err))
+	}
+	o.startSyncer()
+	close(o.ready)
+	return leaseRow{}, nil
+}
+
+// forwardPath is the internal listener's one route.
+const forwardPath = "/snug/db"
+
+// forwarded is the body of a forwarded request.
+type forwarded struct {
+	User  string          `json:"user"`
+	App   string          `json:"app"`
+	Frame json.RawMessage `json:"frame"`
+}
+
+// errMoved is a forward given up because the lease changed hands while it
+// waited: the old owner can no longer acknowledge it (its fence fails), so
+// the request may go to the new one.
+var errMoved = errors.New("the lease moved while the owner was asked")
+
+// forward sends r to the owner named by lease and returns its answer. It
+// gives up, to route again, when the owner cannot be reached, answers that
+// it is not the owner, or the lease changes hands while the answer is
+// awaited (a paused owner); never while the owner may still acknowledge.
+func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, r *frame.DBRequest) (*frame.DBResponse, error) {
+	raw, err := frame.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(forwarded{User: k.user, App: k.app, Frame: raw})
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		resp *frame.DBResponse
+		err  error
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		resp, err := c.post(fctx, lease.ownerURL, body)
+		done <- result{resp, err}
+	}()
+	tick := time.NewTicker(c.ttl / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case res := <-done:
+			return res.resp, res.err
+		case <-tick.C:
+			now, found, err := c.readLease(ctx, k)
+			if err == nil && (!found || now.owner != lease.owner || now.epoch != lease.epoch) {
+				cancel()
+				<-done
+				return nil, errMoved
+			}
+		}
+	}
+}
+
+func (c *Cluster) post(ctx context.Context, base string, body []byte) (*frame.DBResponse, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+forwardPath, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.secret)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, maxForwardBytes))
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the owner answered HTTP %d: %s", res.StatusCode, bytes.TrimSpace(data))
+	}
+	f, err := frame.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("the owner's answer: %w", err)
+	}
+	resp, ok := f.(*frame.DBResponse)
+	if !ok {
+		return nil, fmt.Errorf("the owner's answer is %T", f)
+	}
+	return resp, nil
+}
+
+// maxForwardBytes bounds a forwarded request or answer: one db frame and
+// the envelope.
+const maxForwardBytes = 2*frame.MaxDBFrameBytes + 64<<10
+
+// serveInternal is the internal listener: forwarded db-requests from other
+// replicas, each answered only if this replica owns the database.
+func (c *Cluster) serveInternal(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != forwardPath {
+		http.NotFound(w, r)
+		return
+	}
+	got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if subtle.ConstantTimeCompare([]byte(got), []byte(c.secret)) != 1 {
+		http.Error(w, "not a replica of this cluster", http.StatusUnauthorized)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxForwardBytes))
+	if err != nil {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	var fw forwarded
+	if err := json.Unmarshal(body, &fw); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	f, err := frame.Parse(fw.Frame)
+	req, ok := f.(*frame.DBRequest)
+	if err != nil || !ok {
+		http.Error(w, "not a db-request", http.StatusBadRequest)
+		return
+	}
+	if !c.isInstalled(fw.App) {
+		http.Error(w, "no such app here", http.StatusNotFound)
+		return
+	}
+	k := dbKey{user: fw.User, app: fw.App}
+	c.mu.Lock()
+	o := c.owned[k]
+	c.mu.Unlock()
+	if o == nil {
+		http.Error(w, "not the owner", http.StatusConflict)
+		return
+	}
+	select {
+	case <-o.ready:
+	case <-r.Context().Done():
+		return
+	}
+	if o.err != nil {
+		http.Error(w, "not the owner", http.StatusConflict)
+		return
+	}
+	resp, retry := o.serve(r.Context(), broker.Call{User: fw.User, App: fw.App, RequestID: req.RequestID}, req)
+	if retry {
+		http.Error(w, "not the owner", http.StatusConflict)
+		return
+	}
+	out, err := frame.Marshal(resp)
+	if err != nil {
+		http.Error(w, "answer", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
