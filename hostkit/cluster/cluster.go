@@ -71,9 +71,10 @@ type Config struct {
 	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the usual AWS
 	// configuration).
 	ObjectStore string
-	// DataDir holds this replica's copies of the databases it owns
-	// (required; anything in it may be removed: the copies are restored
-	// from object storage when this replica takes a lease).
+	// DataDir holds this replica's copies of the databases it owns, in a
+	// directory replica-<ReplicaID> made at Open and removed at Close
+	// (required; the copies are restored from object storage when this
+	// replica takes a lease, so replicas may share DataDir).
 	DataDir string
 	// Addr is the internal listener's address (DefaultAddr when empty);
 	// Advertise is the URL other replicas reach it at (http://Addr when
@@ -102,6 +103,7 @@ type Cluster struct {
 	ttl     time.Duration
 	pool    *pgxpool.Pool
 	obj     objectStore
+	dbDir   string // this replica's local copies
 	local   *store.Store
 	localDB broker.DBHandler // the local store, answering as broker.Store does
 	ls      *litestream.Store
@@ -197,9 +199,11 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := os.MkdirAll(c.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("cluster: data directory: %w", err)
 	}
-	// Copies left by an earlier run are stale: what this replica owns is
-	// restored from object storage when it takes the lease.
-	dbDir := filepath.Join(c.cfg.DataDir, "db")
+	// A directory of this replica's own (replicas may share DataDir); it
+	// goes at Close. What this replica owns is restored from object storage
+	// when it takes the lease, so nothing in it outlives the process.
+	c.dbDir = filepath.Join(c.cfg.DataDir, "replica-"+c.id)
+	dbDir := c.dbDir
 	if err := os.RemoveAll(dbDir); err != nil {
 		return fmt.Errorf("cluster: clear %s: %w", dbDir, err)
 	}
@@ -295,6 +299,9 @@ func (c *Cluster) closeParts() error {
 	}
 	if c.pool != nil {
 		c.pool.Close()
+	}
+	if c.dbDir != "" {
+		errs = append(errs, os.RemoveAll(c.dbDir))
 	}
 	return errors.Join(errs...)
 }

@@ -119,7 +119,7 @@ func call(user, app string) broker.Call { return broker.Call{User: user, App: ap
 
 func str(s string) *string { return &s }
 
-func exec(t testing.TB, c *Cluster, user, app, sql string, params ...any) *frame.DBResponse {
+func execSQL(t testing.TB, c *Cluster, user, app, sql string, params ...any) *frame.DBResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -128,7 +128,7 @@ func exec(t testing.TB, c *Cluster, user, app, sql string, params ...any) *frame
 
 func mustExec(t testing.TB, c *Cluster, user, app, sql string, params ...any) *frame.DBResult {
 	t.Helper()
-	r := exec(t, c, user, app, sql, params...)
+	r := execSQL(t, c, user, app, sql, params...)
 	if !r.OK {
 		t.Fatalf("%s: %s: %s", sql, r.Error.Code, r.Error.Message)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	stdio "io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -45,7 +46,15 @@ type serveOptions struct {
 	dbLimit  time.Duration // --db-timeout
 	getenv   func(string) string
 	ready    func(h *hostkit.Host) // tests: called once the host is listening
-	agentFor agent.Backend         // tests: the agent instead of --agent's
+
+	// Replicated mode (docs/scale.md) and users.
+	postgres    string
+	objectStore string
+	clusterAddr string
+	advertise   string
+	leaseTTL    time.Duration
+	userHeader  string
+	agentFor    agent.Backend // tests: the agent instead of --agent's
 }
 
 func newServeCmd(io *IO) *cobra.Command {
@@ -98,7 +107,47 @@ prefixed "snuggen serve:".`,
 	f.BoolVar(&o.watch, "watch", false, "rebuild an app when its files change and reload its frames")
 	f.StringVar(&o.maxReply, "agent-max-reply", "4MiB", "the most reply text read from the agent (B, KiB or MiB); a longer reply is cut and answered PARSE_FAILED")
 	f.DurationVar(&o.dbLimit, "db-timeout", store.DefaultStatementTimeout, "the longest one SQL statement or import check of an app may run (DB_TIMEOUT past it)")
+	f.StringVar(&o.postgres, "postgres", "", "replicated mode: PostgreSQL URL for leases and host state (with --object-store; see docs/scale.md)")
+	f.StringVar(&o.objectStore, "object-store", "", "replicated mode: s3://bucket/prefix?endpoint=… where the app databases are replicated")
+	f.StringVar(&o.clusterAddr, "cluster-addr", "127.0.0.1:0", "replicated mode: address of the listener other replicas forward requests to")
+	f.StringVar(&o.advertise, "cluster-advertise", "", "replicated mode: URL other replicas reach --cluster-addr at (default http://<its address>)")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", 0, "replicated mode: how long a database lease lasts unrenewed (default 10s): the longest failover wait")
+	f.StringVar(&o.userHeader, "user-header", "", "take the signed-in user from this request header at the page's WebSocket (set by the authenticating proxy in front; a connection without it is refused)")
 	return c
+}
+
+// openCluster opens replicated mode; nil in a build without it (the
+// cluster build tag adds it: the default build stays free of its
+// dependencies and their start-up cost).
+var openCluster func(ctx context.Context, o *serveOptions, dataDir string, logf func(string, ...any)) (hostkit.Cluster, error)
+
+// clusterOptions turns --postgres and --object-store into the host's
+// replicated mode, checked before anything is served.
+func clusterOptions(ctx context.Context, o *serveOptions, dataDir string, logf func(string, ...any)) ([]hostkit.Option, error) {
+	var opts []hostkit.Option
+	if o.userHeader != "" {
+		name := http.CanonicalHeaderKey(o.userHeader)
+		opts = append(opts, hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
+			if u := r.Header.Get(name); u != "" {
+				return u, nil
+			}
+			return "", fmt.Errorf("no %s header", name)
+		}))
+	}
+	if o.postgres == "" && o.objectStore == "" {
+		return opts, nil
+	}
+	if o.postgres == "" || o.objectStore == "" {
+		return nil, usageError("replicated mode needs both --postgres and --object-store")
+	}
+	if openCluster == nil {
+		return nil, usageError("this snuggen is built without replicated mode: build it with go build -tags cluster ./cmd/snuggen")
+	}
+	c, err := openCluster(ctx, o, dataDir, logf)
+	if err != nil {
+		return nil, &ExitError{Code: 1, Err: err}
+	}
+	return append(opts, hostkit.WithCluster(c)), nil
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {
@@ -162,7 +211,11 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		apps = append(apps, hostkit.FileApp(a.key, a.path))
 	}
 	logf := stderrLog(io.Err)
-	h, err := hostkit.New(
+	extra, err := clusterOptions(ctx, o, dataDir, logf)
+	if err != nil {
+		return err
+	}
+	h, err := hostkit.New(append([]hostkit.Option{
 		hostkit.Addr(o.addr),
 		hostkit.WithApps(apps...),
 		hostkit.WithAgent(backend),
@@ -176,7 +229,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		hostkit.WithAgentOptions(agent.Options{Log: func(instance string, err error) {
 			logf("agent request of instance %s failed: %v", instance, err)
 		}}),
-	)
+	}, extra...)...)
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
@@ -189,6 +242,12 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 			id = key
 		}
 		fmt.Fprintf(io.Out, "app %s %s\n", id, h.AppURL(key))
+	}
+	if r, ok := h.Cluster.(interface {
+		ID() string
+		InternalURL() string
+	}); ok {
+		fmt.Fprintf(io.Out, "replica %s %s\n", r.ID(), r.InternalURL())
 	}
 	if o.ready != nil {
 		o.ready(h)

@@ -1,0 +1,555 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/relayclient"
+)
+
+// The replicated-mode test with every part real: a throwaway PostgreSQL,
+// an S3 server on loopback, and three `snuggen serve --postgres …
+// --object-store …` processes built from this tree. A load generator
+// writes through any replica as pages do (the relay WebSocket, db-request
+// frames), following the cluster's forwards, and records every
+// acknowledgement; the owner of one database is killed (kill -9), the owner
+// of another is stopped past its lease (SIGSTOP) and resumed, a database is
+// imported while the load goes on, and two users write to the same app.
+// Every acknowledged write must be there afterwards, read through other
+// replicas. bench/replicas runs it longer and prints the figures.
+
+// userHeader is how the replicas are told the user (as an authenticating
+// proxy in front of them would).
+const userHeader = "X-Snug-User"
+
+const logApp = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Write log</title></head>
+<body>
+<h1>Write log</h1>
+<form id="add"><input name="text" required><button>Add</button></form>
+<ul id="log"></ul>
+<script>
+const list = document.getElementById("log");
+async function show() {
+  const r = await snug.db.exec("SELECT id FROM log ORDER BY at DESC LIMIT 20");
+  list.innerHTML = r.rows.map(([id]) => "<li>" + id + "</li>").join("");
+}
+document.getElementById("add").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  await snug.db.exec("CREATE TABLE IF NOT EXISTS log(id TEXT PRIMARY KEY, at INTEGER)");
+  await snug.db.exec("INSERT OR IGNORE INTO log(id, at) VALUES (?, ?)", [e.target.text.value, Date.now()]);
+  show();
+});
+</script>
+</body></html>
+`
+
+// replica is one `snuggen serve` process.
+type replica struct {
+	name   string
+	cmd    *exec.Cmd
+	id     string // its id in the lease rows
+	origin string // http://127.0.0.1:port
+	done   chan struct{}
+	out    *lockedBuf
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// snuggenBinary builds cmd/snuggen with the cluster tag, once per test run.
+func snuggenBinary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "snuggen-cluster-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		sharedCleanups = append(sharedCleanups, func() { os.RemoveAll(dir) })
+		binPath = filepath.Join(dir, "snuggen")
+		cmd := exec.Command("go", "build", "-tags", "cluster", "-o", binPath, "github.com/snuggen/snuggen/cmd/snuggen")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build -tags cluster: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// startReplica starts one replica and waits for its "app" and "replica"
+// lines (printed once it listens and its start-up checks passed).
+func startReplica(t testing.TB, name, bin, pg, obj, data, app string, ttl time.Duration) *replica {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data,
+		"--postgres", pg, "--object-store", obj, "--lease-ttl", ttl.String(),
+		"--user-header", userHeader, app)
+	env := []string{"AWS_ACCESS_KEY_ID=snug-test", "AWS_SECRET_ACCESS_KEY=snug-test-secret"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{name: name, cmd: cmd, done: make(chan struct{}), out: &lockedBuf{}}
+	cmd.Stderr = r.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		defer close(r.done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			switch {
+			case len(f) == 3 && f[0] == "app":
+				if u, err := url.Parse(f[2]); err == nil {
+					r.origin = u.Scheme + "://" + u.Host
+				}
+			case len(f) == 3 && f[0] == "replica":
+				r.id = f[1]
+				close(ready) // printed after the app lines
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+	}()
+	t.Cleanup(func() { r.kill() })
+	select {
+	case <-ready:
+	case <-r.done:
+		t.Fatalf("replica %s exited before serving:\n%s", name, r.out.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("replica %s did not start:\n%s", name, r.out.String())
+	}
+	if r.origin == "" {
+		t.Fatalf("replica %s printed no app line:\n%s", name, r.out.String())
+	}
+	return r
+}
+
+func (r *replica) kill() {
+	_ = r.cmd.Process.Signal(syscall.SIGCONT)
+	_ = r.cmd.Process.Kill()
+	<-r.done
+}
+
+// ack is one acknowledged write.
+type ack struct {
+	id string
+	at time.Time
+}
+
+// loadGen writes through the replicas as pages would, one writer per
+// (user, connection), each write idempotent (INSERT OR IGNORE by id) so a
+// write whose answer was lost can be sent again through another replica.
+type loadGen struct {
+	mu       sync.Mutex
+	replicas []*replica
+	acks     map[string][]ack // by user
+	errs     map[string]int   // failed attempts, by user
+}
+
+func (g *loadGen) origins() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, len(g.replicas))
+	for i, r := range g.replicas {
+		out[i] = r.origin
+	}
+	return out
+}
+
+func (g *loadGen) record(user, id string) {
+	g.mu.Lock()
+	g.acks[user] = append(g.acks[user], ack{id, time.Now()})
+	g.mu.Unlock()
+}
+
+func (g *loadGen) failed(user string) {
+	g.mu.Lock()
+	g.errs[user]++
+	g.mu.Unlock()
+}
+
+// page is one writer's connection: a page of one replica with the app
+// mounted.
+type page struct {
+	c    *relayclient.Client
+	inst string
+}
+
+func openPage(ctx context.Context, origin, user string) (*page, error) {
+	c, err := relayclient.Dial(ctx, origin, http.Header{userHeader: {user}})
+	if err != nil {
+		return nil, err
+	}
+	inst, err := c.Mount(ctx, "s1", "log")
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &page{c, inst}, nil
+}
+
+func (p *page) exec(ctx context.Context, sql string, params ...any) (*frame.DBResponse, error) {
+	return p.c.DB(ctx, "s1", p.inst, frame.DBRequest{Op: frame.OpExec, SQL: &sql, Params: params})
+}
+
+// writer writes user's rows until ctx ends, through replica start first.
+func (g *loadGen) writer(ctx context.Context, user string, w, start int) {
+	var p *page
+	defer func() {
+		if p != nil {
+			p.c.Close()
+		}
+	}()
+	next := start
+	for n := 0; ; {
+		if ctx.Err() != nil {
+			return
+		}
+		if p == nil {
+			origins := g.origins()
+			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			var err error
+			p, err = openPage(dctx, origins[next%len(origins)], user)
+			cancel()
+			next++
+			if err != nil {
+				p = nil
+				g.failed(user)
+				continue
+			}
+			if r, err := p.exec(ctx, "CREATE TABLE IF NOT EXISTS log(id TEXT PRIMARY KEY, at INTEGER)"); err != nil || !r.OK {
+				p.c.Close()
+				p = nil
+				g.failed(user)
+				continue
+			}
+		}
+		id := fmt.Sprintf("%s-w%d-%d", user, w, n)
+		wctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+		r, err := p.exec(wctx, "INSERT OR IGNORE INTO log(id, at) VALUES (?, ?)", id, time.Now().UnixMilli())
+		cancel()
+		if err != nil || !r.OK {
+			// No answer, or not acknowledged: send the same write again,
+			// through the next replica.
+			g.failed(user)
+			p.c.Close()
+			p = nil
+			continue
+		}
+		g.record(user, id)
+		n++
+	}
+}
+
+// owner is the replica id that holds user's lease of app, and its epoch.
+func owner(t testing.TB, pg, user, app string) (string, int64, string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var o, prefix string
+	var e int64
+	if err := conn.QueryRow(context.Background(), `SELECT owner, epoch, prefix FROM snug_leases WHERE usr = $1 AND app = $2`, user, app).Scan(&o, &e, &prefix); err != nil {
+		t.Fatal(err)
+	}
+	return o, e, prefix
+}
+
+// waitAcks waits until user has an acknowledgement later than after.
+func (g *loadGen) waitAcks(t testing.TB, user string, after time.Time, limit time.Duration) time.Duration {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		g.mu.Lock()
+		a := g.acks[user]
+		ok := len(a) > 0 && a[len(a)-1].at.After(after)
+		g.mu.Unlock()
+		if ok {
+			return time.Since(after)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the generator's record, not timing anything
+	}
+	t.Fatalf("no write of %s acknowledged for %s after %s", user, limit, after.Format(time.StampMilli))
+	return 0
+}
+
+// readIDs reads every id of user's log through the replica at origin.
+func readIDs(t testing.TB, origin, user string) map[string]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := openPage(ctx, origin, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.c.Close()
+	r, err := p.exec(ctx, "SELECT id FROM log")
+	if err != nil || !r.OK {
+		t.Fatalf("read %s's log through %s: %v %+v", user, origin, err, r)
+	}
+	out := map[string]bool{}
+	for _, row := range r.Result.Rows {
+		out[fmt.Sprint(row[0])] = true
+	}
+	return out
+}
+
+func sleepCtx(d time.Duration) { time.Sleep(d) } // the load's phases, not an assertion
+
+// gaps returns the longest gap between consecutive acknowledgements.
+func gaps(a []ack) time.Duration {
+	sort.Slice(a, func(i, j int) bool { return a[i].at.Before(a[j].at) })
+	var m time.Duration
+	for i := 1; i < len(a); i++ {
+		m = max(m, a[i].at.Sub(a[i-1].at))
+	}
+	return m
+}
+
+func TestReplicasFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three replica processes and a failover: not with -short")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("Litestream beside ncruces/go-sqlite3 is measured on Linux")
+	}
+	load := 3 * time.Second
+	if v, err := time.ParseDuration(os.Getenv("SNUG_REPLICAS_LOAD")); err == nil && v > 0 {
+		load = v // bench/replicas: a longer steady phase
+	}
+	const ttl = 2 * time.Second
+	pg, s3 := freshDB(t), startS3(t)
+	bin := snuggenBinary(t)
+	dir := t.TempDir()
+	appFile := filepath.Join(dir, "log.html")
+	if err := os.WriteFile(appFile, []byte(logApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj := s3.url("replicas")
+	start := func(name string) *replica {
+		return startReplica(t, name, bin, pg, obj, filepath.Join(dir, "data"), appFile, ttl)
+	}
+	g := &loadGen{acks: map[string][]ack{}, errs: map[string]int{}}
+	g.replicas = []*replica{start("r1"), start("r2"), start("r3")}
+	byID := func(id string) (int, *replica) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for i, r := range g.replicas {
+			if r.id == id {
+				return i, r
+			}
+		}
+		t.Fatalf("no replica has id %q", id)
+		return 0, nil
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	users := []string{"alice", "bob"} // two users of the same app
+	const writers = 4
+	began := time.Now()
+	for _, u := range users {
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); g.writer(ctx, u, w, w) }()
+		}
+	}
+	defer func() { stop(); wg.Wait() }()
+	g.waitAcks(t, "alice", began, 30*time.Second)
+	g.waitAcks(t, "bob", began, 30*time.Second)
+	sleepCtx(load)
+
+	// 1. kill -9 the owner of alice's database, mid-write.
+	aliceOwner, aliceEpoch, _ := owner(t, pg, "alice", "log")
+	i, victim := byID(aliceOwner)
+	killedAt := time.Now()
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.done
+	failover := g.waitAcks(t, "alice", killedAt, 30*time.Second)
+	t.Logf("kill -9 of %s (alice's owner, epoch %d): acknowledgements resumed after %s", victim.name, aliceEpoch, failover.Round(time.Millisecond))
+	fresh := start(victim.name + "'")
+	g.mu.Lock()
+	g.replicas[i] = fresh
+	g.mu.Unlock()
+	sleepCtx(load / 2)
+
+	// 2. SIGSTOP the owner of bob's database past its lease, then resume it.
+	bobOwner, bobEpoch, bobPrefix := owner(t, pg, "bob", "log")
+	_, paused := byID(bobOwner)
+	stoppedAt := time.Now()
+	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := g.waitAcks(t, "bob", stoppedAt.Add(ttl), 30*time.Second)
+	newOwner, newEpoch, newPrefix := owner(t, pg, "bob", "log")
+	if newOwner == bobOwner || newEpoch <= bobEpoch || newPrefix == bobPrefix {
+		t.Fatalf("after the owner was stopped past its lease: owner %s epoch %d prefix %s (was %s, %d, %s)", newOwner, newEpoch, newPrefix, bobOwner, bobEpoch, bobPrefix)
+	}
+	before := len(s3.keys(t, bobPrefix+"/"))
+	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SIGSTOP of %s (bob's owner, epoch %d): epoch %d on another replica, acknowledgements resumed %s after the lease ran out", paused.name, bobEpoch, newEpoch, (resumed - ttl).Round(time.Millisecond))
+	sleepCtx(load / 2)
+
+	// 3. An import of alice's database while the load goes on.
+	ictx, icancel := context.WithTimeout(context.Background(), time.Minute)
+	p, err := openPage(ictx, g.origins()[0], "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exportedAt := time.Now()
+	exp, err := p.c.DB(ictx, "s1", p.inst, frame.DBRequest{Op: frame.OpExport})
+	if err != nil || !exp.OK {
+		t.Fatalf("export: %v %+v", err, exp)
+	}
+	// Mark the copy, as a user's edited backup would be.
+	marked := importMarked(t, *exp.Result.Data)
+	imp, err := p.c.DB(ictx, "s1", p.inst, frame.DBRequest{Op: frame.OpImport, Data: &marked})
+	importedAt := time.Now()
+	p.c.Close()
+	icancel()
+	if err != nil || !imp.OK {
+		t.Fatalf("import: %v %+v", err, imp)
+	}
+	_, importEpoch, _ := owner(t, pg, "alice", "log")
+	t.Logf("import of alice's database during the load: epoch %d", importEpoch)
+	sleepCtx(load / 2)
+
+	stop()
+	wg.Wait()
+	lateUploads := len(s3.keys(t, bobPrefix+"/")) - before
+
+	// Every acknowledged write is there, read through every replica but
+	// the one that answered last (all of them serve through forwards).
+	for _, u := range users {
+		for _, r := range g.replicas {
+			ids := readIDs(t, r.origin, u)
+			missing := 0
+			for _, a := range g.acks[u] {
+				if u == "alice" && a.at.After(exportedAt) && a.at.Before(importedAt) {
+					continue // acknowledged while the import replaced the file: either way
+				}
+				if !ids[a.id] {
+					missing++
+					if missing < 5 {
+						t.Errorf("%s's acknowledged write %s (at %s) is missing through %s", u, a.id, a.at.Format(time.StampMilli), r.name)
+					}
+				}
+			}
+			for id := range ids {
+				if !strings.HasPrefix(id, u+"-") && id != "imported" {
+					t.Errorf("%s's database holds %q: another user's write", u, id)
+				}
+			}
+			if u == "alice" && !ids["imported"] {
+				t.Errorf("the import's marker is missing through %s", r.name)
+			}
+			if missing > 0 {
+				t.Errorf("%d of %d acknowledged writes of %s missing through %s", missing, len(g.acks[u]), u, r.name)
+			}
+		}
+	}
+
+	// The figures.
+	elapsed := time.Since(began)
+	total := 0
+	for _, u := range users {
+		n := len(g.acks[u])
+		total += n
+		t.Logf("FIGURE %s: %d writes acknowledged, %.0f/s, longest gap between acknowledgements %s, %d attempts not acknowledged (sent again)",
+			u, n, float64(n)/elapsed.Seconds(), gaps(g.acks[u]).Round(time.Millisecond), g.errs[u])
+	}
+	t.Logf("FIGURE total: %d writes acknowledged in %s, %.0f/s, 0 lost; failover after kill -9: %s; after SIGSTOP: %s past the lease; late uploads of the stopped owner under its old prefix: %d objects, never read",
+		total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), failover.Round(time.Millisecond), (resumed - ttl).Round(time.Millisecond), lateUploads)
+	if t.Failed() {
+		for _, r := range g.replicas {
+			t.Logf("%s stderr:\n%s", r.name, r.out.String())
+		}
+	}
+}
+
+// importMarked returns data (a base64 SQLite file) with one more row, the
+// marker "imported".
+func importMarked(t testing.TB, data string) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqliteExec(path, "INSERT INTO log(id, at) VALUES ('imported', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+func sqliteExec(path, sql string) error {
+	c, err := sqlite3.Open(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(c.Exec(sql), c.Close())
+}
