@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ncruces/go-sqlite3"
@@ -411,6 +412,14 @@ func harden(c *sqlite3.Conn, opts Options) error {
 	locking := opts.LockingMode
 	if locking == "" {
 		locking = LockingExclusive
+	}
+	if locking == LockingNormal {
+		// A replicator beside the store takes the write lock for a moment
+		// on each sync: wait for it (interrupts still end the wait) rather
+		// than failing the app's write with SQLITE_BUSY.
+		if err := c.BusyTimeout(max(opts.StatementTimeout, time.Second)); err != nil {
+			return err
+		}
 	}
 	err := c.Exec(fmt.Sprintf(`PRAGMA locking_mode=%s;
 		PRAGMA journal_mode=WAL;
