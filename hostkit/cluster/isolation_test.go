@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/internal/relayclient"
+)
+
+// Two replicas (hosts sharing PostgreSQL and the object store) and two
+// users of one app: through either replica a user reaches only their own
+// database, grants and audit entries, and a request without a user, or a
+// forwarded request without the cluster's secret, reaches nothing.
+func TestUsersStayApartAcrossReplicas(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("weather")) }))
+	defer up.Close()
+	ap := netip.MustParseAddrPort(up.Listener.Addr().String())
+	hosts := make([]*hostkit.Host, 2)
+	clusters := make([]*Cluster, 2)
+	for i := range hosts {
+		c := openCluster(t, pg, s3.url("iso"), 2*time.Second)
+		clusters[i] = c
+		h, err := hostkit.New(
+			hostkit.WithApps(hostkit.RawApp("notes", []byte(`<!doctype html><title>Notes</title><p>notes</p>`))),
+			hostkit.WithCluster(c),
+			hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
+				if u := r.Header.Get("X-User"); u != "" {
+					return u, nil
+				}
+				return "", errors.New("no session")
+			}),
+			hostkit.WithNet(netgate.Config{DevHTTPHosts: []string{"127.0.0.1"}}, netgate.WithAllowedAddrs(ap)),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go h.Serve()
+		t.Cleanup(func() { h.Shutdown(context.Background()) })
+		hosts[i] = h
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// No user, no connection.
+	if _, err := relayclient.Dial(ctx, hosts[0].Origin(), nil); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("a page without a user connected: %v", err)
+	}
+
+	type pageOf struct {
+		c    *relayclient.Client
+		inst string
+		mu   sync.Mutex
+		asks []relayclient.Confirm
+	}
+	open := func(host int, user, answer string) *pageOf {
+		c, err := relayclient.Dial(ctx, hosts[host].Origin(), http.Header{"X-User": {user}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		p := &pageOf{c: c}
+		c.OnConfirm("s1", func(q relayclient.Confirm) string {
+			p.mu.Lock()
+			p.asks = append(p.asks, q)
+			p.mu.Unlock()
+			return answer
+		})
+		if p.inst, err = c.Mount(ctx, "s1", "notes"); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	execOn := func(p *pageOf, sql string, params ...any) *frame.DBResponse {
+		r, err := p.c.DB(ctx, "s1", p.inst, frame.DBRequest{Op: frame.OpExec, SQL: &sql, Params: params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	aliceA, aliceB := open(0, "alice", "always"), open(1, "alice", "always")
+	bobA, bobB := open(0, "bob", "deny"), open(1, "bob", "deny")
+
+	for _, w := range []struct {
+		p    *pageOf
+		note string
+	}{{aliceA, "alice's secret"}, {bobB, "bob's secret"}} {
+		if r := execOn(w.p, "CREATE TABLE IF NOT EXISTS notes(text)"); !r.OK {
+			t.Fatal(r.Error.Message)
+		}
+		if r := execOn(w.p, "INSERT INTO notes VALUES (?)", w.note); !r.OK {
+			t.Fatal(r.Error.Message)
+		}
+	}
+	for _, c := range []struct {
+		p    *pageOf
+		want string
+	}{{aliceA, "alice's secret"}, {aliceB, "alice's secret"}, {bobA, "bob's secret"}, {bobB, "bob's secret"}} {
+		r := execOn(c.p, "SELECT group_concat(text) FROM notes")
+		if !r.OK || len(r.Result.Rows) != 1 || r.Result.Rows[0][0] != c.want {
+			t.Errorf("a page sees %+v, want only %q", r.Result, c.want)
+		}
+	}
+
+	// Grants: alice's "always" on replica A holds for alice on replica B,
+	// and never for bob.
+	get := func(p *pageOf) *frame.NetResponse {
+		r, err := p.c.Net(ctx, "s1", p.inst, frame.NetRequest{Method: "GET", URL: up.URL + "/today"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := get(aliceA); !r.OK {
+		t.Fatalf("alice's first request: %+v", r.Error)
+	}
+	if r := get(aliceB); !r.OK || len(aliceB.asks) != 0 {
+		t.Fatalf("alice on the other replica: %+v, asked %d times", r.Error, len(aliceB.asks))
+	}
+	if r := get(bobB); r.OK || r.Error.Code != frame.CodeNetConfirmDenied || len(bobB.asks) != 1 {
+		t.Fatalf("bob was let through by alice's grant: %+v, asked %d times", r.Error, len(bobB.asks))
+	}
+
+	// Audit: each page got its own user's entries only, and the shared
+	// audit keeps them apart.
+	for _, c := range []struct {
+		p    *pageOf
+		user string
+	}{{aliceA, "alice"}, {aliceB, "alice"}, {bobA, "bob"}, {bobB, "bob"}} {
+		for _, raw := range c.p.c.Audits() {
+			var e netgate.Entry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				t.Fatal(err)
+			}
+			if e.User != c.user {
+				t.Errorf("%s's page got an audit entry of %q: %s", c.user, e.User, raw)
+			}
+		}
+	}
+	if n := len(bobA.c.Audits()); n != 0 {
+		t.Errorf("bob's page on replica A got %d audit entries; bob made no request there", n)
+	}
+	for user, want := range map[string]int{"alice": 2, "bob": 1} {
+		entries, err := clusters[0].AuditEntries(ctx, user, "notes", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != want {
+			t.Errorf("%s has %d audit entries in the shared audit, want %d", user, len(entries), want)
+		}
+		for _, e := range entries {
+			if e.User != user {
+				t.Errorf("%s's audit holds an entry of %q", user, e.User)
+			}
+		}
+	}
+
+	// The internal listener answers replicas only.
+	body, _ := json.Marshal(forwarded{User: "alice", App: "notes", Frame: json.RawMessage(`{"v":1,"type":"snug:db-request","requestId":"x","instanceId":"y","op":"exec","sql":"SELECT * FROM notes"}`)})
+	for _, auth := range []string{"", "Bearer guess", "Bearer " + strings.Repeat("0", 64)} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, clusters[0].InternalURL()+forwardPath, bytes.NewReader(body))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a forwarded request with Authorization %q got HTTP %d", auth, res.StatusCode)
+		}
+	}
+}
