@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/benbjohnson/litestream"
 
@@ -336,10 +338,30 @@ func removeLocal(path string) error {
 	return errors.Join(errs...)
 }
 
-// writes are the ops that change the database: their answer waits for
-// durable.
-func isWrite(op string) bool {
-	return op == frame.OpExec || op == frame.OpKvSet
+// isWrite reports a request that may change the database: its answer
+// waits for durable. An exec counts unless its statement plainly only
+// reads (SELECT, VALUES, EXPLAIN, PRAGMA: the store allows read-only
+// PRAGMAs only); anything else, WITH included, is taken as a write.
+func isWrite(r *frame.DBRequest) bool {
+	switch r.Op {
+	case frame.OpKvSet:
+		return true
+	case frame.OpExec:
+		if r.SQL == nil {
+			return true
+		}
+		sql := strings.TrimLeft(*r.SQL, " \t\r\n(")
+		end := strings.IndexFunc(sql, func(c rune) bool { return !unicode.IsLetter(c) })
+		if end < 0 {
+			end = len(sql)
+		}
+		switch strings.ToUpper(sql[:end]) {
+		case "SELECT", "VALUES", "EXPLAIN", "PRAGMA":
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 // serve answers r from the local copy. retry is true when the lease turned
@@ -367,7 +389,7 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 		o.extend(sent)
 	}
 	resp = o.c.localDB.DBRequest(ctx, call, r)
-	if resp.OK && isWrite(r.Op) {
+	if resp.OK && isWrite(r) {
 		if err := o.durable(ctx); err != nil {
 			if ctx.Err() != nil {
 				return cancelled(r), false

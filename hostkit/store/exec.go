@@ -144,15 +144,18 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 	return res, nil
 }
 
-// reservedInSchema finds a schema object, other than the kv table, that is
-// named after the reserved names or whose SQL mentions them: a view,
+// reservedInSchema finds a schema object, other than the kv table and a
+// replicator's own tables, that is named after the reserved names or whose
+// SQL mentions them: a view,
 // trigger or foreign key reaching for the kv table, or a table renamed into
 // the reserved names (the authorizer sees the old name of an ALTER only).
 const reservedInSchema = `SELECT type, name FROM (
 	SELECT type, name, tbl_name, sql FROM main.sqlite_schema
 	UNION ALL SELECT type, name, tbl_name, sql FROM temp.sqlite_schema)
-	WHERE (name LIKE '\_snug\_%' ESCAPE '\' OR tbl_name LIKE '\_snug\_%' ESCAPE '\' OR sql LIKE '%\_snug\_%' ESCAPE '\')
-	AND NOT (type = 'table' AND name = '_snug_kv' AND sql = ?) LIMIT 1`
+	WHERE (name LIKE '\_snug\_%' ESCAPE '\' OR tbl_name LIKE '\_snug\_%' ESCAPE '\' OR sql LIKE '%\_snug\_%' ESCAPE '\'
+		OR name LIKE '\_litestream\_%' ESCAPE '\' OR tbl_name LIKE '\_litestream\_%' ESCAPE '\' OR sql LIKE '%\_litestream\_%' ESCAPE '\')
+	AND NOT (type = 'table' AND name = '_snug_kv' AND sql = ?)
+	AND NOT (type = 'table' AND name IN ('_litestream_seq', '_litestream_lock')) LIMIT 1`
 
 // checkSchema refuses, inside the statement's transaction, a CREATE or
 // ALTER that left the schema reaching for the reserved names: the same
@@ -169,8 +172,8 @@ func (d *appDB) checkSchema() error {
 		return err
 	}
 	if st.Step() {
-		return sqlErr("%s %q would refer to names starting with %s, which are reserved by the host (kv storage)",
-			st.ColumnText(0), st.ColumnText(1), reservedPrefix)
+		return sqlErr("%s %q would refer to names starting with %s or %s, which are reserved by the host (kv storage, replication)",
+			st.ColumnText(0), st.ColumnText(1), reservedPrefix, replicatorPrefix)
 	}
 	return st.Err()
 }

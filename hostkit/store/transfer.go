@@ -351,6 +351,8 @@ func checkContent(c *sqlite3.Conn) error {
 			bad = importErr("the schema holds %s %q: names starting with %s are reserved by the host", typ, name, replicatorPrefix)
 		case strings.HasPrefix(strings.ToUpper(sql), "CREATE VIRTUAL TABLE"):
 			bad = importErr("the schema holds virtual table %q: virtual tables are refused by the host", name)
+		case strings.Contains(strings.ToLower(sql), replicatorPrefix):
+			bad = importErr("%s %q refers to the reserved %s names", typ, name, replicatorPrefix)
 		case strings.Contains(strings.ToLower(sql), reservedPrefix):
 			// A trigger, view or foreign key reaching into the kv table.
 			bad = importErr("%s %q refers to the reserved %s names", typ, name, reservedPrefix)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
+	"github.com/snuggen/snuggen/frame"
 )
 
 // Two users of one app, and a user named like a path or like another
@@ -129,4 +130,62 @@ func TestLockingModes(t *testing.T) {
 	if _, err := Open(t.TempDir(), Options{LockingMode: "SHARED"}); err == nil || !strings.Contains(err.Error(), "LockingMode") {
 		t.Errorf("Open with LockingMode SHARED: %v, want an error naming it", err)
 	}
+}
+
+// A replicator's tables (Litestream's, beside the store in replicated
+// mode) are the host's: the app's SQL can neither read, drop nor name
+// them, an export leaves them out, and an import holding one is refused.
+func TestReplicatorTablesAreReserved(t *testing.T) {
+	s, _ := newStore(t, Options{LockingMode: LockingNormal})
+	mustExec(t, s, "app", "CREATE TABLE notes(text)")
+	mustExec(t, s, "app", "INSERT INTO notes VALUES ('kept')")
+	p, _ := s.Path("app")
+	c, err := sqlite3.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exec(`CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER); CREATE TABLE _litestream_lock (id INTEGER);`); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for _, sql := range []string{
+		"SELECT * FROM _litestream_seq",
+		"DROP TABLE _litestream_lock",
+		"INSERT INTO _litestream_seq VALUES (1, 1)",
+		"CREATE TABLE _Litestream_mine(x)",
+		"CREATE VIEW v AS SELECT * FROM _litestream_seq",
+	} {
+		_, err := s.Exec(bg, "app", sql, nil)
+		if e := wantCode(t, err, frame.CodeDBSQLError); !strings.Contains(e.Message, "_litestream_") {
+			t.Errorf("%s: %q does not name the reserved prefix", sql, e.Message)
+		}
+	}
+	data, err := s.Export(bg, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.db")
+	if err := os.WriteFile(out, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ec, err := sqlite3.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := ec.Prepare("SELECT group_concat(name) FROM sqlite_schema WHERE type = 'table'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Step()
+	tables := st.ColumnText(0)
+	st.Close()
+	ec.Close()
+	if strings.Contains(tables, "_litestream_") || !strings.Contains(tables, "notes") {
+		t.Errorf("the export holds tables %s", tables)
+	}
+	if _, err := s.Import(bg, "other", data); err != nil {
+		t.Errorf("an export taken beside a replicator does not import: %v", err)
+	}
+	_, err = s.Import(bg, "other", rawDB(t, "CREATE TABLE _litestream_seq(id INTEGER PRIMARY KEY, seq INTEGER)"))
+	wantCode(t, err, frame.CodeDBImportInvalid)
 }
