@@ -13,9 +13,11 @@ import (
 var outbound = regexp.MustCompile(`\bhttp\.(Client|Transport|DefaultClient|DefaultTransport|Get|Post|PostForm|Head)\b|\bnet\.Dial|\.DialContext\b|\bnet\.Dialer\b`)
 
 // egressAllowed are the only places in hostkit that may reach the network:
-// the governed network (requests an app asked for) and the agent backends
-// (the host's own agent endpoint, never an app-supplied URL).
-var egressAllowed = []string{"netgate/", "agent/openai/", "agent/anthropic/", "agent/internal/sse/"}
+// the governed network (requests an app asked for), the agent backends
+// (the host's own agent endpoint, never an app-supplied URL) and replicated
+// mode (the host's own PostgreSQL, object store and peer replicas, from its
+// configuration and the lease rows, never an app-supplied URL).
+var egressAllowed = []string{"netgate/", "agent/openai/", "agent/anthropic/", "agent/internal/sse/", "cluster/"}
 
 // TestOnlyNetgateAndTheAgentBackendsReachTheNetwork holds the package docs'
 // promise: no other code in hostkit opens an outbound connection.
