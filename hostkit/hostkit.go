@@ -200,7 +200,8 @@ func WithAuthenticate(f func(r *http.Request) (user string, err error)) Option {
 // (leases, grants, reviews, budgets, audit, installed apps) and object
 // storage (each app database replicated by Litestream); see docs/scale.md.
 // With WithCluster the host takes its app databases, grants and budgets
-// from the Cluster, and WithDataDir's store and grants file are not used.
+// from the Cluster, and WithDataDir's store and grants file (and the store
+// options) are not used: the Cluster's own configuration has them.
 type Cluster interface {
 	// DB answers db-requests for (Call.User, Call.App): on this replica
 	// when it owns that database, through its owner otherwise.
