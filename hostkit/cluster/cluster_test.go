@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,47 @@ func TestIsWrite(t *testing.T) {
 	for op, want := range map[string]bool{frame.OpKvSet: true, frame.OpKvGet: false, frame.OpExport: false} {
 		if got := isWrite(&frame.DBRequest{Op: op}); got != want {
 			t.Errorf("isWrite(op %s) = %v", op, got)
+		}
+	}
+}
+
+// Open checks both services before anything is served and says which one
+// failed and what to do; nothing exits the process.
+func TestOpenNamesWhatFails(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	dead := "postgres://snug@127.0.0.1:1/none?sslmode=disable&connect_timeout=2"
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		mention []string
+	}{
+		{"no postgres", Config{ObjectStore: s3.url("x"), DataDir: t.TempDir()}, []string{"--postgres"}},
+		{"no object store", Config{Postgres: pg, DataDir: t.TempDir()}, []string{"--object-store"}},
+		{"postgres down", Config{Postgres: dead, ObjectStore: s3.url("x"), DataDir: t.TempDir()}, []string{"PostgreSQL at 127.0.0.1:1/none", "is it running"}},
+		{"postgres password kept out", Config{Postgres: "postgres://snug:hunter2@127.0.0.1:1/none?connect_timeout=2", ObjectStore: s3.url("x"), DataDir: t.TempDir()}, []string{"PostgreSQL"}},
+		{"not s3", Config{Postgres: pg, ObjectStore: "gs://bucket/p", DataDir: t.TempDir()}, []string{"scheme must be s3"}},
+		{"no bucket", Config{Postgres: pg, ObjectStore: "s3:///p", DataDir: t.TempDir()}, []string{"names no bucket"}},
+		{"missing bucket", Config{Postgres: pg, ObjectStore: strings.Replace(s3.url("x"), "s3://snug/", "s3://nosuch/", 1), DataDir: t.TempDir()}, []string{"object store s3://nosuch/x", "check the bucket exists"}},
+		{"object store down", Config{Postgres: pg, ObjectStore: "s3://snug/x?endpoint=http://127.0.0.1:1&region=us-east-1", DataDir: t.TempDir()}, []string{"object store s3://snug/x", "endpoint"}},
+		{"short lease", Config{Postgres: pg, ObjectStore: s3.url("x"), DataDir: t.TempDir(), LeaseTTL: time.Millisecond}, []string{"LeaseTTL"}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		began := time.Now()
+		c, err := Open(ctx, tc.cfg)
+		cancel()
+		t.Logf("%s: %s: %v", tc.name, time.Since(began).Round(time.Millisecond), err)
+		if err == nil {
+			c.Close(context.Background())
+			t.Errorf("%s: Open succeeded", tc.name)
+			continue
+		}
+		for _, m := range tc.mention {
+			if !strings.Contains(err.Error(), m) {
+				t.Errorf("%s: %q does not say %q", tc.name, err, m)
+			}
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error shows the password: %v", tc.name, err)
 		}
 	}
 }
