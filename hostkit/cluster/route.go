@@ -166,6 +166,30 @@ func (c *Cluster) take(ctx context.Context, o *owned) (leaseRow, error) {
 	return leaseRow{}, nil
 }
 
+// tryTake takes k's lease over when it is still expired, as route would;
+// it reports whether this replica now owns k (or is opening it).
+func (c *Cluster) tryTake(ctx context.Context, k dbKey) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	if o := c.owned[k]; o != nil {
+		c.mu.Unlock()
+		select {
+		case <-o.ready:
+		case <-ctx.Done():
+			return false
+		}
+		return o.err == nil && !o.lost.Load()
+	}
+	o := &owned{c: c, key: k, ready: make(chan struct{}), gone: make(chan struct{})}
+	c.owned[k] = o
+	c.mu.Unlock()
+	_, err := c.take(ctx, o)
+	return err == nil
+}
+
 // forwardPath is the internal listener's one route.
 const forwardPath = "/snug/db"
 
@@ -184,7 +208,8 @@ var errMoved = errors.New("the lease moved while the owner was asked")
 // forward sends r to the owner named by lease and returns its answer. It
 // gives up, to route again, when the owner cannot be reached, answers that
 // it is not the owner, or the lease changes hands while the answer is
-// awaited (a paused owner); never while the owner may still acknowledge.
+// awaited (a paused owner: once its lease expired this replica takes it
+// over); never while the owner may still acknowledge.
 func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, r *frame.DBRequest) (*frame.DBResponse, error) {
 	raw, err := frame.Marshal(r)
 	if err != nil {
@@ -213,7 +238,14 @@ func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, r *frame
 			return res.resp, res.err
 		case <-tick.C:
 			now, found, err := c.readLease(ctx, k)
-			if err == nil && (!found || now.owner != lease.owner || now.epoch != lease.epoch) {
+			moved := err == nil && (!found || now.owner != lease.owner || now.epoch != lease.epoch)
+			// An owner silent past its lease (paused, partitioned) is
+			// fenced by taking the lease over: once this replica holds it
+			// at a new epoch the old owner cannot acknowledge.
+			if !moved && err == nil && !now.live {
+				moved = c.tryTake(ctx, k)
+			}
+			if moved {
 				cancel()
 				<-done
 				return nil, errMoved
