@@ -44,12 +44,17 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := testenv.PostgresBin(t)
-	dir, err := os.MkdirTemp("", "snug-pg-")
+	root := os.Geteuid() == 0
+	base := ""
+	if root {
+		// nobody must reach the directory: /tmp, whatever TMPDIR says.
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "snug-pg-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	root := os.Geteuid() == 0
 	if root {
 		if err := os.Chown(dir, nobody, nobody); err != nil {
 			t.Fatal(err)
