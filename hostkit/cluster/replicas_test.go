@@ -435,7 +435,7 @@ func TestReplicasFailover(t *testing.T) {
 	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	resumed := g.waitAcks(t, "bob", stoppedAt.Add(ttl), 30*time.Second)
+	resumed := g.waitAcks(t, "bob", stoppedAt.Add(ttl), 30*time.Second) // since the lease at the latest ran out
 	newOwner, newEpoch, newPrefix := owner(t, pg, "bob", "log")
 	if newOwner == bobOwner || newEpoch <= bobEpoch || newPrefix == bobPrefix {
 		t.Fatalf("after the owner was stopped past its lease: owner %s epoch %d prefix %s (was %s, %d, %s)", newOwner, newEpoch, newPrefix, bobOwner, bobEpoch, bobPrefix)
@@ -444,7 +444,7 @@ func TestReplicasFailover(t *testing.T) {
 	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("SIGSTOP of %s (bob's owner, epoch %d): epoch %d on another replica, acknowledgements resumed %s after the lease ran out", paused.name, bobEpoch, newEpoch, (resumed - ttl).Round(time.Millisecond))
+	t.Logf("SIGSTOP of %s (bob's owner, epoch %d): epoch %d on another replica, acknowledgements resumed %s after the stop (the lease lasts %s)", paused.name, bobEpoch, newEpoch, (resumed + ttl).Round(time.Millisecond), ttl)
 	sleepCtx(load / 2)
 
 	// 3. An import of alice's database while the load goes on.
@@ -515,8 +515,10 @@ func TestReplicasFailover(t *testing.T) {
 		t.Logf("FIGURE %s: %d writes acknowledged, %.0f/s, longest gap between acknowledgements %s, %d attempts not acknowledged (sent again)",
 			u, n, float64(n)/elapsed.Seconds(), gaps(g.acks[u]).Round(time.Millisecond), g.errs[u])
 	}
-	t.Logf("FIGURE total: %d writes acknowledged in %s, %.0f/s, 0 lost; failover after kill -9: %s; after SIGSTOP: %s past the lease; late uploads of the stopped owner under its old prefix: %d objects, never read",
-		total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), failover.Round(time.Millisecond), (resumed - ttl).Round(time.Millisecond), lateUploads)
+	_, aliceFinal, _ := owner(t, pg, "alice", "log")
+	_, bobFinal, _ := owner(t, pg, "bob", "log")
+	t.Logf("FIGURE total: %d writes acknowledged in %s, %.0f/s, 0 lost; failover after kill -9: %s; after SIGSTOP: %s (lease %s); late uploads of the stopped owner under its old prefix: %d objects, never read; final epochs alice %d, bob %d",
+		total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), failover.Round(time.Millisecond), (resumed + ttl).Round(time.Millisecond), ttl, lateUploads, aliceFinal, bobFinal)
 	if t.Failed() {
 		for _, r := range g.replicas {
 			t.Logf("%s stderr:\n%s", r.name, r.out.String())
