@@ -230,6 +230,9 @@ func (o *owned) failPending(err error) {
 func (o *owned) syncRound() error {
 	ctx, cancel := context.WithTimeout(o.c.ctx, 4*o.c.ttl)
 	defer cancel()
+	if o.ldb == nil {
+		return errLost // never while the syncer runs; a guard, not a path
+	}
 	if err := o.ldb.SyncAndWait(ctx); err != nil {
 		return fmt.Errorf("upload: %w", err)
 	}
@@ -309,9 +312,11 @@ func (o *owned) teardown(ctx context.Context, free bool) error {
 	default:
 	}
 	defer close(o.gone)
+	// The syncer first: a round whose waiters gave up may still be running
+	// on the replica.
+	o.stopSyncer()
 	var errs []error
 	errs = append(errs, o.stopReplica(ctx))
-	o.stopSyncer()
 	errs = append(errs, c.local.Release(ctx, o.key.storeKey()))
 	if free {
 		errs = append(errs, c.free(ctx, o.key, o.epoch))
