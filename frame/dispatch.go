@@ -28,6 +28,12 @@ type Handlers interface {
 // an accepted app→host frame goes to its handler.
 func Dispatch(ctx context.Context, raw []byte, h Handlers, reply func(Frame)) error {
 	fr, err := Parse(raw)
+	return Handle(ctx, fr, err, h, reply)
+}
+
+// Handle is Dispatch after the parse: fr and err are what Parse (or ParseOwned)
+// returned for the frame.
+func Handle(ctx context.Context, fr Frame, err error, h Handlers, reply func(Frame)) error {
 	if err != nil {
 		if re, ok := err.(*RejectError); ok && reply != nil {
 			if a := re.Answer(); a != nil {

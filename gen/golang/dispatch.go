@@ -27,6 +27,13 @@ func (g *gen) dispatch(f *jen.File) {
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("raw").Index().Byte(), jen.Id("h").Id("Handlers"), jen.Id("reply").Func().Params(jen.Id("Frame")),
 	).Error().Block(
 		jen.List(jen.Id("fr"), jen.Err()).Op(":=").Id("Parse").Call(jen.Id("raw")),
+		jen.Return(jen.Id("Handle").Call(jen.Id("ctx"), jen.Id("fr"), jen.Err(), jen.Id("h"), jen.Id("reply"))),
+	)
+	f.Comment("Handle is Dispatch after the parse: fr and err are what Parse (or ParseOwned)")
+	f.Comment("returned for the frame.")
+	f.Func().Id("Handle").Params(
+		jen.Id("ctx").Qual("context", "Context"), jen.Id("fr").Id("Frame"), jen.Err().Error(), jen.Id("h").Id("Handlers"), jen.Id("reply").Func().Params(jen.Id("Frame")),
+	).Error().Block(
 		jen.If(jen.Err().Op("!=").Nil()).Block(
 			jen.If(jen.List(jen.Id("re"), jen.Id("ok")).Op(":=").Err().Assert(jen.Op("*").Id("RejectError")), jen.Id("ok").Op("&&").Id("reply").Op("!=").Nil()).Block(
 				jen.If(jen.Id("a").Op(":=").Id("re").Dot("Answer").Call(), jen.Id("a").Op("!=").Nil()).Block(jen.Id("reply").Call(jen.Id("a"))),

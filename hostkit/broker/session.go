@@ -169,13 +169,25 @@ type Verdict struct {
 // workers. Call it from one goroutine per session (the transport's reader),
 // so that the iframe's frames are handled in the order it sent them.
 func (s *Session) Receive(ctx context.Context, raw []byte) Verdict {
+	return s.receive(ctx, raw, frame.Parse)
+}
+
+// ReceiveOwned is Receive for a transport that hands raw over: nothing may
+// change raw afterwards, and the frame is read without a copy of it
+// (frame.ParseOwned). The relay passes each WebSocket message's frame so.
+func (s *Session) ReceiveOwned(ctx context.Context, raw []byte) Verdict {
+	return s.receive(ctx, raw, frame.ParseOwned)
+}
+
+func (s *Session) receive(ctx context.Context, raw []byte, parse func([]byte) (frame.Frame, error)) Verdict {
 	if s.dead.Load() {
 		v := peek(raw)
 		v.Verdict, v.Message = "ignore", "the app instance is dead (it navigated or was closed)"
 		return v
 	}
 	d := dispatcher{s: s}
-	err := frame.Dispatch(ctx, raw, &d, d.reply)
+	fr, err := parse(raw)
+	err = frame.Handle(ctx, fr, err, &d, d.reply)
 	var rej *frame.RejectError
 	switch {
 	case errors.As(err, &rej):

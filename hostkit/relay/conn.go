@@ -168,7 +168,9 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			return
 		}
 		at := c.rl.opts.Now()
-		v := p.sess.Receive(ctx, m.Frame)
+		// The message was read for this call alone: the broker may keep the
+		// frame's strings in it (no copy).
+		v := p.sess.ReceiveOwned(ctx, m.Frame)
 		c.inspect(at, "in", m.Slot, v.Type, v.RequestID, v.Verdict, v.Code, v.Message)
 		if v.Verdict == "accept" && v.Type == frame.TypeAppAnnounce {
 			c.announced(p)
