@@ -35,7 +35,9 @@ import (
 // acknowledgement; the owner of one database is killed (kill -9), the owner
 // of another is stopped past its lease (SIGSTOP) and resumed, a database is
 // imported while the load goes on, and two users write to the same app.
-// Every acknowledged write must be there afterwards, read through other
+// After the load the stopped owner's successor is killed too, so the
+// database is restored again after the fenced owner's late uploads. Every
+// acknowledged write must be there afterwards, read through other
 // replicas. bench/replicas runs it longer and prints the figures.
 
 // userHeader is how the replicas are told the user (as an authenticating
@@ -503,12 +505,36 @@ func TestReplicasFailover(t *testing.T) {
 
 	stop()
 	wg.Wait()
+	elapsed := time.Since(began) // the load's duration, for the rates
 	lateUploads := len(s3.keys(t, bobPrefix+"/")) - before
 
-	// Every acknowledged write is there, read through every replica but
-	// the one that answered last (all of them serve through forwards).
+	// 4. The stopped owner's late uploads change nothing: kill -9 bob's
+	// owner now, after them, so the next owner restores bob's database from
+	// the object store again; it must restore from the published prefix
+	// (never the fenced one) and hold every acknowledged write.
+	lastOwner, lastEpoch, _ := owner(t, pg, "bob", "log")
+	_, last := byID(lastOwner)
+	if err := last.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-last.done
+	var readers []*replica // the replicas left
+	for _, r := range g.replicas {
+		if r != last {
+			readers = append(readers, r)
+		}
+	}
+	readIDs(t, readers[0].origin, "bob") // waits out the lease, then restores
+	restoredOwner, restoredEpoch, restoredPrefix := owner(t, pg, "bob", "log")
+	if restoredOwner == lastOwner || restoredEpoch <= lastEpoch || restoredPrefix == bobPrefix {
+		t.Fatalf("after kill -9 of bob's last owner: owner %s epoch %d prefix %s (was %s, %d; the fenced prefix %s)", restoredOwner, restoredEpoch, restoredPrefix, lastOwner, lastEpoch, bobPrefix)
+	}
+	t.Logf("kill -9 of %s (bob's owner, epoch %d) after the late uploads: epoch %d restored from the object store", last.name, lastEpoch, restoredEpoch)
+
+	// Every acknowledged write is there, read through every replica left
+	// (all of them serve through forwards).
 	for _, u := range users {
-		for _, r := range g.replicas {
+		for _, r := range readers {
 			ids := readIDs(t, r.origin, u)
 			missing := 0
 			for _, a := range g.acks[u] {
@@ -539,7 +565,6 @@ func TestReplicasFailover(t *testing.T) {
 	// The figures.
 	failover := gapAround(g.acks["alice"], killedAt)
 	resumed := gapAround(g.acks["bob"], stoppedAt)
-	elapsed := time.Since(began)
 	total := 0
 	for _, u := range users {
 		n := len(g.acks[u])
