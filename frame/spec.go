@@ -219,6 +219,12 @@ var NestedContextElements = []string{"iframe", "frame", "frameset", "object", "e
 // NetMethods is NET_METHODS from the rules file.
 var NetMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
 
+// PermissionsPolicyDelegated is PERMISSIONS_POLICY_DELEGATED from the rules file.
+var PermissionsPolicyDelegated = []string{"clipboard-write"}
+
+// PermissionsPolicyDenied is PERMISSIONS_POLICY_DENIED from the rules file.
+var PermissionsPolicyDenied = []string{"accelerometer", "autoplay", "browsing-topics", "camera", "captured-surface-control", "clipboard-read", "compute-pressure", "cross-origin-isolated", "deferred-fetch", "deferred-fetch-minimal", "digital-credentials-create", "digital-credentials-get", "display-capture", "encrypted-media", "fullscreen", "gamepad", "geolocation", "gyroscope", "hid", "identity-credentials-get", "idle-detection", "interest-cohort", "keyboard-map", "language-detector", "language-model", "local-fonts", "local-network", "local-network-access", "loopback-network", "magnetometer", "microphone", "midi", "on-device-speech-recognition", "otp-credentials", "payment", "picture-in-picture", "private-state-token-issuance", "private-state-token-redemption", "publickey-credentials-create", "publickey-credentials-get", "screen-wake-lock", "serial", "speaker-selection", "storage-access", "summarizer", "sync-xhr", "translator", "usb", "window-management", "xr-spatial-tracking"}
+
 // RemovedGlobals is REMOVED_GLOBALS from the rules file.
 var RemovedGlobals = []string{"RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel"}
 
@@ -227,6 +233,9 @@ var ResponseHeaderGlobs = []string{"x-ratelimit-*"}
 
 // ResponseHeaderWhitelist is RESPONSE_HEADER_WHITELIST from the rules file.
 var ResponseHeaderWhitelist = []string{"content-type", "content-length", "cache-control", "etag", "last-modified", "retry-after", "link"}
+
+// SQLVirtualTableModules is SQL_VIRTUAL_TABLE_MODULES from the rules file.
+var SQLVirtualTableModules = []string{"fts5", "fts5vocab", "rtree", "rtree_i32"}
 
 // StripHeaders is STRIP_HEADERS from the rules file.
 var StripHeaders = []string{"authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"}

@@ -59,6 +59,7 @@ type appDB struct {
 	opCtx   context.Context        // the running call's context (with its timeout)
 	trusted bool                   // the store's own statements: the authorizer allows all
 	denied  string                 // why the authorizer last refused, for the message
+	newFTS  [][2]string            // schema and name of each fts5 table the running statement creates
 }
 
 // do runs fn on app's database under the call's lock and, when timed, the
@@ -358,7 +359,13 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 		sqlite3.PROTOCOL, sqlite3.NOLFS, sqlite3.FORMAT:
 		return fmt.Errorf("store: %s %q: %w", op, app, err)
 	}
-	return &Error{Code: frame.CodeDBSQLError, Message: strings.TrimPrefix(err.Error(), "sqlite3: ")}
+	msg := strings.TrimPrefix(err.Error(), "sqlite3: ")
+	if d.denied != "" {
+		// A module's own statement the authorizer refused (a shadow table
+		// named into the reserved names): its error reads "not authorized".
+		msg = d.denied
+	}
+	return &Error{Code: frame.CodeDBSQLError, Message: explain(msg)}
 }
 
 // openHardened opens path with the hardening every connection gets:
@@ -371,6 +378,9 @@ func openHardened(path string, opts Options) (*sqlite3.Conn, error) {
 		return nil, err
 	}
 	if err := harden(c, opts); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	if err := registerModules(c); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	return c, nil
@@ -578,7 +588,14 @@ func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, sch
 		return d.deny("BEGIN, COMMIT, ROLLBACK, SAVEPOINT and RELEASE are refused: " +
 			"each exec runs in its own transaction; put related changes in one statement")
 	case sqlite3.AUTH_CREATE_VTABLE, sqlite3.AUTH_DROP_VTABLE:
-		return d.deny("virtual tables are refused by the host")
+		// name4 is the module. What a module does inside (its shadow
+		// tables) comes back through here as ordinary statements.
+		if !allowedModule(name4) {
+			return d.deny(moduleRefused(name4))
+		}
+		if action == sqlite3.AUTH_CREATE_VTABLE && strings.EqualFold(name4, "fts5") {
+			d.newFTS = append(d.newFTS, [2]string{schema, name3})
+		}
 	case sqlite3.AUTH_FUNCTION:
 		if strings.EqualFold(name4, "load_extension") {
 			return d.deny("load_extension is refused by the host")

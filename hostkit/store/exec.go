@@ -87,6 +87,7 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 	// schema check after a CREATE or ALTER), the work is the app's: the
 	// hard stop may end it. The COMMIT is the store's.
 	d.guard(d.eng)
+	d.newFTS = d.newFTS[:0]
 	st, err := d.prepare(sql)
 	if err != nil {
 		return nil, err
@@ -117,6 +118,9 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 	}
 	res, err := d.step(st)
 	_ = st.Reset() // done with it before COMMIT or ROLLBACK; repeats step's error
+	if write && err == nil && len(d.newFTS) > 0 {
+		err = d.secureDelete()
+	}
 	if write && err == nil {
 		if w := strings.ToUpper(firstWord(sql)); w == "CREATE" || w == "ALTER" {
 			err = d.checkSchema()
@@ -175,7 +179,10 @@ func (d *appDB) checkSchema() error {
 		return sqlErr("%s %q would refer to names starting with %s or %s, which are reserved by the host (kv storage, replication)",
 			st.ColumnText(0), st.ColumnText(1), reservedPrefix, replicatorPrefix)
 	}
-	return st.Err()
+	if err := st.Err(); err != nil {
+		return err
+	}
+	return checkShadowIndexes(d.conn, sqlErr)
 }
 
 // step reads the rows of st, counting their JSON size as it goes.

@@ -14,13 +14,16 @@
 // Every app statement runs on a connection that
 //   - refuses, through the authorizer, ATTACH, DETACH, VACUUM (with or
 //     without INTO: both attach a database), explicit transactions (BEGIN,
-//     COMMIT, ROLLBACK, SAVEPOINT, RELEASE), virtual tables, every PRAGMA
-//     outside a read-only safe list (safePragmas; database_list is out since
-//     it shows a host path), and every name starting with "_snug_" (and a
-//     CREATE or ALTER that would leave the schema naming or referring to
-//     one is rolled back, the policy Import applies to files);
+//     COMMIT, ROLLBACK, SAVEPOINT, RELEASE), virtual tables of any module
+//     but fts5, fts5vocab, rtree and rtree_i32 (frame.SQLVirtualTableModules;
+//     see vtab.go), every PRAGMA outside a read-only safe list (safePragmas;
+//     database_list is out since it shows a host path), and every name
+//     starting with "_snug_" (and a CREATE or ALTER that would leave the
+//     schema naming or referring to one, or an index on a virtual table's
+//     shadow table, is rolled back: the policy Import applies to files);
 //   - has no slot to attach a database into (SQLITE_LIMIT_ATTACHED 0);
-//   - runs in defensive mode with trusted_schema, writable_schema, the
+//   - runs in defensive mode (so a virtual table's shadow tables are
+//     written by its module only) with trusted_schema, writable_schema, the
 //     fts3_tokenizer and double-quoted string literals off; the engine is
 //     built without load_extension, so that function does not exist;
 //   - stops a statement after Options.StatementTimeout (DB_TIMEOUT), also
@@ -53,12 +56,20 @@
 // The kv pairs live in the app's own database, in the table _snug_kv that
 // the app's SQL cannot read, write or name; they travel with Export.
 //
-// Import checks the header against the file, the size, PRAGMA
-// integrity_check (which also checks NOT NULL and CHECK constraints), and the
-// schema policy: no virtual table, nothing named after or referring to the
-// _snug_ names except the kv table exactly as the store makes it. Triggers
-// and views are allowed: an app can create them with Exec too, and they run
-// under the same authorizer with trusted_schema off.
+// Full-text search and R*Tree indexes are there: an app may create fts5
+// (with bm25, highlight and snippet), fts5vocab, rtree and rtree_i32
+// virtual tables. Their shadow tables live in the app's file, count against
+// its quota and travel with Export. Each fts5 table gets fts5's
+// secure-delete option, so that a database at its quota can still delete.
+//
+// Import checks the header against the file, the size, the schema policy
+// (virtual tables of the allowed modules only, read with SQLite's own
+// parser; no index or trigger on a shadow table; nothing named after or
+// referring to the _snug_ names except the kv table exactly as the store
+// makes it), and PRAGMA integrity_check (which also checks NOT NULL and CHECK
+// constraints and runs each fts5 and rtree table's own consistency check).
+// Triggers and views are allowed: an app can create them with Exec too, and
+// they run under the same authorizer with trusted_schema off.
 //
 // # Driver
 //
@@ -367,9 +378,11 @@ func (s *Store) Export(ctx context.Context, app string) ([]byte, error) {
 
 // Import replaces app's database with data, an SQLite file of at most
 // frame.MaxArtifactBytes. The file is checked (header, size, PRAGMA
-// integrity_check, and the schema policy: no virtual tables, nothing named
-// or referring to the reserved _snug_ names except the kv table exactly as
-// the store makes it, kv values that are valid JSON; triggers and views are
+// integrity_check with the virtual tables' own checks, and the schema
+// policy: virtual tables of the allowed modules only, no index or trigger on
+// their shadow tables, nothing named or referring to the reserved _snug_
+// names except the kv table exactly as the store makes it, kv values that
+// are valid JSON; triggers and views are
 // allowed, since apps can create them too and they run under the same
 // authorizer with trusted_schema off), written to a temporary file, synced
 // and renamed over the old one. On any failure the old database is

@@ -611,6 +611,9 @@ func rawDB(t *testing.T, sql ...string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := registerModules(c); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range sql {
 		if err := c.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -674,8 +677,8 @@ func TestImportMalicious(t *testing.T) {
 		{"driver panic", frame.CodeDBImportInvalid, "schema cannot be read", offsetPanic},
 		{"kv not JSON", frame.CodeDBImportInvalid, "CHECK constraint failed in _snug_kv", rawDB(t, kvTable,
 			"PRAGMA ignore_check_constraints = ON", "INSERT INTO _snug_kv VALUES ('k', '{broken')")},
-		{"virtual table", frame.CodeDBImportInvalid, "virtual", rawDB(t, "PRAGMA writable_schema = ON",
-			"INSERT INTO sqlite_schema VALUES ('table', 'v', 'v', 0, 'CREATE VIRTUAL TABLE v USING fts5(a)')")},
+		{"virtual table", frame.CodeDBImportInvalid, "virtual table \"v\" of module \"geopoly\"", rawDB(t, "PRAGMA writable_schema = ON",
+			"INSERT INTO sqlite_schema VALUES ('table', 'v', 'v', 0, 'CREATE VIRTUAL TABLE v USING geopoly(a)')")},
 	}
 	for _, c := range cases {
 		_, err := s.Import(bg, "a", c.data)

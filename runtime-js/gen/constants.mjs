@@ -217,9 +217,12 @@ export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","preren
 export const CDN_ALLOWLIST = ["cdn.jsdelivr.net","cdnjs.cloudflare.com","unpkg.com"];
 export const NESTED_CONTEXT_ELEMENTS = ["iframe","frame","frameset","object","embed","fencedframe","portal"];
 export const NET_METHODS = ["GET","HEAD","POST","PUT","PATCH","DELETE"];
+export const PERMISSIONS_POLICY_DELEGATED = ["clipboard-write"];
+export const PERMISSIONS_POLICY_DENIED = ["accelerometer","autoplay","browsing-topics","camera","captured-surface-control","clipboard-read","compute-pressure","cross-origin-isolated","deferred-fetch","deferred-fetch-minimal","digital-credentials-create","digital-credentials-get","display-capture","encrypted-media","fullscreen","gamepad","geolocation","gyroscope","hid","identity-credentials-get","idle-detection","interest-cohort","keyboard-map","language-detector","language-model","local-fonts","local-network","local-network-access","loopback-network","magnetometer","microphone","midi","on-device-speech-recognition","otp-credentials","payment","picture-in-picture","private-state-token-issuance","private-state-token-redemption","publickey-credentials-create","publickey-credentials-get","screen-wake-lock","serial","speaker-selection","storage-access","summarizer","sync-xhr","translator","usb","window-management","xr-spatial-tracking"];
 export const REMOVED_GLOBALS = ["RTCPeerConnection","webkitRTCPeerConnection","RTCDataChannel"];
 export const RESPONSE_HEADER_GLOBS = ["x-ratelimit-*"];
 export const RESPONSE_HEADER_WHITELIST = ["content-type","content-length","cache-control","etag","last-modified","retry-after","link"];
+export const SQL_VIRTUAL_TABLE_MODULES = ["fts5","fts5vocab","rtree","rtree_i32"];
 export const STRIP_HEADERS = ["authorization","cookie","set-cookie","x-api-key","proxy-authorization"];
 
 // Known events (others are ignored).
