@@ -147,6 +147,9 @@ func generated() (map[string]any, error) {
 		// with streaming:true aside).
 		"terminalTypes": []string{frame.TypeAppResponse, frame.TypeDBResponse, frame.TypeNetResponse, frame.TypeOpenURLResult},
 		"eventResize":   frame.EventResize,
+		// The app iframe's allow attribute: the features the runner's
+		// Permissions-Policy lets it delegate, and nothing more.
+		"frameAllow": strings.Join(frame.PermissionsPolicyDelegated, "; "),
 	}, nil
 }
 

@@ -6,7 +6,8 @@
 // adds the headers that make the browser hold the sandbox: on app documents
 // the runner's CSP (frame.SandboxCSP and frame.HostCSP) plus "sandbox
 // allow-scripts" and frame-ancestors limited to the runner, nosniff, no
-// referrer and a Permissions-Policy that denies every powerful feature; on
+// referrer and a Permissions-Policy that denies every powerful feature but
+// clipboard-write (which the browser gives only on a user gesture); on
 // the runner page Cross-Origin-Opener-Policy: same-origin and its own
 // hash-only CSP.
 //
@@ -375,7 +376,7 @@ func (s *Server) serveRunner(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Permissions-Policy", permissionsPolicy)
+	h.Set("Permissions-Policy", runnerPolicy)
 	_, _ = w.Write(s.page.HTML)
 }
 
@@ -399,7 +400,7 @@ func (s *Server) serveApp(w http.ResponseWriter, r *http.Request, key string) {
 	h.Set("Content-Security-Policy", AppCSP(s.Origin()))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Permissions-Policy", permissionsPolicy)
+	h.Set("Permissions-Policy", appPolicy)
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	_, _ = w.Write(body)
@@ -442,20 +443,29 @@ func AppCSP(runnerOrigin string) string {
 		"; frame-ancestors " + ancestors
 }
 
-// permissionsPolicy denies every powerful feature to the document and to
-// anything it could embed. Browsers ignore the names they do not know.
-var permissionsPolicy = strings.Join([]string{
-	"accelerometer=()", "ambient-light-sensor=()", "attribution-reporting=()", "autoplay=()", "battery=()",
-	"bluetooth=()", "browsing-topics=()", "camera=()", "clipboard-read=()",
-	"clipboard-write=()", "display-capture=()", "document-domain=()",
-	"encrypted-media=()", "fullscreen=()", "gamepad=()", "geolocation=()",
-	"gyroscope=()", "hid=()", "identity-credentials-get=()", "idle-detection=()",
-	"interest-cohort=()", "join-ad-interest-group=()", "local-fonts=()", "magnetometer=()", "microphone=()",
-	"midi=()", "otp-credentials=()", "payment=()", "picture-in-picture=()",
-	"private-aggregation=()", "private-state-token-issuance=()",
-	"private-state-token-redemption=()", "publickey-credentials-create=()",
-	"publickey-credentials-get=()", "run-ad-auction=()", "screen-wake-lock=()", "serial=()", "shared-storage=()",
-	"shared-storage-select-url=()", "speaker-selection=()",
-	"storage-access=()", "usb=()", "web-share=()", "window-management=()",
-	"xr-spatial-tracking=()",
-}, ", ")
+// The Permissions-Policy headers, from the rules file's lists: every
+// feature of PERMISSIONS_POLICY_DENIED is off ("=()") for the document and
+// anything it embeds, and only features the browser knows are named (an
+// unknown name costs a console error on every load and denies nothing).
+// The features of PERMISSIONS_POLICY_DELEGATED (clipboard-write) the runner
+// page may delegate to a frame that asks for them with its allow attribute
+// ("=*": an app frame's opaque origin matches no narrower allowlist), and an
+// app document keeps them for itself ("=(self)"); the browser still requires
+// a user gesture for each use. docs/security.md gives the reasoning.
+var (
+	runnerPolicy = policyHeader("*")
+	appPolicy    = policyHeader("(self)")
+)
+
+// policyHeader is the Permissions-Policy with the delegated features allowed
+// to delegated.
+func policyHeader(delegated string) string {
+	var parts []string
+	for _, f := range frame.PermissionsPolicyDenied {
+		parts = append(parts, f+"=()")
+	}
+	for _, f := range frame.PermissionsPolicyDelegated {
+		parts = append(parts, f+"="+delegated)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -209,12 +209,17 @@ new ResizeObserver(() => {
 // validity check, for the ways a user submits: a submit button's click
 // (Enter in a field clicks the form's default button), Enter in a form that
 // has no submit button, and requestSubmit(). The browser's own submission is
-// stopped (a host whose sandbox allows forms, as some MCP Apps hosts' do,
-// would otherwise deliver a second "submit" and navigate the frame).
+// stopped: the sandbox would only refuse it with a console error ("Blocked
+// form submission"), and a host whose sandbox allows forms, as some MCP
+// Apps hosts' do, would deliver a second "submit" and navigate the frame. A
+// form with method="dialog" closes its <dialog> with the button's value, as
+// on the open web.
 const submit = (form, submitter, e) => {
   e?.preventDefault();
   (form.noValidate || submitter?.formNoValidate || form.reportValidity()) &&
-    form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
+    form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter })) &&
+    (submitter?.formMethod || form.method) == "dialog" &&
+    form.closest("dialog")?.close(submitter?.value);
 };
 addEventListener("click", (e) => {
   const b = e.target.closest?.("button,input");
@@ -232,6 +237,32 @@ addEventListener("submit", (e) => e.isTrusted && (e.preventDefault(), e.stopImme
 HTMLFormElement.prototype.requestSubmit = function (s) {
   submit(this, s);
 };
+
+// alert() does nothing in a sandbox without allow-modals. The runtime shows
+// the message in the page instead (noticeAlert), until the user presses its
+// OK: in the flow above the body (so it covers none of the app and the frame
+// grows to fit it), sticky at the top. Styled through the CSSOM, which the
+// CSP allows.
+let notices;
+const noticeAlert = (message = "") => {
+  if (!notices) {
+    notices = D.createElement("snug-notices");
+    notices.style.cssText = "position:sticky;top:0;z-index:2147483647;display:grid;gap:6px;padding:8px";
+  }
+  const box = D.createElement("snug-notice");
+  const ok = D.createElement("button");
+  box.setAttribute("role", "alert");
+  box.style.cssText = "display:flex;justify-content:space-between;gap:1em;padding:8px;white-space:pre-wrap;color:CanvasText;background:Canvas;border:1px solid;border-radius:6px";
+  ok.textContent = "OK";
+  ok.onclick = () => {
+    box.remove();
+    notices.childElementCount || notices.remove();
+  };
+  box.append(String(message), ok);
+  notices.append(box);
+  notices.isConnected || root.insertBefore(notices, D.body);
+};
+globalThis.alert = noticeAlert;
 
 const auto = () => app || announce();
 if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);

@@ -305,7 +305,9 @@ class Instance {
     // no popups, no top navigation, no forms, no same-origin access.
     iframe.setAttribute('sandbox', 'allow-scripts');
     iframe.setAttribute('referrerpolicy', 'no-referrer');
-    iframe.setAttribute('allow', '');
+    // Delegated features (GEN.frameAllow: clipboard-write, which the
+    // browser still grants only on a user gesture); every other is off.
+    iframe.setAttribute('allow', GEN.frameAllow);
     iframe.addEventListener('load', () => this.onLoad());
     // src is set before the element is inserted, so no about:blank load
     // fires first and the first load is the app document's.
