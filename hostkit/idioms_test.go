@@ -1,6 +1,8 @@
 package hostkit_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/internal/browsertest"
+	"github.com/snuggen/snuggen/pack"
 )
 
 // Issue 14 items 7 and 8: apps written the way a model writes them, run
@@ -302,5 +305,83 @@ func TestPermissionsPolicy(t *testing.T) {
 				t.Errorf("%s: %s", c.where, m)
 			}
 		}
+	}
+}
+
+// todoApp renders its list from a template literal with an inline onclick,
+// as models often write it, and a second list the way the build's warning
+// says: one listener on the container.
+const todoApp = `<!DOCTYPE html>
+<html>
+<head>
+<meta charset="utf-8">
+<meta name="snug:app-id" content="test.todo">
+<meta name="snug:display-name" content="Todo">
+</head>
+<body>
+<ul id="todos"></ul>
+<ul id="fixed"></ul>
+<script>
+  let todos = ['milk', 'eggs'];
+  function removeTodo(i) {
+    todos.splice(i, 1);
+    render();
+  }
+  function render() {
+    document.getElementById('todos').innerHTML = todos.map((t, i) =>
+      ` + "`" + `<li>${t} <button class="remove" onclick="removeTodo(${i})">Remove</button></li>` + "`" + `).join('');
+    document.getElementById('fixed').innerHTML = todos.map((t, i) =>
+      ` + "`" + `<li>${t} <button class="remove" data-index="${i}">Remove</button></li>` + "`" + `).join('');
+  }
+  document.getElementById('fixed').addEventListener('click', (e) => {
+    const b = e.target.closest('button[data-index]');
+    if (b) removeTodo(Number(b.dataset.index));
+  });
+  render();
+</script>
+</body>
+</html>`
+
+// TestStringHandlersAreBlocked holds the build's warning to what the
+// browser does: the inline handler in the template literal is warned about
+// on its line, and in the runner it never runs; the delegated listener the
+// warning suggests works.
+func TestStringHandlersAreBlocked(t *testing.T) {
+	res, err := pack.Build(context.Background(), pack.Options{Path: "todo.html", HTML: []byte(todoApp)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	for _, d := range res.Diagnostics {
+		warned = append(warned, fmt.Sprintf("%s %d %s", d.Code, d.Line, d.Message))
+	}
+	if want := []string{"html.inline-handler 19 inline event handler onclick in markup built from a string"}; !slices.Equal(warned, want) {
+		t.Fatalf("diagnostics %q, want %q", warned, want)
+	}
+
+	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("todo", []byte(todoApp))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	r := browsertest.OpenRunner(t, h.URL(), "todo")
+	f := r.Frame(0)
+	app := browsertest.WatchConsole(t, f)
+	browsertest.Do(t, f, "click the inline handler's Remove", chromedp.Click(chromedp.CSS("#todos li:first-child .remove")))
+	// The delegated Remove runs (and re-renders both lists): by then the
+	// first click had its chance.
+	browsertest.Do(t, f, "click the delegated Remove", chromedp.Click(chromedp.CSS("#fixed li:last-child .remove")))
+	browsertest.WaitFor(t, f, "the delegated remove", `document.querySelectorAll('#fixed li').length === 1`)
+	if left := browsertest.Eval[string](t, f, `document.querySelector('#fixed li').firstChild.textContent`); left != "milk " {
+		t.Fatalf("after one delegated remove the list holds %q: the inline handler ran too", left)
+	}
+	// The browser said why.
+	blocked := false
+	for _, m := range app.Messages() {
+		blocked = blocked || strings.Contains(m, "Content Security Policy") || strings.Contains(m, "Trusted Type")
+	}
+	t.Logf("console: %q", app.Messages())
+	if !blocked {
+		t.Errorf("no CSP or Trusted Types report in the console: %q", app.Messages())
 	}
 }

@@ -79,6 +79,19 @@ type jsScanner struct {
 	// regexOK says whether a "/" in code starts a regular expression.
 	regexOK bool
 	word    strings.Builder
+	// lit, when set, is called with the source range of each string
+	// literal's text and each text chunk of a template literal (between
+	// its backticks and ${…}), quotes excluded.
+	lit      func(start, end int)
+	litStart int
+}
+
+// literal reports the literal text that started at s.litStart and ends at
+// end, to lit.
+func (s *jsScanner) literal(end int) {
+	if s.lit != nil {
+		s.lit(s.litStart, end)
+	}
 }
 
 var regexAfterWord = map[string]bool{"return": true, "typeof": true, "case": true, "do": true, "else": true, "in": true,
@@ -128,11 +141,11 @@ func (s *jsScanner) run() string {
 			case ' ', '\t', '\n', '\r':
 				continue
 			case '\'':
-				s.state = stSingle
+				s.state, s.litStart = stSingle, i+1
 			case '"':
-				s.state = stDouble
+				s.state, s.litStart = stDouble, i+1
 			case '`':
-				s.state = stTemplate
+				s.state, s.litStart = stTemplate, i+1
 			case '/':
 				if i+1 < len(src) && src[i+1] == '/' {
 					s.state = stLineComment
@@ -162,7 +175,7 @@ func (s *jsScanner) run() string {
 			case '}':
 				if n := len(s.braces); n > 0 && s.braces[n-1] == s.depth {
 					s.braces = s.braces[:n-1]
-					s.state = stTemplate
+					s.state, s.litStart = stTemplate, i+1
 					continue
 				}
 				s.depth--
@@ -184,15 +197,18 @@ func (s *jsScanner) run() string {
 				}
 			case '\'':
 				if s.state == stSingle {
+					s.literal(i)
 					s.state = stCode
 					s.regexOK = false
 				}
 			case '"':
 				if s.state == stDouble {
+					s.literal(i)
 					s.state = stCode
 					s.regexOK = false
 				}
 			case '\n':
+				s.literal(i)
 				s.state = stCode
 			}
 		case stTemplate:
@@ -203,10 +219,12 @@ func (s *jsScanner) run() string {
 					s.out.WriteByte(src[i])
 				}
 			case '`':
+				s.literal(i)
 				s.state = stCode
 				s.regexOK = false
 			case '$':
 				if i+1 < len(src) && src[i+1] == '{' {
+					s.literal(i)
 					i++
 					s.out.WriteByte('{')
 					s.depth++

@@ -22,7 +22,7 @@ const b = document.getElementById("b");
 b.addEventListener("click", async () => {
   b.textContent = inc();
   await snug.db.set("count", Number(b.textContent));
-  alert("saved");
+  if (confirm("Reset?")) b.textContent = "0";
 });`)},
 		"count.js": {Data: []byte(`let n = 0; export const inc = () => ++n;`)},
 	}
@@ -36,5 +36,5 @@ b.addEventListener("click", async () => {
 	}
 	// Output:
 	// demo.counter Counter [db]
-	// main.js:6:3: warning: alert is not available in the sandbox
+	// main.js:6:7: warning: confirm is not available in the sandbox
 }

@@ -56,9 +56,15 @@ var baseRules = []lintRule{
 	{"sandbox.navigation", SeverityWarning, []string{"location.assign", "location.replace", "location.reload"},
 		"the host treats a frame that navigates or reloads as gone and stops talking to it",
 		"keep the app on one page: update the DOM instead, and open other sites with await snug.openUrl(url)"},
-	{"sandbox.modal", SeverityWarning, []string{"alert", "confirm", "prompt"},
-		"the sandbox has no allow-modals: the call returns at once (confirm gives false, prompt null)",
-		"show the message or question in the page, e.g. with a <dialog> element"},
+	// alert() needs no rule: the runtime shows its message in the page.
+	{"sandbox.modal", SeverityWarning, []string{"confirm", "prompt"},
+		"the sandbox has no allow-modals: it returns at once without asking (confirm() false, prompt() null), so the action behind it never runs",
+		`ask in the page with a <dialog> and two buttons: <dialog id="ask"><form method="dialog"><p>Delete it?</p>` +
+			`<button value="no">Cancel</button> <button value="yes">Delete</button></form></dialog>; call ask.showModal() ` +
+			`and act in ask.addEventListener("close", …) when ask.returnValue === "yes" (for prompt, put an <input> in the form)`},
+	{"sandbox.clipboard", SeverityWarning, []string{"navigator.clipboard.readText"},
+		"the host lets an app write the clipboard on a click but never read it",
+		`let the user paste: listen for the paste event and read e.clipboardData.getData("text")`},
 }
 
 // capabilityNames maps a runtime entry point to the capability it uses;
@@ -168,6 +174,9 @@ func (b *builder) lint() {
 
 	var wg sync.WaitGroup
 	for i := range units {
+		if units[i].loader == api.LoaderJS || units[i].loader == api.LoaderTS {
+			b.lintStringHandlers(units[i])
+		}
 		if !mentionsBlocked(units[i].code) {
 			continue
 		}
@@ -178,6 +187,54 @@ func (b *builder) lint() {
 		}(i)
 	}
 	wg.Wait()
+}
+
+// stringHandler finds an inline event handler attribute in the text of a
+// string or template literal: markup an app builds to assign to innerHTML,
+// outerHTML or insertAdjacentHTML. The name is one of the events a page
+// handles (a plain "only=" in a query string is not one), followed by = and
+// a quote, an escaped quote or a template's ${.
+var stringHandler = regexp.MustCompile(`(?i)(?:^|[\s"'/\\])(on(?:click|dblclick|auxclick|contextmenu|mouse[a-z]*|pointer[a-z]*|touch[a-z]*|key(?:down|up|press)|` +
+	`input|change|submit|reset|focus(?:in|out)?|blur|load|error|scroll(?:end)?|drag[a-z]*|drop|wheel|select|toggle|` +
+	`animation[a-z]*|transition[a-z]*|play(?:ing)?|pause|ended|canplay[a-z]*|resize|copy|cut|paste|invalid|search|beforeinput|close|cancel))` +
+	`\s*=\s*(?:\\?["'\x60]|\$\{)`)
+
+// lintStringHandlers warns, on its line, about each inline event handler
+// written inside a string or template literal of u: the page's CSP runs
+// only the build's own scripts, so the browser refuses such a handler when
+// the markup is inserted, and the button does nothing.
+func (b *builder) lintStringHandlers(u lintUnit) {
+	if !strings.Contains(u.code, "on") || !strings.Contains(u.code, "=") {
+		return
+	}
+	var src []byte
+	var srcLines []int
+	s := jsScanner{src: u.code}
+	s.lit = func(start, end int) {
+		for _, m := range stringHandler.FindAllStringSubmatchIndex(u.code[start:end], -1) {
+			name := strings.ToLower(u.code[start+m[2] : start+m[3]])
+			off := start + m[2]
+			d := Diagnostic{Severity: SeverityWarning, Code: "html.inline-handler",
+				Message: fmt.Sprintf("inline event handler %s in markup built from a string", name),
+				Why:     "the page's CSP runs only the build's own scripts, so the browser refuses this handler when the markup is inserted: it never runs",
+				Fix: fmt.Sprintf(`give the element a class or data- attribute and listen once on its container: `+
+					`list.addEventListener(%q, (e) => { const el = e.target.closest("[data-id]"); if (el) … el.dataset.id … }), `+
+					`or create the element with document.createElement and call el.addEventListener(%q, …)`, name[2:], name[2:])}
+			if u.file == "" {
+				d.File = b.pageName
+				d.Line, d.Column, d.LineText = position(b.html, b.lines, u.offset+off)
+			} else {
+				if src == nil {
+					src = []byte(u.code)
+					srcLines = lineStarts(src)
+				}
+				d.File = b.src.rel(u.file)
+				d.Line, d.Column, d.LineText = position(src, srcLines, off)
+			}
+			b.add(d)
+		}
+	}
+	s.run()
 }
 
 // usedCapabilities lists the capabilities the bundled code calls.

@@ -53,7 +53,7 @@ Content-Security-Policy injected. Only scripts and styles from the CDN
 allowlist stay external.
 
 It reports what will not work in the sandbox (fetch, localStorage,
-window.open, alert, ...) with the Snug call to use instead. Errors fail the
+window.open, confirm, ...) with the Snug call to use instead. Errors fail the
 build (exit 1) and write nothing; warnings print and pass (--strict makes them
 errors).
 

@@ -133,7 +133,7 @@ func TestBuildJSON(t *testing.T) {
 	if !got.OK || got.Manifest.AppID != "test.case" || len(got.Manifest.SHA256) != 64 || got.Manifest.Bytes == 0 {
 		t.Errorf("manifest = %+v", got.Manifest)
 	}
-	if len(got.Diagnostics) != 4 || got.Diagnostics[0].Code != "sandbox.modal" || got.Diagnostics[0].Line == 0 || got.Diagnostics[0].Fix == "" {
+	if len(got.Diagnostics) != 2 || got.Diagnostics[0].Code != "sandbox.modal" || got.Diagnostics[0].Line == 0 || got.Diagnostics[0].Fix == "" {
 		t.Errorf("diagnostics = %+v", got.Diagnostics)
 	}
 	if !strings.HasSuffix(got.Diagnostics[0].File, "index.html") {
@@ -144,11 +144,11 @@ func TestBuildJSON(t *testing.T) {
 func TestBuildStrict(t *testing.T) {
 	dir := copyCase(t, "modal")
 	page := filepath.Join(dir, "index.html")
-	if code, _, stderr := runCLI(t, "build", page, "-o", filepath.Join(t.TempDir(), "a.html")); code != 0 || !strings.Contains(stderr, "warning: alert") {
+	if code, _, stderr := runCLI(t, "build", page, "-o", filepath.Join(t.TempDir(), "a.html")); code != 0 || !strings.Contains(stderr, "warning: confirm") {
 		t.Errorf("without --strict: exit %d\n%s", code, stderr)
 	}
 	out := filepath.Join(t.TempDir(), "b.html")
-	if code, _, stderr := runCLI(t, "build", page, "-o", out, "--strict"); code != 1 || !strings.Contains(stderr, "error: alert") {
+	if code, _, stderr := runCLI(t, "build", page, "-o", out, "--strict"); code != 1 || !strings.Contains(stderr, "error: confirm") {
 		t.Errorf("with --strict: exit %d\n%s", code, stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
