@@ -320,6 +320,72 @@ func TestNotes(t *testing.T) {
 	a.waitText("#theme", "theme: light")
 }
 
+// TestNotesSearch: the notes app's full-text search (SQLite FTS5 in the
+// app's database), used as a user does: the hits are ranked and marked,
+// diacritics fold, typed quotes and operators are searched for, a hit opens
+// its note, and the index follows saves and deletes.
+func TestNotesSearch(t *testing.T) {
+	h := serve(t, "notes", hostkit.WithDataDir(t.TempDir()))
+	_, a := open(t, h, "notes")
+	a.waitFor("the first note", `document.querySelectorAll('#list li').length === 1`)
+	for i, text := range []string{"Groceries\nmilk, eggs and coffee", "Trip to Zürich\ntrain tickets, a café by the river", "Reading list\nA River Runs Through It"} {
+		if i > 0 {
+			a.click("#new")
+			a.waitFor("a new note", fmt.Sprintf(`document.querySelectorAll('#list li').length === %d`, i+1))
+		}
+		a.fill("#text", text)
+		a.waitText("#saved", "saved")
+	}
+	if got := a.rows("select count(*) as n from notes_fts"); got != `[{"n":3}]` {
+		t.Fatalf("index: %s", got)
+	}
+	search := func(q string) {
+		t.Helper()
+		a.eval(fmt.Sprintf(`(() => { const s = document.getElementById('search'); s.value = %q; s.dispatchEvent(new Event('input')); return ''; })()`, q))
+	}
+	// hits reads the result list: each hit's text and its marked words.
+	hits := func() string {
+		t.Helper()
+		return a.eval(`JSON.stringify([...document.querySelectorAll('#list li')].map(li => [li.textContent, [...li.querySelectorAll('mark')].map(m => m.textContent)]))`)
+	}
+	waitHits := func(q, want string) {
+		t.Helper()
+		search(q)
+		a.waitFor(fmt.Sprintf("the hits for %q", q), fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('#list li')].map(li => [li.textContent, [...li.querySelectorAll('mark')].map(m => m.textContent)])) === %q`, want))
+	}
+	// Typed as the user types: a prefix, without the diacritic.
+	a.settle()
+	browsertest.Do(t, a.f, "type into the search box", chromedp.SendKeys(chromedp.CSS("#search"), "zur"))
+	a.waitFor("one hit", `document.querySelectorAll('#list li mark').length === 1`)
+	if got := hits(); got != `[["Trip to Zürich\ntrain tickets, a café by the river",["Zürich"]]]` {
+		t.Fatalf("hits for zur: %s", got)
+	}
+	// Ranked by bm25: the shorter note, where "river" weighs more, first.
+	waitHits("river", `[["Reading list\nA River Runs Through It",["River"]],["Trip to Zürich\ntrain tickets, a café by the river",["river"]]]`)
+	waitHits("CAFE", `[["Trip to Zürich\ntrain tickets, a café by the river",["café"]]]`)
+	// Quotes and operators the user types are words, not query syntax.
+	waitHits(`eggs" OR (`, `[["No notes match.",[]]]`)
+	waitHits(`"milk"`, `[["Groceries\nmilk, eggs and coffee",["milk"]]]`)
+	// A hit opens its note.
+	waitHits("tickets", `[["Trip to Zürich\ntrain tickets, a café by the river",["tickets"]]]`)
+	a.click("#list li button")
+	a.waitFor("the opened note", `document.getElementById('text').value === 'Trip to Zürich\ntrain tickets, a café by the river'`)
+	// Edits are indexed: the old words go, the new ones come.
+	a.fill("#text", "Trip to Zürich\ntrain tickets, a café by the lake")
+	a.waitText("#saved", "saved")
+	waitHits("river", `[["Reading list\nA River Runs Through It",["River"]]]`)
+	waitHits("lake", `[["Trip to Zürich\ntrain tickets, a café by the lake",["lake"]]]`)
+	// An empty box shows every note again; a deleted note leaves the index.
+	search("")
+	a.waitFor("all notes", `document.querySelectorAll('#list li').length === 3 && !document.querySelector('#list mark')`)
+	a.click("#delete")
+	a.waitFor("two notes", `document.querySelectorAll('#list li').length === 2`)
+	if got := a.rows("select count(*) as n from notes_fts"); got != `[{"n":2}]` {
+		t.Fatalf("index after delete: %s", got)
+	}
+	waitHits("lake", `[["No notes match.",[]]]`)
+}
+
 // namesApp reports whether a dialog's app label names the app: the host
 // shows its own key, its display name, or both.
 func namesApp(label, name, key string) bool {
