@@ -238,32 +238,6 @@ HTMLFormElement.prototype.requestSubmit = function (s) {
   submit(this, s);
 };
 
-// alert() does nothing in a sandbox without allow-modals. The runtime shows
-// the message in the page instead (noticeAlert), until the user presses its
-// OK: in the flow above the body (so it covers none of the app and the frame
-// grows to fit it), sticky at the top. Styled through the CSSOM, which the
-// CSP allows.
-let notices;
-const noticeAlert = (message = "") => {
-  if (!notices) {
-    notices = D.createElement("snug-notices");
-    notices.style.cssText = "position:sticky;top:0;z-index:2147483647;display:grid;gap:6px;padding:8px";
-  }
-  const box = D.createElement("snug-notice");
-  const ok = D.createElement("button");
-  box.setAttribute("role", "alert");
-  box.style.cssText = "display:flex;justify-content:space-between;gap:1em;padding:8px;white-space:pre-wrap;color:CanvasText;background:Canvas;border:1px solid;border-radius:6px";
-  ok.textContent = "OK";
-  ok.onclick = () => {
-    box.remove();
-    notices.childElementCount || notices.remove();
-  };
-  box.append(String(message), ok);
-  notices.append(box);
-  notices.isConnected || root.insertBefore(notices, D.body);
-};
-globalThis.alert = noticeAlert;
-
 const auto = () => app || announce();
 if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);
 else setTimeout(auto);
