@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -45,15 +46,47 @@ func (b *builder) runtime() []byte {
 		}
 	}
 	u := findSnugUse(texts)
+	var rt []byte
 	if u.dynamic != "" {
 		b.diagAt(-1, SeverityNote, "runtime.full", "the app gets the whole runtime: "+u.dynamic,
 			"the build injects only the snug members an app names (snug.ask, const {db} = snug, …) and cannot tell which members a dynamic use reaches",
 			"name the members you use (snug.ask(…), snug.db.get(…)) to get a smaller runtime")
-		rt, _ := runtimejs.Shaken(target, func(string) bool { return true })
-		return rt
+		rt, _ = runtimejs.Shaken(target, func(string) bool { return true })
+	} else {
+		rt, _ = runtimejs.Shaken(target, func(m string) bool { return u.members[m] })
 	}
-	rt, _ := runtimejs.Shaken(target, func(m string) bool { return u.members[m] })
+	if target == "snug" && b.usesModals() {
+		rt = append(append(bytes.Clone(rt), '\n'), runtimejs.Injected(runtimejs.Modals)...)
+	}
 	return rt
+}
+
+// alertWord is the word alert as an identifier (not part of a longer one),
+// a member of the window, or a computed key.
+var alertWord = regexp.MustCompile(`(?:^|[^\w$.])alert\b|(?:window|self|globalThis)\.alert\b|\[\s*["'\x60]alert["'\x60]\s*\]`)
+
+// dialogWord is the word dialog anywhere in the page: a <dialog>, a
+// method="dialog" form, or script that makes one.
+var dialogWord = regexp.MustCompile(`(?i)\bdialog\b`)
+
+// usesModals reports whether the page may call alert() (the word in its
+// scripts) or use a <dialog> (the word anywhere): such an app gets
+// runtimejs.Modals, which shows an alert's message in the page and closes a
+// method="dialog" form's dialog, both of which the runner's sandbox
+// refuses. A false positive only costs the app its bytes (about 360 B
+// min+gzip).
+func (b *builder) usesModals() bool {
+	for _, p := range append(append([]part(nil), b.parts...), b.tail...) {
+		switch {
+		case p.slot == nil:
+			if dialogWord.MatchString(p.text) {
+				return true
+			}
+		case !p.slot.skip && (dialogWord.MatchString(p.slot.content) || p.slot.script && alertWord.MatchString(p.slot.content)):
+			return true
+		}
+	}
+	return false
 }
 
 // normalizeNewlines does what the HTML parser does to an element's text, so

@@ -15,6 +15,8 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"golang.org/x/net/html"
+
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
 // TestFSMatchesDisk builds the full fixture from an fs.FS (as hostkit does)
@@ -316,5 +318,37 @@ func TestReadMetaReadsWhatBuildWrites(t *testing.T) {
 	}
 	if _, ok := got["description"]; ok {
 		t.Errorf("a meta tag in the body was read: %v", got)
+	}
+}
+
+// TestModalsOnlyWhenUsed: an app whose scripts say alert, or whose page
+// says dialog, gets runtimejs.Modals after the Snug runtime (one script,
+// one hash); any other app, and every MCP Apps build, does not.
+func TestModalsOnlyWhenUsed(t *testing.T) {
+	head := `<!doctype html><meta name="snug:app-id" content="t.m"><meta name="snug:display-name" content="M">`
+	modals := string(runtimejs.Injected(runtimejs.Modals))
+	for _, c := range []struct {
+		name, body string
+		mcp, want  bool
+	}{
+		{"alert", `<script>document.body.onclick = () => alert("hi");</script>`, false, true},
+		{"window.alert", `<script type="module">window.alert("hi");</script>`, false, true},
+		{"computed alert", `<script>window["alert"]("hi");</script>`, false, true},
+		{"dialog element", `<dialog id="d"><form method="dialog"><button value="ok">OK</button></form></dialog><script>d.showModal();</script>`, false, true},
+		{"dialog from script", `<script>const d = document.createElement("dialog"); document.body.append(d);</script>`, false, true},
+		{"neither", `<p role="status">alerts: 0</p><script>const alerts = []; myAlert(); function myAlert() {}</script>`, false, false},
+		{"MCP Apps build", `<script>alert("hi");</script>`, true, false},
+	} {
+		opts := Options{Path: "app.html", HTML: []byte(head + c.body)}
+		if c.mcp {
+			opts.Runtime = runtimejs.ScriptMCP
+		}
+		res, err := Build(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := strings.Contains(string(res.HTML), modals); got != c.want {
+			t.Errorf("%s: modals appended %v, want %v", c.name, got, c.want)
+		}
 	}
 }

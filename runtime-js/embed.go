@@ -30,6 +30,15 @@ var Script []byte
 //go:embed dist/snug-mcp.js
 var ScriptMCP []byte
 
+// Modals is dist/modals.js: alert() shows its message in the page instead
+// of nothing, and a <form method="dialog"> closes its dialog (the runner's
+// sandbox has neither allow-modals nor allow-forms). snuggen build appends
+// it, Injected, to the Snug runtime of an app that uses them. Regenerated
+// with Script.
+//
+//go:embed dist/modals.js
+var Modals []byte
+
 // shaken holds the tree-shaken runtimes snuggen gen bundles:
 // dist/shaken/<target>-<members>.js, one per target ("snug", "mcp") and per
 // set of capability members short of all of them ("base" names the empty

@@ -44,6 +44,7 @@ const (
 	PathFrames    = "runtime-js/dist/frames.mjs"
 	PathScript    = "runtime-js/dist/snug.js"
 	PathScriptMCP = "runtime-js/dist/snug-mcp.js"
+	PathModals    = "runtime-js/dist/modals.js"
 )
 
 // frameRuleIDs are the frame-level rules runtime-js/src/check.js applies by id.
@@ -95,6 +96,10 @@ func Generate(m *model.Model, root fs.FS) ([]model.File, error) {
 	for _, b := range []struct{ entry, out string }{
 		{"src/index.js", PathScript},
 		{"src/index-mcp.js", PathScriptMCP},
+		// alert() as an in-page notice and <form method="dialog">,
+		// appended by snuggen build to the Snug runtime of an app that
+		// uses them.
+		{"src/index-modals.js", PathModals},
 	} {
 		script, err := bundle(srcFiles, bundleOptions{entry: b.entry, format: api.FormatIIFE, minify: true, banner: Header})
 		if err != nil {

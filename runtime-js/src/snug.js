@@ -211,15 +211,12 @@ new ResizeObserver(() => {
 // has no submit button, and requestSubmit(). The browser's own submission is
 // stopped: the sandbox would only refuse it with a console error ("Blocked
 // form submission"), and a host whose sandbox allows forms, as some MCP
-// Apps hosts' do, would deliver a second "submit" and navigate the frame. A
-// form with method="dialog" closes its <dialog> with the button's value, as
-// on the open web.
+// Apps hosts' do, would deliver a second "submit" and navigate the frame.
+// (A <form method="dialog"> closing its <dialog> is in modals.js.)
 const submit = (form, submitter, e) => {
   e?.preventDefault();
   (form.noValidate || submitter?.formNoValidate || form.reportValidity()) &&
-    form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter })) &&
-    (submitter?.formMethod || form.method) == "dialog" &&
-    form.closest("dialog")?.close(submitter?.value);
+    form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
 };
 addEventListener("click", (e) => {
   const b = e.target.closest?.("button,input");

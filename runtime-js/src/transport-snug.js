@@ -6,13 +6,10 @@
 // except that an invalid ok:false answer still ends its request (R3: it is
 // terminal), with its error when that is valid and HOST_ERROR otherwise; a
 // theme-change's theme that is no valid theme is left out, and an error
-// code this runtime does not know renders as HOST_ERROR (R5). The runner's
-// sandbox never allows modals, so connecting also makes alert() show its
-// message in the page (notice.js); an MCP Apps host's sandbox may.
+// code this runtime does not know renders as HOST_ERROR (R5).
 
 import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, TYPE_HOST_EVENT, TYPE_HOST_READY, VERSION, isKnownCode } from "../gen/constants.mjs";
 import { acceptError, acceptTheme } from "../gen/validate.mjs";
-import { noticeAlert } from "./notice.js";
 
 /**
  * accept maps each host→app frame type the runtime takes to its acceptor
@@ -21,7 +18,6 @@ import { noticeAlert } from "./notice.js";
  * @returns {(receive: (frame: object) => void) => (frame: object) => void}
  */
 export const connect = (accept) => (receive) => {
-  globalThis.alert = noticeAlert;
   addEventListener("message", (e) => {
     let f = e.data;
     if (e.source != parent || f?.v !== VERSION) return;
