@@ -153,6 +153,15 @@ type EventSpec struct {
 	Data      []EventField
 }
 
+// NormativeRule is one rule of the spec a host is held to (rules.json
+// normativeRules): its id (R1–R7, C1, C2, handshake, db, net, open-url),
+// where the spec states it, and what it asks in one line.
+type NormativeRule struct {
+	ID     string
+	Source string
+	Title  string
+}
+
 // StringField is a string field of a frame: its key, whether it is required,
 // and its maxLength in code points (0 = none).
 type StringField struct {

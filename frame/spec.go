@@ -374,9 +374,37 @@ var HostCSP = []CSPDirective{{
 	Sources: []string{"default"},
 }}
 
-// Rule ids of violations: frame-level rules, refinements (rules.json) and the
-// JSON Schema keywords, shared with the JS validators.
+// Rule ids: the normative rules a host is held to (rules.json normativeRules,
+// named by snuggen conform's cases), and the ids of violations: frame-level
+// rules, refinements (rules.json) and the JSON Schema keywords, shared with the
+// JS validators.
 const (
+	// RuleHandshake (Part I §2): host-ready on the iframe's load and as the ack of every announce: one host-minted instanceId, idempotent, typed capabilities, a valid theme and locale.
+	RuleHandshake = "handshake"
+	// RuleR1 (Part I §5): Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered.
+	RuleR1 = "R1"
+	// RuleR2 (Part I §5): Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net and open-url requests, which they reject.
+	RuleR2 = "R2"
+	// RuleR3 (Part I §5): Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative.
+	RuleR3 = "R3"
+	// RuleR4 (Part I §5): Identity: the host mints the instanceId and refuses a frame carrying another; requestIds are unique per instance; appId is no principal.
+	RuleR4 = "R4"
+	// RuleR5 (Part I §5, Appendix A): Error codes: every error carries code, message and retryable, retryable as the registry says for a known code.
+	RuleR5 = "R5"
+	// RuleR6 (Part I §5): Limits: each size class passes at its limit and is answered one byte past it, never dropped; a 5 MiB database round-trips.
+	RuleR6 = "R6"
+	// RuleR7 (Part I §5): Push hints: a host-event carries references, never content: no instanceId, and a known event exactly the event table's fields.
+	RuleR7 = "R7"
+	// RuleDB (host obligations: the db pair): Storage: exec, kvGet/kvSet and export/import work in the app's own namespace; refused SQL and bad imports are answered with the db codes and lose nothing.
+	RuleDB = "db"
+	// RuleNet (Part I §3, Part III §14): The governed network: credential-shaped headers are MALFORMED, loopback and metadata addresses and non-https schemes are refused before anything leaves.
+	RuleNet = "net"
+	// RuleOpenURL (Part I §4): Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer.
+	RuleOpenURL = "open-url"
+	// RuleC1 (Part I §5 Security): Credentials never enter the iframe: the host sends no credential-shaped header or key.
+	RuleC1 = "C1"
+	// RuleC2 (Part I §5 Security): The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed).
+	RuleC2 = "C2"
 	// RuleFrameJSON: not a JSON object (invalid JSON, another value, or nested deeper than MAX_JSON_DEPTH) (MALFORMED).
 	RuleFrameJSON = "frame.json"
 	// RuleFrameDuplicateKey: a key appears twice in one object (MALFORMED).
@@ -440,6 +468,62 @@ const (
 	// RuleSchemaType: the JSON Schema keyword type failed.
 	RuleSchemaType = "type"
 )
+
+// NormativeRules are the rules a host is held to, in the spec's order: what each
+// conformance case of snuggen conform is named by.
+var NormativeRules = []NormativeRule{{
+	ID:     RuleHandshake,
+	Source: "Part I §2",
+	Title:  "host-ready on the iframe's load and as the ack of every announce: one host-minted instanceId, idempotent, typed capabilities, a valid theme and locale",
+}, {
+	ID:     RuleR1,
+	Source: "Part I §5",
+	Title:  "Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered",
+}, {
+	ID:     RuleR2,
+	Source: "Part I §5",
+	Title:  "Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net and open-url requests, which they reject",
+}, {
+	ID:     RuleR3,
+	Source: "Part I §5",
+	Title:  "Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative",
+}, {
+	ID:     RuleR4,
+	Source: "Part I §5",
+	Title:  "Identity: the host mints the instanceId and refuses a frame carrying another; requestIds are unique per instance; appId is no principal",
+}, {
+	ID:     RuleR5,
+	Source: "Part I §5, Appendix A",
+	Title:  "Error codes: every error carries code, message and retryable, retryable as the registry says for a known code",
+}, {
+	ID:     RuleR6,
+	Source: "Part I §5",
+	Title:  "Limits: each size class passes at its limit and is answered one byte past it, never dropped; a 5 MiB database round-trips",
+}, {
+	ID:     RuleR7,
+	Source: "Part I §5",
+	Title:  "Push hints: a host-event carries references, never content: no instanceId, and a known event exactly the event table's fields",
+}, {
+	ID:     RuleDB,
+	Source: "host obligations: the db pair",
+	Title:  "Storage: exec, kvGet/kvSet and export/import work in the app's own namespace; refused SQL and bad imports are answered with the db codes and lose nothing",
+}, {
+	ID:     RuleNet,
+	Source: "Part I §3, Part III §14",
+	Title:  "The governed network: credential-shaped headers are MALFORMED, loopback and metadata addresses and non-https schemes are refused before anything leaves",
+}, {
+	ID:     RuleOpenURL,
+	Source: "Part I §4",
+	Title:  "Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer",
+}, {
+	ID:     RuleC1,
+	Source: "Part I §5 Security",
+	Title:  "Credentials never enter the iframe: the host sends no credential-shaped header or key",
+}, {
+	ID:     RuleC2,
+	Source: "Part I §5 Security",
+	Title:  "The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed)",
+}}
 
 // frameRule returns the code and message of a frame-level rule (rules.json frameRules).
 func frameRule(id string) (code, message string) {

@@ -189,6 +189,11 @@ func (g *gen) spec(f *jen.File) {
 	f.Var().Id("HostCSP").Op("=").Index().Id("CSPDirective").Values(dirs...)
 	// Rule ids.
 	defs = nil
+	var normative []jen.Code
+	for _, nr := range r.NormativeRules {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s (%s): %s.", ruleConst(nr.ID), nr.Source, nr.Title)), jen.Id(ruleConst(nr.ID)).Op("=").Lit(nr.ID))
+		normative = append(normative, jen.Values(jen.Dict{jen.Id("ID"): jen.Id(ruleConst(nr.ID)), jen.Id("Source"): jen.Lit(nr.Source), jen.Id("Title"): jen.Lit(nr.Title)}))
+	}
 	for _, fr := range r.FrameRules {
 		defs = append(defs, jen.Comment(fmt.Sprintf("%s: %s (%s).", ruleConst(fr.ID), fr.Message, fr.Code)), jen.Id(ruleConst(fr.ID)).Op("=").Lit(fr.ID))
 	}
@@ -212,9 +217,14 @@ func (g *gen) spec(f *jen.File) {
 	for _, k := range kws {
 		defs = append(defs, jen.Comment(fmt.Sprintf("%s: the JSON Schema keyword %s failed.", ruleConst("schema-"+k), k)), jen.Id(ruleConst("schema-"+k)).Op("=").Lit(k))
 	}
-	f.Comment("Rule ids of violations: frame-level rules, refinements (rules.json) and the")
-	f.Comment("JSON Schema keywords, shared with the JS validators.")
+	f.Comment("Rule ids: the normative rules a host is held to (rules.json normativeRules,")
+	f.Comment("named by snuggen conform's cases), and the ids of violations: frame-level")
+	f.Comment("rules, refinements (rules.json) and the JSON Schema keywords, shared with the")
+	f.Comment("JS validators.")
 	f.Const().Defs(defs...)
+	f.Comment("NormativeRules are the rules a host is held to, in the spec's order: what each")
+	f.Comment("conformance case of snuggen conform is named by.")
+	f.Var().Id("NormativeRules").Op("=").Index().Id("NormativeRule").Values(normative...)
 
 	f.Comment("frameRule returns the code and message of a frame-level rule (rules.json frameRules).")
 	f.Func().Id("frameRule").Params(jen.Id("id").String()).Params(jen.List(jen.Id("code"), jen.Id("message")).String()).BlockFunc(func(b *jen.Group) {

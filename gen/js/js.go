@@ -157,6 +157,9 @@ type data struct {
 	Enums            []nameValue
 	Events           []eventData
 	EventBounds      []nameValue
+	EventSpecs       string
+	NormativeRules   []nameValue // Name: the constant, Value: the id as JS, Lit: the title
+	NormativeMap     string
 	FieldLimits      []nameValue // <STRUCT>_<FIELD>_MAX_LENGTH of every string field with a maxLength
 	ErrorMessageMax  string      // the name of the error message's one, for checkFrame's answer
 	ACECategories    string      // rules.json unicode.aceCategories, a JS array
@@ -337,6 +340,34 @@ func prepare(m *model.Model) (*data, error) {
 		d.Lists = append(d.Lists, nameValue{Name: l.Name, Value: jsonText(l.Values)})
 		listNames[l.Name] = true
 	}
+	type eventFieldJS struct {
+		Name      string   `json:"name"`
+		Type      string   `json:"type"`
+		MinLength *int     `json:"minLength,omitempty"`
+		MaxLength *int     `json:"maxLength,omitempty"`
+		Minimum   *int64   `json:"minimum,omitempty"`
+		Maximum   *int64   `json:"maximum,omitempty"`
+		Enum      []string `json:"enum,omitempty"`
+	}
+	type eventSpecJS struct {
+		Direction string         `json:"direction"`
+		Data      []eventFieldJS `json:"data"`
+	}
+	specs := map[string]eventSpecJS{}
+	for _, e := range r.Events {
+		es := eventSpecJS{Direction: e.Direction, Data: []eventFieldJS{}}
+		for _, f := range e.Data {
+			es.Data = append(es.Data, eventFieldJS{f.Name, f.Type, f.MinLength, f.MaxLength, f.Minimum, f.Maximum, f.Enum})
+		}
+		specs[e.Name] = es
+	}
+	d.EventSpecs = jsonText(specs) // encoding/json sorts map keys: deterministic
+	normative := map[string][2]string{}
+	for _, nr := range r.NormativeRules {
+		d.NormativeRules = append(d.NormativeRules, nameValue{Name: "RULE_" + screaming(nr.ID), Value: jsonText(nr.ID), Lit: nr.Title})
+		normative[nr.ID] = [2]string{nr.Source, nr.Title}
+	}
+	d.NormativeMap = jsonText(normative)
 	for _, e := range r.Events {
 		d.Events = append(d.Events, eventData{Name: e.Name, Direction: e.Direction, Const: "EVENT_" + screaming(e.Name)})
 		for _, f := range e.Data {

@@ -249,7 +249,8 @@ type rulesDoc struct {
 		Keywords  map[string]string `json:"keywords"`
 		TypeNames map[string]string `json:"typeNames"`
 	} `json:"messages"`
-	FrameRules  []model.FrameRule `json:"frameRules"`
+	Normative   []model.NormativeRule `json:"normativeRules"`
+	FrameRules  []model.FrameRule     `json:"frameRules"`
 	Refinements []struct {
 		ID    string `json:"id"`
 		Frame string `json:"frame"`
@@ -337,6 +338,7 @@ func (l *loader) build(rf *file) *model.Model {
 		Stages:           rd.Stages,
 		Messages:         rd.Messages.Keywords,
 		TypeNames:        rd.Messages.TypeNames,
+		NormativeRules:   rd.Normative,
 		FrameRules:       rd.FrameRules,
 		EnvelopeTag:      rd.Envelope.Tag,
 		EnvelopeMarker:   rd.Envelope.Marker,
@@ -346,6 +348,17 @@ func (l *loader) build(rf *file) *model.Model {
 		Refusal:          rd.Refusal.Refusal,
 	}
 	l.checkMessages(rf.name, r)
+	seenRule := map[string]bool{}
+	for i, nr := range rd.Normative {
+		ptr := fmt.Sprintf("/normativeRules/%d", i)
+		switch {
+		case nr.ID == "" || nr.Title == "" || nr.Source == "":
+			l.errAt(rf.name, ptr, "a normative rule needs an id, a title and a source", "")
+		case seenRule[nr.ID]:
+			l.errAt(rf.name, ptr+"/id", fmt.Sprintf("normative rule %q listed twice", nr.ID), "")
+		}
+		seenRule[nr.ID] = true
+	}
 	for name, vals := range rd.Lists {
 		r.Lists = append(r.Lists, model.List{Name: name, Values: vals})
 	}

@@ -75,6 +75,8 @@ func TestLoadDiagnostics(t *testing.T) {
 		{"strict mismatch", "open-url-request.schema.json", `"additionalProperties": false,`, ``, `rules.json marks snug:open-url-request strict`},
 		{"missing schema", "rules.json", `"schema": "host-event.schema.json"`, `"schema": "host-evnt.schema.json"`, `did you mean "host-event.schema.json"?`},
 		{"unknown size class", "rules.json", `"sizeClass": "db" }`, `"sizeClass": "dbb" }`, `unknown size class "dbb"`},
+		{"normative rule twice", "rules.json", `{ "id": "R2", "source"`, `{ "id": "R1", "source"`, `normative rule "R1" listed twice`},
+		{"normative rule without a title", "rules.json", `"title": "Push hints:`, `"titel": "Push hints:`, `unknown key "titel"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -172,6 +172,7 @@ type Rules struct {
 	Stages            []Stage
 	Messages          map[string]string // keyword (and requiredWhen, constWhen, minLength1) → message template
 	TypeNames         map[string]string // a Kind's String() (and "scalar") → its name in a type message
+	NormativeRules    []NormativeRule
 	FrameRules        []FrameRule
 	Refinements       []Refinement
 	Lists             []List // sorted by name
@@ -214,6 +215,15 @@ type Limit struct {
 type Stage struct {
 	Name     string
 	Keywords []string
+}
+
+// NormativeRule is one rule of the spec a host is held to, by the id a
+// conformance case names (R1–R7, C1, C2, the handshake and the capability
+// sections).
+type NormativeRule struct {
+	ID     string `json:"id"`
+	Source string `json:"source"` // where the spec states it
+	Title  string `json:"title"`
 }
 
 // FrameRule is a rule about the frame as a whole (R1, R6, JSON syntax).

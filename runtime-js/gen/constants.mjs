@@ -143,6 +143,37 @@ export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
 export const RECOVER_MIN_LENGTH = 1;
 export const RECOVER_MAX_LENGTH = 128;
 
+// The rules a host is held to (rules.json normativeRules): what each
+// conformance case of snuggen conform is named by.
+/** host-ready on the iframe's load and as the ack of every announce: one host-minted instanceId, idempotent, typed capabilities, a valid theme and locale */
+export const RULE_HANDSHAKE = "handshake";
+/** Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered */
+export const RULE_R1 = "R1";
+/** Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net and open-url requests, which they reject */
+export const RULE_R2 = "R2";
+/** Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative */
+export const RULE_R3 = "R3";
+/** Identity: the host mints the instanceId and refuses a frame carrying another; requestIds are unique per instance; appId is no principal */
+export const RULE_R4 = "R4";
+/** Error codes: every error carries code, message and retryable, retryable as the registry says for a known code */
+export const RULE_R5 = "R5";
+/** Limits: each size class passes at its limit and is answered one byte past it, never dropped; a 5 MiB database round-trips */
+export const RULE_R6 = "R6";
+/** Push hints: a host-event carries references, never content: no instanceId, and a known event exactly the event table's fields */
+export const RULE_R7 = "R7";
+/** Storage: exec, kvGet/kvSet and export/import work in the app's own namespace; refused SQL and bad imports are answered with the db codes and lose nothing */
+export const RULE_DB = "db";
+/** The governed network: credential-shaped headers are MALFORMED, loopback and metadata addresses and non-https schemes are refused before anything leaves */
+export const RULE_NET = "net";
+/** Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer */
+export const RULE_OPEN_URL = "open-url";
+/** Credentials never enter the iframe: the host sends no credential-shaped header or key */
+export const RULE_C1 = "C1";
+/** The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed) */
+export const RULE_C2 = "C2";
+/** Every normative rule: id → [where the spec states it, what it asks]. */
+export const NORMATIVE_RULES = {"C1":["Part I §5 Security","Credentials never enter the iframe: the host sends no credential-shaped header or key"],"C2":["Part I §5 Security","The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed)"],"R1":["Part I §5","Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered"],"R2":["Part I §5","Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net and open-url requests, which they reject"],"R3":["Part I §5","Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative"],"R4":["Part I §5","Identity: the host mints the instanceId and refuses a frame carrying another; requestIds are unique per instance; appId is no principal"],"R5":["Part I §5, Appendix A","Error codes: every error carries code, message and retryable, retryable as the registry says for a known code"],"R6":["Part I §5","Limits: each size class passes at its limit and is answered one byte past it, never dropped; a 5 MiB database round-trips"],"R7":["Part I §5","Push hints: a host-event carries references, never content: no instanceId, and a known event exactly the event table's fields"],"db":["host obligations: the db pair","Storage: exec, kvGet/kvSet and export/import work in the app's own namespace; refused SQL and bad imports are answered with the db codes and lose nothing"],"handshake":["Part I §2","host-ready on the iframe's load and as the ack of every announce: one host-minted instanceId, idempotent, typed capabilities, a valid theme and locale"],"net":["Part I §3, Part III §14","The governed network: credential-shaped headers are MALFORMED, loopback and metadata addresses and non-https schemes are refused before anything leaves"],"open-url":["Part I §4","Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer"]};
+
 /** Stage of each rule id: only the first stage with violations is reported. */
 export const RULE_STAGES = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"pattern":1,"propertyNames":1,"required":0,"type":0};
 /** What a violation of each JSON Schema keyword says, a {name} filled in (rules.json messages). */
@@ -245,6 +276,8 @@ export const HINT_REF_MIN_LENGTH = 1;
 export const HINT_REF_MAX_LENGTH = 256;
 export const RESIZE_HEIGHT_MINIMUM = 0;
 export const RESIZE_HEIGHT_MAXIMUM = 100000;
+/** The known events: name → direction and data fields (R7: exactly these). */
+export const EVENT_SPECS = {"connection-event":{"direction":"host->app","data":[{"name":"connection","type":"string","minLength":1,"maxLength":128},{"name":"state","type":"string","enum":["connected","revoked"]}]},"hint":{"direction":"host->app","data":[{"name":"topic","type":"string","minLength":1,"maxLength":64},{"name":"ref","type":"string","minLength":1,"maxLength":256}]},"resize":{"direction":"app->host","data":[{"name":"height","type":"integer","minimum":0,"maximum":100000}]},"theme-change":{"direction":"host->app","data":[{"name":"theme","type":"object"}]},"visibility":{"direction":"host->app","data":[{"name":"visible","type":"boolean"}]}};
 
 // The chat envelope.
 export const ENVELOPE_TAG = "[SNUG_APP_REQUEST]";
