@@ -135,3 +135,12 @@ func TargetOf(doc []byte) string {
 	}
 	return ""
 }
+
+// Modules holds the runtime's ES modules as they are laid out, gen/*.mjs
+// (generated: constants, validators, checkFrame's tables) and src/*.js
+// (hand-written: the validator core, checkFrame, the API layer), for code
+// that bundles them with its own: snuggen conform's kit checks every frame a
+// host sends with checkFrame and the validators.
+//
+//go:embed gen/*.mjs src/*.js
+var Modules embed.FS

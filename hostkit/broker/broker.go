@@ -123,6 +123,12 @@ type Options struct {
 	// Logf receives the host-side facts an app is not told: a handler's
 	// panic with its stack. Nil discards them.
 	Logf func(format string, args ...any)
+
+	// Tap, when set, wraps the port of every session the broker opens: the
+	// wrapper sees each frame after the broker checked it, on its way to
+	// the transport (to record, mirror or, in snuggen's conformance tests,
+	// alter it). What a wrapper sends is not checked again.
+	Tap func(app string, p Port) Port
 }
 
 // Port is the broker's line to one iframe, implemented by the transport.
@@ -309,6 +315,9 @@ func (b *Broker) OpenInstance(app, instanceID string, port Port) (*Session, erro
 func (b *Broker) openInstance(user, app, instanceID string, port Port) (*Session, error) {
 	if instanceID == "" {
 		return nil, errors.New("broker: empty instanceId")
+	}
+	if b.opts.Tap != nil {
+		port = b.opts.Tap(app, port)
 	}
 	s := &Session{
 		b:          b,

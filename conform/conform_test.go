@@ -1,0 +1,271 @@
+package conform
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/internal/browsertest"
+)
+
+func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
+
+var kitOnce struct {
+	sync.Once
+	doc []byte
+	err error
+}
+
+// kitDoc is the kit built once for the test binary.
+func kitDoc(t *testing.T) []byte {
+	t.Helper()
+	kitOnce.Do(func() { kitOnce.doc, kitOnce.err = Kit(context.Background(), nil) })
+	if kitOnce.err != nil {
+		t.Fatal(kitOnce.err)
+	}
+	return kitOnce.doc
+}
+
+// kitHost starts a host wired as snuggen serve's (the offline agent, SQLite,
+// the net gate, open-url) with the kit installed.
+func kitHost(t *testing.T, opts ...hostkit.Option) *hostkit.Host {
+	t.Helper()
+	doc := kitDoc(t)
+	h, err := hostkit.New(append([]hostkit.Option{
+		hostkit.WithApps(hostkit.BuiltApp(AppKey, doc, hostkit.MetaFromHTML(doc, AppKey))),
+		hostkit.WithDataDir(t.TempDir()),
+		hostkit.WithNet(netgate.Config{}),
+	}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	return h
+}
+
+// runKit opens the kit in h's runner and drives it to its report.
+func runKit(t *testing.T, h *hostkit.Host, only ...string) *Report {
+	t.Helper()
+	tab := browsertest.NewTab(t)
+	browsertest.Do(t, tab, "open the runner", chromedp.Navigate(h.AppURL(AppKey)))
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
+	defer cancel()
+	r, err := Drive(ctx, DriveOptions{Only: only, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", b.String())
+	return r
+}
+
+// portFunc is a broker.Port made of a function.
+type portFunc func(f frame.Frame, raw []byte)
+
+func (p portFunc) Send(f frame.Frame, raw []byte) { p(f, raw) }
+
+// send marshals f and sends it through p, as the broker would.
+func send(t *testing.T, p broker.Port, f frame.Frame) {
+	raw, err := frame.Marshal(f)
+	if err != nil {
+		t.Errorf("plant: marshal %T: %v", f, err)
+		return
+	}
+	p.Send(f, raw)
+}
+
+// errorOf is the error a terminal answer carries, nil for none.
+func errorOf(f frame.Frame) *frame.Error {
+	switch f := f.(type) {
+	case *frame.AppResponse:
+		return f.Error
+	case *frame.DBResponse:
+		return f.Error
+	case *frame.NetResponse:
+		return f.Error
+	}
+	return nil
+}
+
+// A plant is a deliberate bug in a copy of snuggen's host: a wrapper around
+// the real broker's port (broker.Options.Tap) that alters what the broker
+// sends, and the kit's cases that must catch it.
+type plant struct {
+	name    string
+	catches []string // the cases that must fail
+	only    []string // the cases to run
+	tap     func(t *testing.T) func(app string, p broker.Port) broker.Port
+}
+
+var plants = []plant{
+	{
+		name: "a second terminal frame after cancel", catches: []string{"r3.cancel"},
+		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
+			return func(_ string, p broker.Port) broker.Port {
+				return portFunc(func(f frame.Frame, raw []byte) {
+					p.Send(f, raw)
+					if e := errorOf(f); e != nil && e.Code == frame.CodeCancelled {
+						// The late answer of the cancelled handler slips through.
+						if db, ok := f.(*frame.DBResponse); ok {
+							send(t, p, &frame.DBResponse{RequestID: db.RequestID, OK: true, Result: &frame.DBResult{Columns: []string{"n"}, Rows: [][]any{{1}}}})
+						}
+					}
+				})
+			}
+		},
+	},
+	{
+		name: "an unechoed requestId: R1 answers carry the id normalized (NFC)", catches: []string{"r1.unsupported-version"},
+		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
+			return func(_ string, p broker.Port) broker.Port {
+				return portFunc(func(f frame.Frame, raw []byte) {
+					if e := errorOf(f); e != nil && (e.Code == frame.CodeUnsupportedVersion || e.Code == frame.CodeMalformed) {
+						frame.SetRequestID(f, norm.NFC.String(frame.RequestIDOf(f)))
+						send(t, p, f)
+						return
+					}
+					p.Send(f, raw)
+				})
+			}
+		},
+	},
+	{
+		name: "a dropped oversize frame: no answer to a frame past its size class", catches: []string{"r6.default-class"},
+		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
+			return func(_ string, p broker.Port) broker.Port {
+				return portFunc(func(f frame.Frame, raw []byte) {
+					if e := errorOf(f); e != nil && strings.Contains(e.Message, frame.RuleFrameSize) {
+						return
+					}
+					p.Send(f, raw)
+				})
+			}
+		},
+	},
+	{
+		name: "a new instanceId for every announce", catches: []string{"handshake.idempotent"},
+		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
+			return func(_ string, p broker.Port) broker.Port {
+				var mu sync.Mutex
+				n := 0
+				return portFunc(func(f frame.Frame, raw []byte) {
+					if hr, ok := f.(*frame.HostReady); ok {
+						mu.Lock()
+						n++
+						if n > 2 { // after the load-time host-ready and the first ack
+							c := *hr
+							c.InstanceID = hr.InstanceID + "-again"
+							f = &c
+						}
+						mu.Unlock()
+						send(t, p, f)
+						return
+					}
+					p.Send(f, raw)
+				})
+			}
+		},
+	},
+	{
+		name: "content in a host-event: a hint carrying the text it points to", catches: []string{"r7.host-events"},
+		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
+			return func(_ string, p broker.Port) broker.Port {
+				return portFunc(func(f frame.Frame, raw []byte) {
+					p.Send(f, raw)
+					if _, ok := f.(*frame.HostReady); ok {
+						data, _ := json.Marshal(map[string]string{"topic": "notes", "ref": "n1", "text": "Dear diary: the content itself"})
+						send(t, p, &frame.HostEvent{Event: frame.EventHint, Data: data})
+					}
+				})
+			}
+		},
+	},
+	{
+		name: "CANCELLED sent as retryable", catches: []string{"r5.error-objects"}, only: []string{"r3.cancel", "r5.error-objects"},
+		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
+			return func(_ string, p broker.Port) broker.Port {
+				return portFunc(func(f frame.Frame, raw []byte) {
+					if e := errorOf(f); e != nil && e.Code == frame.CodeCancelled {
+						e.Retryable = true
+						send(t, p, f)
+						return
+					}
+					p.Send(f, raw)
+				})
+			}
+		},
+	},
+	{
+		name: "streaming text after the terminal frame", catches: []string{"r3.streaming"},
+		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
+			return func(_ string, p broker.Port) broker.Port {
+				return portFunc(func(f frame.Frame, raw []byte) {
+					p.Send(f, raw)
+					if r, ok := f.(*frame.AppResponse); ok && r.OK && r.Streaming != nil && !*r.Streaming {
+						yes, text := true, "late words"
+						send(t, p, &frame.AppResponse{RequestID: r.RequestID, OK: true, Streaming: &yes, Text: &text})
+					}
+				})
+			}
+		},
+	},
+}
+
+func (p plant) cases() []string {
+	if p.only != nil {
+		return p.only
+	}
+	return p.catches
+}
+
+// The kit catches each planted bug: the cases named fail against the
+// planted host and pass against the same host without the plant.
+func TestKitCatchesPlantedBugs(t *testing.T) {
+	var all []string
+	for _, p := range plants {
+		all = append(all, p.cases()...)
+	}
+	t.Run("control: the host as it is", func(t *testing.T) {
+		r := runKit(t, kitHost(t), all...)
+		if len(r.Only) == 0 {
+			t.Fatal("the kit ran every case: the driver attached too late to choose")
+		}
+		for _, id := range all {
+			if c := r.Case(id); c == nil || c.Status != Pass {
+				t.Errorf("%s: %+v, want pass on the real host", id, c)
+			}
+		}
+	})
+	for _, p := range plants {
+		t.Run(p.name, func(t *testing.T) {
+			h := kitHost(t, hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Tap = p.tap(t) }))
+			r := runKit(t, h, p.cases()...)
+			for _, id := range p.catches {
+				c := r.Case(id)
+				if c == nil {
+					t.Fatalf("%s did not run (ran %v)", id, r.Only)
+				}
+				if c.Status != Fail {
+					t.Errorf("%s: %s (%s), want fail: the kit missed the planted bug", id, c.Status, c.Reason)
+				} else {
+					t.Logf("caught by %s: %s", id, c.Reason)
+				}
+			}
+		})
+	}
+}

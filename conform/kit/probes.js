@@ -1,0 +1,194 @@
+// C2 probes: what the kit's frame can reach on its own, by the paths the
+// runner's own escape tests try that need nothing from the host. A network
+// probe passes only when the browser reports a Content-Security-Policy
+// violation for it (securitypolicyviolation): the proof that the policy
+// stopped it, not a dead address; its target is an address the browser can
+// reach (the host page's origin, else the kit's own document).
+//
+// The probes name the APIs an app must not use through computed names:
+// `snuggen build` refuses an app that uses them directly, as it should.
+
+import { REMOVED_GLOBALS } from "./gen/constants.mjs";
+import { sleep } from "./wire.js";
+
+const g = globalThis;
+// Each name the packager's sandbox checks would refuse, spelled at run time.
+const N = Object.fromEntries(
+  ["fetch", "XMLHttpRequest", "WebSocket", "EventSource", "Worker", "localStorage", "sessionStorage", "indexedDB", "caches", "cookie", "open", "sendBeacon", "location"].map((n) => [n, n]),
+);
+
+const violations = [];
+let onViolation = () => {};
+document.addEventListener("securitypolicyviolation", (e) => {
+  violations.push({ at: performance.now(), uri: e.blockedURI, directive: e.effectiveDirective || e.violatedDirective });
+  onViolation();
+});
+
+/** An http(s) address the browser can reach: the top host page's origin, else the kit's own. */
+function target() {
+  const anc = [...(location.ancestorOrigins || [])].filter((o) => /^https?:\/\//.test(o));
+  if (anc.length) return anc[anc.length - 1] + "/";
+  if (/^https?:\/\//.test(document.URL)) return document.URL.split("#")[0];
+  return "https://conform.invalid/";
+}
+
+const within = (ms, f) =>
+  new Promise((resolve) => {
+    const t = setTimeout(() => resolve({ outcome: "silent", detail: `nothing within ${ms} ms` }), ms);
+    const done = (v) => (clearTimeout(t), resolve(v));
+    try {
+      f(
+        (detail) => done({ outcome: "succeeded", detail: String(detail) }),
+        (e) => done({ outcome: "refused", detail: e?.name ? `${e.name}` : String(e) }),
+      );
+    } catch (e) {
+      done({ outcome: "refused", detail: e?.name || String(e) });
+    }
+  });
+
+const loads = (el, url, attr) => (ok, no) => {
+  el.onload = () => ok("loaded");
+  el.onerror = () => no(new Error("error event"));
+  el[attr] = url;
+  if (el.tagName == "SCRIPT") document.head.append(el);
+};
+
+function networkProbes(base) {
+  const u = (name) => `${base}${base.includes("?") ? "&" : "?"}snug-conform-c2=${name}`;
+  const ws = (name) => u(name).replace(/^http/, "ws");
+  return {
+    fetch: (ok, no) => g[N.fetch](u("fetch")).then((r) => ok(r.status), no),
+    "fetch no-cors": (ok, no) => g[N.fetch](u("fetch-no-cors"), { mode: "no-cors" }).then((r) => ok(r.type), no),
+    XMLHttpRequest: (ok, no) => {
+      const x = new g[N.XMLHttpRequest]();
+      x.open("GET", u("xhr"));
+      x.onload = () => ok(x.status);
+      x.onerror = () => no(new Error("error event"));
+      x.send();
+    },
+    WebSocket: (ok, no) => {
+      const w = new g[N.WebSocket](ws("websocket"));
+      w.onopen = () => (ok("open"), w.close());
+      w.onerror = () => no(new Error("error event"));
+    },
+    EventSource: (ok, no) => {
+      const s = new g[N.EventSource](u("eventsource"));
+      s.onopen = () => (ok("open"), s.close());
+      s.onerror = () => (s.close(), no(new Error("error event")));
+    },
+    sendBeacon: (ok, no) => {
+      // It only queues: the violation, or its absence, is the answer.
+      navigator[N.sendBeacon](u("beacon"), "x");
+    },
+    "import()": (ok, no) => import(u("import")).then(() => ok("imported"), no),
+    Worker: (ok, no) => {
+      const w = new g[N.Worker](URL.createObjectURL(new Blob(["postMessage(1)"], { type: "text/javascript" })));
+      w.onmessage = () => ok("ran");
+      w.onerror = () => no(new Error("error event"));
+    },
+    image: loads(new Image(), u("image"), "src"),
+    script: loads(document.createElement("script"), u("script"), "src"),
+  };
+}
+
+/** c2Network: every network path refused, each with a policy violation to show for it. */
+export async function c2Network(t) {
+  const base = target();
+  t.expect(`each probe to ${base} fails and the browser reports a CSP violation for it`);
+  const got = [];
+  for (const [name, run] of Object.entries(networkProbes(base))) {
+    const start = performance.now();
+    // A probe ends when it settles, or when the policy reports blocking it
+    // (a blocked beacon or script may never settle on its own).
+    const blocked = new Promise((resolve) => (onViolation = () => resolve({ outcome: "blocked", detail: "CSP violation" })));
+    const r = await Promise.race([within(2000, run), blocked]);
+    await sleep(50); // violation events are queued as tasks
+    onViolation = () => {};
+    const v = violations.filter((x) => x.at >= start);
+    got.push(`${name}: ${r.outcome}${v.length ? ` (CSP ${v[0].directive})` : ""}`);
+    t.ok(r.outcome != "succeeded", `${name} reached ${base}: ${r.detail}`);
+    if (r.outcome != "succeeded") t.ok(v.length > 0, `${name}: no CSP violation reported, so nothing shows the policy stopped it (${r.outcome}: ${r.detail})`);
+  }
+  t.saw(got.join("; "));
+}
+
+/** c2Storage: every kind of browser storage throws or is absent. */
+export async function c2Storage(t) {
+  t.expect("each throws or rejects (an opaque origin has no storage)");
+  const probes = {
+    localStorage: () => g[N.localStorage].length,
+    sessionStorage: () => g[N.sessionStorage].length,
+    indexedDB: () =>
+      new Promise((ok, no) => {
+        const r = g[N.indexedDB].open("snug-conform");
+        r.onsuccess = () => ok("opened");
+        r.onerror = () => no(r.error || new Error("error event"));
+      }),
+    cookie: () => document[N.cookie],
+    caches: () => (g[N.caches] ? g[N.caches].keys().then((k) => k.length) : Promise.reject(new Error("absent"))),
+  };
+  const got = [];
+  for (const [name, run] of Object.entries(probes)) {
+    let r;
+    try {
+      const v = await Promise.race([Promise.resolve().then(run), sleep(2000).then(() => ({ silent: true }))]);
+      r = v?.silent ? "silent" : `succeeded: ${JSON.stringify(v)}`;
+    } catch (e) {
+      r = `refused: ${e?.name || e}`;
+    }
+    got.push(`${name}: ${r}`);
+    t.ok(!r.startsWith("succeeded"), `${name} is available to the frame (${r})`);
+  }
+  t.saw(got.join("; "));
+}
+
+/** c2Parent: the host's page cannot be read, and no window opens. */
+export async function c2Parent(t) {
+  t.expect("reading parent.document, top.document or parent.location throws; window.open returns null");
+  const got = [];
+  const reads = { "parent.document": () => parent.document.title, "top.document": () => top.document.title, "parent.location": () => parent[N.location].href };
+  for (const [name, run] of Object.entries(reads)) {
+    let r;
+    try {
+      r = `read: ${JSON.stringify(run())}`;
+    } catch (e) {
+      r = `refused: ${e?.name}`;
+    }
+    got.push(`${name}: ${r}`);
+    t.ok(r.startsWith("refused"), `${name} is readable from the frame (${r})`);
+  }
+  let w;
+  try {
+    w = g[N.open](target(), "_blank");
+  } catch (e) {
+    w = null;
+  }
+  got.push(`window.open: ${w === null ? "null" : "a window"}`);
+  t.ok(w === null, "window.open opened a window (the sandbox allows popups)");
+  if (w) w.close?.();
+  t.saw(got.join("; "));
+}
+
+/** c2WebRTC: the WebRTC constructors are gone, also in a frame the app creates. */
+export async function c2WebRTC(t) {
+  t.expect(`${REMOVED_GLOBALS.join(", ")}: undefined in the frame; unreachable or undefined in a child frame`);
+  const got = [];
+  for (const name of REMOVED_GLOBALS) {
+    got.push(`${name}: ${typeof g[name]}`);
+    t.ok(typeof g[name] == "undefined", `${name} exists in the frame (the host did not remove it before the app ran)`);
+  }
+  const f = document.createElement("iframe");
+  document.body.append(f);
+  for (const name of REMOVED_GLOBALS) {
+    let r;
+    try {
+      r = typeof f.contentWindow[name];
+    } catch (e) {
+      r = `refused: ${e?.name}`;
+    }
+    got.push(`child ${name}: ${r}`);
+    t.ok(r != "function", `${name} can be taken from a child frame`);
+  }
+  f.remove();
+  t.saw(got.join("; "));
+}
