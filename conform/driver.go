@@ -20,8 +20,8 @@ import (
 // report.
 const DefaultTimeout = 5 * time.Minute
 
-// Options configure Run.
-type Options struct {
+// RunOptions configure Run.
+type RunOptions struct {
 	// URL is the page that shows the kit: a runner with the kit mounted,
 	// such as http://127.0.0.1:7878/?app=snug-conform.
 	URL string
@@ -29,6 +29,8 @@ type Options struct {
 	Chromium string
 	// Timeout bounds the run (DefaultTimeout when zero).
 	Timeout time.Duration
+	// Only, when set, names the cases to run (DriveOptions.Only).
+	Only []string
 	// Logf, when set, gets the driver's progress: the kit found, dialogs
 	// answered.
 	Logf func(format string, args ...any)
@@ -80,7 +82,7 @@ func chromiumFlags(u *url.URL) []chromedp.ExecAllocatorOption {
 
 // Run opens opts.URL in a headless Chromium of its own (a fresh profile,
 // removed afterwards) and drives the kit there (Drive).
-func Run(ctx context.Context, opts Options) (*Report, error) {
+func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("conform: %q is not an http(s) URL of a page that shows the kit", opts.URL)
@@ -113,7 +115,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := chromedp.Do(tab, chromedp.Navigate(opts.URL)); err != nil {
 		return nil, fmt.Errorf("conform: open %s in %s: %w", opts.URL, exe, err)
 	}
-	return Drive(tab, DriveOptions{Logf: opts.Logf})
+	return Drive(tab, DriveOptions{Only: opts.Only, Logf: opts.Logf})
 }
 
 // DriveOptions configure Drive.

@@ -28,10 +28,9 @@ type Report struct {
 	Host            *Host    `json:"host"`
 	Driver          *Driver  `json:"driver"`
 	Only            []string `json:"only,omitempty"` // the cases a driver chose, when it chose
-
-	Summary    Summary  `json:"summary"`
-	Unexpected []Dialog `json:"unexpectedDialogs"`
-	Cases      []Case   `json:"cases"`
+	Summary         Summary  `json:"summary"`
+	Unexpected      []Dialog `json:"unexpectedDialogs"`
+	Cases           []Case   `json:"cases"`
 }
 
 // Host is what the kit learned about the host from its handshake.

@@ -1,6 +1,7 @@
 package hostkit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/pack"
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
 // Meta is an app's display metadata, from its build manifest (the app's own
@@ -42,9 +44,15 @@ func RawApp(key string, html []byte) App {
 }
 
 // FileApp is an app from an HTML file on disk and the local files it
-// references, packaged on every build (so Reload picks up edits).
+// references, packaged on every build (so Reload picks up edits). A file
+// snuggen build already built (it carries this snuggen's runtime) is served
+// as it is, as snuggen serve does: packaging it again would give it a
+// second runtime.
 func FileApp(key, path string) App {
 	return App{Key: key, Build: func(ctx context.Context) ([]byte, Meta, error) {
+		if doc, err := pack.ReadPage(path); err == nil && len(runtimejs.Script) > 0 && bytes.Contains(doc, runtimejs.Script) {
+			return doc, MetaFromHTML(doc, key), nil
+		}
 		return packApp(ctx, pack.Options{Path: path})
 	}}
 }

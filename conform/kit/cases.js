@@ -124,13 +124,16 @@ function plausibleId(label) {
 /** The JSON text's size in UTF-8 bytes, as R6 counts it. */
 const bytes = (v) => new Blob([JSON.stringify(v)]).size;
 
-/** pad sets a padding string through set until the frame is exactly n bytes. */
+/**
+ * pad sets a padding string through set so the frame is exactly n bytes:
+ * the padding is ASCII, one byte a character, never escaped, so the
+ * frame's size without it says how long it must be.
+ */
 function pad(frame, set, n) {
   set(frame, "");
   const base = bytes(frame);
   if (base > n) throw new Error(`kit: the frame is ${base} bytes before padding, over ${n}`);
   set(frame, "a".repeat(n - base));
-  if (bytes(frame) != n) throw new Error(`kit: padding made ${bytes(frame)} bytes, not ${n}`);
   return frame;
 }
 
@@ -160,8 +163,8 @@ const codeOf = (r) => (r.ok ? "ok" : r.error?.hostCode ?? r.error?.code ?? Strin
  * host's answer against the reference's: the paired answer type and code
  * with the requestId echoed exactly when one is recovered, else nothing.
  */
-async function rejected(t, frame, text) {
-  const v = checkFrame(text ?? frame);
+async function rejected(t, frame, text, verdict) {
+  const v = verdict ?? checkFrame(text ?? frame);
   if (v.verdict != "reject") throw new Error(`kit: the reference does not reject ${json(frame)} (${v.verdict})`);
   t.rule(v.errors[0]?.rule);
   if (v.answer === null) {
@@ -403,61 +406,6 @@ add("r2.strict-open-url", RULE_R2, "an unknown field on the strict open-url-requ
   rejected(t, { v: VERSION, type: TYPE_OPEN_URL_REQUEST, requestId: plausibleId("r2-open"), instanceId: instanceId(), url: "https://conform.invalid/", target: "_top" }),
 );
 
-// ---- R4 --------------------------------------------------------------------
-
-add("r4.foreign-instance", RULE_R4, "a request carrying another instance's id is refused and not carried out", { raw: true, needs: "db" }, async (t) => {
-  t.expect("ok:false (refused), and the value it tried to set is not stored");
-  const key = newId("r4-key");
-  const frame = { v: VERSION, type: TYPE_DB_REQUEST, requestId: newId("r4-foreign"), instanceId: "conform-not-" + instanceId(), op: OP_KV_SET, key, value: "foreign" };
-  const { terminal } = await accepted(t, frame);
-  const stored = await call(snug.db.get(key));
-  t.saw(`${terminal ? brief(terminal) : "no answer"}; stored value ${stored.ok ? json(stored.value) : codeOf(stored)}`);
-  t.ok(terminal, "no answer: the request was dropped, not refused (R3 holds for it too)");
-  t.ok(!terminal || terminal.ok === false, "the host accepted a request with another instance's id");
-  t.ok(stored.ok && stored.value === null, "the request with another instance's id was carried out");
-});
-
-add("r4.foreign-cancel", RULE_R4, "an app-cancel carrying another instance's id cancels nothing", { raw: true, needs: "db" }, async (t) => {
-  t.expect("the request stays in flight after the foreign cancel; the real cancel ends it CANCELLED");
-  const id = newId("r4-slow");
-  const from = log.length;
-  post(slowRequest(id));
-  post(cancelFrame(id, "conform-not-" + instanceId()));
-  const alive = await stillInFlight(id, from);
-  post(cancelFrame(id));
-  const m = await next((m) => isFrame(m.data) && m.data.requestId === id && isTerminal(m.data), ANSWER_MS, from);
-  t.saw(`after the foreign cancel: ${alive ? "still in flight" : brief(framesFor(id, from).find(isTerminal))}; then ${m ? brief(m.data) : "no terminal"}`);
-  t.ok(alive, "the foreign app-cancel ended the request");
-  t.ok(m?.data.error?.code == CODE_CANCELLED, "the app's own cancel did not end it CANCELLED");
-});
-
-add("r4.request-id-reuse", RULE_R4, "a requestId already answered is never answered again", { raw: true, needs: "db" }, async (t) => {
-  t.expect("one terminal for the id, nothing for its reuse");
-  const id = newId("r4-reuse");
-  const first = await accepted(t, kvGet(id, "conform-r4"));
-  post(kvGet(id, "conform-r4"));
-  const all = await terminalsAfterFence(id, first.from);
-  t.saw(all.map(brief).join(", ") || "nothing");
-  t.ok(first.terminal, "the first request got no answer");
-  t.ok(all.length <= 1, `${all.length} terminal frames for one requestId`);
-});
-
-add("r4.appid-not-principal", RULE_R4, "the announced appId is metadata: storage stays the installed app's", { raw: true, needs: "db" }, async (t) => {
-  t.expect("after announcing another appId the app reads the same storage");
-  const key = newId("r4-owner");
-  await call(snug.db.set(key, "mine"));
-  const from = log.length;
-  post(announceFrame({ appId: "someone-else", displayName: "Someone else" }));
-  const m = await next((m) => isFrame(m.data) && m.data.type == TYPE_HOST_READY, ANSWER_MS, from);
-  const after = await call(snug.db.get(key));
-  post(announceFrame());
-  await next((m) => isFrame(m.data) && m.data.type == TYPE_HOST_READY, ANSWER_MS, from + 1);
-  t.saw(`${m ? brief(m.data) : "no host-ready"}; value ${after.ok ? json(after.value) : codeOf(after)}`);
-  t.ok(m && m.data.instanceId === instanceId(), "the announce of another appId changed the instance");
-  t.ok(after.ok && after.value === "mine", "storage changed with the announced appId");
-  await call(snug.db.set(key, null));
-});
-
 // ---- R3 --------------------------------------------------------------------
 
 add("r3.cancel", RULE_R3, "a cancelled request gets exactly one terminal frame, CANCELLED", { raw: true, needs: "db" }, async (t) => {
@@ -536,6 +484,61 @@ add("r3.streaming", RULE_R3, "an ask streams cumulative text and ends with one t
   else if (!env.host.capabilities.streaming) t.fail("streaming frames from a host that advertises streaming:false");
 });
 
+// ---- R4 --------------------------------------------------------------------
+
+add("r4.foreign-instance", RULE_R4, "a request carrying another instance's id is refused and not carried out", { raw: true, needs: "db" }, async (t) => {
+  t.expect("ok:false (refused), and the value it tried to set is not stored");
+  const key = newId("r4-key");
+  const frame = { v: VERSION, type: TYPE_DB_REQUEST, requestId: newId("r4-foreign"), instanceId: "conform-not-" + instanceId(), op: OP_KV_SET, key, value: "foreign" };
+  const { terminal } = await accepted(t, frame);
+  const stored = await call(snug.db.get(key));
+  t.saw(`${terminal ? brief(terminal) : "no answer"}; stored value ${stored.ok ? json(stored.value) : codeOf(stored)}`);
+  t.ok(terminal, "no answer: the request was dropped, not refused (R3 holds for it too)");
+  t.ok(!terminal || terminal.ok === false, "the host accepted a request with another instance's id");
+  t.ok(stored.ok && stored.value === null, "the request with another instance's id was carried out");
+});
+
+add("r4.foreign-cancel", RULE_R4, "an app-cancel carrying another instance's id cancels nothing", { raw: true, needs: "db" }, async (t) => {
+  t.expect("the request stays in flight after the foreign cancel; the real cancel ends it CANCELLED");
+  const id = newId("r4-slow");
+  const from = log.length;
+  post(slowRequest(id));
+  post(cancelFrame(id, "conform-not-" + instanceId()));
+  const alive = await stillInFlight(id, from);
+  post(cancelFrame(id));
+  const m = await next((m) => isFrame(m.data) && m.data.requestId === id && isTerminal(m.data), ANSWER_MS, from);
+  t.saw(`after the foreign cancel: ${alive ? "still in flight" : brief(framesFor(id, from).find(isTerminal))}; then ${m ? brief(m.data) : "no terminal"}`);
+  t.ok(alive, "the foreign app-cancel ended the request");
+  t.ok(m?.data.error?.code == CODE_CANCELLED, "the app's own cancel did not end it CANCELLED");
+});
+
+add("r4.request-id-reuse", RULE_R4, "a requestId already answered is never answered again", { raw: true, needs: "db" }, async (t) => {
+  t.expect("one terminal for the id, nothing for its reuse");
+  const id = newId("r4-reuse");
+  const first = await accepted(t, kvGet(id, "conform-r4"));
+  post(kvGet(id, "conform-r4"));
+  const all = await terminalsAfterFence(id, first.from);
+  t.saw(all.map(brief).join(", ") || "nothing");
+  t.ok(first.terminal, "the first request got no answer");
+  t.ok(all.length <= 1, `${all.length} terminal frames for one requestId`);
+});
+
+add("r4.appid-not-principal", RULE_R4, "the announced appId is metadata: storage stays the installed app's", { raw: true, needs: "db" }, async (t) => {
+  t.expect("after announcing another appId the app reads the same storage");
+  const key = newId("r4-owner");
+  await call(snug.db.set(key, "mine"));
+  const from = log.length;
+  post(announceFrame({ appId: "someone-else", displayName: "Someone else" }));
+  const m = await next((m) => isFrame(m.data) && m.data.type == TYPE_HOST_READY, ANSWER_MS, from);
+  const after = await call(snug.db.get(key));
+  post(announceFrame());
+  await next((m) => isFrame(m.data) && m.data.type == TYPE_HOST_READY, ANSWER_MS, from + 1);
+  t.saw(`${m ? brief(m.data) : "no host-ready"}; value ${after.ok ? json(after.value) : codeOf(after)}`);
+  t.ok(m && m.data.instanceId === instanceId(), "the announce of another appId changed the instance");
+  t.ok(after.ok && after.value === "mine", "storage changed with the announced appId");
+  await call(snug.db.set(key, null));
+});
+
 // ---- R6 --------------------------------------------------------------------
 
 /**
@@ -544,15 +547,20 @@ add("r3.streaming", RULE_R3, "an ask streams cumulative text and ends with one t
  * is answered as the reference says, the requestId echoed.
  */
 async function sizeClassCase(t, limit, make, set, atLimit) {
+  // The reference's verdicts: the frame without its padding is accepted
+  // (so at the limit only the size is in question), the one past it is not.
+  const small = make(newId("r6-check"));
+  set(small, "");
+  const v = checkFrame(small);
+  if (v.verdict != "accept") throw new Error(`kit: the reference does not accept the frame: ${json(v.errors)}`);
   const past = pad(make(plausibleId("r6-past")), set, limit + 1);
+  const pv = checkFrame(past);
   const at = pad(make(newId("r6-at")), set, limit);
-  const v = checkFrame(at);
-  if (v.verdict != "accept") throw new Error(`kit: the reference does not accept the frame at the limit: ${json(v.errors)}`);
-  t.expect(`a frame of ${limit} bytes is accepted; one of ${limit + 1} bytes is answered ${checkFrame(past).code}, requestId echoed`);
+  t.expect(`a frame of ${limit} bytes is accepted; one of ${limit + 1} bytes is answered ${pv.code}, requestId echoed`);
   const a = await atLimit(at);
   t.ok(a.ok, `the frame at the limit was not accepted (${a.got})`);
   const s = sub(t);
-  await rejected(s, past);
+  await rejected(s, past, undefined, pv);
   t.saw(`at ${limit}: ${a.got}; at ${limit + 1}: ${s.got}`);
   for (const f of s.fails) t.fail(`one byte past the limit: ${f}`);
 }

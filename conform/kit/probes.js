@@ -18,11 +18,21 @@ const N = Object.fromEntries(
 );
 
 const violations = [];
-let onViolation = () => {};
+const watchers = new Set();
 document.addEventListener("securitypolicyviolation", (e) => {
-  violations.push({ at: performance.now(), uri: e.blockedURI, directive: e.effectiveDirective || e.violatedDirective });
-  onViolation();
+  const v = { uri: e.blockedURI, directive: e.effectiveDirective || e.violatedDirective };
+  violations.push(v);
+  for (const w of watchers) w(v);
 });
+
+/** blockedBy resolves when the policy reports blocking a probe: match says which. */
+const blockedBy = (match) =>
+  new Promise((resolve) => {
+    const seen = violations.find(match);
+    if (seen) return resolve(seen);
+    const w = (v) => match(v) && (watchers.delete(w), resolve(v));
+    watchers.add(w);
+  });
 
 /** An http(s) address the browser can reach: the top host page's origin, else the kit's own. */
 function target() {
@@ -53,61 +63,70 @@ const loads = (el, url, attr) => (ok, no) => {
   if (el.tagName == "SCRIPT") document.head.append(el);
 };
 
+// Each probe: [the call, which violation is its own].
 function networkProbes(base) {
   const u = (name) => `${base}${base.includes("?") ? "&" : "?"}snug-conform-c2=${name}`;
   const ws = (name) => u(name).replace(/^http/, "ws");
-  return {
-    fetch: (ok, no) => g[N.fetch](u("fetch")).then((r) => ok(r.status), no),
-    "fetch no-cors": (ok, no) => g[N.fetch](u("fetch-no-cors"), { mode: "no-cors" }).then((r) => ok(r.type), no),
-    XMLHttpRequest: (ok, no) => {
+  const its = (url) => (v) => v.uri == url;
+  const probe = (name, url, run) => [name, (ok, no) => run(url, ok, no), its(url)];
+  return [
+    probe("fetch", u("fetch"), (url, ok, no) => g[N.fetch](url).then((r) => ok(r.status), no)),
+    probe("fetch no-cors", u("fetch-no-cors"), (url, ok, no) => g[N.fetch](url, { mode: "no-cors" }).then((r) => ok(r.type), no)),
+    probe("XMLHttpRequest", u("xhr"), (url, ok, no) => {
       const x = new g[N.XMLHttpRequest]();
-      x.open("GET", u("xhr"));
+      x.open("GET", url);
       x.onload = () => ok(x.status);
       x.onerror = () => no(new Error("error event"));
       x.send();
-    },
-    WebSocket: (ok, no) => {
-      const w = new g[N.WebSocket](ws("websocket"));
+    }),
+    probe("WebSocket", ws("websocket"), (url, ok, no) => {
+      const w = new g[N.WebSocket](url);
       w.onopen = () => (ok("open"), w.close());
       w.onerror = () => no(new Error("error event"));
-    },
-    EventSource: (ok, no) => {
-      const s = new g[N.EventSource](u("eventsource"));
+    }),
+    probe("EventSource", u("eventsource"), (url, ok, no) => {
+      const s = new g[N.EventSource](url);
       s.onopen = () => (ok("open"), s.close());
       s.onerror = () => (s.close(), no(new Error("error event")));
-    },
-    sendBeacon: (ok, no) => {
-      // It only queues: the violation, or its absence, is the answer.
-      navigator[N.sendBeacon](u("beacon"), "x");
-    },
-    "import()": (ok, no) => import(u("import")).then(() => ok("imported"), no),
-    Worker: (ok, no) => {
-      const w = new g[N.Worker](URL.createObjectURL(new Blob(["postMessage(1)"], { type: "text/javascript" })));
-      w.onmessage = () => ok("ran");
-      w.onerror = () => no(new Error("error event"));
-    },
-    image: loads(new Image(), u("image"), "src"),
-    script: loads(document.createElement("script"), u("script"), "src"),
-  };
+    }),
+    // sendBeacon only queues: the violation, or its absence, is the answer.
+    probe("sendBeacon", u("beacon"), (url) => navigator[N.sendBeacon](url, "x")),
+    probe("import()", u("import"), (url, ok, no) => import(url).then(() => ok("imported"), no)),
+    [
+      "Worker",
+      (ok, no) => {
+        const w = new g[N.Worker](URL.createObjectURL(new Blob(["postMessage(1)"], { type: "text/javascript" })));
+        w.onmessage = () => ok("ran");
+        w.onerror = () => no(new Error("error event"));
+      },
+      (v) => v.directive == "worker-src",
+    ],
+    probe("image", u("image"), (url, ok, no) => loads(new Image(), url, "src")(ok, no)),
+    probe("script", u("script"), (url, ok, no) => loads(document.createElement("script"), url, "src")(ok, no)),
+  ];
 }
 
-/** c2Network: every network path refused, each with a policy violation to show for it. */
+/** c2Network: every network path refused, each with its policy violation to show for it. */
 export async function c2Network(t) {
   const base = target();
   t.expect(`each probe to ${base} fails and the browser reports a CSP violation for it`);
+  // All at once; each ends when it settles or the policy reports it (a
+  // blocked beacon or script may never settle on its own).
+  const results = await Promise.all(
+    networkProbes(base).map(async ([name, run, match]) => {
+      const start = performance.now();
+      const blocked = blockedBy(match).then((v) => ({ outcome: "blocked", detail: "CSP violation", v }));
+      const r = await Promise.race([within(3000, run), blocked]);
+      // A probe that settled first still needs its violation, if any.
+      const v = r.v || (await Promise.race([blocked.then((b) => b.v), sleep(300).then(() => null)]));
+      return { name, ...r, v, ms: Math.round(performance.now() - start) };
+    }),
+  );
   const got = [];
-  for (const [name, run] of Object.entries(networkProbes(base))) {
-    const start = performance.now();
-    // A probe ends when it settles, or when the policy reports blocking it
-    // (a blocked beacon or script may never settle on its own).
-    const blocked = new Promise((resolve) => (onViolation = () => resolve({ outcome: "blocked", detail: "CSP violation" })));
-    const r = await Promise.race([within(2000, run), blocked]);
-    await sleep(50); // violation events are queued as tasks
-    onViolation = () => {};
-    const v = violations.filter((x) => x.at >= start);
-    got.push(`${name}: ${r.outcome}${v.length ? ` (CSP ${v[0].directive})` : ""}`);
-    t.ok(r.outcome != "succeeded", `${name} reached ${base}: ${r.detail}`);
-    if (r.outcome != "succeeded") t.ok(v.length > 0, `${name}: no CSP violation reported, so nothing shows the policy stopped it (${r.outcome}: ${r.detail})`);
+  for (const r of results) {
+    got.push(`${r.name}: ${r.outcome}${r.v ? ` (CSP ${r.v.directive})` : ""}`);
+    t.ok(r.outcome != "succeeded", `${r.name} reached ${base}: ${r.detail}`);
+    if (r.outcome != "succeeded") t.ok(r.v, `${r.name}: no CSP violation reported, so nothing shows the policy stopped it (${r.outcome}: ${r.detail})`);
   }
   t.saw(got.join("; "));
 }
