@@ -19,41 +19,13 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/store"
 	"github.com/snuggen/snuggen/internal/browsertest"
 	"github.com/snuggen/snuggen/internal/cli"
-	"github.com/snuggen/snuggen/internal/testenv"
 )
-
-// The published packages the test host is made of: the host side of MCP
-// Apps (AppBridge) and the MCP TypeScript client it is typed against.
-var mcpHostPackages = []string{"@modelcontextprotocol/ext-apps@2.0.4", "@modelcontextprotocol/client@2.4.0"}
-
-// mcpHostPage bundles testdata/mcp-host.js with the installed packages
-// (esbuild's Go API, for the browser) into one page.
-func mcpHostPage(t *testing.T) string {
-	t.Helper()
-	nodeModules := testenv.NPMPackages(t, mcpHostPackages...)
-	res := api.Build(api.BuildOptions{
-		EntryPoints: []string{filepath.Join("testdata", "mcp-host.js")},
-		Bundle:      true,
-		Write:       false,
-		Format:      api.FormatIIFE,
-		Platform:    api.PlatformBrowser,
-		Target:      api.ES2022,
-		NodePaths:   []string{nodeModules},
-		LogLevel:    api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
-		t.Fatalf("bundle the test host: %v", res.Errors)
-	}
-	js := strings.ReplaceAll(string(res.OutputFiles[0].Contents), "</script", `<\/script`)
-	return "<!doctype html><html><head><meta charset=utf-8><title>MCP Apps test host</title></head><body><script>" + js + "</script></body></html>"
-}
 
 // startMCP runs `snuggen mcp --http` on loopback in this process for the
 // example folders names, letting pages of origin call it, and returns its
@@ -121,7 +93,7 @@ type mcpTab struct {
 
 func openMCPHost(t *testing.T, names ...string) *mcpTab {
 	t.Helper()
-	base := browsertest.ServePages(t, map[string]string{"/": mcpHostPage(t)})
+	base := browsertest.ServePages(t, map[string]string{"/": browsertest.MCPHostPage(t)})
 	endpoint := startMCP(t, t.TempDir(), base, names...)
 	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoint: endpoint}
 	h.load()
@@ -290,7 +262,7 @@ func TestAPIViewerInAnMCPAppsHost(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 
-	base := browsertest.ServePages(t, map[string]string{"/": mcpHostPage(t)})
+	base := browsertest.ServePages(t, map[string]string{"/": browsertest.MCPHostPage(t)})
 	hs := httptest.NewUnstartedServer(nil)
 	hs.Start()
 	t.Cleanup(hs.Close)

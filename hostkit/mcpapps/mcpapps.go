@@ -662,14 +662,23 @@ func asStrings(v any) []string {
 	return nil
 }
 
+// MaxToolRequestBytes is the largest HTTP request body the endpoint reads:
+// the largest frame size class (db, R6) and room for the JSON-RPC envelope
+// and the handle around the frame.
+const MaxToolRequestBytes = frame.MaxDBFrameBytes + 64<<10
+
 // Handler serves the server over streamable HTTP at /mcp (a client of
 // protocol 2026-07-28 statelessly, an older one with a session, as go-sdk
 // requires), the grant pages under /snug/grant/, and lets AllowOrigins'
 // pages call it.
 func (s *Server) Handler() http.Handler {
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
-	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})
-	stateful := mcp.NewStreamableHTTPHandler(getServer, nil)
+	// A tool call carries one request frame: the largest, a db import, is
+	// the db size class (R6); go-sdk's default (4 MiB) would refuse a 5 MiB
+	// database's import before the broker sees it.
+	body := int64(MaxToolRequestBytes)
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: body})
+	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: body})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {

@@ -22,6 +22,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/hostkit/store"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -384,6 +385,34 @@ func TestEveryAppOnlyTool(t *testing.T) {
 				t.Fatalf("open-url with userinfo: %v, want refused", got)
 			}
 		})
+	}
+}
+
+// A database of 5 MiB goes both ways through one tool call each: the
+// import's request body is the db size class, past go-sdk's default limit.
+func TestAFiveMiBDatabaseRoundTrips(t *testing.T) {
+	e := newEnv(t, nil)
+	cs := e.connect(t, true, protocols[0], nil)
+	s := open(t, cs, "notes")
+	must := func(f map[string]any, res *mcp.CallToolResult) map[string]any {
+		t.Helper()
+		if f == nil || f["ok"] != true {
+			t.Fatalf("answer %v %+v", f, res)
+		}
+		return f
+	}
+	must(call(t, cs, s, map[string]any{"type": frame.TypeDBRequest, "op": "exec", "sql": "create table big(b)"}))
+	must(call(t, cs, s, map[string]any{"type": frame.TypeDBRequest, "op": "exec", "sql": "insert into big values (randomblob(?))", "params": []any{frame.MaxArtifactBytes - 256<<10}}))
+	exp := must(call(t, cs, s, map[string]any{"type": frame.TypeDBRequest, "op": "export"}))
+	data := exp["result"].(map[string]any)["data"].(string)
+	if len(data) <= 4<<20 {
+		t.Fatalf("the export is %d bytes of base64: too small to test the limit", len(data))
+	}
+	must(call(t, cs, s, map[string]any{"type": frame.TypeDBRequest, "op": "exec", "sql": "drop table big"}))
+	must(call(t, cs, s, map[string]any{"type": frame.TypeDBRequest, "op": "import", "data": data}))
+	got := must(call(t, cs, s, map[string]any{"type": frame.TypeDBRequest, "op": "exec", "sql": "select length(b) from big"}))
+	if rows := got["result"].(map[string]any)["rows"].([]any); rows[0].([]any)[0] != float64(frame.MaxArtifactBytes-256<<10) {
+		t.Fatalf("after the import: %v", got)
 	}
 }
 

@@ -68,7 +68,9 @@ export const connect = (receive) => {
   // request calls the app-only tool of f's type; every way it ends answers f
   // exactly once (a frame without a type is this request's failure).
   const request = (f, name = tools()[f.type], text = "") => {
-    const fail = (message) => receive({ requestId: f.requestId, ok: false, error: { code: CODE_HOST_ERROR, message, retryable: false } });
+    // The host side failed (the tool, the call): HOST_ERROR, retryable as
+    // the registry has it (R5).
+    const fail = (message) => receive({ requestId: f.requestId, ok: false, error: { code: CODE_HOST_ERROR, message, retryable: true } });
     const tool = (name, args) =>
       name
         ? (calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
