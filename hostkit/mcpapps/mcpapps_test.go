@@ -22,7 +22,6 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/hostkit/netgate"
-	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/hostkit/store"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
