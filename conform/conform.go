@@ -71,15 +71,21 @@ func Source() (fs.FS, error) {
 	return m, nil
 }
 
-// Kit builds the kit into one self-contained Snug app with the packager.
-// runtime is the runtime it carries: nil for the Snug runtime
-// (runtimejs.Script), runtimejs.ScriptMCP for MCP Apps hosts.
-func Kit(ctx context.Context, runtime []byte) ([]byte, error) {
+// Builder builds an app: pack.Build for Snug hosts, mcpapps.Build for MCP
+// Apps hosts (the MCP runtime and the defences the document carries there).
+type Builder func(context.Context, pack.Options) (*pack.Result, error)
+
+// Kit builds the kit into one self-contained Snug app with build (nil:
+// pack.Build, the Snug runtime), strict: a warning is an error.
+func Kit(ctx context.Context, build Builder) ([]byte, error) {
 	src, err := Source()
 	if err != nil {
 		return nil, err
 	}
-	res, err := pack.Build(ctx, pack.Options{Path: "app.html", FS: src, Runtime: runtime, Strict: true})
+	if build == nil {
+		build = pack.Build
+	}
+	res, err := build(ctx, pack.Options{Path: "app.html", FS: src, Strict: true})
 	if err != nil {
 		var b bytes.Buffer
 		if res != nil {

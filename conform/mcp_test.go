@@ -15,9 +15,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/conform"
+	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/internal/browsertest"
 	"github.com/snuggen/snuggen/internal/cli"
-	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
 // startMCP runs `snuggen mcp FILE --http` on loopback in this process,
@@ -74,7 +74,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // carry (raw Snug frames, the host's own open-url dialog) is skipped with
 // the reason; nothing fails.
 func TestKitInAnMCPAppsHost(t *testing.T) {
-	doc, err := conform.Kit(context.Background(), runtimejs.ScriptMCP)
+	doc, err := conform.Kit(context.Background(), mcpapps.Build)
 	if err != nil {
 		t.Fatal(err)
 	}

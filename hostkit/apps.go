@@ -1,7 +1,6 @@
 package hostkit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -50,7 +49,7 @@ func RawApp(key string, html []byte) App {
 // second runtime.
 func FileApp(key, path string) App {
 	return App{Key: key, Build: func(ctx context.Context) ([]byte, Meta, error) {
-		if doc, err := pack.ReadPage(path); err == nil && len(runtimejs.Script) > 0 && bytes.Contains(doc, runtimejs.Script) {
+		if doc, err := pack.ReadPage(path); err == nil && runtimejs.TargetOf(doc) == "snug" {
 			return doc, MetaFromHTML(doc, key), nil
 		}
 		return packApp(ctx, pack.Options{Path: path})

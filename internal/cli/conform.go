@@ -17,6 +17,7 @@ import (
 
 	"github.com/snuggen/snuggen/conform"
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/mcpapps"
 )
 
 func init() { register(newConformCmd) }
@@ -87,11 +88,14 @@ func runConform(ctx context.Context, io *IO, o *conformOptions) error {
 		if o.url != "" || o.json || len(o.only) > 0 {
 			return usageError("conform: --app prints the kit; it takes no --url, --json or --only")
 		}
-		rt, err := runtimeFor(o.target)
-		if err != nil {
+		if _, err := runtimeFor(o.target); err != nil {
 			return err
 		}
-		doc, err := conform.Kit(ctx, rt)
+		var build conform.Builder // the Snug runtime
+		if o.target == targetMCPApp {
+			build = mcpapps.Build
+		}
+		doc, err := conform.Kit(ctx, build)
 		if err != nil {
 			return &ExitError{Code: 1, Err: err}
 		}

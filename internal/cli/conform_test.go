@@ -88,15 +88,15 @@ func TestConformPrintsATable(t *testing.T) {
 // --app prints the kit as one built app for either kind of host.
 func TestConformApp(t *testing.T) {
 	for _, c := range []struct {
-		args    []string
-		runtime []byte
-	}{{nil, runtimejs.Script}, {[]string{"--target", "mcp-app"}, runtimejs.ScriptMCP}} {
+		args   []string
+		target string
+	}{{nil, "snug"}, {[]string{"--target", "mcp-app"}, "mcp"}} {
 		code, out, errs := run(t, append([]string{"conform", "--app"}, c.args...)...)
 		if code != 0 {
 			t.Fatalf("conform --app %v: exit %d\n%s", c.args, code, errs)
 		}
-		if !strings.HasPrefix(out, "<!doctype html>") || !strings.Contains(out, string(c.runtime)) || !strings.Contains(out, `content="`+conform.AppKey+`"`) {
-			t.Errorf("conform --app %v printed no built kit (%d bytes)", c.args, len(out))
+		if !strings.HasPrefix(strings.ToLower(out), "<!doctype html>") || runtimejs.TargetOf([]byte(out)) != c.target || !strings.Contains(out, `content="`+conform.AppKey+`"`) {
+			t.Errorf("conform --app %v printed no kit built for %s (%d bytes)", c.args, c.target, len(out))
 		}
 	}
 	for _, args := range [][]string{
