@@ -125,7 +125,7 @@ func TestWebRTCStaysGoneInAnMCPAppsHost(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	base := browsertest.ServePages(t, map[string]string{"/": mcpHostPage(t)})
+	base := browsertest.ServePages(t, map[string]string{"/": browsertest.MCPHostPage(t)})
 	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoint: startMCP(t, t.TempDir(), base, paths...)}
 	h.load()
 
