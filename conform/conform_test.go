@@ -211,14 +211,32 @@ var plants = []plant{
 		},
 	},
 	{
+		// The stream is held back and flushed after the terminal frame. (A
+		// late frame sent while the request's earlier streaming frame still
+		// waits in the relay's queue would take that frame's place, before
+		// the terminal: the relay coalesces streaming text. Holding every
+		// streaming frame back keeps the plant's late frame late.)
 		name: "streaming text after the terminal frame", catches: []string{"r3.streaming"},
 		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
 			return func(_ string, p broker.Port) broker.Port {
+				var mu sync.Mutex
+				held := map[string]*frame.AppResponse{}
 				return portFunc(func(f frame.Frame, raw []byte) {
+					r, ok := f.(*frame.AppResponse)
+					if !ok || !r.OK || r.Streaming == nil {
+						p.Send(f, raw)
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if *r.Streaming {
+						held[r.RequestID] = r
+						return
+					}
 					p.Send(f, raw)
-					if r, ok := f.(*frame.AppResponse); ok && r.OK && r.Streaming != nil && !*r.Streaming {
-						yes, text := true, "late words"
-						send(t, p, &frame.AppResponse{RequestID: r.RequestID, OK: true, Streaming: &yes, Text: &text})
+					if late := held[r.RequestID]; late != nil {
+						delete(held, r.RequestID)
+						send(t, p, late)
 					}
 				})
 			}
