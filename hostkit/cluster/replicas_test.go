@@ -607,3 +607,53 @@ func sqliteExec(path, sql string) error {
 	}
 	return errors.Join(c.Exec(sql), c.Close())
 }
+
+// `snuggen serve --postgres … --object-store …` checks both services before
+// it serves anything: a service it cannot use ends the process with exit
+// status 1 and a message naming the service and the fix (never the
+// password), and no app is ever listed as served.
+func TestServeChecksBeforeServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds snuggen with the cluster tag: not with -short")
+	}
+	pg, s3 := freshDB(t), startS3(t)
+	bin := snuggenBinary(t)
+	dir := t.TempDir()
+	appFile := filepath.Join(dir, "log.html")
+	if err := os.WriteFile(appFile, []byte(logApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, pg, obj string
+		mention       []string
+	}{
+		{"postgres down", "postgres://snug:hunter2@127.0.0.1:1/none?connect_timeout=2", s3.url("x"), []string{"PostgreSQL at 127.0.0.1:1/none does not answer", "is it running"}},
+		{"missing bucket", pg, strings.Replace(s3.url("x"), "s3://snug/", "s3://nosuch/", 1), []string{"object store s3://nosuch/x", "check the bucket exists"}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "data"),
+			"--postgres", tc.pg, "--object-store", tc.obj, appFile)
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=snug-test", "AWS_SECRET_ACCESS_KEY=snug-test-secret", "AWS_CA_BUNDLE=")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("%s: %v, want exit status 1\nstderr: %s", tc.name, err, stderr.String())
+			continue
+		}
+		for _, m := range tc.mention {
+			if !strings.Contains(stderr.String(), m) {
+				t.Errorf("%s: stderr %q does not say %q", tc.name, stderr.String(), m)
+			}
+		}
+		if strings.Contains(stderr.String()+stdout.String(), "hunter2") {
+			t.Errorf("%s: the output shows the password:\n%s%s", tc.name, stdout.String(), stderr.String())
+		}
+		if strings.Contains(stdout.String(), "app ") {
+			t.Errorf("%s: an app was served before the check failed:\n%s", tc.name, stdout.String())
+		}
+		t.Logf("%s: %s", tc.name, strings.TrimSpace(stderr.String()))
+	}
+}
