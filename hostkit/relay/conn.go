@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +24,7 @@ type conn struct {
 	user string // Options.Authenticate's answer at the upgrade; "" without one
 	ws   *websocket.Conn
 	cc   *corkConn // ws's connection
+	idle *idleWait // the read loop's wait while the page sends nothing
 	q    *queue
 	// writers counts the writer goroutines the queue started (at most one
 	// runs at a time).
@@ -36,12 +38,13 @@ type conn struct {
 	hidden bool
 }
 
-func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn) *conn {
+func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn, br *bufio.Reader) *conn {
 	c := &conn{
 		rl:      rl,
 		user:    user,
 		ws:      ws,
 		cc:      cc,
+		idle:    newIdleWait(cc.Conn, br),
 		q:       newQueue(rl.opts.MaxQueueBytes, rl.opts.MaxSlotQueueBytes),
 		slots:   make(map[string]*slotPort),
 		pending: make(map[string]chan string),
@@ -73,6 +76,7 @@ func (c *conn) serve() {
 	for {
 		// No context on the read: one would cost a context.AfterFunc per
 		// message; Close ends a connection by closing it instead.
+		c.idle.wait()
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			break
@@ -108,7 +112,7 @@ func (c *conn) write() {
 		msgs, ended, done, final := c.q.next()
 		if done {
 			if final {
-				c.ws.Close(websocket.StatusGoingAway, "host closing")
+				c.idle.closing(func() { c.ws.Close(websocket.StatusGoingAway, "host closing") })
 			}
 			return
 		}

@@ -98,6 +98,7 @@ const (
 type corkWriter struct {
 	http.ResponseWriter
 	cc *corkConn
+	br *bufio.Reader // the reader handed to the library
 }
 
 func (w *corkWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -126,5 +127,6 @@ func (w *corkWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 			return nil, nil, err
 		}
 	}
+	w.br = br
 	return w.cc, bufio.NewReadWriter(br, bufio.NewWriterSize(w.cc, writeBufSize)), nil
 }

@@ -179,7 +179,7 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rl.wg.Done()
 		return
 	}
-	c := newConn(rl, user, ws, cw.cc)
+	c := newConn(rl, user, ws, cw.cc, cw.br)
 	rl.mu.Lock()
 	rl.conns[c] = struct{}{}
 	closing := rl.closed

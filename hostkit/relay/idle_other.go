@@ -1,0 +1,7 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package relay
+
+// peekReadable is nil where there is no MSG_PEEK: the read loop parks in
+// the library's Read.
+var peekReadable func(fd uintptr) bool
