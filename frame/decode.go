@@ -353,7 +353,7 @@ func (f *HostReady) check(c *violation.Collector) {
 	if p := f.Locale; p != nil {
 		minLen(c, "locale", *p, 2)
 		maxLen(c, "locale", *p, 35)
-		if !HostReadyLocalePattern.MatchString(*p) {
+		if !HostReadyLocalePattern().MatchString(*p) {
 			c.Add("locale", RuleSchemaPattern, "must match the pattern ^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$")
 		}
 	}

@@ -5,6 +5,7 @@ package frame
 import (
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -644,8 +645,10 @@ const (
 // Patterns: the regular expression of every string field with one, from the
 // schemas (a subset Go and JavaScript read alike), named <Struct><Field>Pattern.
 var (
-	// HostReadyLocalePattern is the pattern of HostReady.locale (a string must match it, rule pattern).
-	HostReadyLocalePattern = regexp.MustCompile("^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$")
+	// HostReadyLocalePattern returns the pattern of HostReady.locale (a string must match it, rule pattern), compiled on first use.
+	HostReadyLocalePattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$")
+	})
 )
 
 // Messages of violations (rules.json messages), the same words as the JS validators'.

@@ -143,7 +143,7 @@ func (b *builder) assemble() ([]byte, error) {
 	var head strings.Builder
 	head.WriteString(`<meta charset="utf-8">`)
 	head.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + escapeAttr(b.csp(dedupe(scriptHashes), dedupe(styleHashes))) + `">`)
-	for _, f := range announceFields {
+	for _, f := range announceFields() {
 		if _, ok := b.meta[f.Prop]; !ok && f.Required {
 			head.WriteString(`<meta name="` + f.Meta + `" content="` + escapeAttr(b.defaultMeta(f.Prop)) + `">`)
 		}

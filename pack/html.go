@@ -802,7 +802,7 @@ func (b *builder) metaTag(t html.Token, start int, attrAt func(string) int) bool
 	name, _ := getAttr(t, "name")
 	if strings.HasPrefix(strings.ToLower(name), "snug:") {
 		known := false
-		for _, f := range announceFields {
+		for _, f := range announceFields() {
 			if strings.EqualFold(f.Meta, name) {
 				known = true
 				content, _ := getAttr(t, "content")
@@ -813,7 +813,7 @@ func (b *builder) metaTag(t html.Token, start int, attrAt func(string) int) bool
 		}
 		if !known {
 			var names []string
-			for _, f := range announceFields {
+			for _, f := range announceFields() {
 				names = append(names, f.Meta)
 			}
 			b.diagAt(start, SeverityWarning, "meta.unknown", fmt.Sprintf("unknown metadata %s", quote(name)),
@@ -826,7 +826,7 @@ func (b *builder) metaTag(t html.Token, start int, attrAt func(string) int) bool
 // checkMeta checks snug:* metadata against the app-announce schema and
 // fills defaults for what is missing.
 func (b *builder) checkMeta() {
-	for _, f := range announceFields {
+	for _, f := range announceFields() {
 		v, ok := b.meta[f.Prop]
 		if !ok {
 			if !f.Required {
@@ -850,7 +850,7 @@ func (b *builder) checkMeta() {
 	}
 }
 
-var slugRE = regexp.MustCompile(`[^a-z0-9.-]+`)
+var slugRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9.-]+`) })
 
 func (b *builder) defaultMeta(prop string) string {
 	base := strings.TrimSuffix(b.pageName, path.Ext(b.pageName))
@@ -861,7 +861,7 @@ func (b *builder) defaultMeta(prop string) string {
 	}
 	switch prop {
 	case "appId":
-		s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(base), "-"), "-")
+		s := strings.Trim(slugRE().ReplaceAllString(strings.ToLower(base), "-"), "-")
 		if s == "" {
 			s = "app"
 		}
@@ -887,7 +887,7 @@ func (b *builder) metaValue(prop string) string {
 	if v, ok := b.meta[prop]; ok {
 		return v.value
 	}
-	for _, f := range announceFields {
+	for _, f := range announceFields() {
 		if f.Prop == prop && f.Required {
 			return b.defaultMeta(prop)
 		}
@@ -902,7 +902,7 @@ func (b *builder) fileDiag(p string, data []byte, off int, sev Severity, code, m
 	b.add(d)
 }
 
-var cssURLRE = regexp.MustCompile(`url\(\s*(['"]?)([^'")]*)(['"]?)\s*\)`)
+var cssURLRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`url\(\s*(['"]?)([^'")]*)(['"]?)\s*\)`) })
 
 // assets inlines the local files an element loads (images, media, icons)
 // and checks remote ones against the allowlist.
@@ -1006,8 +1006,9 @@ func (b *builder) srcset(v string, one func(string) (string, bool)) (string, boo
 
 func (b *builder) styleAttr(v string, at int) (string, bool) {
 	changed := false
-	out := cssURLRE.ReplaceAllStringFunc(v, func(m string) string {
-		sm := cssURLRE.FindStringSubmatch(m)
+	re := cssURLRE()
+	out := re.ReplaceAllStringFunc(v, func(m string) string {
+		sm := re.FindStringSubmatch(m)
 		ref := sm[2]
 		switch classifyRef(ref) {
 		case refLocal:

@@ -76,7 +76,7 @@ var capabilityNames = []struct{ expr, name string }{
 
 // lintWords holds every name a rule looks for (the last part of a dotted
 // name); code that mentions none of them needs no analysis.
-var lintWords = func() map[string]bool {
+var lintWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, r := range lintRules {
 		for _, n := range r.names {
@@ -84,7 +84,7 @@ var lintWords = func() map[string]bool {
 		}
 	}
 	return m
-}()
+})
 
 // mentionsBlocked reports whether code has an identifier-like word that a
 // rule looks for: one pass, no regexp.
@@ -98,7 +98,7 @@ func mentionsBlocked(code string) bool {
 		for j < len(code) && isIdent(code[j]) {
 			j++
 		}
-		if lintWords[code[i:j]] {
+		if lintWords()[code[i:j]] {
 			return true
 		}
 		i = j
@@ -111,7 +111,9 @@ type marker struct {
 	name string
 }
 
-var markers, lintDefine = func() ([]marker, map[string]string) {
+// lintMarkers returns the markers and the Define map that puts them in
+// place of the names the rules look for.
+var lintMarkers = sync.OnceValues(func() ([]marker, map[string]string) {
 	var ms []marker
 	def := map[string]string{}
 	add := func(key string, m marker) {
@@ -131,9 +133,9 @@ var markers, lintDefine = func() ([]marker, map[string]string) {
 		}
 	}
 	return ms, def
-}()
+})
 
-var markerRE = regexp.MustCompile(`__snug_lint_(\d+)__`)
+var markerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`__snug_lint_(\d+)__`) })
 
 // lintUnit is one piece of the app's own code to check.
 type lintUnit struct {
@@ -270,6 +272,7 @@ func (b *builder) usedCapabilities() []string {
 }
 
 func (b *builder) lintOne(u lintUnit) {
+	markers, lintDefine := lintMarkers()
 	r := api.Transform(u.code, api.TransformOptions{
 		Loader:     u.loader,
 		Sourcefile: "x",
@@ -296,7 +299,7 @@ func (b *builder) lintOne(u lintUnit) {
 	outLines := lineStarts(r.Code)
 	src := []byte(u.code)
 	srcLines := lineStarts(src)
-	for _, loc := range markerRE.FindAllStringSubmatchIndex(out, -1) {
+	for _, loc := range markerRE().FindAllStringSubmatchIndex(out, -1) {
 		idx, _ := strconv.Atoi(out[loc[2]:loc[3]])
 		m := markers[idx]
 		genLine, genCol := offsetToLineCol16(r.Code, outLines, loc[0])

@@ -31,7 +31,7 @@ func ReadMeta(doc []byte) map[string]string {
 		}
 		name, _ := getAttr(t, "name")
 		content, _ := getAttr(t, "content")
-		for _, f := range announceFields {
+		for _, f := range announceFields() {
 			if strings.EqualFold(name, f.Meta) {
 				out[f.Prop] = content
 			}

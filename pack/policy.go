@@ -3,6 +3,7 @@ package pack
 import (
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/frame"
@@ -21,14 +22,15 @@ type metaField struct {
 }
 
 // announceFields lists the string properties of snug:app-announce in schema
-// order, from the generated frame.AnnounceFields.
-var announceFields = func() []metaField {
+// order, from the generated frame.AnnounceFields (built on first use, as
+// every table of this package: nothing runs at init).
+var announceFields = sync.OnceValue(func() []metaField {
 	var out []metaField
 	for _, f := range frame.AnnounceFields {
 		out = append(out, metaField{Prop: f.Name, Meta: "snug:" + kebab(f.Name), Required: f.Required, Max: f.MaxLength})
 	}
 	return out
-}()
+})
 
 func kebab(s string) string {
 	var b strings.Builder

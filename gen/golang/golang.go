@@ -197,7 +197,10 @@ func (g *gen) frameRule(id string) *model.FrameRule {
 
 // collectPatterns names a package-level regexp for every string field with
 // a pattern (<Struct><Field>Pattern), which spec.go declares and the checks
-// use; a pattern needs a stage in rules.json.
+// use; a pattern needs a stage in rules.json. Each is compiled on first use
+// (sync.OnceValue): compiling one at init would cost every process that
+// imports frame, snuggen version included, though most never read a field
+// with a pattern.
 func (g *gen) collectPatterns() error {
 	byName := map[string]string{}
 	add := func(structName string, o *model.Object) error {
@@ -212,8 +215,9 @@ func (g *gen) collectPatterns() error {
 			if _, ok := byName[name]; !ok {
 				byName[name] = fl.Type.Pattern
 				g.patternDecls = append(g.patternDecls,
-					jen.Commentf("%s is the pattern of %s.%s (a string must match it, rule pattern).", name, structName, fl.Name),
-					jen.Id(name).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(fl.Type.Pattern)))
+					jen.Commentf("%s returns the pattern of %s.%s (a string must match it, rule pattern), compiled on first use.", name, structName, fl.Name),
+					jen.Id(name).Op("=").Qual("sync", "OnceValue").Call(jen.Func().Params().Op("*").Qual("regexp", "Regexp").Block(
+						jen.Return(jen.Qual("regexp", "MustCompile").Call(jen.Lit(fl.Type.Pattern))))))
 			}
 			g.patterns[fl.Type] = name
 		}

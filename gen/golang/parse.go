@@ -304,7 +304,7 @@ func (g *gen) checkValue(t *model.Type, v jen.Code, s seg, depth int) []jen.Code
 			out = append(out, jen.If(jen.Add(v).Op("!=").Lit(*t.Const)).Block(cAdd(s.code, ruleConst("schema-const"), g.m.Rules.Message("const", map[string]string{"value": jsonLit(*t.Const)}))))
 		}
 		if t.Pattern != "" {
-			out = append(out, jen.If(jen.Op("!").Id(g.patterns[t]).Dot("MatchString").Call(v)).Block(cAdd(s.code, ruleConst("schema-pattern"), g.m.Rules.Message("pattern", map[string]string{"pattern": t.Pattern}))))
+			out = append(out, jen.If(jen.Op("!").Id(g.patterns[t]).Call().Dot("MatchString").Call(v)).Block(cAdd(s.code, ruleConst("schema-pattern"), g.m.Rules.Message("pattern", map[string]string{"pattern": t.Pattern}))))
 		}
 	case model.Integer, model.Number:
 		if t.Minimum != nil {

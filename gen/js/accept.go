@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/gen/model"
@@ -25,7 +26,7 @@ const pure = "/* @__PURE__ */ "
 
 // indexKey matches property names that JS orders before all others in an
 // object literal; aStruct relies on the written order of its fields.
-var indexKey = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
+var indexKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0|[1-9][0-9]*)$`) })
 
 // acceptor renders one type as a combinator expression; sub renders nested
 // types.
@@ -169,7 +170,7 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 	}
 	var req, opt []string
 	for _, f := range o.Fields {
-		if indexKey.MatchString(f.Name) {
+		if indexKey().MatchString(f.Name) {
 			return "", fmt.Errorf("field %q is an array index, which JS orders first: aStruct relies on field order", f.Name)
 		}
 		lit := jsonText(f.Name) + ":" + sub(f.Type)

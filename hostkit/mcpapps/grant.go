@@ -139,7 +139,8 @@ func elicits(ss *mcp.ServerSession) bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-var grantTmpl = template.Must(template.New("grant").Parse(`<!doctype html>
+var grantTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("grant").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Allow network access?</title>
 <meta name="viewport" content="width=device-width">
 <style>body{font:16px system-ui,sans-serif;max-width:36em;margin:3em auto;padding:0 1em}code{word-break:break-all}button{font:inherit;padding:.4em 1em;margin-right:.5em}</style>
@@ -151,6 +152,7 @@ var grantTmpl = template.Must(template.New("grant").Parse(`<!doctype html>
 <p>Allowing lets this app reach {{.Origin}} from now on (you can revoke it in the grants file). Denying changes nothing.</p>
 <form method="post"><button name="decision" value="always">Always allow</button><button name="decision" value="deny">Deny</button></form>
 {{end}}</body></html>`))
+})
 
 // grantPage shows a pending grant and records the user's answer. Only a
 // form posted from this very page counts (the Origin header is the
@@ -169,7 +171,7 @@ func (s *Server) grantPage(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "This link has expired or was used. Ask the app again.", http.StatusNotFound)
 			return
 		}
-		_ = grantTmpl.Execute(w, map[string]string{"Name": p.name, "Origin": p.origin, "Method": p.method, "URL": p.url})
+		_ = grantTmpl().Execute(w, map[string]string{"Name": p.name, "Origin": p.origin, "Method": p.method, "URL": p.url})
 	case http.MethodPost:
 		if !s.sameOrigin(r) {
 			http.Error(w, "forbidden: the answer must come from this page", http.StatusForbidden)
@@ -188,7 +190,7 @@ func (s *Server) grantPage(w http.ResponseWriter, r *http.Request) {
 			}
 			done = "Allowed: " + p.name + " may reach " + p.origin + "."
 		}
-		_ = grantTmpl.Execute(w, map[string]string{"Done": done})
+		_ = grantTmpl().Execute(w, map[string]string{"Done": done})
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

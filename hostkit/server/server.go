@@ -48,7 +48,7 @@ import (
 const AppDomain = "localhost"
 
 // plainLabel is a key that is already a DNS label of its own.
-var plainLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+var plainLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`) })
 
 // AppLabel returns the DNS label app key's document is served under: the
 // key itself when it is a lower-case DNS label that does not have "--" as
@@ -56,7 +56,7 @@ var plainLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // key's SHA-256 (a key with upper case, '.', '_' or over 63 characters).
 // Distinct keys get distinct labels.
 func AppLabel(key string) string {
-	if plainLabel.MatchString(key) && !(len(key) >= 4 && key[2:4] == "--") {
+	if plainLabel().MatchString(key) && !(len(key) >= 4 && key[2:4] == "--") {
 		return key
 	}
 	sum := sha256.Sum256([]byte(key))

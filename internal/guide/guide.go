@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode/utf8"
 
@@ -108,41 +109,45 @@ func quoteList(l []string) string {
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
-var (
-	docStart = regexp.MustCompile(`^\s*/\*\*`)
-	nsOpen   = regexp.MustCompile(`^\s*(\w+): \{\s*$`)
-	nsClose  = regexp.MustCompile(`^\s*\};?\s*$`)
-	member   = regexp.MustCompile(`^\s*(?:readonly\s+)?(\w+)\s*[:<(]`)
-	ifaceRE  = regexp.MustCompile(`^export interface (\w+)`)
-)
+// dtsRE holds the patterns API reads a .d.ts with, compiled on first use:
+// nothing runs at init.
+var dtsRE = sync.OnceValue(func() (r struct{ docStart, nsOpen, nsClose, member, ifaceRE *regexp.Regexp }) {
+	r.docStart = regexp.MustCompile(`^\s*/\*\*`)
+	r.nsOpen = regexp.MustCompile(`^\s*(\w+): \{\s*$`)
+	r.nsClose = regexp.MustCompile(`^\s*\};?\s*$`)
+	r.member = regexp.MustCompile(`^\s*(?:readonly\s+)?(\w+)\s*[:<(]`)
+	r.ifaceRE = regexp.MustCompile(`^export interface (\w+)`)
+	return r
+})
 
 // API reads the documented members of the Snug interface, and the SnugError
 // interface's example, from a .d.ts source. Each member needs a doc comment
 // with an @example; a member of Snug without one is an error, so the typings
 // cannot grow an undocumented method.
 func API(dts string) ([]Member, error) {
+	re := dtsRE()
 	lines := strings.Split(dts, "\n")
 	var out []Member
 	var iface string
 	var ns []string
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
-		if m := ifaceRE.FindStringSubmatch(line); m != nil {
+		if m := re.ifaceRE.FindStringSubmatch(line); m != nil {
 			iface, ns = m[1], nil
 			continue
 		}
-		if iface != "Snug" && !docStart.MatchString(line) {
+		if iface != "Snug" && !re.docStart.MatchString(line) {
 			continue
 		}
-		if m := nsOpen.FindStringSubmatch(line); m != nil {
+		if m := re.nsOpen.FindStringSubmatch(line); m != nil {
 			ns = append(ns, m[1])
 			continue
 		}
-		if nsClose.MatchString(line) && len(ns) > 0 {
+		if re.nsClose.MatchString(line) && len(ns) > 0 {
 			ns = ns[:len(ns)-1]
 			continue
 		}
-		if !docStart.MatchString(line) {
+		if !re.docStart.MatchString(line) {
 			continue
 		}
 		var comment []string
@@ -161,7 +166,7 @@ func API(dts string) ([]Member, error) {
 			break
 		}
 		doc, example := splitComment(comment)
-		if m := ifaceRE.FindStringSubmatch(lines[j]); m != nil {
+		if m := re.ifaceRE.FindStringSubmatch(lines[j]); m != nil {
 			if m[1] == "SnugError" && example != "" {
 				out = append(out, Member{Name: "SnugError", Doc: doc, Example: example})
 			}
@@ -170,8 +175,8 @@ func API(dts string) ([]Member, error) {
 		if iface != "Snug" {
 			continue
 		}
-		m := member.FindStringSubmatch(lines[j])
-		if m == nil || nsOpen.MatchString(lines[j]) {
+		m := re.member.FindStringSubmatch(lines[j])
+		if m == nil || re.nsOpen.MatchString(lines[j]) {
 			continue // a namespace's own comment
 		}
 		name := strings.Join(append(append([]string{"snug"}, ns...), m[1]), ".")

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode"
 
@@ -53,11 +54,11 @@ type Params struct {
 // NameRule says what a valid NAME is; ValidName's errors quote it.
 const NameRule = "a name is 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit"
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // ValidName checks name against NameRule.
 func ValidName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fmt.Errorf("invalid name %q: %s", name, NameRule)
 	}
 	return nil

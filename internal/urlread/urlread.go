@@ -11,6 +11,7 @@ package urlread
 import (
 	"net/netip"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -205,19 +206,16 @@ func aceLabelsOK(host string) bool {
 
 // ACECategories and RTLScripts (tables.go) are generated from rules.json;
 // the JS validator builds its patterns from the same lists.
-var (
-	aceTables []*unicode.RangeTable
-	rtlTables []*unicode.RangeTable
-)
-
-func init() {
+// They are looked up on first use: nothing runs at init.
+var labelTables = sync.OnceValues(func() (ace, rtl []*unicode.RangeTable) {
 	for _, c := range ACECategories {
-		aceTables = append(aceTables, unicode.Categories[c])
+		ace = append(ace, unicode.Categories[c])
 	}
 	for _, s := range RTLScripts {
-		rtlTables = append(rtlTables, unicode.Scripts[s])
+		rtl = append(rtl, unicode.Scripts[s])
 	}
-}
+	return ace, rtl
+})
 
 // ACELabelOK reports whether a lower-case label that starts with xn-- reads
 // the same to a WHATWG parser, whose UTS 46 processing decodes it and
@@ -232,6 +230,7 @@ func init() {
 // tables, as JS reads its engine's: the two differ only on code points
 // assigned in between.
 func ACELabelOK(label string) bool {
+	aceTables, rtlTables := labelTables()
 	if !strings.HasPrefix(label, "xn--") {
 		return false
 	}
