@@ -793,6 +793,12 @@ func TestRequestIDWindow(t *testing.T) {
 		p.wait(from, waitLimit, func(m msg) bool {
 			return m.T == "frame" && m.Slot == "s1" && m.f.RequestID == rid && m.f.terminal()
 		})
+		// The relay queues the request's inspector entry once Receive
+		// returns, which may be after the answer went out: wait for it too,
+		// or reused below could read it as the reuse's verdict.
+		p.wait(from, waitLimit, func(m msg) bool {
+			return m.T == "inspect" && m.Entry.Dir == "in" && m.Entry.Slot == "s1" && m.Entry.RequestID == rid
+		})
 	}
 	reused := func(rid string) {
 		t.Helper()
