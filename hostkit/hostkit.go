@@ -212,6 +212,11 @@ type Cluster interface {
 	Budget() agent.Budget
 	// Audit keeps one net audit entry.
 	Audit(e netgate.Entry)
+	// Connections carries connection events between replicas: deliver
+	// runs on this replica for each event made on another one (until
+	// Close), and the host calls the returned publish for each event made
+	// here.
+	Connections(deliver func(netgate.ConnectionEvent)) (publish func(netgate.ConnectionEvent))
 	// Install records the installed apps (key to built document) in the
 	// shared state when the host starts.
 	Install(ctx context.Context, apps map[string][]byte) error
@@ -232,6 +237,24 @@ func WithCluster(c Cluster) Option {
 	}
 }
 
+// deliverConnection sends a connection event to the user's instances of
+// the app on this host.
+func (h *Host) deliverConnection(e netgate.ConnectionEvent) {
+	if ev, err := events.Connection(e.Connection, e.State); err == nil && h.Broker != nil {
+		h.Broker.SendToUserApp(e.User, e.App, ev)
+	}
+}
+
+// connectionHook is the gate's: the event goes to this host's instances
+// and, in replicated mode, to the other replicas (publishConnection, set in
+// New before anything is served).
+func (h *Host) connectionHook(e netgate.ConnectionEvent) {
+	h.deliverConnection(e)
+	if h.publishConnection != nil {
+		h.publishConnection(e)
+	}
+}
+
 // Host is a running Snug host: the listener, the HTTP server with the runner
 // page, the relay and the broker with its capabilities. Its fields are the
 // parts New wired, for a host that needs to reach one.
@@ -246,10 +269,13 @@ type Host struct {
 	// Cluster is WithCluster's, nil on a single machine.
 	Cluster Cluster
 
-	ln       net.Listener
-	origin   string
-	shutOnce sync.Once
-	shutErr  error
+	ln     net.Listener
+	origin string
+	// publishConnection hands this host's connection events to the other
+	// replicas (replicated mode only).
+	publishConnection func(netgate.ConnectionEvent)
+	shutOnce          sync.Once
+	shutErr           error
 }
 
 // New listens and wires a Host. It does not serve yet: call Serve.
@@ -361,12 +387,9 @@ func (h *Host) wire(c *config) error {
 			}),
 			// A grant or revocation rings the app's doorbell (R7): the
 			// event names the connection and its state, nothing more, and
-			// goes to the instances of the user whose grant it is.
-			netgate.WithConnectionHook(func(e netgate.ConnectionEvent) {
-				if ev, err := events.Connection(e.Connection, e.State); err == nil && h.Broker != nil {
-					h.Broker.SendToUserApp(e.User, e.App, ev)
-				}
-			}),
+			// goes to the instances of the user whose grant it is (on
+			// every replica, in replicated mode).
+			netgate.WithConnectionHook(h.connectionHook),
 		}, c.netOpts...)
 		if c.cluster != nil {
 			nopts = append(nopts, netgate.WithGrantStore(c.cluster.Grants()))
@@ -397,6 +420,10 @@ func (h *Host) wire(c *config) error {
 		return fmt.Errorf("hostkit: %w", err)
 	}
 	h.Broker = b
+	if c.cluster != nil && h.Net != nil {
+		// From here the other replicas' events reach this broker.
+		h.publishConnection = c.cluster.Connections(h.deliverConnection)
+	}
 	rl, err := relay.New(h.Broker, relay.Options{
 		Origin:    h.origin,
 		Host:      h.ln.Addr().String(),

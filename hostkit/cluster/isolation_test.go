@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -181,6 +183,115 @@ func TestUsersStayApartAcrossReplicas(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != http.StatusUnauthorized {
 			t.Errorf("a forwarded request with Authorization %q got HTTP %d", auth, res.StatusCode)
+		}
+	}
+}
+
+// A grant for a connection's origin rings the doorbell (a connection-event
+// hint, R7) of that user's instances of the app on every replica, not only
+// on the one where the user answered, and never another user's.
+func TestConnectionEventsReachTheUserOnEveryReplica(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	t.Setenv("SNUG_TEST_TOKEN", "tok-0123456789abcdef")
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("me")) }))
+	defer up.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(up.Certificate())
+	ap := netip.MustParseAddrPort(up.Listener.Addr().String())
+	cfg := netgate.Config{Connections: []netgate.Connection{{
+		Name: "test-api", Origin: up.URL, Header: "X-Token", SecretEnv: "SNUG_TEST_TOKEN",
+	}}}
+	hosts := make([]*hostkit.Host, 2)
+	for i := range hosts {
+		h, err := hostkit.New(
+			hostkit.WithApps(hostkit.RawApp("notes", []byte(`<!doctype html><title>Notes</title><p>notes</p>`))),
+			hostkit.WithCluster(openCluster(t, pg, s3.url("events"), 2*time.Second)),
+			hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
+				if u := r.Header.Get("X-User"); u != "" {
+					return u, nil
+				}
+				return "", errors.New("no session")
+			}),
+			hostkit.WithNet(cfg, netgate.WithAllowedAddrs(ap), netgate.WithTLSConfig(&tls.Config{RootCAs: roots})),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go h.Serve()
+		t.Cleanup(func() { h.Shutdown(context.Background()) })
+		hosts[i] = h
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type pageOf struct {
+		c    *relayclient.Client
+		inst string
+	}
+	open := func(host int, user string) *pageOf {
+		c, err := relayclient.Dial(ctx, hosts[host].Origin(), http.Header{"X-User": {user}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.OnConfirm("s1", func(relayclient.Confirm) string { return "always" })
+		inst, err := c.Mount(ctx, "s1", "notes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &pageOf{c, inst}
+	}
+	grant := func(p *pageOf) {
+		r, err := p.c.Net(ctx, "s1", p.inst, frame.NetRequest{Method: "GET", URL: up.URL + "/me"})
+		if err != nil || !r.OK {
+			t.Fatalf("the request that makes the grant: %v %+v", err, r)
+		}
+	}
+	// waitEvents waits until p's app has heard n events and returns them.
+	waitEvents := func(p *pageOf, n int, what string) []string {
+		var got []string
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			got = got[:0]
+			for _, ev := range p.c.Events("s1") {
+				got = append(got, ev.Event+" "+string(ev.Data))
+			}
+			if len(got) >= n || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // polling the page's record, not timing anything
+		}
+		if len(got) != n {
+			t.Fatalf("%s: heard %q, want %d events", what, got, n)
+		}
+		return got
+	}
+	const connected = `connection-event {"connection":"test-api","state":"connected"}`
+	aliceA, aliceB, bobB := open(0, "alice"), open(1, "alice"), open(1, "bob")
+	bobA := open(0, "bob")
+
+	grant(aliceA) // alice says "always" on replica A
+	if got := waitEvents(aliceA, 1, "alice's page on A"); got[0] != connected {
+		t.Errorf("alice's page on A heard %q", got)
+	}
+	if got := waitEvents(aliceB, 1, "alice's page on B"); got[0] != connected {
+		t.Errorf("alice's page on B heard %q", got)
+	}
+	// Bob's own grant, made on A, reaches bob on B after alice's event
+	// (one channel, in order): had alice's reached bob, he would hold two.
+	grant(bobA)
+	waitEvents(bobB, 1, "bob's page on B")
+	waitEvents(bobA, 1, "bob's page on A")
+	// A round trip on each page after the events: anything sent to it
+	// before is in by then.
+	sql := "SELECT 1"
+	for _, c := range []struct {
+		p    *pageOf
+		name string
+	}{{aliceA, "alice's page on A"}, {aliceB, "alice's page on B"}, {bobA, "bob's page on A"}, {bobB, "bob's page on B"}} {
+		if r, err := c.p.c.DB(ctx, "s1", c.p.inst, frame.DBRequest{Op: frame.OpExec, SQL: &sql}); err != nil || !r.OK {
+			t.Fatalf("%s: %v %+v", c.name, err, r)
+		}
+		if n := len(c.p.c.Events("s1")); n != 1 {
+			t.Errorf("%s heard %d events, want its own user's one", c.name, n)
 		}
 	}
 }

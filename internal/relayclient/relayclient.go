@@ -38,6 +38,7 @@ type Client struct {
 	ready    map[string]chan string          // slot → instanceId, once
 	waiting  map[string]chan frame.Frame     // slot+"\x00"+requestId → terminal
 	audits   []json.RawMessage               // audit entries received
+	events   map[string][]*frame.HostEvent   // slot → host events received
 	confirms map[string]func(Confirm) string // nil: deny
 }
 
@@ -90,6 +91,14 @@ func (c *Client) Audits() []json.RawMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]json.RawMessage(nil), c.audits...)
+}
+
+// Events returns the host events slot's app received so far (hints such
+// as connection-event), oldest first.
+func (c *Client) Events(slot string) []*frame.HostEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*frame.HostEvent(nil), c.events[slot]...)
 }
 
 // OnConfirm answers the host's dialogs for slot with f's decision
@@ -275,6 +284,11 @@ func (c *Client) frame(slot string, raw json.RawMessage) {
 		c.deliver(slot, f.RequestID, f)
 	case *frame.OpenURLResult:
 		c.deliver(slot, f.RequestID, f)
+	case *frame.HostEvent:
+		if c.events == nil {
+			c.events = map[string][]*frame.HostEvent{}
+		}
+		c.events[slot] = append(c.events[slot], f)
 	}
 }
 
