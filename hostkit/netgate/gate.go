@@ -242,58 +242,81 @@ func (g *Gate) Connections() []string {
 func (g *Gate) Audit() []Entry { return g.audit.entries() }
 
 // Grants lists an app's grants (the one local user's; a store that cannot
-// be read gives none).
-func (g *Gate) Grants(appKey string) []Grant {
-	out, _ := g.grants.ListGrants(context.Background(), "", appKey)
+// be read gives none). GrantsFor is a signed-in user's.
+func (g *Gate) Grants(appKey string) []Grant { return g.GrantsFor("", appKey) }
+
+// GrantsFor lists user's grants for an app (a product's settings page for
+// that user); a store that cannot be read gives none.
+func (g *Gate) GrantsFor(user, appKey string) []Grant {
+	out, _ := g.grants.ListGrants(context.Background(), user, appKey)
 	return out
 }
 
-// Grant records an "always" for (appKey, origin) as if the user had said so
-// (a host's settings page). origin is any URL; its origin is kept.
-func (g *Gate) Grant(appKey, rawOrigin string) error {
+// Grant records an "always" for (appKey, origin) as if the one local user
+// had said so (a host's settings page). origin is any URL; its origin is
+// kept. GrantFor is a signed-in user's.
+func (g *Gate) Grant(appKey, rawOrigin string) error { return g.GrantFor("", appKey, rawOrigin) }
+
+// GrantFor records user's "always" for (appKey, origin) and announces the
+// connections on that origin to that user's instances.
+func (g *Gate) GrantFor(user, appKey, rawOrigin string) error {
 	t, f := parseTarget(rawOrigin)
 	if f != nil {
 		return fmt.Errorf("netgate: grant %q: %s", rawOrigin, f.msg)
 	}
-	added, err := g.grants.AddGrant(context.Background(), Grant{App: appKey, Origin: t.origin, Since: g.opts.now()})
+	added, err := g.grants.AddGrant(context.Background(), Grant{User: user, App: appKey, Origin: t.origin, Since: g.opts.now()})
 	if err != nil {
 		return err
 	}
 	if added {
-		g.announce("", appKey, t.origin, StateConnected)
+		g.announce(user, appKey, t.origin, StateConnected)
 	}
 	return nil
 }
 
-// Revoke removes the grant for (appKey, origin) and announces the revocation
-// of every connection on that origin.
-func (g *Gate) Revoke(appKey, rawOrigin string) error {
+// Revoke removes the one local user's grant for (appKey, origin) and
+// announces the revocation of every connection on that origin. RevokeFor
+// is a signed-in user's.
+func (g *Gate) Revoke(appKey, rawOrigin string) error { return g.RevokeFor("", appKey, rawOrigin) }
+
+// RevokeFor removes user's grant for (appKey, origin), announced to that
+// user's instances only; other users' grants stay.
+func (g *Gate) RevokeFor(user, appKey, rawOrigin string) error {
 	t, f := parseTarget(rawOrigin)
 	if f != nil {
 		return fmt.Errorf("netgate: revoke %q: %s", rawOrigin, f.msg)
 	}
-	removed, err := g.grants.RemoveGrant(context.Background(), "", appKey, t.origin)
+	removed, err := g.grants.RemoveGrant(context.Background(), user, appKey, t.origin)
 	if err != nil {
 		return err
 	}
 	if removed {
-		g.announce("", appKey, t.origin, StateRevoked)
+		g.announce(user, appKey, t.origin, StateRevoked)
 	}
 	return nil
 }
 
-// Review marks an imported app as reviewed by the user: from now on its
-// requests go through the confirm gate like any other app's.
-func (g *Gate) Review(appKey string) error {
-	return g.grants.MarkReviewed(context.Background(), "", appKey)
+// Review marks an imported app as reviewed by the one local user: from now
+// on its requests go through the confirm gate like any other app's.
+// ReviewFor is a signed-in user's.
+func (g *Gate) Review(appKey string) error { return g.ReviewFor("", appKey) }
+
+// ReviewFor marks an imported app as reviewed by user.
+func (g *Gate) ReviewFor(user, appKey string) error {
+	return g.grants.MarkReviewed(context.Background(), user, appKey)
 }
 
-// Forget drops every grant and the review of an app; a host calls it when an
-// app is removed or (re)installed by import, which starts with no grants.
-func (g *Gate) Forget(appKey string) error {
-	gone, err := g.grants.ForgetApp(context.Background(), "", appKey)
+// Forget drops every grant and the review of an app (the one local
+// user's); a host calls it when an app is removed or (re)installed by
+// import, which starts with no grants. ForgetFor is a signed-in user's.
+func (g *Gate) Forget(appKey string) error { return g.ForgetFor("", appKey) }
+
+// ForgetFor drops user's grants and review of an app, announcing each
+// revocation to that user's instances.
+func (g *Gate) ForgetFor(user, appKey string) error {
+	gone, err := g.grants.ForgetApp(context.Background(), user, appKey)
 	for _, gr := range gone {
-		g.announce("", appKey, gr.Origin, StateRevoked)
+		g.announce(user, appKey, gr.Origin, StateRevoked)
 	}
 	return err
 }

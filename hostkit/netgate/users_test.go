@@ -68,3 +68,66 @@ func TestGrantsAreKeptPerUser(t *testing.T) {
 		t.Errorf("after a restart: asked %d times, want only bob asked again", asked.Load())
 	}
 }
+
+// A product's settings page acts for one signed-in user: GrantFor,
+// RevokeFor and ForgetFor change that user's grants only, announce to that
+// user only, and GrantsFor lists that user's grants only.
+func TestSettingsActForOneUser(t *testing.T) {
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hi")) }))
+	defer up.Close()
+	var asked atomic.Int32
+	confirm := ConfirmFunc(func(context.Context, ConfirmRequest) (Decision, error) {
+		asked.Add(1)
+		return Deny, nil
+	})
+	var events []ConnectionEvent
+	t.Setenv("NETGATE_USERS_TEST", "users-test-secret")
+	origin := "https://example.com:" + portOf(t, up.URL)
+	cfg := Config{Connections: []Connection{{Name: "up", Origin: origin, Header: "X-Key", SecretEnv: "NETGATE_USERS_TEST"}}}
+	g := loopGate(t, cfg, exampleRes(), []*httptest.Server{up}, WithConfirmer(confirm),
+		WithConnectionHook(func(e ConnectionEvent) { events = append(events, e) }))
+	alice := App{User: "alice", Key: "todo", Name: "Todo"}
+	bob := App{User: "bob", Key: "todo", Name: "Todo"}
+
+	for _, u := range []string{"alice", "bob"} {
+		if err := g.GrantFor(u, "todo", origin+"/settings"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(events) != 2 || events[0].User != "alice" || events[1].User != "bob" || events[1].State != StateConnected {
+		t.Fatalf("events %+v, want alice's and bob's connected", events)
+	}
+	wantOK(t, get(g, alice, origin+"/a", nil), 200)
+	wantOK(t, get(g, bob, origin+"/b", nil), 200)
+	if asked.Load() != 0 {
+		t.Fatalf("asked %d times with both granted", asked.Load())
+	}
+
+	if err := g.RevokeFor("alice", "todo", origin); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 3 || events[2].User != "alice" || events[2].State != StateRevoked {
+		t.Fatalf("events %+v, want alice's revoked last", events)
+	}
+	if got := g.GrantsFor("alice", "todo"); len(got) != 0 {
+		t.Errorf("alice still holds %+v", got)
+	}
+	if got := g.GrantsFor("bob", "todo"); len(got) != 1 || got[0].User != "bob" || got[0].Origin != origin {
+		t.Errorf("bob holds %+v, want his grant for %s", got, origin)
+	}
+	wantCode(t, get(g, alice, origin+"/a", nil), frame.CodeNetConfirmDenied) // asked again, says no
+	wantOK(t, get(g, bob, origin+"/b", nil), 200)
+	if asked.Load() != 1 {
+		t.Errorf("asked %d times, want alice once", asked.Load())
+	}
+
+	if err := g.ForgetFor("bob", "todo"); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 4 || events[3].User != "bob" || events[3].State != StateRevoked {
+		t.Fatalf("events %+v, want bob's revoked last", events)
+	}
+	if got := g.GrantsFor("bob", "todo"); len(got) != 0 {
+		t.Errorf("bob still holds %+v after ForgetFor", got)
+	}
+}
