@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
 	"golang.org/x/net/html"
@@ -62,12 +63,12 @@ func (b *builder) runtime() []byte {
 }
 
 // alertWord is the word alert as an identifier (not part of a longer one),
-// a member of the window, or a computed key.
-var alertWord = regexp.MustCompile(`(?:^|[^\w$.])alert\b|(?:window|self|globalThis)\.alert\b|\[\s*["'\x60]alert["'\x60]\s*\]`)
-
-// dialogWord is the word dialog anywhere in the page: a <dialog>, a
-// method="dialog" form, or script that makes one.
-var dialogWord = regexp.MustCompile(`(?i)\bdialog\b`)
+// a member of the window, or a computed key. Every match contains "alert",
+// which usesModals looks for first (compiled on first use: nothing runs at
+// init).
+var alertWord = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^\w$.])alert\b|(?:window|self|globalThis)\.alert\b|\[\s*["'\x60]alert["'\x60]\s*\]`)
+})
 
 // usesModals reports whether the page may call alert() (the word in its
 // scripts) or use a <dialog> (the word anywhere): such an app gets
@@ -76,17 +77,38 @@ var dialogWord = regexp.MustCompile(`(?i)\bdialog\b`)
 // refuses. A false positive only costs the app its bytes (about 360 B
 // min+gzip).
 func (b *builder) usesModals() bool {
+	alert := func(s string) bool { return strings.Contains(s, "alert") && alertWord().MatchString(s) }
 	for _, p := range append(append([]part(nil), b.parts...), b.tail...) {
 		switch {
 		case p.slot == nil:
-			if dialogWord.MatchString(p.text) {
+			if hasWordFold(p.text, "dialog") {
 				return true
 			}
-		case !p.slot.skip && (dialogWord.MatchString(p.slot.content) || p.slot.script && alertWord.MatchString(p.slot.content)):
+		case !p.slot.skip && (hasWordFold(p.slot.content, "dialog") || p.slot.script && alert(p.slot.content)):
 			return true
 		}
 	}
 	return false
+}
+
+// hasWordFold reports whether s has word (lower-case ASCII letters, no k
+// or s, whose folds include non-ASCII letters) in any case with a word
+// boundary on both sides: what (?i)\bword\b matches (\b is ASCII), in one
+// pass instead of the regexp's backtracking over a whole bundle.
+func hasWordFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 != word[0] || !strings.EqualFold(s[i:i+len(word)], word) {
+			continue
+		}
+		if (i == 0 || !isWordByte(s[i-1])) && (i+len(word) == len(s) || !isWordByte(s[i+len(word)])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z'
 }
 
 // normalizeNewlines does what the HTML parser does to an element's text, so

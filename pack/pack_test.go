@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -349,6 +350,28 @@ func TestModalsOnlyWhenUsed(t *testing.T) {
 		}
 		if got := strings.Contains(string(res.HTML), modals); got != c.want {
 			t.Errorf("%s: modals appended %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// hasWordFold answers as (?i)\bdialog\b does, on the cases that matter
+// (case, boundaries, neighbours, multi-byte text) and on random text.
+func TestHasWordFoldIsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`(?i)\bdialog\b`)
+	cases := []string{"", "dialog", "DIALOG", "Dialog", "<dialog open>", `method="dialog"`, "dialogs", "xdialog", "_dialog", "dialog_", "dialog1", "$dialog",
+		"a.dialog()", "diálog", "dialo", "ialog", "é dialog é", "éd\u0130alog", "dİalog", "d\u0131alog", "showDialog", "show-dialog", "dialog\n", "\u212adialog"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"d", "D", "i", "I", "a", "l", "L", "o", "g", "G", " ", "_", "-", "1", "é", "\u0130", "<", "dialog", "DiAlOg"}
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, c := range cases {
+		if got, want := hasWordFold(c, "dialog"), re.MatchString(c); got != want {
+			t.Errorf("hasWordFold(%q) = %v, the regexp says %v", c, got, want)
 		}
 	}
 }
