@@ -422,13 +422,13 @@ func TestFTS5TimeLimit(t *testing.T) {
 	// Built with the default limit; then searched and rebuilt under a
 	// short one.
 	dir := t.TempDir()
-	s0, err := Open(dir, Options{})
+	s0, err := Open(dir, Options{StatementTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustExec(t, s0, "a", "CREATE VIRTUAL TABLE docs USING fts5(body)")
 	mustExec(t, s0, "a", `INSERT INTO docs(body) SELECT 'alpha' || (value % 5000) || ' beta' || (value % 97) || ' gamma' || value
-		FROM generate_series(1, 40000)`)
+		FROM generate_series(1, 200000)`)
 	if err := s0.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestFTS5TimeLimit(t *testing.T) {
 		}
 	}
 	// The index is intact.
-	if r := mustExec(t, s, "a", "SELECT count(*) FROM docs WHERE docs MATCH 'gamma40000'"); rowsJSON(t, r) != "[[1]]" {
+	if r := mustExec(t, s, "a", "SELECT count(*) FROM docs WHERE docs MATCH 'gamma200000'"); rowsJSON(t, r) != "[[1]]" {
 		t.Fatal(rowsJSON(t, r))
 	}
 }
