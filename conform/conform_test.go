@@ -287,3 +287,35 @@ func TestKitCatchesPlantedBugs(t *testing.T) {
 		})
 	}
 }
+
+// A capability the host does not advertise is skipped, not failed, and the
+// skip names it: a host without the net gate or open-url (their broker
+// handlers left out, so host-ready advertises false).
+func TestKitSkipsWhatTheHostDoesNotAdvertise(t *testing.T) {
+	want := map[string]string{ // case -> the capability it needs
+		"net.loopback":         "net",
+		"r2.strict-net":        "net",
+		"open-url.refused":     "openUrl",
+		"open-url.dialog-open": "openUrl",
+	}
+	var only []string
+	for id := range want {
+		only = append(only, id)
+	}
+	h := kitHost(t, hostkit.WithBrokerOptions(func(bo *broker.Options) {
+		bo.Net, bo.OpenURL = nil, nil
+	}))
+	r := runKit(t, h, only...)
+	if !r.Passed() {
+		t.Error("a report with skips only does not pass")
+	}
+	for id, need := range want {
+		c := r.Case(id)
+		switch {
+		case c == nil:
+			t.Errorf("%s did not run (ran %v)", id, r.Only)
+		case c.Status != Skip || !strings.Contains(c.Reason, "capabilities."+need):
+			t.Errorf("%s: %s (%s), want a skip naming capabilities.%s", id, c.Status, c.Reason, need)
+		}
+	}
+}

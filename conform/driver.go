@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
@@ -138,15 +140,16 @@ const (
 // dialogJS reads the host's dialog in the top page by the contract of
 // docs/conformance.md: visible buttons carrying data-snug-confirm (deny,
 // once), an ancestor whose data-armed says whether they take input yet, the
-// URL it shows in [data-snug-confirm-url].
+// URL it shows in [data-snug-confirm-url], the file name in
+// [data-snug-confirm-file] (the visible ones).
 const dialogJS = `(() => {
 	const shown = (e) => e.getClientRects().length > 0;
 	const b = [...document.querySelectorAll("[data-snug-confirm]")].find(shown);
 	if (!b) return JSON.stringify({open: false});
 	const box = b.closest("[data-armed]") || b.closest("dialog,[role=dialog]") || document.body;
-	const u = box.querySelector("[data-snug-confirm-url]") || document.querySelector("[data-snug-confirm-url]");
+	const text = (sel) => { const e = [...box.querySelectorAll(sel), ...document.querySelectorAll(sel)].find(shown); return e ? e.textContent : ""; };
 	const armed = box.dataset.armed === undefined || box.dataset.armed === "true";
-	return JSON.stringify({open: true, armed, id: box.dataset.id || "", kind: box.dataset.kind || "", url: u ? u.textContent : ""});
+	return JSON.stringify({open: true, armed, id: box.dataset.id || "", kind: box.dataset.kind || "", url: text("[data-snug-confirm-url]"), file: text("[data-snug-confirm-file]")});
 })()`
 
 type kitState struct {
@@ -165,6 +168,19 @@ type dialogState struct {
 	ID    string `json:"id"`
 	Kind  string `json:"kind"`
 	URL   string `json:"url"`
+	File  string `json:"file"`
+}
+
+// asking is whether the kit wants a dialog of this kind answered.
+func asking(kind string) bool { return kind == "open-url" || kind == "save-file" }
+
+// shows is what the dialog shows of the thing it asks about: the file for
+// a save, else the URL.
+func (dl dialogState) shows() string {
+	if dl.Kind == "save-file" {
+		return dl.File
+	}
+	return dl.URL
 }
 
 // Drive drives the kit shown in tab (a chromedp context of a page that
@@ -309,20 +325,20 @@ func (d *driver) step() (*Report, error) {
 	w := st.Wants
 	pending := w != nil && !d.handled[w.ID]
 	switch {
-	case dl.Open && pending && w.Kind == "open-url":
+	case dl.Open && pending && asking(w.Kind):
 		if err := d.answer(w.Decision); err != nil {
 			return nil, err
 		}
 		d.handled[w.ID] = true
-		d.logf("answered the host's dialog for %s: %s", dl.URL, w.Decision)
-		return nil, d.tell(fmt.Sprintf(`snugConform.answered(%s)`, jsArg(map[string]string{"id": w.ID, "kind": dl.Kind, "url": dl.URL, "decision": w.Decision})))
+		d.logf("answered the host's %s dialog for %s: %s", dl.Kind, dl.shows(), w.Decision)
+		return nil, d.tell(fmt.Sprintf(`snugConform.answered(%s)`, jsArg(map[string]string{"id": w.ID, "kind": dl.Kind, "url": dl.URL, "shown": dl.shows(), "decision": w.Decision})))
 	case dl.Open:
 		if err := d.answer("deny"); err != nil {
 			return nil, err
 		}
-		d.logf("denied a dialog the kit did not ask for: %s %s", dl.Kind, dl.URL)
-		return nil, d.tell(fmt.Sprintf(`snugConform.unexpected(%s)`, jsArg(map[string]string{"kind": dl.Kind, "url": dl.URL})))
-	case pending && w.Kind == "open-url":
+		d.logf("denied a dialog the kit did not ask for: %s %s", dl.Kind, dl.shows())
+		return nil, d.tell(fmt.Sprintf(`snugConform.unexpected(%s)`, jsArg(map[string]string{"kind": dl.Kind, "url": dl.shows()})))
+	case pending && asking(w.Kind):
 		if d.wantSince[w.ID].IsZero() {
 			d.wantSince[w.ID] = time.Now()
 		} else if time.Since(d.wantSince[w.ID]) > dialogWait {
@@ -413,10 +429,20 @@ func (d *driver) noteOpened(before []*target.Info) {
 		known[in.TargetID] = true
 	}
 	after, _ := chromedp.Targets(d.tab)
+	opened := false
 	for _, in := range after {
 		if in.Type == "page" && !known[in.TargetID] {
 			d.opened = append(d.opened, in.TargetID)
+			opened = true
 		}
+	}
+	if opened {
+		// The opened page took the front: the host's page is hidden, and a
+		// dialog it shows next would not arm (nor a frame paint) until the
+		// user came back to it, as the driver does now.
+		c, cancel := context.WithTimeout(d.tab, 5*time.Second)
+		_, _ = chromedp.Call(c, page.BringToFront, cdp.Empty{})
+		cancel()
 	}
 }
 

@@ -99,7 +99,7 @@ const json = (v) => {
 export function brief(f) {
   if (!isFrame(f)) return json(f);
   const id = typeof f.requestId == "string" ? ` requestId ${json(f.requestId)}` : "";
-  if (f.type == TYPE_OPEN_URL_RESULT) return `${f.type} ${f.status}${f.reason ? ` (${f.reason})` : ""}${id}`;
+  if (typeof f.status == "string") return `${f.type} ${f.status}${f.reason ? ` (${f.reason})` : ""}${id}`;
   if (f.type == TYPE_HOST_READY) return `${f.type} instanceId ${f.instanceId}`;
   if (f.type == TYPE_HOST_EVENT) return `${f.type} ${f.event} ${json(f.data)}`;
   if (f.ok === false) return `${f.type} ok:false ${f.error?.code}${id}`;
@@ -151,7 +151,9 @@ async function call(p) {
   try {
     return { ok: true, value: await p };
   } catch (e) {
-    if (e?.name == "SnugError") env.apiErrors.push({ code: e.hostCode ?? e.code, message: e.message, retryable: e.retryable, attemptsRemaining: e.attemptsRemaining });
+    // A refused open-url or save-file rejects with the host's reason: a
+    // refusal, not a host error object (R5 judges those).
+    if (e?.name == "SnugError" && e.reason === undefined) env.apiErrors.push({ code: e.hostCode ?? e.code, message: e.message, retryable: e.retryable, attemptsRemaining: e.attemptsRemaining });
     return { ok: false, error: e };
   }
 }
@@ -178,7 +180,7 @@ async function rejected(t, frame, text, verdict) {
     return;
   }
   const want = v.answer;
-  const refusal = want.type == TYPE_OPEN_URL_RESULT;
+  const refusal = typeof want.status == "string"; // open-url, save-file: refused with the code in the reason
   t.expect(`${want.type} ${refusal ? `${want.status}, reason ${v.code}` : `ok:false ${v.code}`}, requestId echoed exactly`);
   // The answer, or nothing a second after a fence posted behind the frame:
   // R1 answers come from the frame layer at once, so that is a drop.
@@ -405,7 +407,6 @@ add("r2.strict-net", RULE_R2, "an unknown field on the strict net-request reject
 add("r2.strict-open-url", RULE_R2, "an unknown field on the strict open-url-request rejects it", { raw: true, needs: "openUrl" }, (t) =>
   rejected(t, { v: VERSION, type: TYPE_OPEN_URL_REQUEST, requestId: plausibleId("r2-open"), instanceId: instanceId(), url: "https://conform.invalid/", target: "_top" }),
 );
-
 // ---- R3 --------------------------------------------------------------------
 
 add("r3.cancel", RULE_R3, "a cancelled request gets exactly one terminal frame, CANCELLED", { raw: true, needs: "db" }, async (t) => {
@@ -753,11 +754,20 @@ add("net.scheme", RULE_NET, "a URL that is not https is refused NET_SCHEME_BLOCK
 
 // ---- open-url ------------------------------------------------------------------
 
+/** apiResult is a call of openUrl or saveFile as the result frame's status and reason. */
+// The runtime rejects a refusal: with the host's reason, or MALFORMED when
+// it refused the request itself before sending it (issue 12.1).
+const apiResult = (r) =>
+  r.ok
+    ? { status: r.value }
+    : r.error?.reason !== undefined || r.error?.code == CODE_MALFORMED
+      ? { status: STATUS_REFUSED, reason: String(r.error.reason ?? r.error.message) }
+      : { status: "error " + codeOf(r) };
+
 /** openURL asks the host to open url: a raw frame (so the reason is seen) or the API. */
 async function openURL(url, ms = ANSWER_MS, requestId = newId("open")) {
   if (env.transport != "snug") {
-    const r = await call(snug.openUrl(url));
-    return { status: r.ok ? r.value : "error " + codeOf(r) };
+    return apiResult(await call(snug.openUrl(url)));
   }
   const { terminal } = await answer({ v: VERSION, type: TYPE_OPEN_URL_REQUEST, requestId, instanceId: instanceId(), url }, ms);
   return terminal || { status: "no answer" };
@@ -784,16 +794,26 @@ add("open-url.refused", RULE_OPEN_URL, "javascript:, data:, http:, userinfo and 
  * decision; the result must follow the answer, and the dialog must have
  * shown the URL in full.
  */
-async function dialogCase(t, decision, want) {
+function dialogCase(t, decision, want) {
   const url = `https://conform.invalid/snug-conform/${decision}/${newId("dialog")}?q=a%20b&x=1#frag`;
-  const w = { id: newId("wants"), kind: "open-url", url, decision };
-  const rid = newId("open");
   t.expect(`the host's own dialog shows ${url} in full; answered ${decision}, the result is ${want}`);
+  return dialogFlow(t, { kind: "open-url", url, shown: url, decision }, want, STATUS_OPENED, (rid, ms) => openURL(url, ms, rid));
+}
+
+/**
+ * dialogFlow starts a request that needs the user (start(requestId, ms)
+ * resolves with its result) and wants the host's dialog answered as w says
+ * (w.kind, w.decision, w.shown: what the dialog must show in full); the
+ * result must be want, or allowed/declined when a person answered.
+ */
+async function dialogFlow(t, w, want, allowed, start) {
+  w = { id: newId("wants"), ...w };
+  const rid = newId(w.kind);
   const driver = env.driver?.dialogs;
   const wait = driver ? 25000 : 30000;
   const asked = ask(w, wait);
   try {
-    const result = openURL(url, wait + 5000, rid);
+    const result = start(rid, wait + 5000);
     const first = await Promise.race([result.then((r) => ({ r })), asked.then((d) => ({ d }))]);
     let { r, d } = first;
     if (!r) r = d?.noDialog ? null : await result;
@@ -808,17 +828,17 @@ async function dialogCase(t, decision, want) {
           : `no one answered the host's dialog within ${wait / 1000} s: this case needs a person or a driver that answers dialogs`,
       );
     }
-    const shown = d?.answered?.url;
+    const shown = d?.answered?.shown;
     t.saw(`${r.status}${r.reason ? ` (${r.reason})` : ""}${d?.answered ? `; the dialog showed ${json(shown)}` : ""}`);
     if (!d?.answered) {
       if (env.transport == "mcp-apps")
-        t.skip(`MCP Apps: ui/open-link hands the URL to the host, which decides whether and how to ask the user; no dialog the driver can see (the host answered ${r.status})`);
+        t.skip(`MCP Apps: ${w.kind == "save-file" ? "ui/download-file hands the file" : "ui/open-link hands the URL"} to the host, which decides whether and how to ask the user; no dialog the driver can see (the host answered ${r.status})`);
       if (driver) return t.fail(`the host answered ${r.status} without a dialog the driver could see`);
       t.note("answered by hand: what the dialog showed was not checked");
-      return t.ok(r.status == STATUS_OPENED || r.status == STATUS_DECLINED, `a valid https URL was ${r.status}`);
+      return t.ok(r.status == allowed || r.status == STATUS_DECLINED, `the request was ${r.status}`);
     }
-    t.ok(r.status == want, `answered ${decision}, the result is ${r.status}, not ${want}`);
-    t.ok(shown === url, `the dialog did not show the URL in full: ${json(shown)}`);
+    t.ok(r.status == want, `answered ${w.decision}, the result is ${r.status}, not ${want}`);
+    t.ok(shown === w.shown, `the dialog did not show ${json(w.shown)} in full: ${json(shown)}`);
   } finally {
     asked.close();
   }

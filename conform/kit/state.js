@@ -21,7 +21,7 @@ export const env = {
 
 // ---- the driver's side ----------------------------------------------------
 
-let wants = null; // {id, kind, url?, decision?}: what the kit needs a driver or a person to do
+let wants = null; // {id, kind, url?, name?, shown?, decision?}: what the kit needs a driver or a person to do
 const driverEvents = new Map(); // wants id -> resolve
 export const unexpected = [];
 let attached;
@@ -78,8 +78,8 @@ export function ask(w, ms) {
   const box = $("wants");
   box.hidden = false;
   box.textContent =
-    w.kind == "open-url"
-      ? `The host should now show its own dialog for ${w.url}. Choose “${w.decision == "deny" ? "Deny" : "Open"}”.`
+    w.kind == "open-url" || w.kind == "save-file"
+      ? `The host should now show its own dialog for ${w.shown}. Choose ${w.decision == "deny" ? "“Deny” or “Cancel”" : w.kind == "save-file" ? "“Save”" : "“Open”"}.`
       : `Waiting for the host to send a host-event (toggle the theme if the host has a toggle).`;
   const close = () => {
     settle(w.id, null);
