@@ -34,6 +34,10 @@ func newBody(typ string) (body, int) {
 		return new(OpenURLRequest), MaxFrameBytes
 	case TypeOpenURLResult:
 		return new(OpenURLResult), MaxFrameBytes
+	case TypeSaveFileRequest:
+		return new(SaveFileRequest), MaxDBFrameBytes
+	case TypeSaveFileResult:
+		return new(SaveFileResult), MaxFrameBytes
 	case TypeHostEvent:
 		return new(HostEvent), MaxFrameBytes
 	case TypeAppEvent:
@@ -52,6 +56,8 @@ func AnswerType(reqType string) string {
 		return TypeNetResponse
 	case TypeOpenURLRequest:
 		return TypeOpenURLResult
+	case TypeSaveFileRequest:
+		return TypeSaveFileResult
 	}
 	return TypeAppResponse
 }
@@ -75,6 +81,12 @@ func errorAnswer(answerType, rid string, e *Error, reason string) Frame {
 		}
 	case TypeOpenURLResult:
 		return &OpenURLResult{
+			Reason:    optional(cut(reason, 300)),
+			RequestID: rid,
+			Status:    "refused",
+		}
+	case TypeSaveFileResult:
+		return &SaveFileResult{
 			Reason:    optional(cut(reason, 300)),
 			RequestID: rid,
 			Status:    "refused",
@@ -110,6 +122,10 @@ func RequestIDOf(f Frame) string {
 		return f.RequestID
 	case *OpenURLResult:
 		return f.RequestID
+	case *SaveFileRequest:
+		return f.RequestID
+	case *SaveFileResult:
+		return f.RequestID
 	}
 	return ""
 }
@@ -134,6 +150,10 @@ func SetRequestID(f Frame, id string) {
 	case *OpenURLRequest:
 		f.RequestID = id
 	case *OpenURLResult:
+		f.RequestID = id
+	case *SaveFileRequest:
+		f.RequestID = id
+	case *SaveFileResult:
 		f.RequestID = id
 	}
 }
@@ -169,6 +189,24 @@ func newEventData(event string) (EventData, string) {
 		return new(ResizeData), TypeAppEvent
 	}
 	return nil, ""
+}
+
+// RefusalOf reports whether f is an answer that refuses by its status ("refused", rules.json
+// refusal), with its reason ("" when it has none).
+func RefusalOf(f Frame) (reason string, refused bool) {
+	switch f := f.(type) {
+	case *OpenURLResult:
+		if f.Reason != nil {
+			reason = *f.Reason
+		}
+		return reason, f.Status == "refused"
+	case *SaveFileResult:
+		if f.Reason != nil {
+			reason = *f.Reason
+		}
+		return reason, f.Status == "refused"
+	}
+	return "", false
 }
 
 // lowerInStripHeadersASCII is jsonscan.InLowerJS(StripHeaders, s) for an ASCII s.
@@ -1213,6 +1251,131 @@ func (f *OpenURLResult) Validate() error {
 	return validated(&c, TypeOpenURLResult, f.RequestID)
 }
 
+// decode reads the members of a SaveFileRequest after its '{'.
+func (f *SaveFileRequest) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "v":
+			seen(d, &got, 0)
+			d.SkipChecked()
+		case "type":
+			seen(d, &got, 1)
+			d.SkipChecked()
+		case "requestId":
+			seen(d, &got, 2)
+			f.RequestID, _ = readString(d, c, "requestId")
+		case "instanceId":
+			seen(d, &got, 3)
+			f.InstanceID, _ = readString(d, c, "instanceId")
+		case "name":
+			seen(d, &got, 4)
+			f.Name, _ = readString(d, c, "name")
+		case "mimeType":
+			seen(d, &got, 5)
+			if v0, ok := readString(d, c, "mimeType"); ok {
+				f.MimeType = &v0
+			}
+		case "data":
+			seen(d, &got, 6)
+			f.Data, _ = readString(d, c, "data")
+		default:
+			unknownKey(d, c, &unknown, key, true)
+		}
+	}
+	required(c, got, 2, "requestId")
+	required(c, got, 3, "instanceId")
+	required(c, got, 4, "name")
+	required(c, got, 6, "data")
+}
+
+// check runs the value stage on a decoded SaveFileRequest and, when it found nothing, the
+// refinements of rules.json.
+func (f *SaveFileRequest) check(c *violation.Collector) {
+	minLen(c, "requestId", f.RequestID, 1)
+	maxLen(c, "requestId", f.RequestID, 128)
+	minLen(c, "instanceId", f.InstanceID, 1)
+	maxLen(c, "instanceId", f.InstanceID, 128)
+	minLen(c, "name", f.Name, 1)
+	maxLen(c, "name", f.Name, 255)
+	if p := f.MimeType; p != nil {
+		minLen(c, "mimeType", *p, 1)
+		maxLen(c, "mimeType", *p, 255)
+	}
+	maxLen(c, "data", f.Data, 6990508)
+}
+
+// Validate checks a SaveFileRequest's values and refinements, as Parse does after decoding;
+// a host can call it on a frame it built. It does not allocate when f is valid.
+func (f *SaveFileRequest) Validate() error {
+	var c violation.Collector
+	f.check(&c)
+	return validated(&c, TypeSaveFileRequest, f.RequestID)
+}
+
+// decode reads the members of a SaveFileResult after its '{'.
+func (f *SaveFileResult) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "v":
+			seen(d, &got, 0)
+			d.SkipChecked()
+		case "type":
+			seen(d, &got, 1)
+			d.SkipChecked()
+		case "requestId":
+			seen(d, &got, 2)
+			f.RequestID, _ = readString(d, c, "requestId")
+		case "status":
+			seen(d, &got, 3)
+			f.Status, _ = readString(d, c, "status")
+		case "reason":
+			seen(d, &got, 4)
+			if v0, ok := readString(d, c, "reason"); ok {
+				f.Reason = &v0
+			}
+		default:
+			unknownKey(d, c, &unknown, key, false)
+		}
+	}
+	required(c, got, 2, "requestId")
+	required(c, got, 3, "status")
+}
+
+// check runs the value stage on a decoded SaveFileResult and, when it found nothing, the
+// refinements of rules.json.
+func (f *SaveFileResult) check(c *violation.Collector) {
+	minLen(c, "requestId", f.RequestID, 1)
+	maxLen(c, "requestId", f.RequestID, 128)
+	switch f.Status {
+	case "saved", "declined", "refused":
+	default:
+		c.Add("status", RuleSchemaEnum, "must be one of saved, declined, refused")
+	}
+	if p := f.Reason; p != nil {
+		maxLen(c, "reason", *p, 300)
+	}
+}
+
+// Validate checks a SaveFileResult's values and refinements, as Parse does after decoding;
+// a host can call it on a frame it built. It does not allocate when f is valid.
+func (f *SaveFileResult) Validate() error {
+	var c violation.Collector
+	f.check(&c)
+	return validated(&c, TypeSaveFileResult, f.RequestID)
+}
+
 // decode reads the members of a HostEvent after its '{'.
 func (f *HostEvent) decode(d *jsonscan.Decoder, c *violation.Collector) {
 	var got uint64
@@ -1398,6 +1561,11 @@ func (f *Capabilities) decode(d *jsonscan.Decoder, c *violation.Collector) {
 			seen(d, &got, 6)
 			if v0, ok := readBool(d, c, "openUrl"); ok {
 				f.OpenURL = &v0
+			}
+		case "saveFile":
+			seen(d, &got, 7)
+			if v0, ok := readBool(d, c, "saveFile"); ok {
+				f.SaveFile = &v0
 			}
 		default:
 			unknownKey(d, c, &unknown, key, false)

@@ -18,8 +18,54 @@ type Handlers interface {
 	NetRequest(ctx context.Context, f *NetRequest)
 	// OpenURLRequest handles an accepted snug:open-url-request.
 	OpenURLRequest(ctx context.Context, f *OpenURLRequest)
+	// SaveFileRequest handles an accepted snug:save-file-request.
+	SaveFileRequest(ctx context.Context, f *SaveFileRequest)
 	// AppEvent handles an accepted snug:app-event.
 	AppEvent(ctx context.Context, f *AppEvent)
+}
+
+// HandlerFunc is a Handlers that gives every accepted app→host frame to one
+// function, whatever its type (a recorder, a proxy, a logger).
+type HandlerFunc func(ctx context.Context, f Frame)
+
+// AppAnnounce calls h.
+func (h HandlerFunc) AppAnnounce(ctx context.Context, f *AppAnnounce) {
+	h(ctx, f)
+}
+
+// AppMessage calls h.
+func (h HandlerFunc) AppMessage(ctx context.Context, f *AppMessage) {
+	h(ctx, f)
+}
+
+// AppCancel calls h.
+func (h HandlerFunc) AppCancel(ctx context.Context, f *AppCancel) {
+	h(ctx, f)
+}
+
+// DBRequest calls h.
+func (h HandlerFunc) DBRequest(ctx context.Context, f *DBRequest) {
+	h(ctx, f)
+}
+
+// NetRequest calls h.
+func (h HandlerFunc) NetRequest(ctx context.Context, f *NetRequest) {
+	h(ctx, f)
+}
+
+// OpenURLRequest calls h.
+func (h HandlerFunc) OpenURLRequest(ctx context.Context, f *OpenURLRequest) {
+	h(ctx, f)
+}
+
+// SaveFileRequest calls h.
+func (h HandlerFunc) SaveFileRequest(ctx context.Context, f *SaveFileRequest) {
+	h(ctx, f)
+}
+
+// AppEvent calls h.
+func (h HandlerFunc) AppEvent(ctx context.Context, f *AppEvent) {
+	h(ctx, f)
 }
 
 // Dispatch parses raw as a frame from an app. A rejected frame with a recovered
@@ -55,6 +101,8 @@ func Handle(ctx context.Context, fr Frame, err error, h Handlers, reply func(Fra
 		h.NetRequest(ctx, f)
 	case *OpenURLRequest:
 		h.OpenURLRequest(ctx, f)
+	case *SaveFileRequest:
+		h.SaveFileRequest(ctx, f)
 	case *AppEvent:
 		h.AppEvent(ctx, f)
 	}

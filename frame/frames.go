@@ -4,7 +4,7 @@ package frame
 
 import "encoding/json"
 
-// Frame is any of the thirteen frames. Structs hold every field but v and type,
+// Frame is any of the frames of rules.json. Structs hold every field but v and type,
 // which Marshal sets from FrameType.
 type Frame interface {
 	FrameType() string
@@ -168,6 +168,32 @@ func (*OpenURLResult) FrameType() string {
 	return TypeOpenURLResult
 }
 
+// SaveFileRequest is snug:save-file-request (app->host). app → host, strict: ask the host to save a file to the user's computer. The host shows its own dialog naming the app, the file name and its size, and saves only from the user's click there.
+type SaveFileRequest struct {
+	RequestID  string  `json:"requestId"`          // 1–128 code points
+	InstanceID string  `json:"instanceId"`         // 1–128 code points
+	Name       string  `json:"name"`               // the file name the user is offered, without a folder; 1–255 code points
+	MimeType   *string `json:"mimeType,omitempty"` // the file's media type; application/octet-stream when absent; optional; 1–255 code points
+	Data       string  `json:"data"`               // base64 of the file, at most 5 MiB decoded; ≤6990508 code points
+}
+
+// FrameType returns snug:save-file-request.
+func (*SaveFileRequest) FrameType() string {
+	return TypeSaveFileRequest
+}
+
+// SaveFileResult is snug:save-file-result (host->app). host → app: the answer to a save-file-request: saved (the user clicked Save and the host handed the file to the browser's download), declined (the user said no), refused (policy) with a reason.
+type SaveFileResult struct {
+	RequestID string  `json:"requestId"`        // 1–128 code points
+	Status    string  `json:"status"`           // one of saved, declined, refused
+	Reason    *string `json:"reason,omitempty"` // optional; ≤300 code points
+}
+
+// FrameType returns snug:save-file-result.
+func (*SaveFileResult) FrameType() string {
+	return TypeSaveFileResult
+}
+
 // HostEvent is snug:host-event (host->app). host → app: the open additive channel; a hint carries references, never content (R7). No instanceId.
 type HostEvent struct {
 	Event string          `json:"event"`          // 1–64 code points
@@ -203,11 +229,12 @@ type Error struct {
 
 // Capabilities is an object of the frame schemas.
 type Capabilities struct {
-	Streaming bool  `json:"streaming"`         //
-	DB        bool  `json:"db"`                //
-	Auth      bool  `json:"auth"`              //
-	Net       *bool `json:"net,omitempty"`     // optional
-	OpenURL   *bool `json:"openUrl,omitempty"` // optional
+	Streaming bool  `json:"streaming"`          //
+	DB        bool  `json:"db"`                 //
+	Auth      bool  `json:"auth"`               //
+	Net       *bool `json:"net,omitempty"`      // optional
+	OpenURL   *bool `json:"openUrl,omitempty"`  // optional
+	SaveFile  *bool `json:"saveFile,omitempty"` // optional
 }
 
 // Theme is an object of the frame schemas.

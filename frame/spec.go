@@ -39,6 +39,10 @@ const (
 	TypeOpenURLRequest = "snug:open-url-request"
 	// TypeOpenURLResult is snug:open-url-result (host->app).
 	TypeOpenURLResult = "snug:open-url-result"
+	// TypeSaveFileRequest is snug:save-file-request (app->host).
+	TypeSaveFileRequest = "snug:save-file-request"
+	// TypeSaveFileResult is snug:save-file-result (host->app).
+	TypeSaveFileResult = "snug:save-file-result"
 	// TypeHostEvent is snug:host-event (host->app).
 	TypeHostEvent = "snug:host-event"
 	// TypeAppEvent is snug:app-event (app->host).
@@ -47,7 +51,7 @@ const (
 
 // Types lists every frame type Parse knows, in the rules file's order; it
 // ignores a frame of any other type that has a valid v (R2).
-var Types = []string{TypeAppAnnounce, TypeHostReady, TypeAppMessage, TypeAppCancel, TypeAppResponse, TypeDBRequest, TypeDBResponse, TypeNetRequest, TypeNetResponse, TypeOpenURLRequest, TypeOpenURLResult, TypeHostEvent, TypeAppEvent}
+var Types = []string{TypeAppAnnounce, TypeHostReady, TypeAppMessage, TypeAppCancel, TypeAppResponse, TypeDBRequest, TypeDBResponse, TypeNetRequest, TypeNetResponse, TypeOpenURLRequest, TypeOpenURLResult, TypeSaveFileRequest, TypeSaveFileResult, TypeHostEvent, TypeAppEvent}
 
 // Error codes: Part I R5, Appendix A and the db extension codes.
 const (
@@ -152,6 +156,7 @@ const (
 	StatusDeclined     = "declined"
 	StatusOpened       = "opened"
 	StatusRefused      = "refused"
+	StatusSaved        = "saved"
 )
 
 // Limits (R6 and the rules file).
@@ -200,7 +205,7 @@ var ThreadConflictBackoff = []time.Duration{100 * time.Millisecond, 250 * time.M
 // class for a type it does not know.
 func SizeClass(frameType string) int {
 	switch frameType {
-	case TypeDBRequest, TypeDBResponse:
+	case TypeDBRequest, TypeDBResponse, TypeSaveFileRequest:
 		return MaxDBFrameBytes
 	case TypeNetRequest, TypeNetResponse:
 		return MaxNetFrameBytes
@@ -614,6 +619,20 @@ const (
 	OpenURLResultRequestIDMaxLength = 128
 	// OpenURLResultReasonMaxLength is the maxLength of OpenURLResult.reason in code points.
 	OpenURLResultReasonMaxLength = 300
+	// SaveFileRequestRequestIDMaxLength is the maxLength of SaveFileRequest.requestId in code points.
+	SaveFileRequestRequestIDMaxLength = 128
+	// SaveFileRequestInstanceIDMaxLength is the maxLength of SaveFileRequest.instanceId in code points.
+	SaveFileRequestInstanceIDMaxLength = 128
+	// SaveFileRequestNameMaxLength is the maxLength of SaveFileRequest.name in code points.
+	SaveFileRequestNameMaxLength = 255
+	// SaveFileRequestMimeTypeMaxLength is the maxLength of SaveFileRequest.mimeType in code points.
+	SaveFileRequestMimeTypeMaxLength = 255
+	// SaveFileRequestDataMaxLength is the maxLength of SaveFileRequest.data in code points.
+	SaveFileRequestDataMaxLength = 6990508
+	// SaveFileResultRequestIDMaxLength is the maxLength of SaveFileResult.requestId in code points.
+	SaveFileResultRequestIDMaxLength = 128
+	// SaveFileResultReasonMaxLength is the maxLength of SaveFileResult.reason in code points.
+	SaveFileResultReasonMaxLength = 300
 	// HostEventEventMaxLength is the maxLength of HostEvent.event in code points.
 	HostEventEventMaxLength = 64
 	// AppEventInstanceIDMaxLength is the maxLength of AppEvent.instanceId in code points.

@@ -44,6 +44,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 	"github.com/snuggen/snuggen/hostkit/relay"
+	"github.com/snuggen/snuggen/hostkit/savefile"
 	"github.com/snuggen/snuggen/hostkit/server"
 	"github.com/snuggen/snuggen/hostkit/store"
 )
@@ -356,10 +357,11 @@ func (h *Host) wire(c *config) error {
 	}
 	h.Agent = agent.NewBridge(backend, ao)
 	bo := broker.Options{
-		Agent:   broker.Agent(h.Agent),
-		OpenURL: broker.OpenURL(openurl.New(ask, openurl.Options{})),
-		Theme:   c.theme,
-		Locale:  c.locale,
+		Agent:    broker.Agent(h.Agent),
+		OpenURL:  broker.OpenURL(openurl.New(ask, openurl.Options{})),
+		SaveFile: broker.SaveFile(savefile.New(ask, savefile.Options{})),
+		Theme:    c.theme,
+		Locale:   c.locale,
 		// An announce is the instance's claim about itself: the relay shows
 		// it on that instance's header only. The app list and the names in
 		// dialogs stay the installed app's own metadata.

@@ -144,13 +144,25 @@ func generated() (map[string]any, error) {
 		"typeAppEvent":         frame.TypeAppEvent,
 		"typeAppResponse":      frame.TypeAppResponse,
 		// Each of these the page delivers ends a request (an app-response
-		// with streaming:true aside).
-		"terminalTypes": []string{frame.TypeAppResponse, frame.TypeDBResponse, frame.TypeNetResponse, frame.TypeOpenURLResult},
+		// with streaming:true aside): every type some frame is answered with.
+		"terminalTypes": answerTypes(),
 		"eventResize":   frame.EventResize,
 		// The app iframe's allow attribute: the features the runner's
 		// Permissions-Policy lets it delegate, and nothing more.
 		"frameAllow": strings.Join(frame.PermissionsPolicyDelegated, "; "),
 	}, nil
+}
+
+// answerTypes lists the types that answer a request (frame.AnswerType of
+// every type), once each, in frame.Types order.
+func answerTypes() []string {
+	var out []string
+	for _, t := range frame.Types {
+		if a := frame.AnswerType(t); !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // tooLarge is what the page needs to answer a frame too large to relay the

@@ -8,7 +8,7 @@ import (
 
 // dispatch emits Handlers and Dispatch.
 func (g *gen) dispatch(f *jen.File) {
-	var methods, cases []jen.Code
+	var methods, cases, funcs []jen.Code
 	for _, fr := range g.m.Frames {
 		if fr.Direction != model.AppToHost {
 			continue
@@ -16,9 +16,19 @@ func (g *gen) dispatch(f *jen.File) {
 		methods = append(methods, jen.Commentf("%s handles an accepted %s.", fr.Title, fr.Type),
 			jen.Id(fr.Title).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("f").Op("*").Id(fr.Title)))
 		cases = append(cases, jen.Case(jen.Op("*").Id(fr.Title)).Block(jen.Id("h").Dot(fr.Title).Call(jen.Id("ctx"), jen.Id("f"))))
+		funcs = append(funcs, jen.Commentf("%s calls h.", fr.Title).Line().
+			Func().Params(jen.Id("h").Id("HandlerFunc")).Id(fr.Title).
+			Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("f").Op("*").Id(fr.Title)).
+			Block(jen.Id("h").Call(jen.Id("ctx"), jen.Id("f"))))
 	}
 	f.Comment("Handlers has one method per app→host frame; Dispatch calls the one that matches.")
 	f.Type().Id("Handlers").Interface(methods...)
+	f.Comment("HandlerFunc is a Handlers that gives every accepted app→host frame to one")
+	f.Comment("function, whatever its type (a recorder, a proxy, a logger).")
+	f.Type().Id("HandlerFunc").Func().Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("f").Id("Frame"))
+	for _, c := range funcs {
+		f.Add(c)
+	}
 	f.Comment("Dispatch parses raw as a frame from an app. A rejected frame with a recovered")
 	f.Comment("requestId is answered through reply (R1) and its *RejectError returned; an")
 	f.Comment("ignored frame does nothing; a host→app frame arriving from an app is ignored;")

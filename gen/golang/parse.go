@@ -3,6 +3,7 @@ package golang
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -748,8 +749,20 @@ func (g *gen) parse(f *jen.File) {
 	)
 
 	// Accessors.
-	var ridCases, setCases, errCases []jen.Code
+	var ridCases, setCases, errCases, refCases []jen.Code
+	ref := r.Refusal
 	for _, x := range g.m.Frames {
+		if st, rs := fieldByName(x.Body, ref.Field), fieldByName(x.Body, ref.ReasonField); x.Direction == model.HostToApp && st != nil && rs != nil && slices.Contains(st.Type.Enum, ref.Value) {
+			refused := jen.Id("f").Dot(goName(ref.Field)).Op("==").Lit(ref.Value)
+			field := jen.Id("f").Dot(goName(ref.ReasonField))
+			if rs.Required {
+				refCases = append(refCases, jen.Case(jen.Op("*").Id(x.Title)).Block(jen.Return(field, refused)))
+				continue
+			}
+			refCases = append(refCases, jen.Case(jen.Op("*").Id(x.Title)).Block(
+				jen.If(field.Clone().Op("!=").Nil()).Block(jen.Id("reason").Op("=").Op("*").Add(field.Clone())),
+				jen.Return(jen.Id("reason"), refused)))
+		}
 		if fl := fieldByName(x.Body, r.RecoverField); fl != nil && fl.Required && fl.Type.Kind == model.String {
 			ridCases = append(ridCases, jen.Case(jen.Op("*").Id(x.Title)).Block(jen.Return(jen.Id("f").Dot(goName(r.RecoverField)))))
 			setCases = append(setCases, jen.Case(jen.Op("*").Id(x.Title)).Block(jen.Id("f").Dot(goName(r.RecoverField)).Op("=").Id("id")))
@@ -792,6 +805,13 @@ func (g *gen) parse(f *jen.File) {
 	f.Func().Id("newEventData").Params(jen.Id("event").String()).Params(jen.Id("EventData"), jen.String()).Block(
 		jen.Switch(jen.Id("event")).Block(cases...),
 		jen.Return(jen.Nil(), jen.Lit("")),
+	)
+
+	f.Commentf("RefusalOf reports whether f is an answer that refuses by its %s (%q, rules.json", ref.Field, ref.Value)
+	f.Commentf("refusal), with its %s (\"\" when it has none).", ref.ReasonField)
+	f.Func().Id("RefusalOf").Params(jen.Id("f").Id("Frame")).Params(jen.Id("reason").String(), jen.Id("refused").Bool()).Block(
+		jen.Switch(jen.Id("f").Op(":=").Id("f").Assert(jen.Type())).Block(refCases...),
+		jen.Return(jen.Lit(""), jen.False()),
 	)
 
 	g.lowerInASCIIFuncs(f)

@@ -120,7 +120,7 @@ func docLine(s string) string {
 // frames emits the Frame interface, one struct per frame and per nested
 // object, FrameType methods and the chat envelope struct.
 func (g *gen) frames(f *jen.File) {
-	f.Comment("Frame is any of the thirteen frames. Structs hold every field but v and type,")
+	f.Comment("Frame is any of the frames of rules.json. Structs hold every field but v and type,")
 	f.Comment("which Marshal sets from FrameType.")
 	f.Type().Id("Frame").Interface(jen.Id("FrameType").Params().String())
 

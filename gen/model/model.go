@@ -45,7 +45,7 @@ const (
 	HostToApp = "host->app"
 )
 
-// Frame is one of the thirteen frame types.
+// Frame is one of the frame types of rules.json's frame table.
 type Frame struct {
 	Type       string  // "snug:net-request"
 	Name       string  // "net-request"

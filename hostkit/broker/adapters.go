@@ -10,6 +10,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
+	"github.com/snuggen/snuggen/hostkit/savefile"
 	"github.com/snuggen/snuggen/hostkit/store"
 )
 
@@ -40,6 +41,14 @@ func (a bridgeAgent) ResetCall(c Call) error {
 func OpenURL(o *openurl.Opener) OpenURLHandler {
 	return OpenURLFunc(func(ctx context.Context, c Call, r *frame.OpenURLRequest) *frame.OpenURLResult {
 		return o.Open(ctx, c.App, r)
+	})
+}
+
+// SaveFile answers save-file-request with a savefile.Saver; the dialog names
+// the installed app by its host key.
+func SaveFile(s *savefile.Saver) SaveFileHandler {
+	return SaveFileFunc(func(ctx context.Context, c Call, r *frame.SaveFileRequest) *frame.SaveFileResult {
+		return s.Save(ctx, c.App, r)
 	})
 }
 

@@ -2,7 +2,7 @@
 // session and everything between a frame arriving from an iframe and the
 // answer going back. It mints instanceIds, sends host-ready, keeps requestIds
 // unique per instance, routes each accepted request to the capability that
-// answers it (agent, db, net, open-url) and guarantees R3: every accepted
+// answers it (agent, db, net, open-url, save-file) and guarantees R3: every accepted
 // requestId gets exactly one terminal frame and nothing after it.
 //
 // Its limit: the broker decides, it does not transport. A Session is opened by
@@ -89,6 +89,9 @@ type Options struct {
 	Net NetHandler
 	// OpenURL answers open-url-request (see OpenURL for the openurl adapter).
 	OpenURL OpenURLHandler
+	// SaveFile answers save-file-request (see SaveFile for the savefile
+	// adapter).
+	SaveFile SaveFileHandler
 
 	// OnAnnounce receives each accepted app-announce, after host-ready went out
 	// (metadata for the runner's app list). Called from the transport's
@@ -120,8 +123,10 @@ type Options struct {
 	// those).
 	RequestIDMemory int
 
-	// Logf receives the host-side facts an app is not told: a handler's
-	// panic with its stack. Nil discards them.
+	// Logf receives the host-side facts an app is not told, a handler's
+	// panic with its stack, and the refusals an operator wants to see
+	// (an open-url or save-file answered refused, with its reason). Nil
+	// discards them.
 	Logf func(format string, args ...any)
 
 	// Tap, when set, wraps the port of every session the broker opens: the

@@ -50,6 +50,11 @@ type OpenURLHandler interface {
 	OpenURLRequest(ctx context.Context, c Call, r *frame.OpenURLRequest) *frame.OpenURLResult
 }
 
+// SaveFileHandler answers save-file-request with its save-file-result.
+type SaveFileHandler interface {
+	SaveFileRequest(ctx context.Context, c Call, r *frame.SaveFileRequest) *frame.SaveFileResult
+}
+
 // AgentFunc adapts a function to AgentHandler.
 type AgentFunc func(ctx context.Context, c Call, m *frame.AppMessage, stream func(text string)) *frame.AppResponse
 
@@ -79,5 +84,13 @@ type OpenURLFunc func(ctx context.Context, c Call, r *frame.OpenURLRequest) *fra
 
 // OpenURLRequest calls f.
 func (f OpenURLFunc) OpenURLRequest(ctx context.Context, c Call, r *frame.OpenURLRequest) *frame.OpenURLResult {
+	return f(ctx, c, r)
+}
+
+// SaveFileFunc adapts a function to SaveFileHandler.
+type SaveFileFunc func(ctx context.Context, c Call, r *frame.SaveFileRequest) *frame.SaveFileResult
+
+// SaveFileRequest calls f.
+func (f SaveFileFunc) SaveFileRequest(ctx context.Context, c Call, r *frame.SaveFileRequest) *frame.SaveFileResult {
 	return f(ctx, c, r)
 }

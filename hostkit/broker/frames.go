@@ -16,13 +16,14 @@ var (
 )
 
 func capabilities(o Options) frame.Capabilities {
-	net, openURL := o.Net != nil, o.OpenURL != nil
+	net, openURL, saveFile := o.Net != nil, o.OpenURL != nil, o.SaveFile != nil
 	return frame.Capabilities{
 		Streaming: o.Agent != nil,
 		DB:        o.DB != nil,
 		Auth:      auth(o.Net),
 		Net:       &net,
 		OpenURL:   &openURL,
+		SaveFile:  &saveFile,
 	}
 }
 

@@ -340,6 +340,14 @@ func (d *dispatcher) OpenURLRequest(ctx context.Context, f *frame.OpenURLRequest
 	})
 }
 
+// SaveFileRequest sends the request to the save-file flow.
+func (d *dispatcher) SaveFileRequest(ctx context.Context, f *frame.SaveFileRequest) {
+	h := d.s.b.opts.SaveFile
+	d.start(f, f.InstanceID, h != nil, "save-file", func(ctx context.Context, c Call, r *request) frame.Frame {
+		return answer(h.SaveFileRequest(ctx, c, f))
+	})
+}
+
 // AppEvent delivers resize (and any other event) to the host's callbacks.
 func (d *dispatcher) AppEvent(ctx context.Context, f *frame.AppEvent) {
 	d.accept(f.FrameType(), "")
@@ -451,7 +459,7 @@ func (s *Session) sendHostReady() {
 // may build a wrong one: ok:true without data, an over-long message) is
 // replaced by the pair's error answer; any other (host-ready, a host-event,
 // streaming text) is not sent, and Options.Logf says why. It reports whether
-// a frame went out.
+// a frame went out. An answer that refuses is logged too (Options.Logf).
 func (s *Session) send(f frame.Frame) bool {
 	s.sendMu.RLock()
 	defer s.sendMu.RUnlock()
@@ -492,6 +500,11 @@ func (s *Session) send(f frame.Frame) bool {
 		}
 	}
 	s.port.Send(f, raw)
+	if reason, refused := frame.RefusalOf(f); refused {
+		// The app is told (its runtime rejects with the reason); the
+		// operator sees it too.
+		s.b.logf("app %s: %s %s refused: %s", s.app, f.FrameType(), frame.RequestIDOf(f), reason)
+	}
 	return true
 }
 

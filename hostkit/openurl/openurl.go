@@ -14,10 +14,10 @@ package openurl
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit/internal/askgate"
 )
 
 // MaxReason is open-url-result's reason limit in code points, the schema's
@@ -69,15 +69,7 @@ type Options struct {
 // concurrent use.
 type Opener struct {
 	c    Confirmer
-	opts Options
-
-	mu   sync.Mutex
-	apps map[string]*appState
-}
-
-type appState struct {
-	showing bool
-	recent  []time.Time // dialog start times within the last minute
+	gate *askgate.Gate
 }
 
 // New returns an Opener asking c; a nil c means no UI: every request is
@@ -86,10 +78,7 @@ func New(c Confirmer, opts Options) *Opener {
 	if opts.PerMinute <= 0 {
 		opts.PerMinute = DefaultPerMinute
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &Opener{c: c, opts: opts, apps: make(map[string]*appState)}
+	return &Opener{c: c, gate: askgate.New(opts.PerMinute, opts.Now)}
 }
 
 // Open asks the user whether to open f's URL for app (the host's own key of
@@ -107,10 +96,13 @@ func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) 
 	if o.c == nil {
 		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}
-	if reason := o.reserve(app); reason != "" {
-		return Result(f.RequestID, frame.StatusRefused, reason)
+	switch err := o.gate.Reserve(app); {
+	case errors.Is(err, askgate.ErrBusy):
+		return Result(f.RequestID, frame.StatusRefused, "another link from this app is waiting for the user")
+	case err != nil:
+		return Result(f.RequestID, frame.StatusRefused, "rate limit: too many links asked for in the last minute")
 	}
-	defer o.release(app)
+	defer o.gate.Release(app)
 	ans, err := o.c.ConfirmOpen(ctx, Prompt{App: app, URL: f.URL})
 	switch {
 	case errors.Is(err, ErrNoUI):
@@ -121,42 +113,6 @@ func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) 
 		return Result(f.RequestID, frame.StatusOpened, "")
 	}
 	return Result(f.RequestID, frame.StatusDeclined, "the user declined")
-}
-
-// reserve claims the app's dialog, or names why not.
-func (o *Opener) reserve(app string) string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	st := o.apps[app]
-	if st == nil {
-		st = &appState{}
-		o.apps[app] = st
-	}
-	if st.showing {
-		return "another link from this app is waiting for the user"
-	}
-	now := o.opts.Now()
-	keep := st.recent[:0]
-	for _, t := range st.recent {
-		if now.Sub(t) < time.Minute {
-			keep = append(keep, t)
-		}
-	}
-	st.recent = keep
-	if len(st.recent) >= o.opts.PerMinute {
-		return "rate limit: too many links asked for in the last minute"
-	}
-	st.recent = append(st.recent, now)
-	st.showing = true
-	return ""
-}
-
-func (o *Opener) release(app string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if st := o.apps[app]; st != nil {
-		st.showing = false
-	}
 }
 
 // Result builds an open-url-result (status frame.StatusOpened,

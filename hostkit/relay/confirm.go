@@ -10,11 +10,19 @@ import (
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
+	"github.com/snuggen/snuggen/hostkit/savefile"
 )
 
 // ErrNoUI means no page can ask the user: the request did not come through
 // this relay, or its iframe or connection is gone.
 var ErrNoUI = errors.New("relay: no runner page to ask the user")
+
+// Kinds of question.
+const (
+	KindNet      = "net"
+	KindOpenURL  = "open-url"
+	KindSaveFile = "save-file"
+)
 
 // Decisions a page answers a confirm with.
 const (
@@ -25,10 +33,15 @@ const (
 
 // Prompt is one question for the user, shown in the runner's own dialog.
 type Prompt struct {
-	Kind   string // "net" or "open-url"
+	Kind   string // "net", "open-url" or "save-file"
 	App    string // the app's name as the host knows it
 	Method string // the HTTP method (net)
-	URL    string // the full URL
+	URL    string // the full URL (net, open-url)
+
+	// save-file: the file the page saves from the user's click.
+	Name     string
+	MimeType string
+	Data     []byte
 }
 
 // Confirm asks the user on the page that owns the iframe the request in ctx
@@ -56,15 +69,24 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
-	raw, err := json.Marshal(struct {
-		T      string `json:"t"`
-		ID     string `json:"id"`
-		Slot   string `json:"slot"`
-		Kind   string `json:"kind"`
-		App    string `json:"app"`
-		Method string `json:"method,omitempty"`
-		URL    string `json:"url"`
-	}{"confirm", id, port.slot, p.Kind, p.App, p.Method, p.URL})
+	msg := struct {
+		T        string `json:"t"`
+		ID       string `json:"id"`
+		Slot     string `json:"slot"`
+		Kind     string `json:"kind"`
+		App      string `json:"app"`
+		Method   string `json:"method,omitempty"`
+		URL      string `json:"url,omitempty"`
+		Name     string `json:"name,omitempty"`
+		MimeType string `json:"mimeType,omitempty"`
+		Size     *int   `json:"size,omitempty"`
+		Data     []byte `json:"data,omitempty"` // base64
+	}{T: "confirm", ID: id, Slot: port.slot, Kind: p.Kind, App: p.App, Method: p.Method, URL: p.URL}
+	if p.Kind == KindSaveFile {
+		n := len(p.Data)
+		msg.Name, msg.MimeType, msg.Size, msg.Data = p.Name, p.MimeType, &n, p.Data
+	}
+	raw, err := json.Marshal(msg)
 	if err != nil {
 		return "", fmt.Errorf("relay: confirm: %w", err)
 	}
@@ -96,14 +118,15 @@ func (c *conn) dropPending(id string) {
 }
 
 // Dialogs is the runner page's confirm dialogs as the capabilities ask for
-// them: an openurl.Confirmer and a netgate.Confirmer. It needs no wiring:
+// them: an openurl.Confirmer, a savefile.Confirmer and a netgate.Confirmer. It needs no wiring:
 // each question goes to the page of the iframe the request came from (see
 // Confirm), so a host can build its gate and opener before its relay.
 type Dialogs struct{}
 
 var (
-	_ openurl.Confirmer = Dialogs{}
-	_ netgate.Confirmer = Dialogs{}
+	_ openurl.Confirmer  = Dialogs{}
+	_ netgate.Confirmer  = Dialogs{}
+	_ savefile.Confirmer = Dialogs{}
 )
 
 // ConfirmNet asks whether the app may make a request to an origin it has no
@@ -113,7 +136,7 @@ func (Dialogs) ConfirmNet(ctx context.Context, r netgate.ConfirmRequest) (netgat
 	if name == "" {
 		name = r.AppKey
 	}
-	d, err := Confirm(ctx, Prompt{Kind: "net", App: name, Method: r.Method, URL: r.URL})
+	d, err := Confirm(ctx, Prompt{Kind: KindNet, App: name, Method: r.Method, URL: r.URL})
 	if err != nil {
 		return netgate.Deny, err
 	}
@@ -124,7 +147,7 @@ func (Dialogs) ConfirmNet(ctx context.Context, r netgate.ConfirmRequest) (netgat
 // opens it itself inside the click on "Open" (the user gesture), then
 // answers once.
 func (Dialogs) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
-	d, err := Confirm(ctx, Prompt{Kind: "open-url", App: p.App, URL: p.URL})
+	d, err := Confirm(ctx, Prompt{Kind: KindOpenURL, App: p.App, URL: p.URL})
 	switch {
 	case errors.Is(err, ErrNoUI):
 		return openurl.Declined, openurl.ErrNoUI
@@ -134,4 +157,21 @@ func (Dialogs) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answe
 		return openurl.Declined, nil
 	}
 	return openurl.Opened, nil
+}
+
+// ConfirmSave asks whether to save a file: the page shows the app, the file
+// name and its size, and saves it itself inside the click on "Save" (the
+// user gesture: a blob URL and an <a download> in the runner's own
+// document), then answers once.
+func (Dialogs) ConfirmSave(ctx context.Context, p savefile.Prompt) (savefile.Answer, error) {
+	d, err := Confirm(ctx, Prompt{Kind: KindSaveFile, App: p.App, Name: p.Name, MimeType: p.MimeType, Data: p.Data})
+	switch {
+	case errors.Is(err, ErrNoUI):
+		return savefile.Declined, savefile.ErrNoUI
+	case err != nil:
+		return savefile.Declined, err
+	case d == DecisionDeny:
+		return savefile.Declined, nil
+	}
+	return savefile.Saved, nil
 }

@@ -14,6 +14,8 @@ var TYPE_NET_REQUEST = "snug:net-request";
 var TYPE_NET_RESPONSE = "snug:net-response";
 var TYPE_OPEN_URL_REQUEST = "snug:open-url-request";
 var TYPE_OPEN_URL_RESULT = "snug:open-url-result";
+var TYPE_SAVE_FILE_REQUEST = "snug:save-file-request";
+var TYPE_SAVE_FILE_RESULT = "snug:save-file-result";
 var TYPE_HOST_EVENT = "snug:host-event";
 var TYPE_APP_EVENT = "snug:app-event";
 var CODE_MALFORMED = "MALFORMED";
@@ -241,14 +243,17 @@ var urlReadIdentically = (f, out, field, ids) => {
 
 // snug-runtime:gen/validate.mjs
 var t0 = { k: "s", n: 1, x: 128 };
-var t1 = { k: "o", f: { "streaming": "b", "db": "b", "auth": "b", "net": "b", "openUrl": "b" }, q: ["streaming", "db", "auth"] };
+var t1 = { k: "o", f: { "streaming": "b", "db": "b", "auth": "b", "net": "b", "openUrl": "b", "saveFile": "b" }, q: ["streaming", "db", "auth"] };
 var t2 = { k: "o", f: { "mode": { k: "s", e: ["light", "dark"] }, "tokens": { k: "m", xp: 64, t: "s" } }, q: ["mode"] };
 var t3 = { k: "i", lo: 0 };
 var t4 = { k: "s", n: 1, x: 64 };
 var t5 = { k: "s", x: 1e3 };
 var t6 = { k: "s", x: 200 };
 var t7 = { k: "o", f: { "code": t4, "message": t5, "retryable": "b", "rawExcerpt": t6, "attemptsRemaining": t3, "retryAfterMs": t3 }, q: ["code", "message", "retryable"] };
-var t8 = { k: "o", f: { "columns": { k: "a", t: "s" }, "rows": { k: "a", t: { k: "a", t: "x" } }, "changes": t3, "lastInsertRowid": "i", "data": "s", "bytes": t3, "format": { k: "s", c: "sqlite3" }, "found": "b", "value": "*" } };
+var t8 = { k: "s", x: 6990508 };
+var t9 = { k: "o", f: { "columns": { k: "a", t: "s" }, "rows": { k: "a", t: { k: "a", t: "x" } }, "changes": t3, "lastInsertRowid": "i", "data": "s", "bytes": t3, "format": { k: "s", c: "sqlite3" }, "found": "b", "value": "*" } };
+var t10 = { k: "s", x: 300 };
+var t11 = { k: "s", n: 1, x: 255 };
 var SCHEMA_APP_ANNOUNCE = { k: "o", f: { "appId": t0, "displayName": { k: "s", n: 1, x: 80 }, "description": { k: "s", x: 400 }, "iconEmoji": { k: "s", x: 8 }, "iconColor": { k: "s", x: 32 }, "protocolVersions": { k: "a", t: "i" } }, q: ["appId", "displayName"] };
 var validateAppAnnounce = (frame) => run(SCHEMA_APP_ANNOUNCE, frame);
 var SCHEMA_HOST_READY = { k: "o", f: { "instanceId": t0, "protocolVersions": { k: "a", ni: 1, t: "i" }, "capabilities": t1, "theme": t2, "locale": { k: "s", n: 2, x: 35, p: /^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u } }, q: ["instanceId", "protocolVersions", "capabilities", "theme"] };
@@ -259,9 +264,9 @@ var SCHEMA_APP_CANCEL = { k: "o", f: { "requestId": t0, "instanceId": t0 }, q: [
 var validateAppCancel = (frame) => run(SCHEMA_APP_CANCEL, frame);
 var SCHEMA_APP_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "streaming": "b", "text": "s", "seq": t3, "data": "r", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["streaming"]], ["ok", false, ["error"], { "streaming": false }], ["streaming", true, ["text"]], ["streaming", false, ["data"]]] };
 var validateAppResponse = (frame) => run(SCHEMA_APP_RESPONSE, frame);
-var SCHEMA_DB_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": { k: "s", x: 6990508 } }, q: ["requestId", "instanceId", "op"], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] };
+var SCHEMA_DB_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": t8 }, q: ["requestId", "instanceId", "op"], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] };
 var validateDBRequest = (frame) => run(SCHEMA_DB_REQUEST, frame);
-var SCHEMA_DB_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t8, "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["result"]], ["ok", false, ["error"]]] };
+var SCHEMA_DB_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t9, "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["result"]], ["ok", false, ["error"]]] };
 var validateDBResponse = (frame) => run(SCHEMA_DB_RESPONSE, frame);
 var SCHEMA_NET_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 4096 }, "method": { k: "s", e: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] }, "headers": { k: "m", kn: 1, kx: 128, t: { k: "s", x: 4096 } }, "body": { k: "s", x: 262144 } }, q: ["requestId", "instanceId", "url", "method"], s: 1 };
 var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (f, out) => {
@@ -275,8 +280,12 @@ var SCHEMA_OPEN_URL_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, 
 var validateOpenURLRequest = (frame) => run(SCHEMA_OPEN_URL_REQUEST, frame, (f, out) => {
   urlReadIdentically(f, out, "url", { "char": "openurl.url.char", "host": "openurl.url.host", "percent": "openurl.url.percent", "port": "openurl.url.port", "scheme": "openurl.url.scheme", "userinfo": "openurl.url.userinfo" });
 });
-var SCHEMA_OPEN_URL_RESULT = { k: "o", f: { "requestId": t0, "status": { k: "s", e: ["opened", "declined", "refused"] }, "reason": { k: "s", x: 300 } }, q: ["requestId", "status"] };
+var SCHEMA_OPEN_URL_RESULT = { k: "o", f: { "requestId": t0, "status": { k: "s", e: ["opened", "declined", "refused"] }, "reason": t10 }, q: ["requestId", "status"] };
 var validateOpenURLResult = (frame) => run(SCHEMA_OPEN_URL_RESULT, frame);
+var SCHEMA_SAVE_FILE_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "name": t11, "mimeType": t11, "data": t8 }, q: ["requestId", "instanceId", "name", "data"], s: 1 };
+var validateSaveFileRequest = (frame) => run(SCHEMA_SAVE_FILE_REQUEST, frame);
+var SCHEMA_SAVE_FILE_RESULT = { k: "o", f: { "requestId": t0, "status": { k: "s", e: ["saved", "declined", "refused"] }, "reason": t10 }, q: ["requestId", "status"] };
+var validateSaveFileResult = (frame) => run(SCHEMA_SAVE_FILE_RESULT, frame);
 var SCHEMA_HOST_EVENT = { k: "o", f: { "event": t4, "data": "r" }, q: ["event"] };
 var validateHostEvent = (frame) => run(SCHEMA_HOST_EVENT, frame);
 var SCHEMA_APP_EVENT = { k: "o", f: { "instanceId": t0, "event": t4, "data": "r" }, q: ["instanceId", "event"] };
@@ -297,11 +306,13 @@ var FRAMES = {
   [TYPE_NET_RESPONSE]: [validateNetResponse, MAX_NET_FRAME_BYTES, null],
   [TYPE_OPEN_URL_REQUEST]: [validateOpenURLRequest, MAX_FRAME_BYTES, TYPE_OPEN_URL_RESULT],
   [TYPE_OPEN_URL_RESULT]: [validateOpenURLResult, MAX_FRAME_BYTES, null],
+  [TYPE_SAVE_FILE_REQUEST]: [validateSaveFileRequest, MAX_DB_FRAME_BYTES, TYPE_SAVE_FILE_RESULT],
+  [TYPE_SAVE_FILE_RESULT]: [validateSaveFileResult, MAX_FRAME_BYTES, null],
   [TYPE_HOST_EVENT]: [validateHostEvent, MAX_FRAME_BYTES, null],
   [TYPE_APP_EVENT]: [validateAppEvent, MAX_FRAME_BYTES, TYPE_APP_RESPONSE]
 };
 var REFINEMENT_MESSAGES = { "net.body.method": "a body is not allowed on GET or HEAD", "net.header.credential": "credential-shaped header; the host injects credentials, an app cannot send them", "net.header.duplicate": "header name repeats another one case-insensitively", "openurl.url": "the URL must be read the same by a WHATWG and a strict RFC 3986 parser", "openurl.url.char": "a character outside RFC 3986's set (space, control, non-ASCII, \\ \" < > ^ ` { | }) or not allowed where it stands", "openurl.url.host": "the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, is a bad IPv6 literal, or has an xn-- label that is not Punycode of a valid label", "openurl.url.percent": "% not followed by two hex digits", "openurl.url.port": "the port is not a decimal number 0-65535", "openurl.url.scheme": "must start with https:// (the authority form)", "openurl.url.userinfo": "@ in the authority: no username or password, empty userinfo included" };
-var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
+var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT, TYPE_SAVE_FILE_RESULT];
 var REFUSAL = { "field": "status", "value": "refused", "reasonField": "reason" };
 var RECOVER_FIELD = "requestId";
 var DEFAULT_ANSWER = TYPE_APP_RESPONSE;

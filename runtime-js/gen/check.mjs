@@ -2,8 +2,8 @@
 // The tables checkFrame (runtime-js/src/check.js, hand-written) reads: what
 // schemas/ and rules.json decide about a frame as a whole.
 
-import { ERROR_MESSAGE_MAX_LENGTH, MAX_DB_FRAME_BYTES, MAX_FRAME_BYTES, MAX_NET_FRAME_BYTES, TYPE_APP_ANNOUNCE, TYPE_APP_CANCEL, TYPE_APP_EVENT, TYPE_APP_MESSAGE, TYPE_APP_RESPONSE, TYPE_DB_REQUEST, TYPE_DB_RESPONSE, TYPE_HOST_EVENT, TYPE_HOST_READY, TYPE_NET_REQUEST, TYPE_NET_RESPONSE, TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT } from "./constants.mjs";
-import { validateAppAnnounce, validateHostReady, validateAppMessage, validateAppCancel, validateAppResponse, validateDBRequest, validateDBResponse, validateNetRequest, validateNetResponse, validateOpenURLRequest, validateOpenURLResult, validateHostEvent, validateAppEvent, } from "./validate.mjs";
+import { ERROR_MESSAGE_MAX_LENGTH, MAX_DB_FRAME_BYTES, MAX_FRAME_BYTES, MAX_NET_FRAME_BYTES, TYPE_APP_ANNOUNCE, TYPE_APP_CANCEL, TYPE_APP_EVENT, TYPE_APP_MESSAGE, TYPE_APP_RESPONSE, TYPE_DB_REQUEST, TYPE_DB_RESPONSE, TYPE_HOST_EVENT, TYPE_HOST_READY, TYPE_NET_REQUEST, TYPE_NET_RESPONSE, TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, TYPE_SAVE_FILE_REQUEST, TYPE_SAVE_FILE_RESULT } from "./constants.mjs";
+import { validateAppAnnounce, validateHostReady, validateAppMessage, validateAppCancel, validateAppResponse, validateDBRequest, validateDBResponse, validateNetRequest, validateNetResponse, validateOpenURLRequest, validateOpenURLResult, validateSaveFileRequest, validateSaveFileResult, validateHostEvent, validateAppEvent, } from "./validate.mjs";
 
 /** Frame-level rules (rules.json frameRules): id → [code, message]. */
 export const FRAME_RULES = {"frame.duplicate-key":["MALFORMED","a key appears twice in one object"],"frame.json":["MALFORMED","not a JSON object (invalid JSON, another value, or nested deeper than MAX_JSON_DEPTH)"],"frame.request-id":["MALFORMED","requestId holds an unpaired surrogate escape (\\ud800-\\udfff without its pair), which no answer can echo exactly"],"frame.size":["MALFORMED","the frame is larger than its size class"],"frame.type":["MALFORMED","type is missing or not a string"],"frame.unsupported-version":["UNSUPPORTED_VERSION","v is an integer other than a supported protocol version"],"frame.version":["MALFORMED","v is missing or not an integer"]};
@@ -23,6 +23,8 @@ export const FRAMES = {
   [TYPE_NET_RESPONSE]: [validateNetResponse, MAX_NET_FRAME_BYTES, null],
   [TYPE_OPEN_URL_REQUEST]: [validateOpenURLRequest, MAX_FRAME_BYTES, TYPE_OPEN_URL_RESULT],
   [TYPE_OPEN_URL_RESULT]: [validateOpenURLResult, MAX_FRAME_BYTES, null],
+  [TYPE_SAVE_FILE_REQUEST]: [validateSaveFileRequest, MAX_DB_FRAME_BYTES, TYPE_SAVE_FILE_RESULT],
+  [TYPE_SAVE_FILE_RESULT]: [validateSaveFileResult, MAX_FRAME_BYTES, null],
   [TYPE_HOST_EVENT]: [validateHostEvent, MAX_FRAME_BYTES, null],
   [TYPE_APP_EVENT]: [validateAppEvent, MAX_FRAME_BYTES, TYPE_APP_RESPONSE],
 };
@@ -31,7 +33,7 @@ export const FRAMES = {
 export const REFINEMENT_MESSAGES = {"net.body.method":"a body is not allowed on GET or HEAD","net.header.credential":"credential-shaped header; the host injects credentials, an app cannot send them","net.header.duplicate":"header name repeats another one case-insensitively","openurl.url":"the URL must be read the same by a WHATWG and a strict RFC 3986 parser","openurl.url.char":"a character outside RFC 3986's set (space, control, non-ASCII, \\ \" < > ^ ` { | }) or not allowed where it stands","openurl.url.host":"the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, is a bad IPv6 literal, or has an xn-- label that is not Punycode of a valid label","openurl.url.percent":"% not followed by two hex digits","openurl.url.port":"the port is not a decimal number 0-65535","openurl.url.scheme":"must start with https:// (the authority form)","openurl.url.userinfo":"@ in the authority: no username or password, empty userinfo included"};
 
 /** Answer types with no error seat, and how they refuse (rules.json refusal). */
-export const REFUSING_TYPES = [TYPE_OPEN_URL_RESULT];
+export const REFUSING_TYPES = [TYPE_OPEN_URL_RESULT, TYPE_SAVE_FILE_RESULT];
 export const REFUSAL = {"field":"status","value":"refused","reasonField":"reason"};
 
 /** The top-level key R1 recovers as the requestId (rules.json requestIdRecovery). */

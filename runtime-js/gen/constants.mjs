@@ -30,6 +30,10 @@ export const TYPE_NET_RESPONSE = "snug:net-response";
 export const TYPE_OPEN_URL_REQUEST = "snug:open-url-request";
 /** snug:open-url-result (host->app). */
 export const TYPE_OPEN_URL_RESULT = "snug:open-url-result";
+/** snug:save-file-request (app->host), strict. */
+export const TYPE_SAVE_FILE_REQUEST = "snug:save-file-request";
+/** snug:save-file-result (host->app). */
+export const TYPE_SAVE_FILE_RESULT = "snug:save-file-result";
 /** snug:host-event (host->app). */
 export const TYPE_HOST_EVENT = "snug:host-event";
 /** snug:app-event (app->host). */
@@ -136,7 +140,7 @@ export const DB_QUOTA_BYTES = 67108864;
  * for a type not listed).
  * @param {string} type @returns {number}
  */
-export const sizeClass = (type) => type == TYPE_DB_REQUEST || type == TYPE_DB_RESPONSE ? MAX_DB_FRAME_BYTES : type == TYPE_NET_REQUEST || type == TYPE_NET_RESPONSE ? MAX_NET_FRAME_BYTES : MAX_FRAME_BYTES;
+export const sizeClass = (type) => type == TYPE_DB_REQUEST || type == TYPE_DB_RESPONSE || type == TYPE_SAVE_FILE_REQUEST ? MAX_DB_FRAME_BYTES : type == TYPE_NET_REQUEST || type == TYPE_NET_RESPONSE ? MAX_NET_FRAME_BYTES : MAX_FRAME_BYTES;
 /** Thread-conflict backoff in milliseconds (R6). */
 export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
 /** requestId recovery bounds in code points (R1). */
@@ -216,6 +220,13 @@ export const OPEN_URL_REQUEST_INSTANCE_ID_MAX_LENGTH = 128;
 export const OPEN_URL_REQUEST_URL_MAX_LENGTH = 2048;
 export const OPEN_URL_RESULT_REQUEST_ID_MAX_LENGTH = 128;
 export const OPEN_URL_RESULT_REASON_MAX_LENGTH = 300;
+export const SAVE_FILE_REQUEST_REQUEST_ID_MAX_LENGTH = 128;
+export const SAVE_FILE_REQUEST_INSTANCE_ID_MAX_LENGTH = 128;
+export const SAVE_FILE_REQUEST_NAME_MAX_LENGTH = 255;
+export const SAVE_FILE_REQUEST_MIME_TYPE_MAX_LENGTH = 255;
+export const SAVE_FILE_REQUEST_DATA_MAX_LENGTH = 6990508;
+export const SAVE_FILE_RESULT_REQUEST_ID_MAX_LENGTH = 128;
+export const SAVE_FILE_RESULT_REASON_MAX_LENGTH = 300;
 export const HOST_EVENT_EVENT_MAX_LENGTH = 64;
 export const APP_EVENT_INSTANCE_ID_MAX_LENGTH = 128;
 export const APP_EVENT_EVENT_MAX_LENGTH = 64;
@@ -242,6 +253,7 @@ export const OP_KV_SET = "kvSet";
 export const STATUS_DECLINED = "declined";
 export const STATUS_OPENED = "opened";
 export const STATUS_REFUSED = "refused";
+export const STATUS_SAVED = "saved";
 
 // Lists.
 export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload","modulepreload"];

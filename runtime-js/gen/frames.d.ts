@@ -133,6 +133,29 @@ export interface OpenURLResult {
   reason?: string;
 }
 
+/** app → host, strict: ask the host to save a file to the user's computer. The host shows its own dialog naming the app, the file name and its size, and saves only from the user's click there. */
+export interface SaveFileRequest {
+  v: 1;
+  type: "snug:save-file-request";
+  requestId: string;
+  instanceId: string;
+  /** the file name the user is offered, without a folder */
+  name: string;
+  /** the file's media type; application/octet-stream when absent */
+  mimeType?: string;
+  /** base64 of the file, at most 5 MiB decoded */
+  data: string;
+}
+
+/** host → app: the answer to a save-file-request: saved (the user clicked Save and the host handed the file to the browser's download), declined (the user said no), refused (policy) with a reason. */
+export interface SaveFileResult {
+  v: 1;
+  type: "snug:save-file-result";
+  requestId: string;
+  status: "saved" | "declined" | "refused";
+  reason?: string;
+}
+
 /** host → app: the open additive channel; a hint carries references, never content (R7). No instanceId. */
 export interface HostEvent {
   v: 1;
@@ -156,6 +179,7 @@ export interface Capabilities {
   auth: boolean;
   net?: boolean;
   openUrl?: boolean;
+  saveFile?: boolean;
 }
 
 export interface Theme {
@@ -187,11 +211,11 @@ export interface DBResult {
 }
 
 /** Every frame type. */
-export type Frame = AppAnnounce | HostReady | AppMessage | AppCancel | AppResponse | DBRequest | DBResponse | NetRequest | NetResponse | OpenURLRequest | OpenURLResult | HostEvent | AppEvent;
+export type Frame = AppAnnounce | HostReady | AppMessage | AppCancel | AppResponse | DBRequest | DBResponse | NetRequest | NetResponse | OpenURLRequest | OpenURLResult | SaveFileRequest | SaveFileResult | HostEvent | AppEvent;
 /** Frames a host sends to an app. */
-export type HostToAppFrame = HostReady | AppResponse | DBResponse | NetResponse | OpenURLResult | HostEvent;
+export type HostToAppFrame = HostReady | AppResponse | DBResponse | NetResponse | OpenURLResult | SaveFileResult | HostEvent;
 /** Frames an app sends to a host. */
-export type AppToHostFrame = AppAnnounce | AppMessage | AppCancel | DBRequest | NetRequest | OpenURLRequest | AppEvent;
+export type AppToHostFrame = AppAnnounce | AppMessage | AppCancel | DBRequest | NetRequest | OpenURLRequest | SaveFileRequest | AppEvent;
 
 /** A violation of one rule: a JSON pointer and a stable rule id. */
 export interface Violation {

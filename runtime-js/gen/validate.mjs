@@ -22,14 +22,17 @@ import {
 // ---- descriptors ---------------------------------------------------------------
 
 const t0 = {k:"s",n:1,x:128};
-const t1 = {k:"o",f:{"streaming":"b","db":"b","auth":"b","net":"b","openUrl":"b"},q:["streaming","db","auth"]};
+const t1 = {k:"o",f:{"streaming":"b","db":"b","auth":"b","net":"b","openUrl":"b","saveFile":"b"},q:["streaming","db","auth"]};
 const t2 = {k:"o",f:{"mode":{k:"s",e:["light","dark"]},"tokens":{k:"m",xp:64,t:"s"}},q:["mode"]};
 const t3 = {k:"i",lo:0};
 const t4 = {k:"s",n:1,x:64};
 const t5 = {k:"s",x:1000};
 const t6 = {k:"s",x:200};
 const t7 = {k:"o",f:{"code":t4,"message":t5,"retryable":"b","rawExcerpt":t6,"attemptsRemaining":t3,"retryAfterMs":t3},q:["code","message","retryable"]};
-const t8 = {k:"o",f:{"columns":{k:"a",t:"s"},"rows":{k:"a",t:{k:"a",t:"x"}},"changes":t3,"lastInsertRowid":"i","data":"s","bytes":t3,"format":{k:"s",c:"sqlite3"},"found":"b","value":"*"}};
+const t8 = {k:"s",x:6990508};
+const t9 = {k:"o",f:{"columns":{k:"a",t:"s"},"rows":{k:"a",t:{k:"a",t:"x"}},"changes":t3,"lastInsertRowid":"i","data":"s","bytes":t3,"format":{k:"s",c:"sqlite3"},"found":"b","value":"*"}};
+const t10 = {k:"s",x:300};
+const t11 = {k:"s",n:1,x:255};
 
 // ---- one validator per frame -------------------------------------------------
 
@@ -64,13 +67,13 @@ export const validateAppResponse = (frame) =>
   run(SCHEMA_APP_RESPONSE, frame);
 
 /** The schema of a snug:db-request frame, for valid(). */
-export const SCHEMA_DB_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":{k:"s",x:6990508}},q:["requestId","instanceId","op"],w:[["op","exec",["sql"]],["op","kvGet",["key"]],["op","kvSet",["key","value"]],["op","import",["data"]]]};
+export const SCHEMA_DB_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":t8},q:["requestId","instanceId","op"],w:[["op","exec",["sql"]],["op","kvGet",["key"]],["op","kvSet",["key","value"]],["op","import",["data"]]]};
 /** Validates a snug:db-request frame (app->host): the violations, empty when valid. */
 export const validateDBRequest = (frame) =>
   run(SCHEMA_DB_REQUEST, frame);
 
 /** The schema of a snug:db-response frame, for valid(). */
-export const SCHEMA_DB_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","result":t8,"error":t7},q:["requestId","ok"],w:[["ok",true,["result"]],["ok",false,["error"]]]};
+export const SCHEMA_DB_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","result":t9,"error":t7},q:["requestId","ok"],w:[["ok",true,["result"]],["ok",false,["error"]]]};
 /** Validates a snug:db-response frame (host->app): the violations, empty when valid. */
 export const validateDBResponse = (frame) =>
   run(SCHEMA_DB_RESPONSE, frame);
@@ -100,10 +103,22 @@ export const validateOpenURLRequest = (frame) =>
   });
 
 /** The schema of a snug:open-url-result frame, for valid(). */
-export const SCHEMA_OPEN_URL_RESULT = {k:"o",f:{"requestId":t0,"status":{k:"s",e:["opened","declined","refused"]},"reason":{k:"s",x:300}},q:["requestId","status"]};
+export const SCHEMA_OPEN_URL_RESULT = {k:"o",f:{"requestId":t0,"status":{k:"s",e:["opened","declined","refused"]},"reason":t10},q:["requestId","status"]};
 /** Validates a snug:open-url-result frame (host->app): the violations, empty when valid. */
 export const validateOpenURLResult = (frame) =>
   run(SCHEMA_OPEN_URL_RESULT, frame);
+
+/** The schema of a snug:save-file-request frame, for valid(). */
+export const SCHEMA_SAVE_FILE_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"name":t11,"mimeType":t11,"data":t8},q:["requestId","instanceId","name","data"],s:1};
+/** Validates a snug:save-file-request frame (app->host, strict): the violations, empty when valid. */
+export const validateSaveFileRequest = (frame) =>
+  run(SCHEMA_SAVE_FILE_REQUEST, frame);
+
+/** The schema of a snug:save-file-result frame, for valid(). */
+export const SCHEMA_SAVE_FILE_RESULT = {k:"o",f:{"requestId":t0,"status":{k:"s",e:["saved","declined","refused"]},"reason":t10},q:["requestId","status"]};
+/** Validates a snug:save-file-result frame (host->app): the violations, empty when valid. */
+export const validateSaveFileResult = (frame) =>
+  run(SCHEMA_SAVE_FILE_RESULT, frame);
 
 /** The schema of a snug:host-event frame, for valid(). */
 export const SCHEMA_HOST_EVENT = {k:"o",f:{"event":t4,"data":"r"},q:["event"]};
@@ -135,22 +150,23 @@ export const SCHEMA_ERROR = t7;
 export const validateError = (value) => run(SCHEMA_ERROR, value);
 
 /** The schema of a DBResult object, for valid(). */
-export const SCHEMA_DB_RESULT = t8;
+export const SCHEMA_DB_RESULT = t9;
 /** Validates a DBResult object: the violations, empty when valid. */
 export const validateDBResult = (value) => run(SCHEMA_DB_RESULT, value);
 
 /** Validator of each app→host frame type: what a host accepts. */
-export const APP_TO_HOST = { "snug:app-announce": validateAppAnnounce, "snug:app-message": validateAppMessage, "snug:app-cancel": validateAppCancel, "snug:db-request": validateDBRequest, "snug:net-request": validateNetRequest, "snug:open-url-request": validateOpenURLRequest, "snug:app-event": validateAppEvent, };
+export const APP_TO_HOST = { "snug:app-announce": validateAppAnnounce, "snug:app-message": validateAppMessage, "snug:app-cancel": validateAppCancel, "snug:db-request": validateDBRequest, "snug:net-request": validateNetRequest, "snug:open-url-request": validateOpenURLRequest, "snug:save-file-request": validateSaveFileRequest, "snug:app-event": validateAppEvent, };
 
 
 const a0 = /* @__PURE__ */ aString(1,128);
 const a1 = /* @__PURE__ */ anInteger();
-const a2 = /* @__PURE__ */ aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBoolean,"openUrl":aBoolean},3);
+const a2 = /* @__PURE__ */ aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBoolean,"openUrl":aBoolean,"saveFile":aBoolean},3);
 const a3 = /* @__PURE__ */ aStruct({"mode":/* @__PURE__ */ oneOf(["light","dark"]),"tokens":/* @__PURE__ */ aMap(aText,64)},1);
 const a4 = /* @__PURE__ */ anInteger(0);
 const a5 = /* @__PURE__ */ aString(1,64);
 const a6 = /* @__PURE__ */ aStruct({"code":a5,"message":/* @__PURE__ */ aString(0,1000),"retryable":aBoolean,"rawExcerpt":/* @__PURE__ */ aString(0,200),"attemptsRemaining":a4,"retryAfterMs":a4},3);
 const a7 = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"rows":/* @__PURE__ */ anArray(/* @__PURE__ */ anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":/* @__PURE__ */ is("sqlite3"),"found":aBoolean,"value":anything},0);
+const a8 = /* @__PURE__ */ aString(0,300);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
 export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":a2,"theme":a3,"locale":/* @__PURE__ */ aString(2,35,/^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u)},4);
@@ -161,7 +177,9 @@ export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBo
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
 export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a6},2,[["ok",true,["status","headers","body"]],["ok",false,["error"]]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
-export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":/* @__PURE__ */ aString(0,300)},2);
+export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":a8},2);
+/** Whether a snug:save-file-result frame is valid: validateSaveFileResult(frame) finds nothing. */
+export const acceptSaveFileResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["saved","declined","refused"]),"reason":a8},2);
 /** Whether a snug:host-event frame is valid: validateHostEvent(frame) finds nothing. */
 export const acceptHostEvent = /* @__PURE__ */ aStruct({"event":a5,"data":isObject},1);
 
@@ -175,4 +193,4 @@ export const acceptError = a6;
 export const acceptDBResult = a7;
 
 /** The acceptor of each host→app frame type (no other key, not even inherited). */
-export const HOST_TO_APP = { __proto__: null, "snug:host-ready": acceptHostReady, "snug:app-response": acceptAppResponse, "snug:db-response": acceptDBResponse, "snug:net-response": acceptNetResponse, "snug:open-url-result": acceptOpenURLResult, "snug:host-event": acceptHostEvent, };
+export const HOST_TO_APP = { __proto__: null, "snug:host-ready": acceptHostReady, "snug:app-response": acceptAppResponse, "snug:db-response": acceptDBResponse, "snug:net-response": acceptNetResponse, "snug:open-url-result": acceptOpenURLResult, "snug:save-file-result": acceptSaveFileResult, "snug:host-event": acceptHostEvent, };
