@@ -22,12 +22,13 @@ const DirShaken = "runtime-js/dist/shaken/"
 // of src/snug.js, in the order the variants are named by, with the request
 // frame each sends (the name of its schema): a variant takes the acceptor of
 // that request's answer only when it has the member. Every other host→app
-// frame (host-ready, host-event: no request's answer) is accepted by all.
+// frame (host-ready, host-event, and the answers of the requests every
+// runtime sends: open-url and save-file, which a plain link or an
+// <a download> makes whatever the app's code names) is accepted by all.
 var ShakeMembers = []struct{ Member, Request string }{
 	{"ask", "app-message"},
 	{"db", "db-request"},
 	{"net", "net-request"},
-	{"openUrl", "open-url-request"},
 }
 
 // ShakenTargets are the runtimes a variant is built for: the Snug transport
@@ -57,12 +58,14 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 		acceptor[a.Type] = a.Fn
 	}
 	answerOf := map[string]string{} // request schema name → its answer's type
-	answers := map[string]bool{}
 	for _, f := range m.Frames {
 		if f.Direction == model.AppToHost && f.Answer != "" {
 			answerOf[f.Name] = f.Answer
-			answers[f.Answer] = true
 		}
+	}
+	answers := map[string]bool{} // the answers only a member's variants accept
+	for _, sm := range ShakeMembers {
+		answers[answerOf[sm.Request]] = true
 	}
 	var base []string
 	for _, a := range d.Accepts {

@@ -37,10 +37,16 @@ import {
   TYPE_NET_RESPONSE,
   TYPE_OPEN_URL_REQUEST,
   TYPE_OPEN_URL_RESULT,
+  TYPE_SAVE_FILE_REQUEST,
+  TYPE_SAVE_FILE_RESULT,
+  STATUS_REFUSED,
   VERSION,
   sizeClass,
 } from "../gen/constants.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
+import { links } from "./links.js";
+import { partial } from "./partial.js";
+import { absoluteURL } from "./url.js";
 
 /**
  * An error from the host or from the runtime, with the spec's fields. The
@@ -144,6 +150,15 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
   });
 }
 
+// settled is the status of an answer that refuses by status (open-url,
+// save-file): a refusal rejects with a SnugError whose message is the
+// host's reason (the transport may have read a code out of it, as error),
+// and reason keeps the text as sent.
+const settled = (f) => {
+  if (f.status != STATUS_REFUSED) return f.status;
+  throw Object.assign(new SnugError(f.error || { code: CODE_HOST_ERROR, message: f.reason, retryable: false }), { reason: f.reason });
+};
+
 const dbOp = (op, fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
 
 const emit = (event, data) => ready.then((info) => post(TYPE_APP_EVENT, { instanceId: info.instanceId, event, data }));
@@ -187,7 +202,7 @@ const receive = (f) => {
 /**
  * Wires the runtime to a transport: connect(receive) starts it and returns
  * the function that sends one app→host frame. members are the capability
- * members the global gets (ask, db, net, openUrl: each a separate export, so
+ * members the global gets (ask, db, net: each a separate export, so
  * that a build injecting only what an app uses drops the others). Returns
  * the `snug` global.
  */
@@ -256,7 +271,35 @@ const snug = {
   },
   off: (event, fn) => listeners[event]?.delete(fn),
   emit,
+  // openUrl and saveFile are in every runtime, not capability members a
+  // build may drop: a plain link or an <a download> (links.js) needs them
+  // whether or not the app's code names them.
+  openUrl: async (url) => settled(await request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: absoluteURL(url, refusal) }, "openUrl")),
+  async saveFile(name, data, mimeType) {
+    // A file past the limit is refused by the host (the frame's data
+    // maxLength), or before it is sent when its frame is past the size class.
+    const blob = new Blob([data]);
+    return settled(
+      await request(
+        TYPE_SAVE_FILE_REQUEST,
+        TYPE_SAVE_FILE_RESULT,
+        { name: String(name), mimeType: mimeType || data.type || undefined, data: toBase64(new Uint8Array(await blob.arrayBuffer())) },
+        "saveFile",
+      ),
+    );
+  },
 };
+links(snug);
+
+// previews wraps ask's onText for onPartial: each text so far is also read
+// as the object it is writing, and onPartial hears each new reading.
+const previews = ({ onText, onPartial }, last) =>
+  onPartial
+    ? (t, p = partial(t), j = JSON.stringify(p)) => {
+        onText?.(t);
+        if (p && j != last) onPartial(p, (last = j));
+      }
+    : onText;
 
 // The capability members: separate exports, so that a bundle keeps only those
 // its entry passes to install (see snuggen build's tree-shaken runtime).
@@ -266,7 +309,7 @@ export const ask = (action, payload, o = {}) =>
     TYPE_APP_RESPONSE,
     { action, payload, state: o.state, responseSchema: o.schema },
     0,
-    o,
+    { ...o, onText: previews(o) },
   ).then((f) => f.data);
 export const db = {
   exec: (sql, params) => dbOp(OP_EXEC, { sql, params }),
@@ -289,7 +332,7 @@ export const net = {
         TYPE_NET_REQUEST,
         TYPE_NET_RESPONSE,
         {
-          url: String(url),
+          url: absoluteURL(url, refusal),
           method: (o.method || METHOD_GET).toUpperCase(),
           headers: [...headers].length ? Object.fromEntries(headers) : undefined,
           body: o.body,
@@ -300,4 +343,3 @@ export const net = {
     );
   },
 };
-export const openUrl = (url) => request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: String(url) }, "openUrl").then((f) => f.status);

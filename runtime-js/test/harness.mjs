@@ -70,11 +70,18 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
   // Forms are exercised in a real browser (browser_test.go); the runtime
   // only needs the prototype to exist here.
   class HTMLFormElement {}
+  // Links are exercised in a real browser too; here the prototype's click
+  // and the listeners the runtime adds only need to exist.
+  class HTMLAnchorElement {
+    click() {}
+  }
   const g = {
     document,
     parent,
     ResizeObserver,
     HTMLFormElement,
+    HTMLAnchorElement,
+    URL: class extends URL {},
     Blob,
     Headers,
     Response,
@@ -88,7 +95,7 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
     structuredClone,
     console,
     AbortController,
-    addEventListener: (t, fn) => listeners[t]?.add(fn),
+    addEventListener: (t, fn) => (listeners[t] ||= new Set()).add(fn),
     removeEventListener: (t, fn) => listeners[t]?.delete(fn),
   };
   g.window = g;

@@ -134,22 +134,24 @@ test("openUrl: the server's check, then ui/open-link; the host's answer decides"
   for (const [answer, want] of [
     [(m) => env.reply(m, {}), "opened"],
     [(m) => env.fail(m, "Link opening denied by user"), "declined"],
-    [(m) => env.fail(m, "Policy violation"), "refused"],
+    [(m) => env.fail(m, "Policy violation"), { code: "HOST_ERROR", message: "Policy violation" }],
   ]) {
-    const p = env.snug.openUrl("https://example.com/a");
+    const p = outcome(env.snug.openUrl("https://example.com/a"));
     const call = await msg(env, "tools/call");
     assert.equal(call.params.name, "t__open_url");
     await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:open-url-result", requestId: call.params.arguments.frame.requestId, status: "opened" } });
     const link = await msg(env, "ui/open-link");
     assert.equal(link.params.url, "https://example.com/a");
     await answer(link);
-    assert.equal((await outcome(p)).value, want);
+    // A refusal rejects with the host's text; the user's answer resolves.
+    const got = await p;
+    assert.deepEqual(typeof want == "string" ? got.value : got, want);
   }
   // Refused by the server's check: the host is never asked.
-  const p = env.snug.openUrl("https://u@example.com/");
+  const p = outcome(env.snug.openUrl("https://u@example.com/"));
   const call = await msg(env, "tools/call");
-  await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:open-url-result", requestId: call.params.arguments.frame.requestId, status: "refused", reason: "MALFORMED" } });
-  assert.equal((await outcome(p)).value, "refused");
+  await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:open-url-result", requestId: call.params.arguments.frame.requestId, status: "refused", reason: "MALFORMED: url: userinfo" } });
+  assert.deepEqual(await p, { code: "HOST_ERROR", message: "MALFORMED: url: userinfo" });
   await tick();
   assert.equal(env.posted.filter((m) => m.method === "ui/open-link" && !m.taken).length, 0);
 });

@@ -272,6 +272,30 @@ test("a stream of 1,000 cumulative frames reaches onText in order, then the fina
   assert.equal(texts.length, 1000);
 });
 
+test("onPartial hears the object a streamed answer is writing, cut at every code unit; onText the raw text", async () => {
+  const env = await connected();
+  const full = 'Here:\n```json\n{"questions":[{"q":"Zürich?","answerIn":3},{"q":"why \\"not\\"","answerIn":"x"}],"done":true}\n```';
+  const texts = [];
+  const partials = [];
+  const p = env.snug.ask("quiz", {}, {
+    schema: { type: "object" },
+    onText: (t) => texts.push(t),
+    onPartial: (o) => partials.push(JSON.stringify(o)),
+  });
+  const f = await env.next("snug:app-message");
+  for (let k = 1; k <= full.length; k++)
+    await env.send({ v: 1, type: "snug:app-response", requestId: f.requestId, ok: true, streaming: true, seq: k - 1, text: full.slice(0, k) });
+  const final = { questions: [{ q: "Zürich?", answerIn: 3 }, { q: 'why "not"', answerIn: "x" }], done: true };
+  await env.send({ v: 1, type: "snug:app-response", requestId: f.requestId, ok: true, streaming: false, data: final });
+  same(await p, final);
+  assert.equal(texts.length, full.length, "onText hears every text, raw");
+  assert.equal(texts.at(-1), full);
+  assert.equal(new Set(partials).size, partials.length, "onPartial hears each new reading once");
+  assert.ok(partials.length > 20);
+  assert.deepEqual(JSON.parse(partials.at(-1)), final);
+  assert.deepEqual(JSON.parse(partials[0]), {});
+});
+
 test("ask rejects with SnugError carrying every field of the error object", async () => {
   const env = await connected();
   const p = env.snug.ask("x");
@@ -617,9 +641,9 @@ test("net.fetch honours an AbortSignal", async () => {
 
 // ---- open-url --------------------------------------------------------------
 
-test("openUrl resolves with the host's status", async () => {
+test("openUrl resolves with the user's answer (opened, declined)", async () => {
   const env = await connected();
-  for (const status of ["opened", "declined", "refused"]) {
+  for (const status of ["opened", "declined"]) {
     const p = env.snug.openUrl("https://example.com/docs");
     const f = await env.next("snug:open-url-request");
     assert.equal(f.url, "https://example.com/docs");
@@ -627,6 +651,89 @@ test("openUrl resolves with the host's status", async () => {
     await env.send({ v: 1, type: "snug:open-url-result", requestId: f.requestId, status, reason: "r" });
     assert.equal(await p, status);
   }
+});
+
+test("a refused open-url or save-file rejects with the host's reason", async () => {
+  const env = await connected({}, { capabilities: { streaming: true, db: true, auth: false, openUrl: true, saveFile: true } });
+  for (const [reason, code, message, hostCode] of [
+    ["MALFORMED: url: a character outside RFC 3986's set", "MALFORMED", "url: a character outside RFC 3986's set", "MALFORMED"],
+    ["rate limit: too many links asked for in the last minute", "HOST_ERROR", "rate limit: too many links asked for in the last minute", undefined],
+    ["FUTURE_CODE: something new", "HOST_ERROR", "something new", "FUTURE_CODE"],
+    [undefined, "HOST_ERROR", "refused by the host", undefined],
+  ]) {
+    for (const [call, req, res] of [
+      [() => env.snug.openUrl("https://example.com/"), "snug:open-url-request", "snug:open-url-result"],
+      [() => env.snug.saveFile("a.txt", "hi"), "snug:save-file-request", "snug:save-file-result"],
+    ]) {
+      const p = call();
+      p.catch(() => {});
+      const f = await env.next(req);
+      await env.send({ v: 1, type: res, requestId: f.requestId, status: "refused", ...(reason && { reason }) });
+      const e = await rejects(p, code);
+      assert.equal(e.message, message);
+      assert.equal(e.reason, reason);
+      assert.equal(e.hostCode, hostCode);
+      assert.equal(e.retryable, false);
+    }
+  }
+});
+
+test("URLs are sent as browsers read them: WHATWG serialization, then RFC 3986", async () => {
+  const env = await connected();
+  for (const [given, sent] of [
+    ["https://de.wikipedia.org/wiki/Zürich", "https://de.wikipedia.org/wiki/Z%C3%BCrich"],
+    ["https://münchen.de/", "https://xn--mnchen-3ya.de/"],
+    ["https://аpple.com/", "https://xn--pple-43d.com/"],
+    ["https://api.example.com/search?q=Zürich café", "https://api.example.com/search?q=Z%C3%BCrich%20caf%C3%A9"],
+    ["https://x.example/a|b^c[d]?q={x}`y\\z#f#g", "https://x.example/a%7Cb%5Ec%5Bd%5D?q=%7Bx%7D%60y%5Cz#f%23g"],
+    ["https://x.example/100%", "https://x.example/100%25"],
+    [new URL("https://x.example/ok?a=1"), "https://x.example/ok?a=1"],
+  ]) {
+    const o = env.snug.openUrl(given);
+    assert.equal((await env.next("snug:open-url-request")).url, sent, `openUrl(${given})`);
+    const n = env.snug.net.fetch(given);
+    assert.equal((await env.next("snug:net-request")).url, sent, `net.fetch(${given})`);
+    void o.catch(() => {}), void n.catch(() => {});
+  }
+});
+
+test("a relative URL is refused in the app, never resolved against the document", async () => {
+  const env = await connected();
+  for (const u of ["/api/x", "data.json", "//example.com/x", "example.com/page", ""]) {
+    for (const call of [() => env.snug.openUrl(u), () => env.snug.net.fetch(u)]) {
+      const e = await rejects(call(), "MALFORMED");
+      assert.match(e.message, /an absolute https:\/\/ URL is needed/);
+    }
+  }
+  await tick();
+  assert.equal(env.posted.filter((f) => f.type !== "snug:app-announce").length, 0);
+});
+
+// ---- save-file -------------------------------------------------------------
+
+test("saveFile sends the name, the type and the bytes; resolves saved or declined", async () => {
+  const env = await connected({}, { capabilities: { streaming: true, db: true, auth: false, saveFile: true } });
+  const bytes = Uint8Array.from([0, 1, 2, 250, 255]);
+  for (const [data, type, wantType, wantBytes, status] of [
+    [bytes, undefined, undefined, bytes, "saved"],
+    [bytes.buffer, "application/x-thing", "application/x-thing", bytes, "declined"],
+    [new env.window.Blob(["a,b\n1,2\n"], { type: "text/csv" }), undefined, "text/csv", new TextEncoder().encode("a,b\n1,2\n"), "saved"],
+    ["héllo", "text/plain", "text/plain", new TextEncoder().encode("héllo"), "saved"],
+  ]) {
+    const p = env.snug.saveFile("notes.csv", data, type);
+    const f = await env.next("snug:save-file-request");
+    assert.equal(f.name, "notes.csv");
+    assert.equal(f.mimeType, wantType);
+    assert.deepEqual([...Buffer.from(f.data, "base64")], [...wantBytes]);
+    await env.send({ v: 1, type: "snug:save-file-result", requestId: f.requestId, status });
+    assert.equal(await p, status);
+  }
+});
+
+test("saveFile needs the host's saveFile capability", async () => {
+  const env = await connected();
+  const e = await rejects(env.snug.saveFile("a.txt", "x"), "HOST_ERROR");
+  assert.match(e.message, /does not offer "saveFile"/);
 });
 
 // ---- capabilities ----------------------------------------------------------

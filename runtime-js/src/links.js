@@ -1,0 +1,70 @@
+// Links and navigations in a frame that must stay on its one page. The
+// sandbox has no popups, no downloads and no address of its own worth
+// leaving for: a followed link would replace the app with the browser's
+// error page (the runner's CSP refuses it). So the runtime takes a link's
+// activation the way the web means it:
+// - an http(s) link, static or inserted later, with or without target, by
+//   a click, a modifier-click or a middle click: snug.openUrl (the host asks
+//   the user and opens it in the browser);
+// - an <a download> whose href is a blob: or data: URL: snug.saveFile (the
+//   host asks the user and saves it); the blob comes from the app's own
+//   URL.createObjectURL, which the runtime remembers (the sandbox's CSP lets
+//   nothing fetch it back);
+// - window.open(url): snug.openUrl, returning null as the sandbox does;
+// - an in-page link (#section) scrolls as usual, and a link the app's own
+//   handler took (preventDefault) is left alone;
+// - anything else that would leave the page (a relative link, another
+//   scheme, location.href = …, location.assign, reload) does not happen:
+//   the console says why and names the Snug way (the Navigation API's
+//   navigate event, where the browser has it).
+
+import { fromBase64 } from "./bytes.js";
+
+/** @param {import("../snug").Snug} snug */
+export const links = (snug) => {
+  const blobs = new Map();
+  const { createObjectURL, revokeObjectURL } = URL;
+  const A = HTMLAnchorElement.prototype;
+  const click = A.click;
+  const error = (e) => console.error("snug:", e.message || e);
+  // The one word for a navigation the page cannot make.
+  const stay = (u) => error(`not leaving the app's page for ${u}: an app is one page; open sites with snug.openUrl("https://…"), use #id links inside the page`);
+
+  // route takes the activation of link a (true), or leaves it to the
+  // browser (false).
+  const route = (a, href = a.getAttribute("href").trim()) => {
+    if (/^(#|javascript:)/i.test(href)) return false;
+    try {
+      if (a.hasAttribute("download") && /^(blob|data):/.test(href)) {
+        // data:[type][;base64],body
+        const [, type, b64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
+        const file = href[0] == "b" ? blobs.get(href) : b64 ? fromBase64(decodeURIComponent(body)) : decodeURIComponent(body);
+        return file == null ? stay(href) : snug.saveFile(a.download || "download", file, type).catch(error), 1;
+      }
+    } catch {}
+    /^https?:\/\//i.test(href) ? snug.openUrl(href).catch(error) : stay(href);
+    return true;
+  };
+  const onClick = (e, a = !e.defaultPrevented && e.button < 2 && e.target.closest?.("a[href],area[href]")) =>
+    a && route(a) && e.preventDefault();
+
+  URL.createObjectURL = (o) => {
+    const u = createObjectURL(o);
+    blobs.set(u, o);
+    return u;
+  };
+  URL.revokeObjectURL = (u) => (blobs.delete(u), revokeObjectURL(u));
+  // A link made in script and clicked without being in the document sends
+  // no click event anywhere.
+  A.click = function () {
+    (this.isConnected || !this.hasAttribute("href") || !route(this)) && click.call(this);
+  };
+  addEventListener("click", onClick);
+  addEventListener("auxclick", onClick);
+  globalThis.open = (u) => (u && snug.openUrl(u).catch(error), null);
+  globalThis.navigation?.addEventListener("navigate", (e) => {
+    if (e.destination.sameDocument || !e.cancelable) return;
+    e.preventDefault();
+    stay(e.destination.url);
+  });
+};
