@@ -246,6 +246,9 @@ var SQLVirtualTableModules = []string{"fts5", "fts5vocab", "rtree", "rtree_i32"}
 // StripHeaders is STRIP_HEADERS from the rules file.
 var StripHeaders = []string{"authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"}
 
+// ThemeTokens is THEME_TOKENS from the rules file.
+var ThemeTokens = []string{"--snug-background", "--snug-surface", "--snug-text", "--snug-muted", "--snug-accent", "--snug-border", "--snug-danger", "--snug-radius", "--snug-font"}
+
 // EnvelopeTag starts an app-originated chat turn: EnvelopeTag, a newline, the JSON.
 const EnvelopeTag = "[SNUG_APP_REQUEST]"
 

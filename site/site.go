@@ -147,6 +147,7 @@ func generated() (map[string]any, error) {
 		// with streaming:true aside): every type some frame is answered with.
 		"terminalTypes": answerTypes(),
 		"eventResize":   frame.EventResize,
+		"themeTokens":   frame.ThemeTokens,
 		// The app iframe's allow attribute: the features the runner's
 		// Permissions-Policy lets it delegate, and nothing more.
 		"frameAllow": strings.Join(frame.PermissionsPolicyDelegated, "; "),

@@ -158,7 +158,7 @@ type Broker struct {
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	closing  bool
-	theme    string
+	theme    frame.Theme
 }
 
 // New returns a Broker with opts. It panics when opts fail Validate: such a
@@ -196,7 +196,7 @@ func NewChecked(opts Options) (*Broker, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		sessions: make(map[*Session]struct{}),
-		theme:    opts.Theme,
+		theme:    frame.Theme{Mode: opts.Theme},
 		jobs:     make(chan *request),
 	}, nil
 }
@@ -224,7 +224,7 @@ func (o Options) Validate() error {
 	if theme == "" {
 		theme = frame.ModeLight
 	}
-	if err := hostReady("instance", o, theme).Validate(); err != nil {
+	if err := hostReady("instance", o, frame.Theme{Mode: theme}, "").Validate(); err != nil {
 		var rej *frame.RejectError
 		if !errors.As(err, &rej) {
 			return fmt.Errorf("broker: the options make an invalid host-ready: %w", err)
@@ -361,18 +361,38 @@ func (b *Broker) Capabilities() frame.Capabilities {
 func (b *Broker) Theme() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.theme.Mode
+}
+
+// CurrentTheme returns the current theme: its mode and its tokens.
+func (b *Broker) CurrentTheme() frame.Theme {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	return b.theme
 }
 
 // SetTheme changes the theme mode ("light" or "dark") that host-ready
-// carries and sends a theme-change host-event to every live instance.
+// carries, without tokens, and sends a theme-change host-event to every
+// live instance.
 func (b *Broker) SetTheme(mode string) error {
-	ev, err := themeEvent(mode)
+	return b.UpdateTheme(frame.Theme{Mode: mode})
+}
+
+// UpdateTheme changes the whole theme host-ready carries, its mode and its
+// CSS custom-property tokens (the runner sends frame.ThemeTokens), and
+// sends it as a theme-change host-event to every live instance. A theme
+// host-ready cannot carry (a mode other than light or dark, more tokens than
+// the schema allows) is refused and changes nothing.
+func (b *Broker) UpdateTheme(t frame.Theme) error {
+	if err := hostReady("instance", b.opts, t, "").Validate(); err != nil {
+		return fmt.Errorf("broker: theme: %w", err)
+	}
+	ev, err := themeEvent(t)
 	if err != nil {
 		return err
 	}
 	b.mu.Lock()
-	b.theme = mode
+	b.theme = t
 	live := b.liveLocked()
 	b.mu.Unlock()
 	for _, s := range live {

@@ -34,21 +34,25 @@ func auth(h NetHandler) bool {
 	return ok && a.Auth()
 }
 
-func hostReady(instanceID string, o Options, mode string) *frame.HostReady {
+// hostReady is the host-ready of an instance: locale is the page's
+// (Session.SetLocale), else Options.Locale.
+func hostReady(instanceID string, o Options, theme frame.Theme, locale string) *frame.HostReady {
 	hr := &frame.HostReady{
 		InstanceID:       instanceID,
 		ProtocolVersions: frame.ProtocolVersions,
 		Capabilities:     capabilities(o),
-		Theme:            frame.Theme{Mode: mode},
+		Theme:            theme,
 	}
-	if o.Locale != "" {
-		loc := o.Locale
-		hr.Locale = &loc
+	if locale == "" {
+		locale = o.Locale
+	}
+	if locale != "" {
+		hr.Locale = &locale
 	}
 	return hr
 }
 
-func themeEvent(mode string) (*frame.HostEvent, error) { return events.ThemeChange(mode) }
+func themeEvent(t frame.Theme) (*frame.HostEvent, error) { return events.Theme(t) }
 
 // checkEvent holds a host-event to the event table (R7) before it is sent.
 func checkEvent(ev *frame.HostEvent) error {

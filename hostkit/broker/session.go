@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"regexp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,7 @@ type Session struct {
 	inflight map[string]*request
 	used     idWindow     // hashes of the most recent requestIds answered or being answered
 	seed     maphash.Seed // this session's own: collisions cannot be aimed
+	locale   string       // the page's locale (SetLocale); "" for Options.Locale
 }
 
 // App is the installed app's host key the session was opened with.
@@ -45,6 +47,37 @@ func (s *Session) User() string { return s.user }
 
 // InstanceID is the host-minted instanceId.
 func (s *Session) InstanceID() string { return s.instanceID }
+
+// SetLocale sets the locale this instance's host-ready carries from now on
+// (the user's, as the page that shows the app reports it), in place of
+// Options.Locale. A tag that is no BCP 47 language tag, or that host-ready
+// cannot carry, is refused and changes nothing.
+func (s *Session) SetLocale(tag string) error {
+	if err := CheckLocale(tag); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.locale = tag
+	s.mu.Unlock()
+	return nil
+}
+
+// CheckLocale reports whether host-ready can carry tag as its locale: a
+// BCP 47 language tag (its shape) within the schema's length.
+func CheckLocale(tag string) error {
+	if !localeRE.MatchString(tag) {
+		return fmt.Errorf("broker: locale %q is not a BCP 47 language tag such as \"en\" or \"pt-BR\"", tag)
+	}
+	if err := hostReady("instance", Options{}, frame.Theme{Mode: frame.ModeLight}, tag).Validate(); err != nil {
+		return fmt.Errorf("broker: locale: %w", err)
+	}
+	return nil
+}
+
+// localeRE is the shape of a BCP 47 language tag: a 2-8 letter language,
+// then subtags of 1-8 letters or digits (RFC 5646 §2.1, without checking
+// the registry).
+var localeRE = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)
 
 // Announced returns the last accepted app-announce, nil before the first.
 func (s *Session) Announced() *frame.AppAnnounce {
@@ -449,7 +482,10 @@ func (s *Session) remove(r *request) {
 }
 
 func (s *Session) sendHostReady() {
-	s.send(hostReady(s.instanceID, s.b.opts, s.b.Theme()))
+	s.mu.Lock()
+	locale := s.locale
+	s.mu.Unlock()
+	s.send(hostReady(s.instanceID, s.b.opts, s.b.CurrentTheme(), locale))
 }
 
 // send marshals f, enforces its size class and checks it with the generated

@@ -24,12 +24,19 @@ import (
 // ThemeChange builds a theme-change event for mode frame.ModeLight or
 // frame.ModeDark.
 func ThemeChange(mode string) (*frame.HostEvent, error) {
-	if mode != frame.ModeLight && mode != frame.ModeDark {
-		return nil, fmt.Errorf("events: theme mode %q: want light or dark", mode)
+	return Theme(frame.Theme{Mode: mode})
+}
+
+// Theme builds a theme-change event carrying the whole theme: its mode and
+// its CSS custom-property tokens (frame.ThemeTokens is the set the runner
+// sends; the runtime applies every --* name).
+func Theme(t frame.Theme) (*frame.HostEvent, error) {
+	if t.Mode != frame.ModeLight && t.Mode != frame.ModeDark {
+		return nil, fmt.Errorf("events: theme mode %q: want light or dark", t.Mode)
 	}
 	return build(frame.EventThemeChange, struct {
 		Theme frame.Theme `json:"theme"`
-	}{frame.Theme{Mode: mode}})
+	}{t})
 }
 
 // Visibility builds a visibility event.

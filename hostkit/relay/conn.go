@@ -36,6 +36,9 @@ type conn struct {
 	// hidden is the page's last reported visibility ({"t":"visibility"}); a
 	// page that never reported one counts as visible.
 	hidden bool
+	// locale is the page's navigator.language ({"t":"locale"}), carried by
+	// the host-ready of the instances it mounts; "" for the host's own.
+	locale string
 }
 
 func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn, br *bufio.Reader) *conn {
@@ -64,8 +67,10 @@ type inMsg struct {
 	Frame    json.RawMessage `json:"frame"`
 	ID       string          `json:"id"`
 	Decision string          `json:"decision"`
-	Mode     string          `json:"mode"`
-	Visible  *bool           `json:"visible"`
+	Mode     string            `json:"mode"`
+	Tokens   map[string]string `json:"tokens"`
+	Locale   string            `json:"locale"`
+	Visible  *bool             `json:"visible"`
 }
 
 // serve runs the read loop (a writer runs on a goroutine of its own while
@@ -211,7 +216,21 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		}
 		c.inspect(c.rl.opts.Now(), "in", m.Slot, "reset", "", verdict, code, msg)
 	case "theme":
-		_ = c.rl.b.SetTheme(m.Mode) // an unknown mode changes nothing
+		// The page's theme: its mode and the token set it computed
+		// (frame.ThemeTokens, from its own stylesheet). A name outside the
+		// set or a value that is no plain CSS value is dropped; an unknown
+		// mode changes nothing.
+		_ = c.rl.b.UpdateTheme(frame.Theme{Mode: m.Mode, Tokens: themeTokens(m.Tokens)})
+	case "locale":
+		// The user's locale as the page's browser reports it
+		// (navigator.language): the host-ready of every instance this
+		// connection mounts from now on carries it. A tag that is no
+		// BCP 47 tag is ignored.
+		if broker.CheckLocale(m.Locale) == nil {
+			c.mu.Lock()
+			c.locale = m.Locale
+			c.mu.Unlock()
+		}
 	case "visibility":
 		// The runner page was hidden or shown: its apps are told. A slot not
 		// loaded yet has had no host-ready; it learns the page's state right
@@ -354,6 +373,12 @@ func (c *conn) mount(slot, app string) {
 		delete(c.slots, slot)
 		c.mu.Unlock()
 		return
+	}
+	c.mu.Lock()
+	locale := c.locale
+	c.mu.Unlock()
+	if locale != "" {
+		_ = sess.SetLocale(locale) // checked when it came
 	}
 	p.sess = sess
 }

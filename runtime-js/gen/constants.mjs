@@ -267,6 +267,7 @@ export const RESPONSE_HEADER_GLOBS = ["x-ratelimit-*"];
 export const RESPONSE_HEADER_WHITELIST = ["content-type","content-length","cache-control","etag","last-modified","retry-after","link"];
 export const SQL_VIRTUAL_TABLE_MODULES = ["fts5","fts5vocab","rtree","rtree_i32"];
 export const STRIP_HEADERS = ["authorization","cookie","set-cookie","x-api-key","proxy-authorization"];
+export const THEME_TOKENS = ["--snug-background","--snug-surface","--snug-text","--snug-muted","--snug-accent","--snug-border","--snug-danger","--snug-radius","--snug-font"];
 
 // Known events (others are ignored).
 /** theme-change (host->app) */

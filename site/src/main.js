@@ -6,6 +6,7 @@ import { Relay } from './relay.js';
 import { Stage, safeColor } from './stage.js';
 import { Inspector } from './inspector.js';
 import { Confirms } from './confirm.js';
+import { GEN } from './gen.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -59,7 +60,10 @@ document.addEventListener('visibilitychange', () => {
 
 let connectedOnce = false;
 async function onOpen() {
-  relay.send({ t: 'theme', mode: theme.mode });
+  // The user's locale first: host-ready carries it to every app mounted
+  // after it.
+  relay.send({ t: 'locale', locale: navigator.language });
+  relay.send(theme.message());
   // A page hidden while it reconnected still tells the host, so instances it
   // mounts now learn it right after their host-ready.
   if (document.visibilityState !== 'visible') relay.send({ t: 'visibility', visible: false });
@@ -167,12 +171,23 @@ const theme = {
     this.button.setAttribute('aria-pressed', String(this.mode === 'dark'));
     this.button.textContent = this.mode === 'dark' ? 'Light theme' : 'Dark theme';
   },
+  // message is the theme as the host passes it to the apps: the mode and
+  // the documented token set, each read from this page's own stylesheet.
+  message() {
+    const style = getComputedStyle(document.documentElement);
+    const tokens = {};
+    for (const name of GEN.themeTokens) {
+      const v = style.getPropertyValue(name).trim();
+      if (v) tokens[name] = v;
+    }
+    return { t: 'theme', mode: this.mode, tokens };
+  },
 };
 theme.apply();
 theme.button.addEventListener('click', () => {
   theme.mode = theme.mode === 'dark' ? 'light' : 'dark';
   theme.apply();
-  relay.send({ t: 'theme', mode: theme.mode });
+  relay.send(theme.message());
 });
 
 const inspectorToggle = $('#inspector-toggle');
