@@ -745,17 +745,13 @@ func (b *builder) link(t html.Token, raw string, start int, styleN *int, attrAt 
 	}
 }
 
+// anchor checks a link. An https link works as written, whatever its
+// target: the runtime takes the click (a modifier or middle click too) to
+// snug.openUrl, so the host confirms and opens it in the user's browser; an
+// in-page #link scrolls. A link the runtime cannot follow is a warning.
 func (b *builder) anchor(t html.Token, start int, attrAt func(string) int) {
 	href, _ := getAttr(t, "href")
-	target, _ := getAttr(t, "target")
 	kind := classifyRef(href)
-	if strings.EqualFold(target, "_blank") || strings.EqualFold(target, "_top") || strings.EqualFold(target, "_parent") {
-		b.diagAt(attrAt("target"), SeverityWarning, "sandbox.navigation",
-			fmt.Sprintf("<%s target=%s> does nothing", t.Data, target),
-			"the sandbox has no allow-popups and no top navigation",
-			"call await snug.openUrl(url) from a click handler: the host confirms and opens it in the user's browser")
-		return
-	}
 	if kind == refScheme && strings.HasPrefix(strings.ToLower(strings.TrimSpace(href)), "javascript:") {
 		b.handlers = true
 		b.diagAt(attrAt("href"), SeverityWarning, "html.inline-handler",
@@ -764,13 +760,18 @@ func (b *builder) anchor(t html.Token, start int, attrAt func(string) int) {
 			"use a <button type=\"button\"> and el.addEventListener(\"click\", …) from a script")
 		return
 	}
-	switch kind {
-	case refRemote:
+	switch lower := strings.ToLower(strings.TrimSpace(href)); {
+	case kind == refRemote && strings.HasPrefix(lower, "//"):
 		b.diagAt(attrAt("href"), SeverityWarning, "sandbox.navigation",
-			fmt.Sprintf("link to %s navigates the app's own frame away", quote(href)),
-			"the host treats a frame that navigates as gone and stops talking to it",
-			"call await snug.openUrl(url) from a click handler: the host confirms and opens it in the user's browser")
-	case refLocal:
+			fmt.Sprintf("link to %s has no scheme", quote(href)),
+			"the app's page has no address of its own to take one from, so the link is not opened",
+			"write the full https:// URL")
+	case kind == refRemote && !strings.HasPrefix(lower, "https:"):
+		b.diagAt(attrAt("href"), SeverityWarning, "sandbox.navigation",
+			fmt.Sprintf("link to %s is not opened", quote(href)),
+			"the host opens https:// links only",
+			"link to the https:// address")
+	case kind == refLocal:
 		b.diagAt(attrAt("href"), SeverityWarning, "ref.local-link",
 			fmt.Sprintf("link to local file %s leaves the app", quote(href)),
 			"the built app is one file; other pages do not travel with it",

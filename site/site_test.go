@@ -97,29 +97,21 @@ func TestTooLargeAnswersAreTheHosts(t *testing.T) {
 	if len(tl.ByType) != len(frame.Types) {
 		t.Fatalf("%d rows for %d frame types", len(tl.ByType), len(frame.Types))
 	}
-	paired := map[string]string{frame.TypeDBRequest: frame.TypeDBResponse, frame.TypeNetRequest: frame.TypeNetResponse, frame.TypeOpenURLRequest: frame.TypeOpenURLResult}
 	codes := [3]string{frame.CodeMalformed, frame.CodeUnsupportedVersion, frame.CodeMalformed}
 	check := func(typ string, row [3]int) {
-		want := paired[typ]
-		if want == "" {
-			want = frame.TypeAppResponse
-		}
+		// The pairing and the error seat are the generated frame package's.
+		want := frame.AnswerType(typ)
 		for k, i := range row {
 			f, err := frame.Parse(tl.Answers[i])
 			if err != nil {
 				t.Errorf("%s answer %d: %v", typ, k, err)
 				continue
 			}
-			code, rid := "", ""
-			switch a := f.(type) {
-			case *frame.AppResponse:
-				code, rid = a.Error.Code, a.RequestID
-			case *frame.DBResponse:
-				code, rid = a.Error.Code, a.RequestID
-			case *frame.NetResponse:
-				code, rid = a.Error.Code, a.RequestID
-			case *frame.OpenURLResult:
-				code, rid = *a.Reason, a.RequestID
+			code, rid := "", frame.RequestIDOf(f)
+			if e := frame.ErrorOf(f); e != nil {
+				code = e.Code
+			} else if reason, refused := frame.RefusalOf(f); refused {
+				code, _, _ = strings.Cut(reason, ":")
 			}
 			if f.FrameType() != want || code != codes[k] || rid != tooLargeID {
 				t.Errorf("%q answer %d: %s", typ, k, tl.Answers[i])

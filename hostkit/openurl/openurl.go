@@ -14,7 +14,14 @@ package openurl
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/internal/askgate"
@@ -137,4 +144,93 @@ func Truncate(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// Readable is u as a person reads it, for a dialog to show beside u itself:
+// each xn-- label of the host as Unicode, and each percent-escaped run of
+// UTF-8 in the path, query and fragment as its characters. What could be
+// mistaken for something else stays escaped: ASCII escapes (%2F is not a
+// /), invisible and format characters (a right-to-left override), spaces
+// and controls, and a label that is no valid Punycode. Readable(u) differs
+// from u exactly when the ASCII form hides Unicode, so showing both makes a
+// look-alike host (аpple.com with a Cyrillic а) visible.
+func Readable(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	host, port := authority, ""
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
+		host, port = authority[:i], authority[i:]
+	}
+	labels := strings.Split(host, ".")
+	for i, l := range labels {
+		if len(l) > 4 && strings.EqualFold(l[:4], "xn--") {
+			if d, err := idna.ToUnicode(l); err == nil && printable(d) {
+				labels[i] = d
+			}
+		}
+	}
+	return scheme + "://" + strings.Join(labels, ".") + port + unescapeUnicode(tail)
+}
+
+// unescapeUnicode decodes the %XX runs of s that spell printable non-ASCII
+// characters; everything else is left as it is.
+func unescapeUnicode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '%' || hexByte(s, i) < 0x80 {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		// A run of escaped bytes >= 0x80.
+		var raw []byte
+		j := i
+		for j < len(s) && s[j] == '%' && hexByte(s, j) >= 0x80 {
+			raw = append(raw, byte(hexByte(s, j)))
+			j += 3
+		}
+		for k := 0; k < len(raw); {
+			r, n := utf8.DecodeRune(raw[k:])
+			if r != utf8.RuneError && printable(string(r)) {
+				b.WriteRune(r)
+			} else {
+				for _, c := range raw[k : k+n] {
+					fmt.Fprintf(&b, "%%%02X", c)
+				}
+			}
+			k += n
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// hexByte is the byte %XX at s[i] spells, -1 when s[i:] is no escape.
+func hexByte(s string, i int) int {
+	if i+2 >= len(s) {
+		return -1
+	}
+	v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+	if err != nil {
+		return -1
+	}
+	return int(v)
+}
+
+// printable reports whether s holds only characters that show as
+// themselves: graphic, and no format character or space.
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -77,11 +77,15 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 		App      string `json:"app"`
 		Method   string `json:"method,omitempty"`
 		URL      string `json:"url,omitempty"`
+		Readable string `json:"readable,omitempty"` // the URL's Unicode form, when it differs
 		Name     string `json:"name,omitempty"`
 		MimeType string `json:"mimeType,omitempty"`
 		Size     *int   `json:"size,omitempty"`
 		Data     []byte `json:"data,omitempty"` // base64
 	}{T: "confirm", ID: id, Slot: port.slot, Kind: p.Kind, App: p.App, Method: p.Method, URL: p.URL}
+	if r := openurl.Readable(p.URL); p.URL != "" && r != p.URL {
+		msg.Readable = r
+	}
 	if p.Kind == KindSaveFile {
 		n := len(p.Data)
 		msg.Name, msg.MimeType, msg.Size, msg.Data = p.Name, p.MimeType, &n, p.Data

@@ -21,8 +21,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -381,6 +383,13 @@ type Dialog struct {
 	App    string `json:"app"`
 	Method string `json:"method"`
 	URL    string `json:"url"`
+	// Readable is the URL's Unicode form shown beside it, "" when the
+	// dialog shows none (it reads as URL).
+	Readable string `json:"readable"`
+	// File, Size and Type are what a save-file question shows.
+	File string `json:"file"`
+	Size string `json:"size"`
+	Type string `json:"type"`
 	// Choices are the decisions the dialog offers: the visible buttons'
 	// data-snug-confirm values, and "always" when its remember box shows.
 	Choices []string `json:"choices"`
@@ -396,7 +405,10 @@ func (r *Runner) Confirm() Dialog {
 		if (box && shown(box) && !choices.includes('always')) choices.push('always');
 		return {open: d.open, id: d.dataset.id || '', kind: d.dataset.kind || '',
 		app: document.getElementById('confirm-app').textContent, method: document.getElementById('confirm-method').textContent,
-		url: document.getElementById('confirm-url').textContent, choices}; })()`)
+		url: document.getElementById('confirm-url').textContent,
+		readable: shown(document.getElementById('confirm-readable')) ? document.getElementById('confirm-readable').textContent : '',
+		file: document.getElementById('confirm-file').textContent, size: document.getElementById('confirm-size').textContent,
+		type: document.getElementById('confirm-type').textContent, choices}; })()`)
 }
 
 // armedJS holds once the confirm dialog is open and armed: its controls
@@ -494,4 +506,66 @@ func ChooseFiles(t testing.TB, ctx context.Context, sel string, files []string) 
 	case <-cctx.Done():
 		t.Fatalf("clicking %s opened no file chooser", sel)
 	}
+}
+
+// AllowDownloads lets the shared browser save downloads, without asking,
+// into a fresh directory it returns, until the test ends (then downloads
+// are refused again). A test reads the files saved there with Downloaded.
+func AllowDownloads(t testing.TB, tab context.Context) string {
+	t.Helper()
+	dir := t.TempDir()
+	set := func(ctx context.Context, p cdpbrowser.SetDownloadBehaviorParams) error {
+		ctx, cancel := context.WithTimeout(ctx, Timeout)
+		defer cancel()
+		_, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, p)
+		return err
+	}
+	if err := set(tab, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+		t.Fatalf("allow downloads: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := set(tab, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny}); err != nil && tab.Err() == nil {
+			t.Errorf("refuse downloads again: %v", err)
+		}
+	})
+	return dir
+}
+
+// Downloaded waits for the browser to finish saving name in dir (a
+// directory from AllowDownloads) and returns its bytes.
+func Downloaded(t testing.TB, dir, name string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(WaitTimeout)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil {
+			if _, err := os.Stat(filepath.Join(dir, name+".crdownload")); os.IsNotExist(err) {
+				return b
+			}
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(dir)
+			var have []string
+			for _, e := range entries {
+				have = append(have, e.Name())
+			}
+			t.Fatalf("no download %q within %s; the folder has %q", name, WaitTimeout, have)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// NoDownloads reports the files saved in dir (a directory from
+// AllowDownloads), for a test that expects none.
+func NoDownloads(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have []string
+	for _, e := range entries {
+		have = append(have, e.Name())
+	}
+	return have
 }

@@ -256,7 +256,7 @@ var probes = []struct{ snippet, html string }{
 	{"`window.open(url)`", `<script type="module">window.open("https://example.com/");</script>`},
 	{"`confirm(question)`", `<script type="module">if (confirm("Delete it?")) console.log("deleted");</script>`},
 	{"`el.innerHTML = '<button onclick=\"…\">'`", `<ul id="l"></ul><script type="module">document.getElementById("l").innerHTML = '<li><button onclick="del(1)">x</button></li>';</script>`},
-	{"`<a target=\"_blank\">`", `<a href="https://example.com/" target="_blank">docs</a>`},
+	{"`<a href=\"about.html\">`", `<a href="about.html">About</a>`},
 	{"`<form action=…>`", `<form action="https://example.com/submit"><button>Send</button></form>`},
 	{"`<script src=\"https://example.com/lib.js\">`", `<script src="https://example.com/lib.js"></script>`},
 	{"`<link rel=\"preconnect\">`", `<link rel="preconnect" href="https://example.com">`},

@@ -1,6 +1,9 @@
 // The host's own confirm dialog: a net request to an origin the app has no
-// grant for, or an open-url request. It shows the app's name, the method and
-// the full URL, and answers with the decision of the button the user
+// grant for, an open-url request, or a save-file request. It shows the
+// app's name and, for a URL, the method and the full URL in its ASCII form
+// with the Unicode form the host read from it beside it when they differ
+// (a look-alike host shows), or, for a file, its name, size and type; and
+// answers with the decision of the button the user
 // clicked (its data-snug-confirm value). The app's frame cannot reach this
 // dialog: it lives in the runner's document.
 //
@@ -58,6 +61,12 @@ export class Confirms {
     this.rememberRow = dialog.querySelector('#confirm-remember-row');
     this.remember = dialog.querySelector('[data-snug-confirm-remember]');
     this.origin = dialog.querySelector('#confirm-origin');
+    this.readable = dialog.querySelector('#confirm-readable');
+    this.readableRow = dialog.querySelector('#confirm-readable-row');
+    this.file = dialog.querySelector('#confirm-file');
+    this.size = dialog.querySelector('#confirm-size');
+    this.type = dialog.querySelector('#confirm-type');
+    this.rows = dialog.querySelectorAll('dl > [data-kinds]');
     this.controls = dialog.querySelector('.controls');
     this.deny = dialog.querySelector('[data-snug-confirm="deny"]');
     this.allow = dialog.querySelector('[data-snug-confirm="once"]');
@@ -100,7 +109,8 @@ export class Confirms {
 
   /** Queues one confirm request from the host. */
   ask(msg) {
-    if (typeof msg.id !== 'string' || typeof msg.url !== 'string') return;
+    if (typeof msg.id !== 'string') return;
+    if (msg.kind === 'save-file' ? typeof msg.name !== 'string' || typeof msg.data !== 'string' : typeof msg.url !== 'string') return;
     this.queue.push(msg);
     if (!this.current) this.next('');
   }
@@ -119,22 +129,31 @@ export class Confirms {
       return;
     }
     const swapped = this.dialog.open;
-    const openUrl = msg.kind === 'open-url';
-    this.title.textContent = openUrl ? 'Open a link?' : 'Allow a network request?';
+    const kind = msg.kind === 'open-url' || msg.kind === 'save-file' ? msg.kind : 'net';
+    const text = KINDS[kind];
+    this.title.textContent = text.title;
     this.app.textContent = this.appName(msg) || 'An app';
-    this.verb.textContent = openUrl
-      ? 'asks to open this address in a new browser tab.'
-      : 'asks the host to make this request for it.';
-    this.method.textContent = openUrl ? 'OPEN' : String(msg.method || 'GET');
-    this.url.textContent = msg.url;
+    this.verb.textContent = text.verb;
+    for (const row of this.rows) row.hidden = !row.dataset.kinds.split(' ').includes(kind);
+    if (kind === 'save-file') {
+      this.file.textContent = msg.name;
+      this.size.textContent = sizeText(Number(msg.size));
+      this.type.textContent = String(msg.mimeType || '');
+    } else {
+      this.method.textContent = kind === 'open-url' ? 'OPEN' : String(msg.method || 'GET');
+      this.url.textContent = msg.url;
+      const readable = typeof msg.readable === 'string' && msg.readable !== msg.url ? msg.readable : '';
+      this.readable.textContent = readable;
+      this.readableRow.hidden = !readable;
+      this.origin.textContent = originOf(msg.url);
+    }
     this.remember.checked = false;
-    this.rememberRow.hidden = openUrl;
-    this.origin.textContent = originOf(msg.url);
-    this.deny.textContent = openUrl ? 'Cancel' : 'Deny';
+    this.rememberRow.hidden = kind !== 'net';
+    this.deny.textContent = kind === 'net' ? 'Deny' : 'Cancel';
     this.renderAllow();
     this.notice.hidden = !swapped;
     this.notice.textContent = swapped ? why : '';
-    this.dialog.dataset.kind = openUrl ? 'open-url' : 'net';
+    this.dialog.dataset.kind = kind;
     this.dialog.dataset.id = msg.id;
     this.disarm();
     if (!this.dialog.open) this.dialog.showModal();
@@ -146,10 +165,10 @@ export class Confirms {
 
   /** The allow button says and answers what the box asks for. */
   renderAllow() {
-    const openUrl = this.current && this.current.kind === 'open-url';
-    const always = !openUrl && this.remember.checked;
+    const kind = this.dialog.dataset.kind;
+    const always = kind === 'net' && this.remember.checked;
     this.allow.dataset.snugConfirm = always ? 'always' : 'once';
-    this.allow.textContent = openUrl ? 'Open' : always ? 'Always allow' : 'Allow once';
+    this.allow.textContent = always ? 'Always allow' : KINDS[kind].allow;
   }
 
   disarm() {
@@ -222,8 +241,9 @@ export class Confirms {
   decide(decision) {
     const msg = this.current;
     if (!msg) return;
-    // open-url has no "always": a link is opened once, from this click.
-    if (msg.kind === 'open-url' && decision === 'always') decision = 'deny';
+    // open-url and save-file have no "always": a link is opened, a file
+    // saved, once, from this click.
+    if (msg.kind !== 'net' && decision === 'always') decision = 'deny';
     // "always" only with the box ticked: a stray value is a "once".
     if (decision === 'always' && !this.remember.checked) decision = 'once';
     if (msg.kind === 'open-url' && decision === 'once') {
@@ -232,6 +252,7 @@ export class Confirms {
       if (!isHTTPS(msg.url)) decision = 'deny';
       else window.open(msg.url, '_blank', 'noopener,noreferrer');
     }
+    if (msg.kind === 'save-file' && decision === 'once' && !saveFile(msg)) decision = 'deny';
     this.answer(msg.id, decision);
     this.next('Another request: read it before you answer.');
   }
@@ -251,6 +272,44 @@ export class Confirms {
     this.disarm();
     if (this.dialog.open) this.dialog.close();
   }
+}
+
+/** What the dialog says for each kind of question. */
+const KINDS = {
+  net: { title: 'Allow a network request?', verb: 'asks the host to make this request for it.', allow: 'Allow once' },
+  'open-url': { title: 'Open a link?', verb: 'asks to open this address in a new browser tab.', allow: 'Open' },
+  'save-file': { title: 'Save a file?', verb: 'asks to save this file to your computer.', allow: 'Save' },
+};
+
+/**
+ * Saves the file of a save-file question from the user's click (the user
+ * gesture a download needs): the host's bytes as a blob URL of this page,
+ * followed by an <a download> with the host's checked name. The blob URL
+ * is revoked a minute later, when the download has long read it. Reports
+ * whether the download started.
+ */
+function saveFile(msg) {
+  let bytes;
+  try {
+    bytes = Uint8Array.from(atob(msg.data), (c) => c.charCodeAt(0));
+  } catch {
+    return false;
+  }
+  const url = URL.createObjectURL(new Blob([bytes], { type: String(msg.mimeType || 'application/octet-stream') }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = msg.name;
+  a.rel = 'noopener';
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return true;
+}
+
+/** A size as a person reads it, with the exact bytes. */
+function sizeText(n) {
+  if (!Number.isFinite(n) || n < 0) return '';
+  const unit = n < 1024 ? '' : n < 1 << 20 ? ` (${(n / 1024).toFixed(1)} KB)` : ` (${(n / (1 << 20)).toFixed(1)} MB)`;
+  return `${n.toLocaleString('en')} bytes${unit}`;
 }
 
 /** The left (or top) edges to try for a box of size n in a window of size w. */

@@ -39,10 +39,11 @@ const confirms = new Confirms(
 // dialogAppName names the asking app in a confirm dialog as "Name (key)":
 // the display name comes from the installed app's own file (never from an
 // announce), and the host's own key stands beside it. A net question arrives named that way by the host; an open-url
-// question carries the app's key, named here from the host's app list.
+// or save-file question carries the app's key, named here from the host's
+// app list.
 function dialogAppName(msg) {
   const given = typeof msg.app === 'string' ? msg.app : '';
-  if (msg.kind !== 'open-url') return given;
+  if (msg.kind === 'net') return given;
   const key = stage.appOf(msg.slot) || given;
   const info = stage.apps.get(key);
   const name = info && typeof info.displayName === 'string' ? info.displayName : '';
