@@ -3,6 +3,7 @@ package frame
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -47,7 +48,7 @@ func TestDispatch(t *testing.T) {
 			}
 			if c.replyReason != "" {
 				r := replies[0].(*OpenURLResult)
-				if r.Status != StatusRefused || r.Reason == nil || *r.Reason != c.replyReason || r.RequestID != "r1" {
+				if r.Status != StatusRefused || r.Reason == nil || !strings.HasPrefix(*r.Reason, c.replyReason+": ") || r.RequestID != "r1" {
 					t.Fatalf("answer %+v", r)
 				}
 			}

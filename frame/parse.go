@@ -46,7 +46,9 @@ func (e *RejectError) summary(n int) string {
 
 // Answer is the frame the host sends back for e: the response paired with the
 // request type, carrying e.Code; nil when no requestId was recovered (R1).
-// An answer type without an error object refuses with e.Code as its reason.
+// An answer type without an error object refuses with "CODE: message" as
+// its reason, cut to the reason's maxLength, as ErrorAnswer does: the app
+// learns why.
 func (e *RejectError) Answer() Frame {
 	if !e.HasRequestID {
 		return nil
@@ -56,7 +58,7 @@ func (e *RejectError) Answer() Frame {
 	if utf8.RuneCountInString(msg) > ErrorMessageMaxLength {
 		msg = string([]rune(msg)[:ErrorMessageMaxLength-1]) + "…"
 	}
-	return errorAnswer(AnswerType(e.Type), e.RequestID, NewError(e.Code, msg), e.Code)
+	return ErrorAnswer(AnswerType(e.Type), e.RequestID, NewError(e.Code, msg))
 }
 
 // ErrorAnswer is the terminal answer of type answerType to requestId rid

@@ -1,389 +1,260 @@
 package hostkit_test
 
+// Issue 14: apps written the way the web works. Each test drives an app
+// written as a model writes it (plain links, Unicode URLs, the Blob and
+// <a download> export idiom) in Chromium under the real host and runner.
+
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
-	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
-	"github.com/snuggen/snuggen/pack"
 )
 
-// Issue 14 items 7 and 8: apps written the way a model writes them, run
-// through the real runner: alert() shows a notice, a form and a <dialog>
-// confirm work and log nothing, the console of a load is clean, and a copy
-// button writes the clipboard.
-
-// contactsApp is a model's contact list: a form with a required field
-// (submitted by Enter), alert() after adding, and the confirm-before-delete
-// a model writes once it is told confirm() cannot work: a <dialog> whose
-// form has method="dialog".
-const contactsApp = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<meta name="snug:app-id" content="test.contacts">
-<meta name="snug:display-name" content="Contacts">
-<title>Contacts</title>
-<style>
-  body { font-family: system-ui, sans-serif; margin: 16px; }
-  form { display: flex; gap: 8px; }
-  li { margin: 4px 0; }
-</style>
-</head>
-<body>
-<h1>Contacts</h1>
-<form id="add-form">
-  <input id="name" name="name" placeholder="Name" required>
-  <input id="email" name="email" type="email" placeholder="Email">
-  <button type="submit">Add</button>
-</form>
-<ul id="contact-list"></ul>
-
-<dialog id="confirm-dialog">
-  <form method="dialog">
-    <p>Delete this contact?</p>
-    <button value="cancel" id="confirm-cancel">Cancel</button>
-    <button value="confirm" id="confirm-ok">Delete</button>
-  </form>
-</dialog>
-
-<script>
-  const contacts = [];
-  const list = document.getElementById('contact-list');
-  const dialog = document.getElementById('confirm-dialog');
-  let pendingDelete = null;
-
-  function render() {
-    list.innerHTML = '';
-    contacts.forEach((c, i) => {
-      const li = document.createElement('li');
-      li.textContent = c.name + (c.email ? ' (' + c.email + ') ' : ' ');
-      const btn = document.createElement('button');
-      btn.textContent = 'Delete';
-      btn.className = 'delete';
-      btn.addEventListener('click', () => {
-        pendingDelete = i;
-        dialog.showModal();
-      });
-      li.appendChild(btn);
-      list.appendChild(li);
-    });
-  }
-
-  document.getElementById('add-form').addEventListener('submit', (e) => {
-    e.preventDefault();
-    const name = document.getElementById('name').value.trim();
-    const email = document.getElementById('email').value.trim();
-    contacts.push({ name, email });
-    e.target.reset();
-    render();
-    alert('Added ' + name + '!');
-  });
-
-  dialog.addEventListener('close', () => {
-    if (dialog.returnValue === 'confirm' && pendingDelete !== null) {
-      contacts.splice(pendingDelete, 1);
-      render();
-    }
-    pendingDelete = null;
-  });
-</script>
-</body>
-</html>`
-
-func TestModelFormsDialogsAndAlert(t *testing.T) {
-	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("contacts", []byte(contactsApp))))
+// startApp starts a host with the one app name from testdata and opts, and
+// opens the runner with it mounted.
+func startApp(t *testing.T, name string, opts ...hostkit.Option) (*hostkit.Host, *browsertest.Runner, context.Context) {
+	t.Helper()
+	h, err := hostkit.New(append([]hostkit.Option{hostkit.WithApps(hostkit.RawApp(name, readTestdata(t, name+".html")))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	browsertest.ServeHost(t, h)
-	r := browsertest.OpenRunner(t, h.URL(), "contacts")
-	page := browsertest.WatchConsole(t, r.Tab)
-	f := r.Frame(0)
-	app := browsertest.WatchConsole(t, f)
-	count := func() int { return browsertest.Eval[int](t, f, `document.querySelectorAll('#contact-list li').length`) }
-	// settle waits until the runner has fitted the frame to its content (a
-	// notice makes it taller), so that a click lands where it was aimed.
-	settle := func() {
-		t.Helper()
-		browsertest.WaitFor(t, f, "the frame to fit its content", `document.documentElement.scrollHeight <= innerHeight`)
-	}
-
-	// An empty required field: the browser's own check stops the submit.
-	browsertest.Do(t, f, "click Add with no name", chromedp.Click(chromedp.CSS(`button[type=submit]`)))
-	if n := count(); n != 0 {
-		t.Fatalf("an invalid form was submitted: %d contacts", n)
-	}
-	// Enter in a field submits; the app's alert() shows a notice.
-	browsertest.Do(t, f, "type a contact", chromedp.SendKeys(chromedp.CSS("#name"), "Ada Lovelace\r"))
-	browsertest.WaitFor(t, f, "the contact", `document.querySelectorAll('#contact-list li').length === 1`)
-	browsertest.WaitFor(t, f, "the alert's notice", `[...document.querySelectorAll('snug-notice')].some(n => n.textContent === 'Added Ada Lovelace!OK')`)
-	// The notice is at the top, above the app's content, covering none of it.
-	notice := browsertest.Eval[map[string]any](t, f, `(() => { const n = document.querySelector('snug-notice'), r = n.getBoundingClientRect(),
-		h = document.querySelector('h1').getBoundingClientRect();
-		return {role: n.getAttribute('role'), visible: r.width > 100 && r.height > 10 && r.top >= 0 && r.top < 40, above: r.bottom <= h.top}; })()`)
-	if notice["role"] != "alert" || notice["visible"] != true || notice["above"] != true {
-		t.Fatalf("notice %v: want a visible role=alert box at the top, above the app's heading", notice)
-	}
-	// A second alert stacks; the page stays usable while they show.
-	browsertest.Eval[bool](t, f, `(alert("Line one\nLine two"), true)`)
-	if n := browsertest.Eval[int](t, f, `document.querySelectorAll('snug-notice').length`); n != 2 {
-		t.Fatalf("%d notices, want 2", n)
-	}
-	settle()
-	browsertest.Do(t, f, "add a second contact", chromedp.SendKeys(chromedp.CSS("#name"), "Grace Hopper"), chromedp.Click(chromedp.CSS(`button[type=submit]`)))
-	browsertest.WaitFor(t, f, "two contacts", `document.querySelectorAll('#contact-list li').length === 2`)
-	// OK closes a notice.
-	settle()
-	browsertest.Do(t, f, "close the first notice", chromedp.Click(chromedp.CSS("snug-notice button")))
-	if texts := browsertest.Eval[[]string](t, f, `[...document.querySelectorAll('snug-notice')].map(n => n.firstChild.textContent)`); !slices.Equal(texts, []string{"Line one\nLine two", "Added Grace Hopper!"}) {
-		t.Fatalf("notices after OK: %q", texts)
-	}
-
-	// The <dialog> confirm: Cancel keeps the contact, Delete removes it.
-	settle()
-	browsertest.Do(t, f, "delete, then cancel", chromedp.Click(chromedp.CSS("#contact-list li:first-child .delete")), chromedp.Click(chromedp.CSS("#confirm-cancel")))
-	browsertest.WaitFor(t, f, "the dialog to close", `!document.getElementById('confirm-dialog').open`)
-	if n := count(); n != 2 {
-		t.Fatalf("Cancel deleted: %d contacts", n)
-	}
-	browsertest.Do(t, f, "delete, then confirm", chromedp.Click(chromedp.CSS("#contact-list li:first-child .delete")), chromedp.Click(chromedp.CSS("#confirm-ok")))
-	browsertest.WaitFor(t, f, "one contact left", `document.querySelectorAll('#contact-list li').length === 1 && !document.getElementById('confirm-dialog').open`)
-	if name := browsertest.Eval[string](t, f, `document.querySelector('#contact-list li').firstChild.textContent`); name != "Grace Hopper " {
-		t.Fatalf("left: %q", name)
-	}
-	// The last notices close; nothing of them is left. (Last: the frame
-	// shrinks after, which moves a centred modal dialog.)
-	for range 2 {
-		settle()
-		browsertest.Do(t, f, "close a notice", chromedp.Click(chromedp.CSS("snug-notice button")))
-	}
-	if n := browsertest.Eval[int](t, f, `document.querySelectorAll('snug-notices, snug-notice').length`); n != 0 {
-		t.Fatalf("%d notice elements left after closing them all", n)
-	}
-	if state := browsertest.Eval[string](t, r.Tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
-		t.Fatalf("the instance is %s", state)
-	}
-	// Nothing in either console: no "Blocked form submission", no
-	// Permissions-Policy error, no CSP report.
-	app.Clean(t, "the app")
-	page.Clean(t, "the runner page")
+	runner := browsertest.OpenRunner(t, h.URL(), name)
+	frame := runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the handshake", `snug.ready.then(() => true)`)
+	// The console errors the runtime writes, for the test to read.
+	browsertest.Eval[bool](t, frame, `(() => { window.consoleErrors = []; const e = console.error;
+		console.error = (...a) => { consoleErrors.push(a.join(" ")); e.apply(console, a); }; return true; })()`)
+	return h, runner, frame
 }
 
-// copyApp is a model's "copy to clipboard" button.
-const copyApp = `<!DOCTYPE html>
-<html>
-<head>
-<meta charset="utf-8">
-<meta name="snug:app-id" content="test.copy">
-<meta name="snug:display-name" content="Copy">
-</head>
-<body>
-<pre id="code">npm install snug</pre>
-<button id="copy-btn">Copy</button>
-<span id="status"></span>
-<script>
-  document.getElementById('copy-btn').addEventListener('click', async () => {
-    const text = document.getElementById('code').textContent;
-    try {
-      await navigator.clipboard.writeText(text);
-      document.getElementById('status').textContent = 'Copied!';
-    } catch (err) {
-      document.getElementById('status').textContent = 'Copy failed: ' + err.message;
-    }
-  });
-</script>
-</body>
-</html>`
+// clickIn clicks the element sel in ctx (an app's frame) as a user does:
+// a real mouse click at its centre, with opts (a modifier, another button).
+func clickIn(t *testing.T, ctx context.Context, sel string, opts ...chromedp.MouseOption) {
+	t.Helper()
+	qctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
+	defer cancel()
+	nodes, err := chromedp.Run(qctx, chromedp.Nodes(chromedp.CSS(sel)))
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("find %s: %v", sel, err)
+	}
+	browsertest.Do(t, ctx, "click "+sel, chromedp.MouseClickNode(nodes[0], opts...))
+}
 
-func TestClipboardWriteOnClick(t *testing.T) {
-	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("copy", []byte(copyApp))))
-	if err != nil {
-		t.Fatal(err)
+// live fails the test when the app's frame is no longer the app: the
+// runner marks an instance that navigated, and the frame's document is
+// still the app's.
+func live(t *testing.T, runner *browsertest.Runner, frame context.Context) {
+	t.Helper()
+	if state := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
+		t.Fatalf("the app's instance is %q", state)
 	}
-	browsertest.ServeHost(t, h)
-	r := browsertest.OpenRunner(t, h.URL(), "copy")
-	f := r.Frame(0)
-
-	// A page of the test's own, allowed to read the clipboard, reads what
-	// the app wrote.
-	base := browsertest.ServePages(t, map[string]string{"/read": "<!doctype html><title>read</title>"})
-	reader := browsertest.NewTab(t)
-	if _, err := chromedp.Call(reader, browser.SetPermission, browser.SetPermissionParams{
-		Permission: &browser.PermissionDescriptor{Name: "clipboard-read"}, Setting: browser.PermissionSettingGranted, Origin: base}); err != nil {
-		t.Fatal(err)
-	}
-	browsertest.Do(t, reader, "open the reader", chromedp.Navigate(base+"/read"))
-	write := func(s string) {
-		t.Helper()
-		if got := browsertest.Eval[string](t, reader, `navigator.clipboard.writeText(`+jsString(s)+`).then(() => "ok", (e) => String(e))`); got != "ok" {
-			t.Fatalf("the reader could not write the clipboard: %s", got)
-		}
-	}
-	read := func() string {
-		t.Helper()
-		return browsertest.Eval[string](t, reader, `navigator.clipboard.readText()`)
-	}
-
-	// Without a user gesture the browser refuses: the app cannot write the
-	// clipboard behind the user's back.
-	write("before")
-	if got := browsertest.Eval[string](t, f, `navigator.clipboard.writeText("sneaky").then(() => "written", (e) => e.name)`); got != "NotAllowedError" {
-		t.Fatalf("writeText without a gesture: %s", got)
-	}
-	if got := read(); got != "before" {
-		t.Fatalf("the clipboard holds %q after a write without a gesture", got)
-	}
-	// Reading stays denied.
-	if got := browsertest.Eval[string](t, f, `navigator.clipboard.readText().then(() => "read", (e) => e.name)`); got != "NotAllowedError" {
-		t.Fatalf("readText: %s", got)
-	}
-	// A click on Copy writes it.
-	browsertest.Do(t, f, "click Copy", chromedp.Click(chromedp.CSS("#copy-btn")))
-	browsertest.WaitFor(t, f, "the status", `document.getElementById('status').textContent !== ''`)
-	if status := browsertest.Eval[string](t, f, `document.getElementById('status').textContent`); status != "Copied!" {
-		t.Fatalf("status %q", status)
-	}
-	if got := read(); got != "npm install snug" {
-		t.Fatalf("the clipboard holds %q", got)
-	}
-	// The frame asked for exactly the delegated features.
-	if allow := browsertest.Eval[string](t, r.Tab, `document.querySelector('article.instance iframe').getAttribute('allow')`); allow != strings.Join(frame.PermissionsPolicyDelegated, "; ") {
-		t.Fatalf("iframe allow=%q", allow)
+	if title := browsertest.Eval[string](t, frame, `document.title + " " + typeof snug`); !strings.HasSuffix(title, " object") {
+		t.Fatalf("the frame holds %q, not the app", title)
 	}
 }
 
-// harmlessFeatures are the policy-controlled features an app frame may keep
-// (TestPermissionsPolicy): client hints (the sandbox makes no request they
-// could go on) and features with no reach beyond the page.
-var harmlessFeatures = []string{"aria-notify", "media-playback-while-not-visible", "unload"}
-
-// TestPermissionsPolicy: the headers name only features the browser knows
-// (no "Unrecognized feature" error on a load), and the deny-all intent
-// holds in the app's frame: every feature it keeps is delegated on purpose
-// or harmless.
-func TestPermissionsPolicy(t *testing.T) {
-	h := startHost(t)
-	tab := browsertest.NewTab(t)
-	page := browsertest.WatchConsole(t, tab)
-	browsertest.Do(t, tab, "open the runner", chromedp.Navigate(h.URL()+"?app=probe"))
-	r := browsertest.Attach(t, tab)
-	r.WaitFor("the probe", `document.querySelectorAll('article.instance[data-instance-id]').length === 1`)
-	f := r.Frame(0)
-	app := browsertest.WatchConsole(t, f)
-
-	known := browsertest.Eval[[]string](t, tab, `document.featurePolicy.features()`)
-	for _, name := range append(slices.Clone(frame.PermissionsPolicyDenied), frame.PermissionsPolicyDelegated...) {
-		if !slices.Contains(known, name) {
-			t.Errorf("the rules' Permissions-Policy names %q, which this Chromium does not know: drop it from schemas/rules.json", name)
-		}
-	}
-	allowed := browsertest.Eval[[]string](t, f, `document.featurePolicy.allowedFeatures()`)
-	for _, name := range allowed {
-		if strings.HasPrefix(name, "ch-") || slices.Contains(harmlessFeatures, name) || slices.Contains(frame.PermissionsPolicyDelegated, name) {
-			continue
-		}
-		t.Errorf("the app frame is allowed %q: deny it in schemas/rules.json (PERMISSIONS_POLICY_DENIED) or, if it is harmless, say why in harmlessFeatures", name)
-	}
-	if !slices.Contains(allowed, "clipboard-write") {
-		t.Errorf("the app frame lacks clipboard-write: %v", allowed)
-	}
-	// Enabling the Log domain replayed what the loads logged.
+// Item 2: plain links work as on the web. A click on an https link (static,
+// inserted later by innerHTML, with target=_blank, with a modifier, with
+// the middle button) asks the host's dialog to open it and the app stays
+// (five dialogs: the host allows an app six a minute);
+// an in-page link scrolls; a link or script navigation that would leave the
+// page does not happen and the console says why.
+func TestIdiomLinksOpenThroughTheHost(t *testing.T) {
+	_, runner, frame := startApp(t, "idiom-links")
 	for _, c := range []struct {
-		c     *browsertest.Console
-		where string
-	}{{page, "the runner page"}, {app, "the app"}} {
-		for _, m := range c.c.Messages() {
-			if strings.Contains(m, "Permissions-Policy") || strings.Contains(m, "Permissions policy") {
-				t.Errorf("%s: %s", c.where, m)
-			}
+		sel       string
+		opts      []chromedp.MouseOption
+		url, read string
+	}{
+		{"#docs", nil, "https://example.com/docs", ""},
+		{"#blank", nil, "https://xn--mnchen-3ya.de/stadt", "https://münchen.de/stadt"},
+		{"#docs", []chromedp.MouseOption{chromedp.ButtonModifiers(chromedp.ModifierCtrl)}, "https://example.com/docs", ""},
+		{"#md", []chromedp.MouseOption{chromedp.ButtonMiddle}, "https://de.wikipedia.org/wiki/Z%C3%BCrich", "https://de.wikipedia.org/wiki/Zürich"},
+	} {
+		clickIn(t, frame, c.sel, c.opts...)
+		d := runner.Confirm()
+		if d.Kind != "open-url" || d.URL != c.url || d.Readable != c.read {
+			t.Fatalf("click on %s %v: the dialog shows %+v, want %s (%q)", c.sel, c.opts, d, c.url, c.read)
 		}
+		runner.Answer("deny")
+		live(t, runner, frame)
+	}
+
+	// In-page: the browser's own fragment navigation (the runner sizes the
+	// frame to its content, so the runner's page is what scrolls), no dialog.
+	clickIn(t, frame, "#jump")
+	browsertest.WaitFor(t, frame, "the jump to #notes", `location.hash === "#notes"`)
+
+	// A link out of the page: nothing happens but a console error.
+	clickIn(t, frame, "#about")
+	browsertest.WaitFor(t, frame, "the console error", `consoleErrors.some(e => e.includes("not leaving the app's page"))`)
+	time.Sleep(300 * time.Millisecond) // a navigation that went ahead would have replaced the frame by now
+	live(t, runner, frame)
+	if open := browsertest.Eval[bool](t, runner.Tab, `document.getElementById('confirm').open`); open {
+		t.Fatal("a link that cannot leave the page raised the dialog")
+	}
+	errs := browsertest.Eval[[]string](t, frame, `consoleErrors`)
+	if !strings.Contains(errs[0], `"about.html"`) && !strings.Contains(errs[0], "about.html") || !strings.Contains(errs[0], `snug.openUrl("https://…")`) {
+		t.Errorf("the relative link's console error = %q; it should name the link and the Snug way", errs[0])
+	}
+
+	// window.open(url) as models write it: the host's dialog, and null.
+	got := browsertest.Eval[string](t, frame, `String(window.open("https://example.com/w", "_blank"))`)
+	if d := runner.Confirm(); d.URL != "https://example.com/w" || got != "null" {
+		t.Fatalf("window.open: dialog %+v, returned %s", d, got)
+	}
+	runner.Answer("deny")
+	live(t, runner, frame)
+
+	// A script navigation cannot be stopped from inside the sandbox: the
+	// console says why as the page goes, and the runner says what happened.
+	browsertest.Eval[bool](t, frame, `(dispatchEvent(new Event("beforeunload")), true)`)
+	if errs := browsertest.Eval[[]string](t, frame, `consoleErrors`); !strings.Contains(errs[len(errs)-1], "leaving its page") || !strings.Contains(errs[len(errs)-1], "snug.openUrl") {
+		t.Errorf("the console says %q as the page goes", errs[len(errs)-1])
+	}
+	browsertest.Eval[bool](t, frame, `(setTimeout(() => { location.href = "https://example.com/" }), true)`)
+	runner.WaitFor("the instance stopped", `document.querySelector('article.instance').dataset.state === "dead"`)
+	if s := browsertest.Eval[string](t, runner.Tab, `(s => s.textContent + " | " + s.title)(document.querySelector('article.instance .state'))`); !strings.Contains(s, "left its page") || !strings.Contains(s, "snug.openUrl(url)") {
+		t.Errorf("the runner says %q about an app that navigated", s)
 	}
 }
 
-// todoApp renders its list from a template literal with an inline onclick,
-// as models often write it, and a second list the way the build's warning
-// says: one listener on the container.
-const todoApp = `<!DOCTYPE html>
-<html>
-<head>
-<meta charset="utf-8">
-<meta name="snug:app-id" content="test.todo">
-<meta name="snug:display-name" content="Todo">
-</head>
-<body>
-<ul id="todos"></ul>
-<ul id="fixed"></ul>
-<script>
-  let todos = ['milk', 'eggs'];
-  function removeTodo(i) {
-    todos.splice(i, 1);
-    render();
-  }
-  function render() {
-    document.getElementById('todos').innerHTML = todos.map((t, i) =>
-      ` + "`" + `<li>${t} <button class="remove" onclick="removeTodo(${i})">Remove</button></li>` + "`" + `).join('');
-    document.getElementById('fixed').innerHTML = todos.map((t, i) =>
-      ` + "`" + `<li>${t} <button class="remove" data-index="${i}">Remove</button></li>` + "`" + `).join('');
-  }
-  document.getElementById('fixed').addEventListener('click', (e) => {
-    const b = e.target.closest('button[data-index]');
-    if (b) removeTodo(Number(b.dataset.index));
-  });
-  render();
-</script>
-</body>
-</html>`
-
-// TestStringHandlersAreBlocked holds the build's warning to what the
-// browser does: the inline handler in the template literal is warned about
-// on its line, and in the runner it never runs; the delegated listener the
-// warning suggests works.
-func TestStringHandlersAreBlocked(t *testing.T) {
-	res, err := pack.Build(context.Background(), pack.Options{Path: "todo.html", HTML: []byte(todoApp)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var warned []string
-	for _, d := range res.Diagnostics {
-		warned = append(warned, fmt.Sprintf("%s %d %s", d.Code, d.Line, d.Message))
-	}
-	if want := []string{"html.inline-handler 19 inline event handler onclick in markup built from a string"}; !slices.Equal(warned, want) {
-		t.Fatalf("diagnostics %q, want %q", warned, want)
+// Item 1: URLs as browsers read them. A Unicode path and host, a space in
+// a query: what the runtime sends passes the frame checks and the net gate
+// (no MALFORMED, no NET_INVALID_REQUEST); the dialog shows the ASCII form
+// with the readable one beside it, so a look-alike host is visible. A
+// relative URL is refused in the app; a refused open-url tells the app why.
+func TestIdiomUnicodeURLs(t *testing.T) {
+	_, runner, frame := startApp(t, "idiom-links", hostkit.WithNet(netgate.Config{}))
+	for _, c := range []struct{ button, url, read string }{
+		{"#wiki", "https://de.wikipedia.org/wiki/Z%C3%BCrich", "https://de.wikipedia.org/wiki/Zürich"},
+		{"#lookalike", "https://xn--pple-43d.com/", "https://аpple.com/"},
+	} {
+		clickIn(t, frame, c.button)
+		d := runner.Confirm()
+		if d.URL != c.url || d.Readable != c.read {
+			t.Fatalf("%s: the dialog shows %q beside %q, want %q beside %q", c.button, d.Readable, d.URL, c.read, c.url)
+		}
+		runner.Answer("deny")
+		browsertest.WaitFor(t, frame, "the answer", `document.getElementById("status").textContent === "declined"`)
+		browsertest.Eval[bool](t, frame, `(document.getElementById("status").textContent = "", true)`)
 	}
 
-	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("todo", []byte(todoApp))))
-	if err != nil {
-		t.Fatal(err)
+	// net.fetch with a city typed by the user: the gate asks about it.
+	browsertest.Eval[bool](t, frame, `(() => { const city = "Zürich café";
+		window.fetched = snug.net.fetch("https://api.example.com/search?q=" + city).then(r => "status " + r.status, e => e.code); return true; })()`)
+	if d := runner.Confirm(); d.Kind != "net" || d.URL != "https://api.example.com/search?q=Z%C3%BCrich%20caf%C3%A9" {
+		t.Fatalf("net dialog shows %+v", d)
 	}
-	browsertest.ServeHost(t, h)
-	r := browsertest.OpenRunner(t, h.URL(), "todo")
-	f := r.Frame(0)
-	app := browsertest.WatchConsole(t, f)
-	browsertest.Do(t, f, "click the inline handler's Remove", chromedp.Click(chromedp.CSS("#todos li:first-child .remove")))
-	// The delegated Remove runs (and re-renders both lists): by then the
-	// first click had its chance.
-	browsertest.Do(t, f, "click the delegated Remove", chromedp.Click(chromedp.CSS("#fixed li:last-child .remove")))
-	browsertest.WaitFor(t, f, "the delegated remove", `document.querySelectorAll('#fixed li').length === 1`)
-	if left := browsertest.Eval[string](t, f, `document.querySelector('#fixed li').firstChild.textContent`); left != "milk " {
-		t.Fatalf("after one delegated remove the list holds %q: the inline handler ran too", left)
+	runner.Answer("deny")
+	if got := browsertest.Eval[string](t, frame, `window.fetched`); got != "NET_CONFIRM_DENIED" {
+		t.Fatalf("net.fetch = %q, want the user's NET_CONFIRM_DENIED", got)
 	}
-	// The browser said why.
-	blocked := false
-	for _, m := range app.Messages() {
-		blocked = blocked || strings.Contains(m, "Content Security Policy") || strings.Contains(m, "Trusted Type")
+
+	type refusal struct{ Code, Message, Reason string }
+	before := runner.Counts().InByType["snug:open-url-request"]
+	for _, u := range []string{"/about", "data.json", "example.com/page"} {
+		r := browsertest.Eval[refusal](t, frame, fmt.Sprintf(`snug.openUrl(%q).then(s => ({code: "resolved " + s}), e => ({code: e.code, message: e.message}))`, u))
+		if r.Code != "MALFORMED" || !strings.Contains(r.Message, "an absolute https:// URL is needed") {
+			t.Errorf("openUrl(%q) = %+v", u, r)
+		}
 	}
-	t.Logf("console: %q", app.Messages())
-	if !blocked {
-		t.Errorf("no CSP or Trusted Types report in the console: %q", app.Messages())
+	// A refusal: the host's reason reaches the app.
+	r := browsertest.Eval[refusal](t, frame, `snug.openUrl("http://example.com/").then(s => ({code: "resolved " + s}), e => ({code: e.code, message: e.message, reason: e.reason}))`)
+	if r.Code != "MALFORMED" || !strings.Contains(r.Message, "https://") || !strings.HasPrefix(r.Reason, "MALFORMED: ") {
+		t.Errorf(`openUrl("http://…") = %+v, want MALFORMED with the host's reason`, r)
+	}
+	if n := runner.Counts().InByType["snug:open-url-request"]; n != before+1 {
+		t.Errorf("the host saw %d open-url requests, want 1 (relative URLs never leave the app)", n-before)
+	}
+}
+
+// Item 3: files to the user. The Blob + <a download> idiom and
+// snug.saveFile raise the host's dialog (app, file name, size, type); the
+// file is saved through the runner page from the user's click, and only
+// then. A name that could pass for another is refused with the reason.
+func TestIdiomSaveFile(t *testing.T) {
+	_, runner, frame := startApp(t, "idiom-links")
+	dir := browsertest.AllowDownloads(t, runner.Tab)
+	want := "\"city\",\"note\"\n\"Zürich\",\"café, old town\"\n\"München\",\"Biergarten\""
+
+	clickIn(t, frame, "#export")
+	d := runner.Confirm()
+	if d.Kind != "save-file" || d.File != "cities.csv" || d.Type != "text/csv" || !strings.HasPrefix(d.Size, fmt.Sprintf("%d bytes", len(want))) || !strings.Contains(d.App, "Reading list") {
+		t.Fatalf("the save dialog shows %+v", d)
+	}
+	for _, c := range d.Choices {
+		if c == "always" {
+			t.Error("save-file offers 'always'")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if have := browsertest.NoDownloads(t, dir); len(have) != 0 {
+		t.Fatalf("saved before the click: %q", have)
+	}
+	runner.Answer("once")
+	if got := string(browsertest.Downloaded(t, dir, "cities.csv")); got != want {
+		t.Fatalf("cities.csv = %q, want %q", got, want)
+	}
+	live(t, runner, frame)
+
+	// snug.saveFile: the answer is the user's.
+	browsertest.Eval[bool](t, frame, `(window.saved = snug.saveFile("notes.md", new TextEncoder().encode("# Notes\n"), "text/markdown"), true)`)
+	if d := runner.Confirm(); d.File != "notes.md" || d.Size != "8 bytes" {
+		t.Fatalf("dialog %+v", d)
+	}
+	runner.Answer("deny")
+	if got := browsertest.Eval[string](t, frame, `window.saved`); got != "declined" {
+		t.Fatalf("saveFile after Cancel = %q", got)
+	}
+	if got := string(browsertest.Downloaded(t, dir, "cities.csv")); got != want {
+		t.Fatal("the first file changed")
+	}
+	if have := browsertest.NoDownloads(t, dir); len(have) != 1 {
+		t.Fatalf("Cancel saved something: %q", have)
+	}
+	browsertest.Eval[bool](t, frame, `(window.saved = snug.saveFile("report 10:30.txt", "ok"), true)`)
+	if d := runner.Confirm(); d.File != "report 10_30.txt" {
+		t.Fatalf("a name with ':' shows as %q, want it as it will be saved", d.File)
+	}
+	runner.Answer("once")
+	if got := string(browsertest.Downloaded(t, dir, "report 10_30.txt")); got != "ok" || browsertest.Eval[string](t, frame, `window.saved`) != "saved" {
+		t.Fatalf("report = %q", got)
+	}
+
+	// A data: URL in an <a download>, as written in markup.
+	browsertest.Eval[bool](t, frame, `(() => { const a = document.createElement("a"); a.id = "dl"; a.download = "hello.txt";
+		a.href = "data:text/plain;charset=utf-8,Hello%20W%C3%B6rld"; a.textContent = "download"; document.body.prepend(a); return true; })()`)
+	clickIn(t, frame, "#dl")
+	if d := runner.Confirm(); d.File != "hello.txt" || d.Type != "text/plain" {
+		t.Fatalf("data: download shows %+v", d)
+	}
+	runner.Answer("once")
+	if got := string(browsertest.Downloaded(t, dir, "hello.txt")); got != "Hello Wörld" {
+		t.Fatalf("hello.txt = %q", got)
+	}
+
+	// Hostile names: refused with the reason, no dialog.
+	type refusal struct{ Code, Message string }
+	for _, name := range []string{"invoice\u202etxt.exe", "../../.bashrc", "setup.exe", ".profile", "a\u200bb.txt"} {
+		r := browsertest.Eval[refusal](t, frame, fmt.Sprintf(`snug.saveFile(%q, "x").then(s => ({code: "resolved " + s}), e => ({code: e.code, message: e.message}))`, name))
+		if r.Code != "HOST_ERROR" || r.Message == "" || r.Message == "refused by the host" {
+			t.Errorf("saveFile(%q) = %+v, want a refusal with the host's reason", name, r)
+		}
+	}
+	if open := browsertest.Eval[bool](t, runner.Tab, `document.getElementById('confirm').open`); open {
+		t.Fatal("a refused name raised the dialog")
+	}
+	if have := browsertest.NoDownloads(t, dir); len(have) != 3 {
+		t.Fatalf("downloads = %q", have)
 	}
 }

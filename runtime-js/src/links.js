@@ -13,10 +13,10 @@
 // - window.open(url): snug.openUrl, returning null as the sandbox does;
 // - an in-page link (#section) scrolls as usual, and a link the app's own
 //   handler took (preventDefault) is left alone;
-// - anything else that would leave the page (a relative link, another
-//   scheme, location.href = …, location.assign, reload) does not happen:
-//   the console says why and names the Snug way (the Navigation API's
-//   navigate event, where the browser has it).
+// - any other link that would leave the page (a relative link, another
+//   scheme) does not happen: the console says why and names the Snug way.
+//   A script navigation cannot be stopped from inside the sandbox; the
+//   console says why just before the frame goes (the runner shows it).
 
 import { fromBase64 } from "./bytes.js";
 
@@ -62,9 +62,11 @@ export const links = (snug) => {
   addEventListener("click", onClick);
   addEventListener("auxclick", onClick);
   globalThis.open = (u) => (u && snug.openUrl(u).catch(error), null);
-  globalThis.navigation?.addEventListener("navigate", (e) => {
-    if (e.destination.sameDocument || !e.cancelable) return;
-    e.preventDefault();
-    stay(e.destination.url);
-  });
+  // A script navigation (location.href = …, assign, replace, reload) cannot
+  // be stopped from inside the sandbox (Location is unforgeable, and the
+  // Navigation API has no events in an opaque origin): the console says why
+  // the app is about to be stopped.
+  addEventListener("beforeunload", () =>
+    error(`the app is leaving its page (location.href, assign, reload), so the host stops it: update the page instead; open sites with snug.openUrl("https://…")`),
+  );
 };

@@ -131,6 +131,7 @@ export class Confirms {
     const swapped = this.dialog.open;
     const kind = msg.kind === 'open-url' || msg.kind === 'save-file' ? msg.kind : 'net';
     const text = KINDS[kind];
+    this.dialog.dataset.kind = kind;
     this.title.textContent = text.title;
     this.app.textContent = this.appName(msg) || 'An app';
     this.verb.textContent = text.verb;
@@ -153,7 +154,6 @@ export class Confirms {
     this.renderAllow();
     this.notice.hidden = !swapped;
     this.notice.textContent = swapped ? why : '';
-    this.dialog.dataset.kind = kind;
     this.dialog.dataset.id = msg.id;
     this.disarm();
     if (!this.dialog.open) this.dialog.showModal();

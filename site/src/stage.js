@@ -359,7 +359,9 @@ class Instance {
     // A second load means the frame navigated away from the document the
     // host served. Nothing more is posted to it; the host ends its work.
     this.dead = true;
-    this.setState('dead', 'navigated: stopped');
+    this.setState('dead', 'left its page: stopped');
+    this.state.title =
+      'The app navigated away from the page the host served (location.href, location.assign, reload, a form, or a link the runtime could not take), so the host stopped it. An app stays on one page: it updates the page, and opens other sites with snug.openUrl(url).';
   }
 
   reset() {
