@@ -1,12 +1,12 @@
 package broker
 
 import (
-	"regexp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"regexp"
 	"sync"
 	"sync/atomic"
 

@@ -61,12 +61,12 @@ func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn, br *bufio
 
 // inMsg is one page → host message.
 type inMsg struct {
-	T        string          `json:"t"`
-	Slot     string          `json:"slot"`
-	App      string          `json:"app"`
-	Frame    json.RawMessage `json:"frame"`
-	ID       string          `json:"id"`
-	Decision string          `json:"decision"`
+	T        string            `json:"t"`
+	Slot     string            `json:"slot"`
+	App      string            `json:"app"`
+	Frame    json.RawMessage   `json:"frame"`
+	ID       string            `json:"id"`
+	Decision string            `json:"decision"`
 	Mode     string            `json:"mode"`
 	Tokens   map[string]string `json:"tokens"`
 	Locale   string            `json:"locale"`
