@@ -6,6 +6,7 @@ package hostkit_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
 )
@@ -256,5 +259,96 @@ func TestIdiomSaveFile(t *testing.T) {
 	}
 	if have := browsertest.NoDownloads(t, dir); len(have) != 3 {
 		t.Fatalf("downloads = %q", have)
+	}
+}
+
+// Item 5: the theme. The runner sends the documented token set with the
+// mode; the runtime sets them as CSS custom properties; an app that draws
+// on a canvas reads them and draws again on theme-change; host-ready
+// carries the page's locale.
+func TestIdiomThemeTokensAndLocale(t *testing.T) {
+	_, runner, app := startApp(t, "idiom-theme")
+	type look struct {
+		Mode   string            `json:"mode"`
+		Tokens map[string]string `json:"tokens"`
+		Pixel  string            `json:"pixel"`
+		Locale string            `json:"locale"`
+	}
+	read := func() look {
+		return browsertest.Eval[look](t, app, `snug.ready.then(i => {
+			const css = getComputedStyle(document.documentElement), tokens = {};
+			for (const n of `+"`"+strings.Join(frame.ThemeTokens, " ")+"`"+`.split(" ")) tokens[n] = css.getPropertyValue(n).trim();
+			const [r, g, b] = document.getElementById("chart").getContext("2d").getImageData(100, 140, 1, 1).data;
+			return {mode: i.theme.mode, tokens, pixel: "rgb(" + r + ", " + g + ", " + b + ")", locale: i.locale || ""};
+		})`)
+	}
+	// What the runner's own stylesheet says, for the mode it shows.
+	runnerTokens := func() map[string]string {
+		return browsertest.Eval[map[string]string](t, runner.Tab, `(() => { const css = getComputedStyle(document.documentElement), o = {};
+			for (const n of `+"`"+strings.Join(frame.ThemeTokens, " ")+"`"+`.split(" ")) o[n] = css.getPropertyValue(n).trim(); return o; })()`)
+	}
+	rgb := func(hex string) string {
+		var r, g, b int
+		if _, err := fmt.Sscanf(hex, "#%02x%02x%02x", &r, &g, &b); err != nil {
+			t.Fatalf("token %q is no #rrggbb colour", hex)
+		}
+		return fmt.Sprintf("rgb(%d, %d, %d)", r, g, b)
+	}
+	first := read()
+	want := runnerTokens()
+	for _, name := range frame.ThemeTokens {
+		if first.Tokens[name] == "" || first.Tokens[name] != want[name] {
+			t.Errorf("%s in the app = %q, the runner's = %q", name, first.Tokens[name], want[name])
+		}
+	}
+	if first.Pixel != rgb(want["--snug-accent"]) {
+		t.Errorf("the canvas bar is %s, want the accent %s", first.Pixel, want["--snug-accent"])
+	}
+	if lang := browsertest.Eval[string](t, runner.Tab, `navigator.language`); first.Locale != lang || lang == "" {
+		t.Errorf("host-ready's locale = %q, the runner's navigator.language = %q", first.Locale, lang)
+	}
+
+	browsertest.Do(t, runner.Tab, "toggle the theme", chromedp.Click(chromedp.ID("theme-toggle")))
+	browsertest.WaitFor(t, app, "the theme-change", fmt.Sprintf(`document.getElementById("when").dataset.mode === %q`, map[string]string{"light": "dark", "dark": "light"}[first.Mode]))
+	second, want2 := read(), runnerTokens()
+	if second.Tokens["--snug-accent"] != want2["--snug-accent"] || second.Tokens["--snug-accent"] == first.Tokens["--snug-accent"] {
+		t.Errorf("after the toggle the accent is %q (runner %q, before %q)", second.Tokens["--snug-accent"], want2["--snug-accent"], first.Tokens["--snug-accent"])
+	}
+	if second.Pixel != rgb(want2["--snug-accent"]) {
+		t.Errorf("after theme-change the canvas bar is %s, want %s", second.Pixel, want2["--snug-accent"])
+	}
+}
+
+// Item 6: a schema-constrained ask previews as it streams: onPartial hears
+// the object the answer is writing (never the raw JSON text), each reading
+// a beginning of the final answer, the last one the answer itself.
+func TestIdiomOnPartialPreview(t *testing.T) {
+	_, _, app := startApp(t, "idiom-theme", hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 5})))
+	clickIn(t, app, "#ask button")
+	browsertest.WaitFor(t, app, "the answer", `!!window.quiz`)
+	type result struct {
+		Partials []map[string]any `json:"partials"`
+		Quiz     map[string]any   `json:"quiz"`
+		Items    int              `json:"items"`
+	}
+	r := browsertest.Eval[result](t, app, `({partials, quiz, items: document.querySelectorAll("#preview li").length})`)
+	if len(r.Partials) < 5 {
+		t.Fatalf("onPartial heard %d readings, want the answer growing", len(r.Partials))
+	}
+	last, _ := json.Marshal(r.Partials[len(r.Partials)-1])
+	final, _ := json.Marshal(r.Quiz)
+	if string(last) != string(final) || r.Items != 3 {
+		t.Fatalf("last reading %s, answer %s, %d items shown", last, final, r.Items)
+	}
+	var prev string
+	for i, p := range r.Partials {
+		b, _ := json.Marshal(p)
+		if string(b) == prev {
+			t.Errorf("reading %d repeats the one before", i)
+		}
+		prev = string(b)
+		if qs, ok := p["questions"].([]any); ok && len(qs) > 3 {
+			t.Errorf("reading %d has %d questions", i, len(qs))
+		}
 	}
 }
