@@ -228,6 +228,7 @@ func TestEveryDiagnosticHasACase(t *testing.T) {
 		"html.base", "html.embed", "html.svg-script", "html.importmap", "html.unclosed",
 		"meta.missing", "meta.too-long", "meta.empty", "meta.unknown",
 		"cdn.not-allowed", "ref.missing", "ref.outside", "ref.not-file", "ref.local-link", "import.cycle", "bundle", "asset.too-large", "utf8.invalid",
+		"snug.api",
 	}
 	files, _ := filepath.Glob("testdata/*/diagnostics.txt")
 	seen := map[string]bool{}

@@ -179,6 +179,7 @@ func (b *builder) lint() {
 		if units[i].loader == api.LoaderJS || units[i].loader == api.LoaderTS {
 			b.lintStringHandlers(units[i])
 		}
+		b.lintSnug(units[i])
 		if !mentionsBlocked(units[i].code) {
 			continue
 		}

@@ -26,9 +26,15 @@ export interface HostInfo {
   protocolVersions: number[];
   /** What the host offers. A missing or false flag means: render a fallback. */
   capabilities: Capabilities;
-  /** The current theme; also applied to <html> as data-theme and CSS custom properties. */
+  /**
+   * The current theme, { mode: "light" | "dark", tokens?: { "--snug-accent": "#2f6feb", … } }.
+   * The runtime applies it: data-theme on <html>, each token as a CSS custom
+   * property (var(--snug-background), --snug-surface, --snug-text,
+   * --snug-muted, --snug-accent, --snug-border, --snug-danger,
+   * --snug-radius, --snug-font). Compare theme.mode, not theme.
+   */
   theme: Theme;
-  /** The user's locale (BCP 47), when the host knows it. */
+  /** The user's locale (BCP 47, e.g. "de-CH"), when the host knows it: for toLocaleString(locale). */
   locale?: string;
 }
 
@@ -73,6 +79,8 @@ export interface SnugError extends Error {
   attemptsRemaining?: number;
   /** Wait this long before retrying (e.g. NET_FETCH_FAILED on the rate ceiling). */
   retryAfterMs?: number;
+  /** openUrl, saveFile: the host's refusal reason exactly as sent. */
+  reason?: string;
 }
 
 export interface SnugErrorConstructor {
@@ -86,8 +94,10 @@ export interface AskOptions {
   state?: JSONValue;
   /** A JSON Schema the final data must satisfy; the host enforces it. */
   schema?: Record<string, unknown>;
-  /** Called with the whole text so far (cumulative, not a delta) while the agent streams. */
+  /** Called with the raw text so far (cumulative, not a delta) while the agent streams: with a schema that is unfinished JSON, not for display. */
   onText?: (text: string) => void;
+  /** Called while the agent streams with the object its answer is writing so far (best effort, never throws): strings and arrays grow, a field appears once its value has begun. The final object is what ask resolves with. */
+  onPartial?: (partial: Record<string, any>) => void;
   /** Aborting it cancels the request: the host is told, the call rejects with CANCELLED. */
   signal?: AbortSignal;
 }
@@ -130,7 +140,7 @@ export interface NetResponse {
 
 /** Events the host pushes, with their data; others arrive as unknown. */
 export interface HostEvents {
-  /** The theme changed; the runtime has already applied it. */
+  /** The theme changed ({ theme: { mode, tokens } }); the runtime has already applied it: redraw what CSS does not (a canvas). */
   "theme-change": { theme: Theme };
   /** The app became visible or hidden. */
   visibility: { visible: boolean };
@@ -158,7 +168,7 @@ export interface Snug {
    * The latest capabilities, undefined before the first host-ready.
    *
    * @example
-   * button.hidden = !snug.capabilities?.openUrl;
+   * exportButton.hidden = !snug.capabilities?.saveFile;
    */
   readonly capabilities: Capabilities | undefined;
 
@@ -174,14 +184,15 @@ export interface Snug {
 
   /**
    * Asks the host's agent to do `action` with `payload`, and resolves with the
-   * agent's final JSON object (checked against `schema` when given).
+   * agent's final JSON object (checked against `schema` when given). To show
+   * the answer while it streams, use onPartial: onText is the raw JSON text.
    *
    * @example
    * const ac = new AbortController();
    * const card = await snug.ask("make-card", { topic: "photosynthesis" }, {
    *   schema: { type: "object", required: ["front", "back"],
    *             properties: { front: { type: "string" }, back: { type: "string" } } },
-   *   onText: (soFar) => (preview.textContent = soFar),
+   *   onPartial: (soFar) => (preview.textContent = soFar.front ?? ""),
    *   signal: ac.signal,
    * });
    */
@@ -225,7 +236,7 @@ export interface Snug {
      *
      * @example
      * const bytes = await snug.db.export();
-     * link.href = URL.createObjectURL(new Blob([bytes], { type: "application/vnd.sqlite3" }));
+     * await snug.saveFile("notes.sqlite", bytes, "application/vnd.sqlite3");
      */
     export(): Promise<Uint8Array>;
     /**
@@ -245,6 +256,8 @@ export interface Snug {
      * Fetches a URL through the host, which asks the user, applies its limits
      * and injects credentials for connections the user approved. Rejects with
      * a SnugError (NET_*) when the host refuses; resolves for any HTTP status.
+     * The URL is read as fetch reads it (Unicode and spaces are encoded); it
+     * must be absolute: a relative one is refused (MALFORMED).
      *
      * @example
      * const res = await snug.net.fetch("https://api.github.com/repos/golang/go", {
@@ -256,19 +269,45 @@ export interface Snug {
   };
 
   /**
-   * Asks the host to open an https URL in the user's browser, after its own
-   * confirm dialog.
+   * Asks the host to open an absolute https URL (Unicode is fine) in the
+   * user's browser, after its own confirm dialog; resolves "declined" when
+   * the user says no. A plain <a href="https://…"> click, window.open(url)
+   * and a middle click do this too. Rejects with a SnugError when the host
+   * refuses (err.message says why: a relative or non-https URL, the rate
+   * limit).
    *
    * @example
-   * const status = await snug.openUrl("https://go.dev/doc/");
-   * if (status !== "opened") note.textContent = "Link not opened";
+   * try {
+   *   const status = await snug.openUrl("https://de.wikipedia.org/wiki/Zürich");
+   *   if (status === "declined") note.textContent = "Link not opened";
+   * } catch (err) {
+   *   note.textContent = err.message;
+   * }
    */
-  openUrl(url: string | URL): Promise<"opened" | "declined" | "refused">;
+  openUrl(url: string | URL): Promise<"opened" | "declined">;
 
   /**
-   * Listens to a host event; returns a function that stops listening.
+   * Offers a file to the user (≤5 MiB): the host shows its own dialog with
+   * the name and size and saves it on the user's click; resolves "declined"
+   * when the user says no. The web's way works too: a click on an
+   * <a download> whose href is a blob: or data: URL. Rejects with a
+   * SnugError when the host refuses (a name with / or an invisible
+   * character, an executable type such as .exe, the rate limit).
    *
    * @example
+   * const csv = rows.map((r) => r.join(",")).join("\n");
+   * const status = await snug.saveFile("report.csv", csv, "text/csv");
+   * if (status === "saved") note.textContent = "Saved";
+   */
+  saveFile(name: string, data: Blob | ArrayBuffer | ArrayBufferView | string, mimeType?: string): Promise<"saved" | "declined">;
+
+  /**
+   * Listens to a host event ("theme-change", "visibility",
+   * "connection-event", "hint", "snug:host-ready"); returns a function that
+   * stops listening.
+   *
+   * @example
+   * snug.on("theme-change", ({ theme }) => drawChart(theme.mode)); // CSS follows by itself; a canvas does not
    * const stop = snug.on("visibility", ({ visible }) => (paused = !visible));
    */
   on<E extends keyof HostEvents>(event: E, fn: (data: HostEvents[E]) => void): () => void;

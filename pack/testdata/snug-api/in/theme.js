@@ -1,0 +1,1 @@
+export const mode = () => (snug.theme === "dark" ? "dark" : "light");
