@@ -210,7 +210,7 @@ func TestExamplesInAnMCPAppsHost(t *testing.T) {
 		}
 		// A URL the host's check refuses never reaches the host.
 		got := a.eval(`snug.openUrl("https://user:pw@docs.example.com/").then(s => s, e => e.code)`)
-		if got != "refused" || len(h.opened()) != before+1 {
+		if got != "MALFORMED" || len(h.opened()) != before+1 {
 			t.Fatalf("openUrl with userinfo: %q, host asked %q", got, h.opened())
 		}
 	})

@@ -99,7 +99,7 @@ func TestIdiomLinksOpenThroughTheHost(t *testing.T) {
 
 	// A link out of the page: nothing happens but a console error.
 	clickIn(t, frame, "#about")
-	browsertest.WaitFor(t, frame, "the console error", `consoleErrors.some(e => e.includes("not leaving the app's page"))`)
+	browsertest.WaitFor(t, frame, "the console error", `consoleErrors.some(e => e.includes("not following about.html"))`)
 	time.Sleep(300 * time.Millisecond) // a navigation that went ahead would have replaced the frame by now
 	live(t, runner, frame)
 	if open := browsertest.Eval[bool](t, runner.Tab, `document.getElementById('confirm').open`); open {
@@ -121,7 +121,7 @@ func TestIdiomLinksOpenThroughTheHost(t *testing.T) {
 	// A script navigation cannot be stopped from inside the sandbox: the
 	// console says why as the page goes, and the runner says what happened.
 	browsertest.Eval[bool](t, frame, `(dispatchEvent(new Event("beforeunload")), true)`)
-	if errs := browsertest.Eval[[]string](t, frame, `consoleErrors`); !strings.Contains(errs[len(errs)-1], "leaving its page") || !strings.Contains(errs[len(errs)-1], "snug.openUrl") {
+	if errs := browsertest.Eval[[]string](t, frame, `consoleErrors`); !strings.Contains(errs[len(errs)-1], "leaving the page") || !strings.Contains(errs[len(errs)-1], "snug.openUrl") {
 		t.Errorf("the console says %q as the page goes", errs[len(errs)-1])
 	}
 	browsertest.Eval[bool](t, frame, `(setTimeout(() => { location.href = "https://example.com/" }), true)`)

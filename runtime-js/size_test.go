@@ -10,9 +10,11 @@ import (
 // for 3 KB; the shared API layer alone is 2,650 B since the size refusal
 // landed, and the MCP transport (handshake, tools/call with parts,
 // open-link, theme, cancel, resize) about 920 B, so 3 KB would mean dropping
-// API. docs/decisions.md has the measurement; raise this only with a line
-// there.
-const MCPBudget = 3840
+// API. Issue 14 added about 1,500 B to the shared layer (links and
+// navigations, URL serialization, onPartial, saveFile and refusals as
+// errors) and ui/download-file to the transport. docs/decisions.md has the
+// measurements; raise this only with a line there.
+const MCPBudget = 5120
 
 func gzipped(t *testing.T, b []byte) int {
 	t.Helper()

@@ -28,7 +28,7 @@ export const links = (snug) => {
   const click = A.click;
   const error = (e) => console.error("snug:", e.message || e);
   // The one word for a navigation the page cannot make.
-  const stay = (u) => error(`not leaving the app's page for ${u}: an app is one page; open sites with snug.openUrl("https://…"), use #id links inside the page`);
+  const stay = (what) => error(`${what}: an app is one page (the host stops one that leaves it); open sites with snug.openUrl("https://…"), use #id links inside it`);
 
   // route takes the activation of link a (true), or leaves it to the
   // browser (false).
@@ -39,10 +39,10 @@ export const links = (snug) => {
         // data:[type][;base64],body
         const [, type, b64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
         const file = href[0] == "b" ? blobs.get(href) : b64 ? fromBase64(decodeURIComponent(body)) : decodeURIComponent(body);
-        return file == null ? stay(href) : snug.saveFile(a.download || "download", file, type).catch(error), 1;
+        return file == null ? stay("not following " + href) : snug.saveFile(a.download || "download", file, type).catch(error), 1;
       }
     } catch {}
-    /^https?:\/\//i.test(href) ? snug.openUrl(href).catch(error) : stay(href);
+    /^https?:\/\//i.test(href) ? snug.openUrl(href).catch(error) : stay("not following " + href);
     return true;
   };
   const onClick = (e, a = !e.defaultPrevented && e.button < 2 && e.target.closest?.("a[href],area[href]")) =>
@@ -66,7 +66,5 @@ export const links = (snug) => {
   // be stopped from inside the sandbox (Location is unforgeable, and the
   // Navigation API has no events in an opaque origin): the console says why
   // the app is about to be stopped.
-  addEventListener("beforeunload", () =>
-    error(`the app is leaving its page (location.href, assign, reload), so the host stops it: update the page instead; open sites with snug.openUrl("https://…")`),
-  );
+  addEventListener("beforeunload", () => stay("leaving the page (location.href, assign, reload)"));
 };

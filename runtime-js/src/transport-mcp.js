@@ -34,6 +34,9 @@ import {
   TYPE_HOST_EVENT,
   TYPE_HOST_READY,
   TYPE_OPEN_URL_RESULT,
+  TYPE_SAVE_FILE_REQUEST,
+  TYPE_SAVE_FILE_RESULT,
+  STATUS_SAVED,
 } from "../gen/constants.mjs";
 
 /** @param {(frame: object) => void} receive @returns {(frame: object) => void} */
@@ -55,7 +58,15 @@ export const connect = (receive) => {
       type: TYPE_HOST_READY,
       instanceId: session?.instanceId || "-",
       protocolVersions: PROTOCOL_VERSIONS,
-      capabilities: { db: false, auth: false, net: false, ...(tools().part && session.capabilities), streaming: false, openUrl: !!(tools().part && host.openLinks) },
+      capabilities: {
+        db: false,
+        auth: false,
+        net: false,
+        ...(tools().part && session.capabilities),
+        streaming: false,
+        openUrl: !!(tools().part && host.openLinks),
+        saveFile: !!host.downloadFile,
+      },
       theme: theme(),
       locale: ctx.locale,
     });
@@ -63,6 +74,20 @@ export const connect = (receive) => {
   const open = (url, fn) =>
     call("ui/open-link", { url }, (r, e) =>
       fn(e || r?.isError ? { status: /deni|declin/i.test(e?.message) ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : {}),
+    );
+
+  // save asks the host to download f's file (ui/download-file, advertised
+  // as hostCapabilities.downloadFile): the host asks the user.
+  const save = (f) =>
+    call(
+      "ui/download-file",
+      { contents: [{ type: "resource", resource: { uri: "file:///" + encodeURIComponent(f.name), mimeType: f.mimeType, blob: f.data } }] },
+      (r, e) =>
+        receive({
+          type: TYPE_SAVE_FILE_RESULT,
+          requestId: f.requestId,
+          ...(e || r?.isError ? { status: /deni|declin|cancel/i.test(e?.message) || !e ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : { status: STATUS_SAVED }),
+        }),
     );
 
   // request calls the app-only tool of f's type; every way it ends answers f
@@ -81,6 +106,10 @@ export const connect = (receive) => {
             if (a.next) return tool(tools().part, { transfer: a.next });
             if (grant && host.openLinks) open(grant, () => 0);
             const g = text ? JSON.parse(text) : a;
+            // A refusal's reason is "CODE: message" (the server renders
+            // codes this runtime may not know as HOST_ERROR).
+            const [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(g.reason || "");
+            if (g.status == STATUS_REFUSED && code) g.error = { code, message, retryable: false };
             g.type == TYPE_OPEN_URL_RESULT && g.status == STATUS_OPENED ? open(f.url, (o) => receive({ ...g, ...o })) : receive(g);
           }))
         : queueMicrotask(() => fail("this host does not offer " + f.type)); // after the API layer's pending.set
@@ -116,5 +145,7 @@ export const connect = (receive) => {
         ? post({ method: "notifications/cancelled", params: { requestId: calls[f.requestId] } })
         : f.type == TYPE_APP_EVENT
           ? f.event == EVENT_RESIZE && post({ method: "ui/notifications/size-changed", params: f.data })
-          : request(f);
+          : f.type == TYPE_SAVE_FILE_REQUEST
+            ? (calls[f.requestId] = save(f))
+            : request(f);
 };

@@ -57,7 +57,7 @@ test("handshake: capabilities from the host and the session, theme and locale fr
   const env = await mcp();
   const ready = await env.snug.ready;
   assert.equal(ready.instanceId, "inst1");
-  assert.deepEqual({ ...ready.capabilities }, { streaming: false, db: true, auth: false, net: true, openUrl: true });
+  assert.deepEqual({ ...ready.capabilities }, { streaming: false, db: true, auth: false, net: true, openUrl: true, saveFile: false });
   assert.equal(ready.locale, "de-DE");
   assert.equal(env.attrs["data-theme"], "dark");
   assert.equal(env.styles["--color-text-primary"], "#eee");
@@ -151,9 +151,34 @@ test("openUrl: the server's check, then ui/open-link; the host's answer decides"
   const p = outcome(env.snug.openUrl("https://u@example.com/"));
   const call = await msg(env, "tools/call");
   await env.reply(call, { content: [], structuredContent: { v: 1, type: "snug:open-url-result", requestId: call.params.arguments.frame.requestId, status: "refused", reason: "MALFORMED: url: userinfo" } });
-  assert.deepEqual(await p, { code: "HOST_ERROR", message: "MALFORMED: url: userinfo" });
+  assert.deepEqual(await p, { code: "MALFORMED", message: "url: userinfo" });
   await tick();
   assert.equal(env.posted.filter((m) => m.method === "ui/open-link" && !m.taken).length, 0);
+});
+
+test("saveFile: ui/download-file when the host advertises downloadFile, else no capability", async () => {
+  const none = await mcp();
+  assert.equal(none.snug.capabilities.saveFile, false);
+  assert.equal((await outcome(none.snug.saveFile("a.txt", "x"))).code, "HOST_ERROR");
+
+  const env = await mcp({ host: { serverTools: {}, openLinks: {}, downloadFile: {} } });
+  assert.equal(env.snug.capabilities.saveFile, true);
+  for (const [answer, want] of [
+    [(m) => env.reply(m, {}), { value: "saved" }],
+    [(m) => env.reply(m, { isError: true }), { value: "declined" }],
+    [(m) => env.fail(m, "Download denied by user"), { value: "declined" }],
+    [(m) => env.fail(m, "Policy violation"), { code: "HOST_ERROR", message: "Policy violation" }],
+  ]) {
+    const p = outcome(env.snug.saveFile("Zürich notes.csv", "a,b\n", "text/csv"));
+    const m = await msg(env, "ui/download-file");
+    const [c] = m.params.contents;
+    assert.equal(c.type, "resource");
+    assert.equal(c.resource.uri, "file:///Z%C3%BCrich%20notes.csv");
+    assert.equal(c.resource.mimeType, "text/csv");
+    assert.equal(Buffer.from(c.resource.blob, "base64").toString(), "a,b\n");
+    await answer(m);
+    assert.deepEqual(await p, want);
+  }
 });
 
 test("a net answer with a grant page has the host open it", async () => {
