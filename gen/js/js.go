@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -543,11 +544,15 @@ func prepare(m *model.Model) (*data, error) {
 		if rf.Field == "" || fieldOf(a.Body, rf.Field) == nil || fieldOf(a.Body, rf.ReasonField) == nil {
 			return nil, fmt.Errorf("js: answer type %s has no error field and rules.json refusal %+v does not fit it", a.Type, rf)
 		}
-		if c := typeConst(a.Type); !contains(refusing, c) {
+		max := "0"
+		if ml := fieldOf(a.Body, rf.ReasonField).Type.MaxLength; ml != nil {
+			max = strconv.Itoa(*ml)
+		}
+		if c := "[" + typeConst(a.Type) + "]: " + max; !contains(refusing, c) {
 			refusing = append(refusing, c)
 		}
 	}
-	d.RefusingTypes = "[" + strings.Join(refusing, ", ") + "]"
+	d.RefusingTypes = "{ " + strings.Join(refusing, ", ") + " }"
 	d.Refusal = jsonText(r.Refusal)
 	if r.RecoverField == "" {
 		return nil, fmt.Errorf("js: rules.json requestIdRecovery names no field")

@@ -312,7 +312,7 @@ var FRAMES = {
   [TYPE_APP_EVENT]: [validateAppEvent, MAX_FRAME_BYTES, TYPE_APP_RESPONSE]
 };
 var REFINEMENT_MESSAGES = { "net.body.method": "a body is not allowed on GET or HEAD", "net.header.credential": "credential-shaped header; the host injects credentials, an app cannot send them", "net.header.duplicate": "header name repeats another one case-insensitively", "openurl.url": "the URL must be read the same by a WHATWG and a strict RFC 3986 parser", "openurl.url.char": "a character outside RFC 3986's set (space, control, non-ASCII, \\ \" < > ^ ` { | }) or not allowed where it stands", "openurl.url.host": "the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, is a bad IPv6 literal, or has an xn-- label that is not Punycode of a valid label", "openurl.url.percent": "% not followed by two hex digits", "openurl.url.port": "the port is not a decimal number 0-65535", "openurl.url.scheme": "must start with https:// (the authority form)", "openurl.url.userinfo": "@ in the authority: no username or password, empty userinfo included" };
-var REFUSING_TYPES = [TYPE_OPEN_URL_RESULT, TYPE_SAVE_FILE_RESULT];
+var REFUSING_TYPES = { [TYPE_OPEN_URL_RESULT]: 300, [TYPE_SAVE_FILE_RESULT]: 300 };
 var REFUSAL = { "field": "status", "value": "refused", "reasonField": "reason" };
 var RECOVER_FIELD = "requestId";
 var DEFAULT_ANSWER = TYPE_APP_RESPONSE;
@@ -393,8 +393,11 @@ function jsonText(value) {
   return out.join("");
 }
 function answerFor(type, requestId, code, message) {
-  if (REFUSING_TYPES.includes(type))
-    return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: code };
+  if (Object.hasOwn(REFUSING_TYPES, type)) {
+    const reason = [...`${code}: ${message}`];
+    const max = REFUSING_TYPES[type] || reason.length;
+    return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: reason.slice(0, max).join("") };
+  }
   return {
     v: VERSION,
     type,

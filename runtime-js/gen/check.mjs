@@ -32,8 +32,11 @@ export const FRAMES = {
 /** Message of each refinement and check id. */
 export const REFINEMENT_MESSAGES = {"net.body.method":"a body is not allowed on GET or HEAD","net.header.credential":"credential-shaped header; the host injects credentials, an app cannot send them","net.header.duplicate":"header name repeats another one case-insensitively","openurl.url":"the URL must be read the same by a WHATWG and a strict RFC 3986 parser","openurl.url.char":"a character outside RFC 3986's set (space, control, non-ASCII, \\ \" < > ^ ` { | }) or not allowed where it stands","openurl.url.host":"the host is empty, holds %, is a numeric host other than a dotted-decimal IPv4 address, is a bad IPv6 literal, or has an xn-- label that is not Punycode of a valid label","openurl.url.percent":"% not followed by two hex digits","openurl.url.port":"the port is not a decimal number 0-65535","openurl.url.scheme":"must start with https:// (the authority form)","openurl.url.userinfo":"@ in the authority: no username or password, empty userinfo included"};
 
-/** Answer types with no error seat, and how they refuse (rules.json refusal). */
-export const REFUSING_TYPES = [TYPE_OPEN_URL_RESULT, TYPE_SAVE_FILE_RESULT];
+/**
+ * Answer types with no error seat, each with its reason's maxLength in code
+ * points (0: none), and how they refuse (rules.json refusal).
+ */
+export const REFUSING_TYPES = { [TYPE_OPEN_URL_RESULT]: 300, [TYPE_SAVE_FILE_RESULT]: 300 };
 export const REFUSAL = {"field":"status","value":"refused","reasonField":"reason"};
 
 /** The top-level key R1 recovers as the requestId (rules.json requestIdRecovery). */

@@ -125,9 +125,15 @@ function jsonText(value) {
   return out.join("");
 }
 
+// answerFor is the answer to a rejected request, as Go's RejectError.Answer
+// builds it: an answer type without an error seat refuses with
+// "CODE: message" as its reason, cut to the reason's maxLength.
 function answerFor(type, requestId, code, message) {
-  if (REFUSING_TYPES.includes(type))
-    return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: code };
+  if (Object.hasOwn(REFUSING_TYPES, type)) {
+    const reason = [...`${code}: ${message}`];
+    const max = REFUSING_TYPES[type] || reason.length;
+    return { v: VERSION, type, requestId, [REFUSAL.field]: REFUSAL.value, [REFUSAL.reasonField]: reason.slice(0, max).join("") };
+  }
   return {
     v: VERSION,
     type,
