@@ -27,6 +27,14 @@ import (
 // and returns the terminal app-response frame and serve's stderr.
 func askThroughServe(t *testing.T, o *serveOptions) (map[string]any, *lockedBuffer) {
 	t.Helper()
+	return requestThroughServe(t, o, frame.TypeAppMessage, `"appId":"test.hello","action":"greet"`)
+}
+
+// requestThroughServe is askThroughServe for a request of type typ with
+// the frame's own members (JSON, after requestId and instanceId); it
+// returns the request's terminal answer.
+func requestThroughServe(t *testing.T, o *serveOptions, typ, members string) (map[string]any, *lockedBuffer) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.html"), []byte(helloApp), 0o644); err != nil {
 		t.Fatal(err)
@@ -88,9 +96,29 @@ func askThroughServe(t *testing.T, o *serveOptions) (map[string]any, *lockedBuff
 	send(`{"t":"mount","slot":"s1","app":"hello"}`)
 	send(`{"t":"load","slot":"s1"}`)
 	inst, _ := next(frame.TypeHostReady)["instanceId"].(string)
-	send(fmt.Sprintf(`{"t":"frame","slot":"s1","frame":{"v":1,"type":%q,"requestId":"r1","instanceId":%q,"appId":"test.hello","action":"greet"}}`,
-		frame.TypeAppMessage, inst))
-	return next(frame.TypeAppResponse), stderr
+	send(fmt.Sprintf(`{"t":"frame","slot":"s1","frame":{"v":1,"type":%q,"requestId":"r1","instanceId":%q,%s}}`, typ, inst, members))
+	return next(frame.AnswerType(typ)), stderr
+}
+
+// A refused open-url tells the app why (the reason in the answer) and the
+// person running serve (stderr): the frame's own check (http, not https)
+// and the host's policy (a file name that hides its type) alike.
+func TestServeLogsRefusals(t *testing.T) {
+	for _, c := range []struct{ typ, fields, want string }{
+		{frame.TypeOpenURLRequest, `"url":"http://example.com/canary-open"`, "must start with https://"},
+		{frame.TypeSaveFileRequest, `"name":"canary\u202etxt.exe","data":"eA=="`, "U+202E"},
+	} {
+		o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "offline", getenv: os.Getenv}
+		res, stderr := requestThroughServe(t, o, c.typ, c.fields)
+		reason, _ := res["reason"].(string)
+		if res["status"] != frame.StatusRefused || !strings.Contains(reason, c.want) {
+			t.Fatalf("%s answer = %v, want refused with %q", c.typ, res, c.want)
+		}
+		l := logLine(t, stderr, "refused")
+		if !strings.HasPrefix(l, "snuggen serve: app hello: "+frame.AnswerType(c.typ)+" r1 refused: ") || !strings.Contains(l, reason) {
+			t.Errorf("log line %q: want the app, the request and the reason %q", l, reason)
+		}
+	}
 }
 
 // logLine waits for a line of log containing want and returns it.
