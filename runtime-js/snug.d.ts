@@ -269,12 +269,10 @@ export interface Snug {
   };
 
   /**
-   * Asks the host to open an absolute https URL (Unicode is fine) in the
-   * user's browser, after its own confirm dialog; resolves "declined" when
-   * the user says no. A plain <a href="https://…"> click, window.open(url)
-   * and a middle click do this too. Rejects with a SnugError when the host
-   * refuses (err.message says why: a relative or non-https URL, the rate
-   * limit).
+   * Asks the host to open an absolute https URL in the user's browser,
+   * after its own confirm dialog; resolves "declined" when the user says no.
+   * Rejects with a SnugError when the host refuses (err.message says why:
+   * a relative or non-https URL, the rate limit).
    *
    * @example
    * try {
@@ -289,10 +287,8 @@ export interface Snug {
   /**
    * Offers a file to the user (≤5 MiB): the host shows its own dialog with
    * the name and size and saves it on the user's click; resolves "declined"
-   * when the user says no. The web's way works too: a click on an
-   * <a download> whose href is a blob: or data: URL. Rejects with a
-   * SnugError when the host refuses (a name with / or an invisible
-   * character, an executable type such as .exe, the rate limit).
+   * when the user says no. Rejects with a SnugError when the host refuses
+   * (a name with / or an invisible character, a type such as .exe).
    *
    * @example
    * const csv = rows.map((r) => r.join(",")).join("\n");

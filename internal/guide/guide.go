@@ -9,9 +9,13 @@ package guide
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"text/template"
@@ -19,8 +23,10 @@ import (
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
+	"github.com/snuggen/snuggen/hostkit/store"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
+	"github.com/snuggen/snuggen/schemas"
 	"github.com/snuggen/snuggen/templates"
 )
 
@@ -39,12 +45,28 @@ type Mistake struct {
 	Fix     string
 }
 
+// Code is one row of the error registry an app can get (reserved codes
+// left out), from schemas/rules.json.
+type Code struct {
+	Code      string
+	Retryable bool // yes, or while attempts remain
+	When      string
+}
+
+// Refusal is one kind of SQL the host's store refuses, as the store words it.
+type Refusal struct {
+	Snippet string
+	Why     string
+}
+
 type data struct {
 	AppIDMax, DisplayNameMax, DescriptionMax, IconEmojiMax, IconColorMax int
-	CDNs, StripHeaders                                                   string
+	CDNs, StripHeaders, Capabilities, ThemeTokens, ThemeEvent            string
 	ArtifactMiB, NetBodyMiB                                              int
 	API                                                                  []Member
 	ErrorDoc, ErrorExample                                               string
+	Codes                                                                []Code
+	RefusedSQL                                                           []Refusal
 	ReplyContract                                                        string
 	Diagnostics                                                          []Mistake
 }
@@ -71,9 +93,22 @@ func Render(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	codes, err := Codes()
+	if err != nil {
+		return "", err
+	}
+	refused, err := RefusedSQL(ctx)
+	if err != nil {
+		return "", err
+	}
 	d := data{
 		CDNs:          quoteList(frame.CDNAllowlist),
 		StripHeaders:  quoteList(frame.StripHeaders),
+		Capabilities:  quoteList(capabilityNames()),
+		ThemeTokens:   quoteList(frame.ThemeTokens),
+		ThemeEvent:    "`" + frame.EventThemeChange + "`",
+		Codes:         codes,
+		RefusedSQL:    refused,
 		ArtifactMiB:   frame.MaxArtifactBytes >> 20,
 		NetBodyMiB:    frame.MaxNetResponseBodyBytes >> 20,
 		API:           api,
@@ -293,4 +328,85 @@ func capitalize(s string) string {
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return strings.ToUpper(string(r)) + s[n:]
+}
+
+// capabilityNames are host-ready's capability flags, as the generated
+// frame.Capabilities names them in JSON (auth aside: it is the host's).
+func capabilityNames() []string {
+	var out []string
+	t := reflect.TypeFor[frame.Capabilities]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "auth" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Codes reads the error registry from schemas/rules.json: every code a host
+// may send (reserved ones left out), with when it comes.
+func Codes() ([]Code, error) {
+	raw, err := schemas.FS.ReadFile(schemas.RulesFile)
+	if err != nil {
+		return nil, fmt.Errorf("guide: %w", err)
+	}
+	var rules struct {
+		Errors []struct {
+			Code      string `json:"code"`
+			Retryable any    `json:"retryable"`
+			Reserved  bool   `json:"reserved"`
+			When      string `json:"when"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &rules); err != nil {
+		return nil, fmt.Errorf("guide: rules.json: %w", err)
+	}
+	var out []Code
+	for _, e := range rules.Errors {
+		if e.Reserved {
+			continue
+		}
+		if !frame.Known(e.Code) {
+			return nil, fmt.Errorf("guide: rules.json code %s is not in the generated registry; run snuggen gen", e.Code)
+		}
+		out = append(out, Code{Code: e.Code, Retryable: e.Retryable != false, When: strings.TrimSuffix(e.When, ".")})
+	}
+	return out, nil
+}
+
+// sqlProbes are statements apps write that the host's store refuses; the
+// store's own message for each becomes the guide's text.
+var sqlProbes = []struct{ snippet, sql string }{
+	{"`ATTACH`", "attach database 'other.db' as other"},
+	{"`BEGIN`/`COMMIT`", "begin"},
+	{"a `PRAGMA` that writes", "pragma journal_mode = delete"},
+	{"two statements in one call", "select 1; select 2"},
+	{"names starting with `_snug_`", "create table _snug_notes (body text)"},
+}
+
+// RefusedSQL runs each probe against a real store in a temporary directory
+// and returns the store's reason for refusing it.
+func RefusedSQL(ctx context.Context) ([]Refusal, error) {
+	dir, err := os.MkdirTemp("", "snug-guide-")
+	if err != nil {
+		return nil, fmt.Errorf("guide: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("guide: %w", err)
+	}
+	defer st.Close()
+	var out []Refusal
+	for _, p := range sqlProbes {
+		_, err := st.Exec(ctx, "guide", p.sql, nil)
+		var se *store.Error
+		if !errors.As(err, &se) || se.Code != frame.CodeDBSQLError {
+			return nil, fmt.Errorf("guide: the store does not refuse %q (%v); the guide should not say it does", p.sql, err)
+		}
+		out = append(out, Refusal{Snippet: p.snippet, Why: strings.TrimSuffix(se.Message, ".")})
+	}
+	return out, nil
 }

@@ -57,7 +57,7 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"snug.ready", "snug.ask", "snug.db.exec", "snug.db.query", "snug.db.get", "snug.db.set",
-		"snug.db.export", "snug.db.import", "snug.net.fetch", "snug.openUrl", "snug.on", "snug.off", "snug.emit"}
+		"snug.db.export", "snug.db.import", "snug.net.fetch", "snug.openUrl", "snug.saveFile", "snug.on", "snug.off", "snug.emit"}
 	have := map[string]bool{}
 	for _, m := range members {
 		have[m.Name] = true
@@ -70,7 +70,12 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 			t.Errorf("the guide has no section for %s", w)
 		}
 	}
-	for _, s := range []string{"[SNUG_APP_REQUEST]", "ONLY a JSON object", "sandbox.network", "sandbox.storage", "html.inline-handler", "cdn.jsdelivr.net"} {
+	// What issue 14 found missing: every code an app gets, the refused SQL,
+	// the theme's event and object, links, files, onPartial.
+	for _, s := range []string{"[SNUG_APP_REQUEST]", "ONLY a JSON object", "sandbox.network", "sandbox.storage", "html.inline-handler", "cdn.jsdelivr.net",
+		"`NET_FETCH_FAILED` ↻", "`NET_CONFIRM_DENIED`", "`DB_SQL_ERROR` refuses `ATTACH`", "two statements in one call",
+		"`theme-change`", "{ mode: \"light\" | \"dark\", tokens }", "`--snug-accent`", "snug.on(\"theme-change\", ({ theme }) =>",
+		"<a href=\"https://…\">", "<a download>", "onPartial", "onText is the raw JSON text", "`saveFile`"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the guide does not mention %q", s)
 		}
