@@ -38,7 +38,7 @@ func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 var examples = map[string][]string{
 	"todo":       {"db"},
 	"flashcards": {"ask"},
-	"notes":      {"db"},
+	"notes":      {"db", "saveFile"},
 	"links":      {"db", "openUrl"},
 	"api-viewer": {"db", "net"},
 }
@@ -152,7 +152,7 @@ func (a *app) rows(sql string) string {
 
 func TestTodo(t *testing.T) {
 	h := serve(t, "todo", hostkit.WithDataDir(t.TempDir()))
-	_, a := open(t, h, "todo")
+	r, a := open(t, h, "todo")
 	a.ready("#add-button")
 	a.waitText("#count", "0 open")
 
@@ -171,6 +171,25 @@ func TestTodo(t *testing.T) {
 	a.waitFor("the done row last", `document.querySelector('#list li:last-child').className === 'done'`)
 	if got := a.rows("select title, done from todo order by id"); got != `[{"title":"write tests","done":1},{"title":"ship it","done":0}]` {
 		t.Fatalf("rows after toggling: %s", got)
+	}
+
+	// The progress ring, on a canvas, follows the host's theme: its track is
+	// the host's border token, drawn again on theme-change.
+	a.waitFor("the ring at half", `document.getElementById('progress').getAttribute('aria-label') === '50% done'`)
+	track := func() string {
+		return a.eval(`(() => { const [r, g, b] = document.getElementById('progress').getContext('2d').getImageData(4, 20, 1, 1).data; return "rgb(" + r + ", " + g + ", " + b + ")"; })()`)
+	}
+	border := func() string {
+		return browsertest.Eval[string](t, r.Tab, `(() => { const d = document.createElement("div"); d.style.color = getComputedStyle(document.documentElement).getPropertyValue("--snug-border"); document.body.append(d); const c = getComputedStyle(d).color; d.remove(); return c; })()`)
+	}
+	if got, want := track(), border(); got != want {
+		t.Fatalf("the ring's track is %s, the host's border %s", got, want)
+	}
+	before := track()
+	r.Click("#theme-toggle")
+	a.waitFor("the redraw", fmt.Sprintf(`(() => { const [r, g, b] = document.getElementById('progress').getContext('2d').getImageData(4, 20, 1, 1).data; return "rgb(" + r + ", " + g + ", " + b + ")" !== %q; })()`, before))
+	if got, want := track(), border(); got != want {
+		t.Fatalf("after the theme change the track is %s, the host's border %s", got, want)
 	}
 
 	// Export shows the database's bytes.
@@ -309,6 +328,20 @@ func TestNotes(t *testing.T) {
 		t.Fatalf("starting theme %q", got)
 	}
 	a.waitText("#theme", "theme: light")
+
+	// Export: every note in one Markdown file, saved through the host's
+	// dialog from the user's click.
+	dir := browsertest.AllowDownloads(t, r.Tab)
+	a.click("#export")
+	if d := r.Confirm(); d.Kind != "save-file" || d.File != "notes.md" || d.Type != "text/markdown" || !namesApp(d.App, "Notes", "notes") {
+		t.Fatalf("export dialog %+v", d)
+	}
+	r.Answer("once")
+	a.waitText("#saved", "exported")
+	if got := string(browsertest.Downloaded(t, dir, "notes.md")); got != "Groceries\nmilk, eggs\n" {
+		t.Fatalf("notes.md = %q", got)
+	}
+
 	r.Click("#theme-toggle")
 	a.waitFor("the dark theme", `document.documentElement.dataset.theme === 'dark'`)
 	a.waitText("#theme", "theme: dark")
@@ -435,6 +468,23 @@ func TestLinks(t *testing.T) {
 	if got := a.eval(`snug.db.get('links').then(l => l.map(x => x.url).join(' '))`); !strings.HasSuffix(got, " "+link) {
 		t.Errorf("saved links %q", got)
 	}
+
+	// A card's name is a plain link (target=_blank) to a Unicode URL: its
+	// click reaches the host's dialog, in ASCII with the readable form
+	// beside it, and the board stays.
+	for _, c := range []struct{ sel, url, read string }{
+		{"#board li:nth-child(1) a", "https://de.wikipedia.org/wiki/Z%C3%BCrich", "https://de.wikipedia.org/wiki/Zürich"},
+		{"#board li:nth-child(2) a", "https://www.xn--mnchen-3ya.de/", "https://www.münchen.de/"},
+	} {
+		a.click(c.sel)
+		if d := r.Confirm(); d.Kind != "open-url" || d.URL != c.url || d.Readable != c.read {
+			t.Fatalf("a click on %s: dialog %+v, want %s beside %s", c.sel, d, c.read, c.url)
+		}
+		r.Answer("deny")
+	}
+	if state := browsertest.Eval[string](t, r.Tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
+		t.Fatalf("the board is %s after its links were clicked", state)
+	}
 }
 
 func TestLinksWithoutOpenURL(t *testing.T) {
@@ -446,7 +496,7 @@ func TestLinksWithoutOpenURL(t *testing.T) {
 	if got := a.eval(`String(document.querySelectorAll('#board li .open').length)`); got != "0" {
 		t.Fatalf("%s Open buttons without openUrl", got)
 	}
-	if got := a.text("#board li:first-child .url"); got != "https://example.com/snug" {
+	if got := a.text("#board li:first-child .url"); got != "https://de.wikipedia.org/wiki/Zürich" {
 		t.Fatalf("the URL to copy reads %q", got)
 	}
 }

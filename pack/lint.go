@@ -71,7 +71,7 @@ var baseRules = []lintRule{
 // usedCapabilities finds them in the bundled code (the minifier never
 // renames a global's properties).
 var capabilityNames = []struct{ expr, name string }{
-	{"snug.ask", "ask"}, {"snug.db", "db"}, {"snug.net", "net"}, {"snug.openUrl", "openUrl"},
+	{"snug.ask", "ask"}, {"snug.db", "db"}, {"snug.net", "net"}, {"snug.openUrl", "openUrl"}, {"snug.saveFile", "saveFile"},
 }
 
 // lintWords holds every name a rule looks for (the last part of a dotted
