@@ -257,7 +257,7 @@ var executable = func() map[string]bool {
 	m := map[string]bool{}
 	for _, e := range strings.Fields(`exe com scr pif bat cmd msi msp mst msc cpl dll sys drv ocx
 		lnk url scf reg inf hta ps1 psm1 psd1 vb vbs vbe js jse wsf wsh ws sct jar
-		app dmg pkg mpkg command tool workflow terminal sh bash zsh csh ksh run bin
+		app dmg pkg mpkg command tool workflow terminal sh bash zsh csh ksh
 		desktop appimage deb rpm snap flatpakref apk xapk crx xpi gadget application
 		appref-ms settingcontent-ms library-ms diagcab msix msixbundle appx appxbundle`) {
 		m[e] = true
