@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http/httptest"
@@ -229,6 +230,21 @@ func TestExamplesInAnMCPAppsHost(t *testing.T) {
 		}
 		a.fill("#text", "Groceries\nmilk")
 		a.waitText("#saved", "saved")
+
+		// Export: snug.saveFile is the host's ui/download-file, with the
+		// file's name, type and bytes.
+		a.click("#export")
+		a.waitText("#saved", "exported")
+		type resource struct{ URI, MimeType, Blob string }
+		got := browsertest.Eval[[][]struct{ Resource resource }](t, h.tab, `hostLog.downloads`)
+		if len(got) != 1 || len(got[0]) != 1 {
+			t.Fatalf("downloads asked of the host: %+v", got)
+		}
+		r := got[0][0].Resource
+		body, _ := base64.StdEncoding.DecodeString(r.Blob)
+		if r.URI != "file:///notes.md" || r.MimeType != "text/markdown" || string(body) != "Groceries\nmilk\n" {
+			t.Fatalf("the host was asked to download %s %s %q", r.URI, r.MimeType, body)
+		}
 	})
 
 }

@@ -91,8 +91,15 @@ func TestMimeType(t *testing.T) {
 func TestSave(t *testing.T) {
 	var shown savefile.Prompt
 	asked := 0
-	yes := confirmFunc(func(_ context.Context, p savefile.Prompt) (savefile.Answer, error) { asked++; shown = p; return savefile.Saved, nil })
-	no := confirmFunc(func(context.Context, savefile.Prompt) (savefile.Answer, error) { asked++; return savefile.Declined, nil })
+	yes := confirmFunc(func(_ context.Context, p savefile.Prompt) (savefile.Answer, error) {
+		asked++
+		shown = p
+		return savefile.Saved, nil
+	})
+	no := confirmFunc(func(context.Context, savefile.Prompt) (savefile.Answer, error) {
+		asked++
+		return savefile.Declined, nil
+	})
 	noUI := confirmFunc(func(context.Context, savefile.Prompt) (savefile.Answer, error) { return 0, savefile.ErrNoUI })
 	gone := confirmFunc(func(context.Context, savefile.Prompt) (savefile.Answer, error) { return 0, errors.New("closed") })
 	for _, c := range []struct {

@@ -7,7 +7,7 @@ import { AppBridge, PostMessageTransport, RESOURCE_MIME_TYPE, getToolUiResourceU
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
 const info = { name: "snug-test-host", version: "1.0.0" };
-const log = (window.hostLog = { opened: [], sizes: [] });
+const log = (window.hostLog = { opened: [], sizes: [], downloads: [] });
 let client;
 
 window.connectHost = async (url) => {
@@ -28,10 +28,11 @@ window.showApp = async (name, sandbox) => {
   iframe.setAttribute("sandbox", sandbox);
   iframe.style.cssText = "width:600px;height:400px;border:0";
   document.body.append(iframe);
-  const bridge = new AppBridge(client, info, { openLinks: {}, serverTools: {}, serverResources: {} }, {
+  const bridge = new AppBridge(client, info, { openLinks: {}, serverTools: {}, serverResources: {}, downloadFile: {} }, {
     hostContext: { theme: "light", locale: "en-US", styles: { variables: { "--color-background-primary": "#ffffff" } } },
   });
   bridge.onopenlink = async ({ url }) => (log.opened.push(url), {});
+  bridge.ondownloadfile = async ({ contents }) => (log.downloads.push(contents), {});
   bridge.onsizechange = ({ height }) => {
     log.sizes.push(height);
     if (height) iframe.style.height = height + "px";

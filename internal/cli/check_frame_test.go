@@ -109,7 +109,7 @@ func TestCheckFrameOutputShape(t *testing.T) {
 		{`{"v":1,"type":"snug:future-thing"}`, `{"verdict":"ignore","type":"snug:future-thing"}`, 0},
 		{`{"v":1,"type":"snug:future-thing","TYPE":"snug:app-cancel"}`, `{"verdict":"ignore","type":"snug:future-thing"}`, 0},
 		{`{"v":2,"type":"snug:app-cancel"}`, `{"verdict":"reject","code":"UNSUPPORTED_VERSION","requestId":null,"answer":null,"errors":[{"path":"/v","rule":"frame.unsupported-version","message":"v is an integer other than a supported protocol version"}]}`, 1},
-		{`{"v":1,"type":"snug:open-url-request","requestId":"r1","instanceId":"i1","url":"https://u@example.com/"}`, `{"verdict":"reject","code":"MALFORMED","requestId":"r1","answer":{"v":1,"type":"snug:open-url-result","requestId":"r1","status":"refused","reason":"MALFORMED"},"errors":[{"path":"/url","rule":"openurl.url.userinfo","message":"@ in the authority: no username or password, empty userinfo included"}]}`, 1},
+		{`{"v":1,"type":"snug:open-url-request","requestId":"r1","instanceId":"i1","url":"https://u@example.com/"}`, `{"verdict":"reject","code":"MALFORMED","requestId":"r1","answer":{"v":1,"type":"snug:open-url-result","requestId":"r1","status":"refused","reason":"MALFORMED: /url: @ in the authority: no username or password, empty userinfo included (openurl.url.userinfo)"},"errors":[{"path":"/url","rule":"openurl.url.userinfo","message":"@ in the authority: no username or password, empty userinfo included"}]}`, 1},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer
