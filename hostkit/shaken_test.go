@@ -36,7 +36,7 @@ document.querySelector("#go").addEventListener("click", async () => {
 )
 
 // TestTreeShakenRuntimeInTheBrowser: an app that names snug.ask gets the
-// runtime with ask and without db, net and openUrl, and its ask works end to
+// runtime with ask and without db, net and saveFile, and its ask works end to
 // end in Chromium through the runner and the offline agent; an app that
 // reaches snug[what] gets the whole runtime, with a note saying why, and
 // works the same.

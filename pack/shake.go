@@ -5,9 +5,9 @@ import (
 )
 
 // The runtime an app pays for: the build injects a runtime with only the
-// capability members (snug.ask, snug.db, snug.net, snug.openUrl) the app's
-// page and code reference, built by snuggen gen with esbuild's tree shaking
-// (runtime-js/dist/shaken), unless the app reaches snug in a way a reading
+// capability members (snug.ask, snug.db, snug.net, snug.saveFile, and ask's
+// onPartial option) the app's page and code reference, built by snuggen gen
+// with esbuild's tree shaking (runtime-js/dist/shaken), unless the app reaches snug in a way a reading
 // of its text cannot follow; then it gets the whole runtime, and a note says
 // why.
 
@@ -30,6 +30,14 @@ type snugUse struct {
 func findSnugUse(texts []string) snugUse {
 	u := snugUse{members: map[string]bool{}}
 	for _, t := range texts {
+		// Parts of the runtime an app reaches without naming a member of
+		// snug: an <a download> (attribute or property) goes to saveFile,
+		// ask's onPartial option needs its reader.
+		for word, member := range wordMembers {
+			if strings.Contains(t, word) {
+				u.members[member] = true
+			}
+		}
 		for i := 0; ; {
 			k := strings.Index(t[i:], "snug")
 			if k < 0 {
@@ -48,6 +56,9 @@ func findSnugUse(texts []string) snugUse {
 	}
 	return u
 }
+
+// wordMembers maps a word of the page to the runtime member it needs.
+var wordMembers = map[string]string{"download": "saveFile", "onPartial": "onPartial"}
 
 // globalObjects are the names under which the global snug is also reached.
 var globalObjects = []string{"globalThis", "window", "self"}

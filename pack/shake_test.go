@@ -17,11 +17,17 @@ func TestFindSnugUse(t *testing.T) {
 	}{
 		{`snug.ask("x",{a:1}).then(r=>o.textContent=r.text)`, []string{"ask"}, false},
 		{`await snug.db.exec("create table t(x)");snug.db.get("k")`, []string{"db"}, false},
-		{`snug?.net.fetch(u);globalThis.snug.openUrl(u)`, []string{"net", "openUrl"}, false},
+		{`snug?.net.fetch(u);globalThis.snug.openUrl(u)`, []string{"net"}, false},
+		{`await snug.saveFile("notes.md",text)`, []string{"saveFile"}, false},
+		// An <a download> (markup or property) goes to saveFile; ask's
+		// onPartial option needs its reader.
+		{`<a download="x.csv" href="#">`, []string{"saveFile"}, false},
+		{`a.href=URL.createObjectURL(b);a.download="x.csv";a.click()`, []string{"saveFile"}, false},
+		{`snug.ask("q",{},{schema:s,onPartial:p=>show(p)})`, []string{"ask", "onPartial"}, false},
 		{`window.snug.ask(1);self.snug.db.set("a",1)`, []string{"ask", "db"}, false},
 		{`const{ask:e,db:t}=snug;e(1)`, []string{"ask", "db"}, false},
 		{`const { ask, db: { exec } } = snug;`, []string{"ask", "db"}, false},
-		{`let{"openUrl":o}=globalThis.snug;`, []string{"openUrl"}, false},
+		{`let{"saveFile":o}=globalThis.snug;`, []string{"saveFile"}, false},
 		{`n=()=>globalThis.snug?snug.db.set("h",t):0`, []string{"db"}, false},
 		{`if(typeof snug<"u")snug.ask(1);if(!snug)throw 0;snug&&snug.net.fetch(1)`, []string{"ask", "net"}, false},
 		{`snug.on("theme-change",f);await snug.ready;snug.emit("x",{})`, nil, false},
@@ -42,7 +48,7 @@ func TestFindSnugUse(t *testing.T) {
 	} {
 		u := findSnugUse([]string{c.code})
 		var got []string
-		for _, m := range []string{"ask", "db", "net", "openUrl"} {
+		for _, m := range []string{"ask", "db", "net", "saveFile", "onPartial"} {
 			if u.members[m] {
 				got = append(got, m)
 			}

@@ -13,17 +13,24 @@ import (
 // ("Tree-shaken runtime") has the measured floor under each; raise a budget
 // only with a line there.
 const (
-	// FullBudget holds dist/snug.js, every member (the issue's goal).
-	FullBudget = 4096
+	// FullBudget holds dist/snug.js, every member. Issue 16 asked 4,096 B
+	// (measured 4,073 B when it landed); issue 14 added 1,488 B: links,
+	// openUrl and URL serialization in every runtime (≈ 750 B), saveFile
+	// with the <a download> route (≈ 460 B) and onPartial's reader (≈ 380 B).
+	FullBudget = 5632
 	// AskBudget holds an ask-only app's runtime. The issue asked 2,400 B;
-	// the base alone measured 2,760 B (snug-base.js) when this landed.
-	AskBudget = 3250
+	// the base alone measured 2,760 B (snug-base.js) when issue 16 landed,
+	// ask-only 3,180 B; issue 14's links, openUrl with URL serialization and
+	// refusals as errors, in every runtime, made it 4,088 B.
+	AskBudget = 4150
 	// AskDBBudget holds an ask + db + forms app's runtime (forms are in the
-	// base). The issue asked 3,000 B; measured 3,630 B when this landed.
-	AskDBBudget = 3700
-	// MCPAskBudget holds the MCP flavour of an ask-only app (below the
-	// issue's 3,072 B for the MCP flavour).
-	MCPAskBudget = 3072
+	// base). The issue asked 3,000 B; measured 3,630 B when issue 16 landed,
+	// 4,515 B with issue 14's links and openUrl.
+	AskDBBudget = 4600
+	// MCPAskBudget holds the MCP flavour of an ask-only app: 2,890 B when
+	// issue 16 landed (the issue's 3,072 B), 3,850 B with issue 14's links,
+	// openUrl and URL serialization and ui/download-file in the transport.
+	MCPAskBudget = 3900
 )
 
 func variant(t *testing.T, target string, members ...string) []byte {
@@ -71,12 +78,15 @@ func TestRuntimeBudgets(t *testing.T) {
 		has, hasNot []string
 	}{
 		// ask: its responseSchema field; db: its kvGet op and its answer's
-		// lastInsertRowid; net: the credential header refusal; openUrl: its
-		// request type.
-		{ask, []string{"responseSchema"}, []string{`"kvGet"`, "lastInsertRowid", "injects credentials", `"snug:open-url-request"`}},
-		{askDB, []string{"responseSchema", `"kvGet"`, "lastInsertRowid"}, []string{"injects credentials", `"snug:open-url-request"`}},
-		{mcpAsk, []string{"responseSchema"}, []string{`"kvGet"`, "THREAD_CONFLICT"}},
-		{variant(t, "snug", "net", "openUrl"), []string{"injects credentials", `"snug:open-url-request"`}, []string{"responseSchema", `"kvGet"`, "lastInsertRowid"}},
+		// lastInsertRowid; net: the credential header refusal; saveFile: its
+		// answer's type and the blob URLs downloads remembers; onPartial:
+		// its reader's fence search. Every runtime has openUrl (a plain link
+		// needs it).
+		{ask, []string{"responseSchema", `"snug:open-url-request"`}, []string{`"kvGet"`, "lastInsertRowid", "injects credentials", `"snug:save-file-result"`, "createObjectURL", "```"}},
+		{askDB, []string{"responseSchema", `"kvGet"`, "lastInsertRowid", `"snug:open-url-request"`}, []string{"injects credentials", `"snug:save-file-result"`}},
+		{mcpAsk, []string{"responseSchema"}, []string{`"kvGet"`, "THREAD_CONFLICT", "```"}},
+		{variant(t, "snug", "net", "saveFile"), []string{"injects credentials", `"snug:save-file-result"`, "createObjectURL"}, []string{"responseSchema", `"kvGet"`, "lastInsertRowid", "```"}},
+		{variant(t, "snug", "ask", "onPartial"), []string{"responseSchema", "```"}, []string{`"snug:save-file-result"`, "createObjectURL"}},
 	} {
 		for _, s := range c.has {
 			if !bytes.Contains(c.script, []byte(s)) {
@@ -89,7 +99,7 @@ func TestRuntimeBudgets(t *testing.T) {
 			}
 		}
 	}
-	if all := variant(t, "snug", "ask", "db", "net", "openUrl"); !bytes.Equal(all, Injected(Script)) {
+	if all := variant(t, "snug", "ask", "db", "net", "saveFile", "onPartial"); !bytes.Equal(all, Injected(Script)) {
 		t.Error("every member should give dist/snug.js itself")
 	}
 	if TargetOf(append(append([]byte("<script>"), ask...), "</script>"...)) != "snug" || TargetOf(mcpAsk) != "mcp" || TargetOf([]byte("<p>x")) != "" {

@@ -22,13 +22,19 @@ const DirShaken = "runtime-js/dist/shaken/"
 // of src/snug.js, in the order the variants are named by, with the request
 // frame each sends (the name of its schema): a variant takes the acceptor of
 // that request's answer only when it has the member. Every other host→app
-// frame (host-ready, host-event, and the answers of the requests every
-// runtime sends: open-url and save-file, which a plain link or an
-// <a download> makes whatever the app's code names) is accepted by all.
-var ShakeMembers = []struct{ Member, Request string }{
-	{"ask", "app-message"},
-	{"db", "db-request"},
-	{"net", "net-request"},
+// frame (host-ready, host-event, and open-url's answer: every runtime sends
+// open-url, as a plain link makes it whatever the app's code names) is
+// accepted by all. With is an export that comes with the member (install
+// takes it; it is no member of the global): saveFile brings downloads, the
+// route of an <a download> click to it. onPartial sends nothing: it is the
+// reader of ask's onPartial option (src/partial.js), kept for an app that
+// names it.
+var ShakeMembers = []struct{ Member, Request, With string }{
+	{"ask", "app-message", ""},
+	{"db", "db-request", ""},
+	{"net", "net-request", ""},
+	{"saveFile", "save-file-request", "downloads"},
+	{"onPartial", "", ""},
 }
 
 // ShakenTargets are the runtimes a variant is built for: the Snug transport
@@ -65,7 +71,9 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 	}
 	answers := map[string]bool{} // the answers only a member's variants accept
 	for _, sm := range ShakeMembers {
-		answers[answerOf[sm.Request]] = true
+		if sm.Request != "" {
+			answers[answerOf[sm.Request]] = true
+		}
 	}
 	var base []string
 	for _, a := range d.Accepts {
@@ -74,7 +82,7 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 		}
 	}
 	for _, sm := range ShakeMembers {
-		if acceptor[answerOf[sm.Request]] == "" {
+		if sm.Request != "" && acceptor[answerOf[sm.Request]] == "" {
 			return nil, fmt.Errorf("js: shaken runtimes: member %s sends %s, which has no answer with an acceptor", sm.Member, sm.Request)
 		}
 	}
@@ -90,7 +98,12 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 			for i, sm := range ShakeMembers {
 				if mask&(1<<i) != 0 {
 					members = append(members, sm.Member)
-					types = append(types, answerOf[sm.Request])
+					if sm.With != "" {
+						members = append(members, sm.With)
+					}
+					if sm.Request != "" {
+						types = append(types, answerOf[sm.Request])
+					}
 				}
 			}
 			var e strings.Builder

@@ -9,7 +9,8 @@
 // - an <a download> whose href is a blob: or data: URL: snug.saveFile (the
 //   host asks the user and saves it); the blob comes from the app's own
 //   URL.createObjectURL, which the runtime remembers (the sandbox's CSP lets
-//   nothing fetch it back);
+//   nothing fetch it back). This part (downloads) comes with saveFile, which
+//   a build keeps for an app that names saveFile or download;
 // - window.open(url): snug.openUrl, returning null as the sandbox does;
 // - an in-page link (#section) scrolls as usual, and a link the app's own
 //   handler took (preventDefault) is left alone;
@@ -20,40 +21,28 @@
 
 import { fromBase64 } from "./bytes.js";
 
+const error = (e) => console.error("snug:", e.message || e);
+// The one word for a navigation the page cannot make.
+const stay = (what) => error(`${what}: an app is one page (the host stops one that leaves it); open sites with snug.openUrl("https://…"), use #id links inside it`);
+// download takes an <a download> to snug.saveFile (true), once downloads
+// is installed.
+let download;
+
 /** @param {import("../snug").Snug} snug */
 export const links = (snug) => {
-  const blobs = new Map();
-  const { createObjectURL, revokeObjectURL } = URL;
   const A = HTMLAnchorElement.prototype;
   const click = A.click;
-  const error = (e) => console.error("snug:", e.message || e);
-  // The one word for a navigation the page cannot make.
-  const stay = (what) => error(`${what}: an app is one page (the host stops one that leaves it); open sites with snug.openUrl("https://…"), use #id links inside it`);
 
   // route takes the activation of link a (true), or leaves it to the
   // browser (false).
   const route = (a, href = a.getAttribute("href").trim()) => {
     if (/^(#|javascript:)/i.test(href)) return false;
-    try {
-      if (a.hasAttribute("download") && /^(blob|data):/.test(href)) {
-        // data:[type][;base64],body
-        const [, type, b64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
-        const file = href[0] == "b" ? blobs.get(href) : b64 ? fromBase64(decodeURIComponent(body)) : decodeURIComponent(body);
-        return file == null ? stay("not following " + href) : snug.saveFile(a.download || "download", file, type).catch(error), 1;
-      }
-    } catch {}
-    /^https?:\/\//i.test(href) ? snug.openUrl(href).catch(error) : stay("not following " + href);
+    download?.(a, href) || (/^https?:\/\//i.test(href) ? snug.openUrl(href).catch(error) : stay("not following " + href));
     return true;
   };
   const onClick = (e, a = !e.defaultPrevented && e.button < 2 && e.target.closest?.("a[href],area[href]")) =>
     a && route(a) && e.preventDefault();
 
-  URL.createObjectURL = (o) => {
-    const u = createObjectURL(o);
-    blobs.set(u, o);
-    return u;
-  };
-  URL.revokeObjectURL = (u) => (blobs.delete(u), revokeObjectURL(u));
   // A link made in script and clicked without being in the document sends
   // no click event anywhere.
   A.click = function () {
@@ -67,4 +56,26 @@ export const links = (snug) => {
   // Navigation API has no events in an opaque origin): the console says why
   // the app is about to be stopped.
   addEventListener("beforeunload", () => stay("leaving the page (location.href, assign, reload)"));
+};
+
+/** @param {import("../snug").Snug} snug */
+export const downloads = (snug) => {
+  const blobs = new Map();
+  const { createObjectURL, revokeObjectURL } = URL;
+  URL.createObjectURL = (o) => {
+    const u = createObjectURL(o);
+    blobs.set(u, o);
+    return u;
+  };
+  URL.revokeObjectURL = (u) => (blobs.delete(u), revokeObjectURL(u));
+  download = (a, href) => {
+    try {
+      if (a.hasAttribute("download") && /^(blob|data):/.test(href)) {
+        // data:[type][;base64],body
+        const [, type, b64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
+        const file = href[0] == "b" ? blobs.get(href) : b64 ? fromBase64(decodeURIComponent(body)) : decodeURIComponent(body);
+        return file == null ? stay("not following " + href) : snug.saveFile(a.download || "download", file, type).catch(error), 1;
+      }
+    } catch {}
+  };
 };

@@ -62,3 +62,16 @@ export const partial = (t) => {
     if (i >= 0) return val();
   } catch {}
 };
+
+/**
+ * ask's onText for options o: with o.onPartial, each text so far is also
+ * read as the object it is writing, and onPartial hears each new reading
+ * once; without, o.onText as it is.
+ */
+export const previews = ({ onText, onPartial }, last) =>
+  onPartial
+    ? (t, p = partial(t), j = JSON.stringify(p)) => {
+        onText?.(t);
+        if (p && j != last) onPartial(p, (last = j));
+      }
+    : onText;

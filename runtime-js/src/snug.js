@@ -45,7 +45,7 @@ import {
 } from "../gen/constants.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
 import { links } from "./links.js";
-import { partial } from "./partial.js";
+export { downloads } from "./links.js";
 import { absoluteURL } from "./url.js";
 
 /**
@@ -202,11 +202,15 @@ const receive = (f) => {
 /**
  * Wires the runtime to a transport: connect(receive) starts it and returns
  * the function that sends one app→host frame. members are the capability
- * members the global gets (ask, db, net: each a separate export, so
- * that a build injecting only what an app uses drops the others). Returns
- * the `snug` global.
+ * members the global gets (ask, db, net, saveFile) and the parts that come
+ * with one, which are no members of the global (onPartial, the reader behind
+ * ask's onPartial option; downloads, the <a download> route to saveFile):
+ * each a separate export, so that a build injecting only what an app uses
+ * drops the others. Returns the `snug` global.
  */
-export const install = (connect, members) => ((send = connect(receive)), Object.assign(snug, members));
+export const install = (connect, { onPartial, downloads, ...members }) => (
+  (send = connect(receive)), (previews = onPartial), downloads?.(snug), Object.assign(snug, members)
+);
 
 // The height, reported as resize app-events (sent once the handshake is
 // done): debounced, and only when it changed.
@@ -271,35 +275,15 @@ const snug = {
   },
   off: (event, fn) => listeners[event]?.delete(fn),
   emit,
-  // openUrl and saveFile are in every runtime, not capability members a
-  // build may drop: a plain link or an <a download> (links.js) needs them
-  // whether or not the app's code names them.
+  // openUrl is in every runtime, not a capability member a build may drop:
+  // a plain link (links.js) needs it whether or not the app's code names it.
   openUrl: async (url) => settled(await request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: absoluteURL(url, refusal) }, "openUrl")),
-  async saveFile(name, data, mimeType) {
-    // A file past the limit is refused by the host (the frame's data
-    // maxLength), or before it is sent when its frame is past the size class.
-    const blob = new Blob([data]);
-    return settled(
-      await request(
-        TYPE_SAVE_FILE_REQUEST,
-        TYPE_SAVE_FILE_RESULT,
-        { name: String(name), mimeType: mimeType || data.type || undefined, data: toBase64(new Uint8Array(await blob.arrayBuffer())) },
-        "saveFile",
-      ),
-    );
-  },
 };
 links(snug);
 
-// previews wraps ask's onText for onPartial: each text so far is also read
-// as the object it is writing, and onPartial hears each new reading.
-const previews = ({ onText, onPartial }, last) =>
-  onPartial
-    ? (t, p = partial(t), j = JSON.stringify(p)) => {
-        onText?.(t);
-        if (p && j != last) onPartial(p, (last = j));
-      }
-    : onText;
+// previews is partial.js's wrapper of ask's onText when the build kept it
+// (an app that names onPartial).
+let previews;
 
 // The capability members: separate exports, so that a bundle keeps only those
 // its entry passes to install (see snuggen build's tree-shaken runtime).
@@ -309,7 +293,7 @@ export const ask = (action, payload, o = {}) =>
     TYPE_APP_RESPONSE,
     { action, payload, state: o.state, responseSchema: o.schema },
     0,
-    { ...o, onText: previews(o) },
+    { ...o, onText: previews?.(o) || o.onText },
   ).then((f) => f.data);
 export const db = {
   exec: (sql, params) => dbOp(OP_EXEC, { sql, params }),
@@ -343,3 +327,18 @@ export const net = {
     );
   },
 };
+// saveFile: a file to the user (the host asks them); an <a download> with
+// a blob: or data: URL comes here too (links.js), so a build keeps it for an
+// app that names saveFile or download.
+export const saveFile = async (name, data, mimeType) =>
+  settled(
+    await request(
+      TYPE_SAVE_FILE_REQUEST,
+      TYPE_SAVE_FILE_RESULT,
+      // A file past the limit is refused by the host (the frame's data
+      // maxLength), or before it is sent when its frame is past the size class.
+      { name: String(name), mimeType: mimeType || data.type || undefined, data: toBase64(new Uint8Array(await new Blob([data]).arrayBuffer())) },
+      "saveFile",
+    ),
+  );
+export { previews as onPartial } from "./partial.js";
