@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -97,10 +96,15 @@ func TestIdiomLinksOpenThroughTheHost(t *testing.T) {
 	clickIn(t, frame, "#jump")
 	browsertest.WaitFor(t, frame, "the jump to #notes", `location.hash === "#notes"`)
 
-	// A link out of the page: nothing happens but a console error.
+	// A link out of the page: nothing happens but a console error. The
+	// click's default (the navigation) was cancelled when the event reached
+	// the window, after the runtime's listener.
+	browsertest.Eval[bool](t, frame, `(addEventListener("click", (e) => { window.lastPrevented = e.defaultPrevented }), true)`)
 	clickIn(t, frame, "#about")
 	browsertest.WaitFor(t, frame, "the console error", `consoleErrors.some(e => e.includes("not following about.html"))`)
-	time.Sleep(300 * time.Millisecond) // a navigation that went ahead would have replaced the frame by now
+	if !browsertest.Eval[bool](t, frame, `window.lastPrevented === true`) {
+		t.Fatal("the click on a relative link was not cancelled: the frame would navigate")
+	}
 	live(t, runner, frame)
 	if open := browsertest.Eval[bool](t, runner.Tab, `document.getElementById('confirm').open`); open {
 		t.Fatal("a link that cannot leave the page raised the dialog")
@@ -200,7 +204,8 @@ func TestIdiomSaveFile(t *testing.T) {
 			t.Error("save-file offers 'always'")
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The bytes reach the runner page with the question; nothing is saved
+	// while it waits for the user.
 	if have := browsertest.NoDownloads(t, dir); len(have) != 0 {
 		t.Fatalf("saved before the click: %q", have)
 	}

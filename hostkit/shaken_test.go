@@ -17,11 +17,12 @@ import (
 // one that reaches the member through a variable.
 const (
 	shakenApp = `<!doctype html><meta name="snug:app-id" content="shaken"><meta name="snug:display-name" content="Shaken"><title>Shaken</title>
-<button id="go">Explain</button><pre id="out"></pre>
+<button id="go">Explain</button><pre id="out"></pre><p id="more"></p>
 <script type="module">
 document.querySelector("#go").addEventListener("click", async () => {
   const answer = await snug.ask("explain", { word: "snug" }, { schema: { type: "object", required: ["meaning"], properties: { meaning: { type: "string" } } } });
   document.querySelector("#out").textContent = answer.meaning;
+  document.querySelector("#more").innerHTML = 'More on <a id="src" href="https://en.wiktionary.org/wiki/snug" target="_blank">Wiktionary</a>';
 });
 </script>`
 	dynamicApp = `<!doctype html><meta name="snug:app-id" content="dynamic"><meta name="snug:display-name" content="Dynamic"><title>Dynamic</title>
@@ -37,7 +38,9 @@ document.querySelector("#go").addEventListener("click", async () => {
 
 // TestTreeShakenRuntimeInTheBrowser: an app that names snug.ask gets the
 // runtime with ask and without db, net and saveFile, and its ask works end to
-// end in Chromium through the runner and the offline agent; an app that
+// end in Chromium through the runner and the offline agent, and a plain link
+// it inserts opens through the host's dialog (links are in every runtime);
+// an app that
 // reaches snug[what] gets the whole runtime, with a note saying why, and
 // works the same.
 func TestTreeShakenRuntimeInTheBrowser(t *testing.T) {
@@ -78,5 +81,16 @@ func TestTreeShakenRuntimeInTheBrowser(t *testing.T) {
 		}
 		browsertest.Eval[bool](t, frame, `(document.querySelector("#go").click(), true)`)
 		browsertest.WaitFor(t, frame, c.key+": the agent's answer", `document.querySelector("#out").textContent.length > 0`)
+		if got := browsertest.Eval[string](t, frame, `typeof snug.saveFile`); got != map[bool]string{false: "undefined", true: "function"}[c.hasDB] {
+			t.Errorf("%s: typeof snug.saveFile = %q", c.key, got)
+		}
+		// A plain link the app inserted, in an app that never names
+		// openUrl: every runtime takes it to the host's dialog.
+		clickIn(t, frame, "#src")
+		if d := runner.Confirm(); d.Kind != "open-url" || d.URL != "https://en.wiktionary.org/wiki/snug" {
+			t.Errorf("%s: the link's click shows %+v", c.key, d)
+		}
+		runner.Answer("deny")
+		live(t, runner, frame)
 	}
 }
