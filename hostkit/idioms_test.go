@@ -156,14 +156,16 @@ func TestIdiomUnicodeURLs(t *testing.T) {
 		browsertest.Eval[bool](t, frame, `(document.getElementById("status").textContent = "", true)`)
 	}
 
-	// net.fetch with a city typed by the user: the gate asks about it.
-	browsertest.Eval[bool](t, frame, `(() => { const city = "Zürich café";
-		window.fetched = snug.net.fetch("https://api.example.com/search?q=" + city).then(r => "status " + r.status, e => e.code); return true; })()`)
+	// net.fetch with a city the user typed into the search form: the gate
+	// asks about it.
+	clickIn(t, frame, "#city")
+	browsertest.Do(t, frame, "type the city", chromedp.SendKeys(chromedp.CSS("#city"), "Zürich café\r"))
 	if d := runner.Confirm(); d.Kind != "net" || d.URL != "https://api.example.com/search?q=Z%C3%BCrich%20caf%C3%A9" {
 		t.Fatalf("net dialog shows %+v", d)
 	}
 	runner.Answer("deny")
-	if got := browsertest.Eval[string](t, frame, `window.fetched`); got != "NET_CONFIRM_DENIED" {
+	browsertest.WaitFor(t, frame, "the search's answer", `document.getElementById("results").textContent !== ""`)
+	if got := browsertest.Eval[string](t, frame, `document.getElementById("results").textContent`); got != "NET_CONFIRM_DENIED" {
 		t.Fatalf("net.fetch = %q, want the user's NET_CONFIRM_DENIED", got)
 	}
 

@@ -26,12 +26,13 @@ document.querySelector("#go").addEventListener("click", async () => {
 });
 </script>`
 	dynamicApp = `<!doctype html><meta name="snug:app-id" content="dynamic"><meta name="snug:display-name" content="Dynamic"><title>Dynamic</title>
-<button id="go">Explain</button><pre id="out"></pre>
+<button id="go">Explain</button><pre id="out"></pre><p id="more"></p>
 <script type="module">
 const call = (what, ...args) => snug[what](...args);
 document.querySelector("#go").addEventListener("click", async () => {
   const answer = await call("ask", "explain", { word: "snug" }, { schema: { type: "object", required: ["meaning"], properties: { meaning: { type: "string" } } } });
   document.querySelector("#out").textContent = answer.meaning;
+  document.querySelector("#more").innerHTML = 'More on <a id="src" href="https://en.wiktionary.org/wiki/snug" target="_blank">Wiktionary</a>';
 });
 </script>`
 )

@@ -46,8 +46,8 @@ func findSnugUse(texts []string) snugUse {
 			at := i + k
 			end := at + len("snug")
 			i = end
-			if at > 0 && isIdent(t[at-1]) || end < len(t) && isIdent(t[end]) {
-				continue // part of a longer name or word
+			if at > 0 && (isIdent(t[at-1]) || t[at-1] == '-') || end < len(t) && (isIdent(t[end]) || t[end] == '-') {
+				continue // part of a longer name or word, or of a CSS name (--snug-accent)
 			}
 			if why := u.one(t, at, end); why != "" && u.dynamic == "" {
 				u.dynamic = why

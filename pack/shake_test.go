@@ -33,6 +33,7 @@ func TestFindSnugUse(t *testing.T) {
 		{`snug.on("theme-change",f);await snug.ready;snug.emit("x",{})`, nil, false},
 		{`<meta name="snug:app-id" content="a"><p>Made with snug.</p><p>snug apps</p>`, nil, false},
 		{`x={snug:1,b:2};snug.ask("explain",{word:"snug"})`, []string{"ask"}, false},
+		{`c.fillStyle=css.getPropertyValue("--snug-accent");o.strokeStyle=d("--snug-border","--line")`, nil, false},
 		// Dynamic: any member may be reached.
 		{`snug[k]()`, nil, true},
 		{`f(snug)`, nil, true},

@@ -62,6 +62,7 @@ type Refusal struct {
 type data struct {
 	AppIDMax, DisplayNameMax, DescriptionMax, IconEmojiMax, IconColorMax int
 	CDNs, StripHeaders, Capabilities, ThemeTokens, ThemeEvent            string
+	VirtualTables                                                        string
 	ArtifactMiB, NetBodyMiB                                              int
 	API                                                                  []Member
 	ErrorDoc, ErrorExample                                               string
@@ -107,6 +108,7 @@ func Render(ctx context.Context) (string, error) {
 		Capabilities:  quoteList(capabilityNames()),
 		ThemeTokens:   quoteList(frame.ThemeTokens),
 		ThemeEvent:    "`" + frame.EventThemeChange + "`",
+		VirtualTables: quoteList(frame.SQLVirtualTableModules),
 		Codes:         codes,
 		RefusedSQL:    refused,
 		ArtifactMiB:   frame.MaxArtifactBytes >> 20,
@@ -384,6 +386,7 @@ var sqlProbes = []struct{ snippet, sql string }{
 	{"a `PRAGMA` that writes", "pragma journal_mode = delete"},
 	{"two statements in one call", "select 1; select 2"},
 	{"names starting with `_snug_`", "create table _snug_notes (body text)"},
+	{"virtual tables not listed below", "create virtual table t using dbstat"},
 }
 
 // RefusedSQL runs each probe against a real store in a temporary directory
