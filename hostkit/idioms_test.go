@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/internal/browsertest"
@@ -330,8 +332,22 @@ func TestIdiomThemeTokensAndLocale(t *testing.T) {
 // the object the answer is writing (never the raw JSON text), each reading
 // a beginning of the final answer, the last one the answer itself.
 func TestIdiomOnPartialPreview(t *testing.T) {
-	_, _, app := startApp(t, "idiom-theme", hostkit.WithAgent(offline.New(offline.Options{ChunkSize: 5})))
+	// The agent streams one step at a time: each step reaches the app
+	// before the next is made, so none is coalesced with the next.
+	paced := &pacedAgent{func(agent.Completion) agent.Backend { return offline.New(offline.Options{ChunkSize: 20}) }, newStepper()}
+	_, runner, app := startApp(t, "idiom-theme", hostkit.WithAgent(paced))
 	clickIn(t, app, "#ask button")
+	for done := false; !done; {
+		select {
+		case n := <-paced.emitted:
+			runner.CountsWhen(fmt.Sprintf("step %d sent to the app", n), func(c browsertest.Counts) bool { return c.Streaming >= n })
+			paced.next <- struct{}{}
+		case <-paced.done:
+			done = true
+		case <-time.After(browsertest.WaitTimeout):
+			t.Fatal("the agent neither made a step nor finished")
+		}
+	}
 	browsertest.WaitFor(t, app, "the answer", `!!window.quiz`)
 	type result struct {
 		Partials []map[string]any `json:"partials"`
