@@ -289,21 +289,24 @@ func TestKitCatchesPlantedBugs(t *testing.T) {
 }
 
 // A capability the host does not advertise is skipped, not failed, and the
-// skip names it: a host without the net gate or open-url (their broker
-// handlers left out, so host-ready advertises false).
+// skip names it: a host without the net gate, open-url or save-file (their
+// broker handlers left out, so host-ready advertises false).
 func TestKitSkipsWhatTheHostDoesNotAdvertise(t *testing.T) {
 	want := map[string]string{ // case -> the capability it needs
-		"net.loopback":         "net",
-		"r2.strict-net":        "net",
-		"open-url.refused":     "openUrl",
-		"open-url.dialog-open": "openUrl",
+		"net.loopback":          "net",
+		"r2.strict-net":         "net",
+		"open-url.refused":      "openUrl",
+		"open-url.dialog-open":  "openUrl",
+		"save-file.refused":     "saveFile",
+		"save-file.dialog-save": "saveFile",
+		"r2.strict-save-file":   "saveFile",
 	}
 	var only []string
 	for id := range want {
 		only = append(only, id)
 	}
 	h := kitHost(t, hostkit.WithBrokerOptions(func(bo *broker.Options) {
-		bo.Net, bo.OpenURL = nil, nil
+		bo.Net, bo.OpenURL, bo.SaveFile = nil, nil, nil
 	}))
 	r := runKit(t, h, only...)
 	if !r.Passed() {

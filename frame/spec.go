@@ -392,7 +392,7 @@ const (
 	RuleHandshake = "handshake"
 	// RuleR1 (Part I §5): Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered.
 	RuleR1 = "R1"
-	// RuleR2 (Part I §5): Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net and open-url requests, which they reject.
+	// RuleR2 (Part I §5): Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net, open-url and save-file requests, which they reject.
 	RuleR2 = "R2"
 	// RuleR3 (Part I §5): Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative.
 	RuleR3 = "R3"
@@ -410,6 +410,8 @@ const (
 	RuleNet = "net"
 	// RuleOpenURL (Part I §4): Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer.
 	RuleOpenURL = "open-url"
+	// RuleSaveFile (the save-file pair (schemas/save-file-request.schema.json)): Save-file: a name with a folder, data that is not base64 or past 5 MiB are refused by the host without asking; a valid file is named in the host's own dialog and saved only from the user's answer.
+	RuleSaveFile = "save-file"
 	// RuleC1 (Part I §5 Security): Credentials never enter the iframe: the host sends no credential-shaped header or key.
 	RuleC1 = "C1"
 	// RuleC2 (Part I §5 Security): The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed).
@@ -491,7 +493,7 @@ var NormativeRules = []NormativeRule{{
 }, {
 	ID:     RuleR2,
 	Source: "Part I §5",
-	Title:  "Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net and open-url requests, which they reject",
+	Title:  "Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net, open-url and save-file requests, which they reject",
 }, {
 	ID:     RuleR3,
 	Source: "Part I §5",
@@ -524,6 +526,10 @@ var NormativeRules = []NormativeRule{{
 	ID:     RuleOpenURL,
 	Source: "Part I §4",
 	Title:  "Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer",
+}, {
+	ID:     RuleSaveFile,
+	Source: "the save-file pair (schemas/save-file-request.schema.json)",
+	Title:  "Save-file: a name with a folder, data that is not base64 or past 5 MiB are refused by the host without asking; a valid file is named in the host's own dialog and saved only from the user's answer",
 }, {
 	ID:     RuleC1,
 	Source: "Part I §5 Security",

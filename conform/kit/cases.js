@@ -48,9 +48,13 @@ import {
   RULE_R5,
   RULE_R6,
   RULE_R7,
+  RULE_SAVE_FILE,
   STATUS_DECLINED,
   STATUS_OPENED,
   STATUS_REFUSED,
+  STATUS_SAVED,
+  SAVE_FILE_REQUEST_DATA_MAX_LENGTH,
+  SAVE_FILE_RESULT_REASON_MAX_LENGTH,
   STRIP_HEADERS,
   TYPE_APP_ANNOUNCE,
   TYPE_APP_CANCEL,
@@ -62,6 +66,7 @@ import {
   TYPE_NET_REQUEST,
   TYPE_OPEN_URL_REQUEST,
   TYPE_OPEN_URL_RESULT,
+  TYPE_SAVE_FILE_REQUEST,
   VERSION,
   isKnownCode,
 } from "./gen/constants.mjs";
@@ -407,6 +412,10 @@ add("r2.strict-net", RULE_R2, "an unknown field on the strict net-request reject
 add("r2.strict-open-url", RULE_R2, "an unknown field on the strict open-url-request rejects it", { raw: true, needs: "openUrl" }, (t) =>
   rejected(t, { v: VERSION, type: TYPE_OPEN_URL_REQUEST, requestId: plausibleId("r2-open"), instanceId: instanceId(), url: "https://conform.invalid/", target: "_top" }),
 );
+add("r2.strict-save-file", RULE_R2, "an unknown field on the strict save-file-request rejects it", { raw: true, needs: "saveFile" }, (t) =>
+  rejected(t, { v: VERSION, type: TYPE_SAVE_FILE_REQUEST, requestId: plausibleId("r2-save"), instanceId: instanceId(), name: "conform.txt", data: "Y29uZm9ybQ==", folder: "Downloads" }),
+);
+
 // ---- R3 --------------------------------------------------------------------
 
 add("r3.cancel", RULE_R3, "a cancelled request gets exactly one terminal frame, CANCELLED", { raw: true, needs: "db" }, async (t) => {
@@ -846,6 +855,49 @@ async function dialogFlow(t, w, want, allowed, start) {
 
 add("open-url.dialog-deny", RULE_OPEN_URL, "a valid URL is shown in the host's own dialog; denied, it is declined", { needs: "openUrl" }, (t) => dialogCase(t, "deny", STATUS_DECLINED));
 add("open-url.dialog-open", RULE_OPEN_URL, "a valid URL is shown in the host's own dialog; allowed, it is opened", { needs: "openUrl" }, (t) => dialogCase(t, "once", STATUS_OPENED));
+
+// ---- save-file -----------------------------------------------------------------
+
+/** saveFile asks the host to save a file: a raw frame (so the reason is seen) or the API. */
+async function saveFile(name, text, ms = ANSWER_MS, requestId = newId("save"), data) {
+  if (env.transport != "snug") return apiResult(await call(snug.saveFile(name, new Blob([text]), "text/plain")));
+  data ??= btoa(String.fromCodePoint(...new TextEncoder().encode(text)));
+  const { terminal } = await answer({ v: VERSION, type: TYPE_SAVE_FILE_REQUEST, requestId, instanceId: instanceId(), name, mimeType: "text/plain", data }, ms);
+  return terminal || { status: "no answer" };
+}
+
+add("save-file.refused", RULE_SAVE_FILE, "a name with a folder, data that is not base64 and a file past 5 MiB are refused without asking", { needs: "saveFile" }, async (t) => {
+  if (env.transport != "snug")
+    t.skip("MCP Apps: ui/download-file hands the name and bytes to the host, whose own policy decides what it saves; the Snug host's refusals are not carried");
+  const files = [
+    ["../conform.txt", "a name that climbs out of the folder"],
+    ["notes/conform.txt", "a name with a folder"],
+    ["notes\\conform.txt", "a name with a backslash folder"],
+    ["..", "the name .."],
+    ["conform.txt", "data that is not base64", "not base64!"],
+    ["conform.txt", "a file past 5 MiB", "A".repeat(SAVE_FILE_REQUEST_DATA_MAX_LENGTH + 4)],
+  ];
+  t.expect(`status refused with a reason (≤${SAVE_FILE_RESULT_REASON_MAX_LENGTH}) for each, and no dialog`);
+  const got = [];
+  for (const [name, what, data] of files) {
+    const r = await saveFile(name, "conform", ANSWER_MS, newId("save"), data);
+    got.push(`${what}: ${r.status}${r.reason ? ` (${r.reason.slice(0, 60)})` : ""}`);
+    t.ok(r.status == STATUS_REFUSED, `${what} (${json(name)}) was not refused`);
+    if (r.reason !== undefined) t.ok([...r.reason].length <= SAVE_FILE_RESULT_REASON_MAX_LENGTH, `the reason for ${what} is over ${SAVE_FILE_RESULT_REASON_MAX_LENGTH} code points`);
+  }
+  t.saw(got.join("; "));
+  t.noDialogs("a file it must refuse");
+});
+
+/** saveCase offers a small text file and wants the host's dialog answered with decision. */
+function saveCase(t, decision, want) {
+  const name = `conform-${decision}-${newId("file").slice(-8)}.txt`;
+  t.expect(`the host's own dialog names ${name}; answered ${decision}, the result is ${want}`);
+  return dialogFlow(t, { kind: "save-file", name, shown: name, decision }, want, STATUS_SAVED, (rid, ms) => saveFile(name, "Saved by snuggen's conformance kit.\n", ms, rid));
+}
+
+add("save-file.dialog-deny", RULE_SAVE_FILE, "a valid file is named in the host's own dialog; cancelled, it is declined", { needs: "saveFile" }, (t) => saveCase(t, "deny", STATUS_DECLINED));
+add("save-file.dialog-save", RULE_SAVE_FILE, "a valid file is named in the host's own dialog; saved, it is saved", { needs: "saveFile" }, (t) => saveCase(t, "once", STATUS_SAVED));
 
 // ---- C2 ----------------------------------------------------------------------
 
