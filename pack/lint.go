@@ -197,10 +197,12 @@ func (b *builder) lint() {
 // outerHTML or insertAdjacentHTML. The name is one of the events a page
 // handles (a plain "only=" in a query string is not one), followed by = and
 // a quote, an escaped quote or a template's ${.
-var stringHandler = regexp.MustCompile(`(?i)(?:^|[\s"'/\\])(on(?:click|dblclick|auxclick|contextmenu|mouse[a-z]*|pointer[a-z]*|touch[a-z]*|key(?:down|up|press)|` +
-	`input|change|submit|reset|focus(?:in|out)?|blur|load|error|scroll(?:end)?|drag[a-z]*|drop|wheel|select|toggle|` +
-	`animation[a-z]*|transition[a-z]*|play(?:ing)?|pause|ended|canplay[a-z]*|resize|copy|cut|paste|invalid|search|beforeinput|close|cancel))` +
-	`\s*=\s*(?:\\?["'\x60]|\$\{)`)
+var stringHandler = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:^|[\s"'/\\])(on(?:click|dblclick|auxclick|contextmenu|mouse[a-z]*|pointer[a-z]*|touch[a-z]*|key(?:down|up|press)|` +
+		`input|change|submit|reset|focus(?:in|out)?|blur|load|error|scroll(?:end)?|drag[a-z]*|drop|wheel|select|toggle|` +
+		`animation[a-z]*|transition[a-z]*|play(?:ing)?|pause|ended|canplay[a-z]*|resize|copy|cut|paste|invalid|search|beforeinput|close|cancel))` +
+		`\s*=\s*(?:\\?["'\x60]|\$\{)`)
+})
 
 // lintStringHandlers warns, on its line, about each inline event handler
 // written inside a string or template literal of u: the page's CSP runs
@@ -214,7 +216,7 @@ func (b *builder) lintStringHandlers(u lintUnit) {
 	var srcLines []int
 	s := jsScanner{src: u.code}
 	s.lit = func(start, end int) {
-		for _, m := range stringHandler.FindAllStringSubmatchIndex(u.code[start:end], -1) {
+		for _, m := range stringHandler().FindAllStringSubmatchIndex(u.code[start:end], -1) {
 			name := strings.ToLower(u.code[start+m[2] : start+m[3]])
 			off := start + m[2]
 			d := Diagnostic{Severity: SeverityWarning, Code: "html.inline-handler",

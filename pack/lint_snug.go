@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/snuggen/snuggen/frame"
 )
@@ -17,15 +18,23 @@ import (
 
 var (
 	// snug.on("x" / snug.off('x'
-	onEventRE = regexp.MustCompile(`\bsnug\s*\.\s*(?:on|off)\s*\(\s*(["'` + "`" + `])([^"'` + "`" + `\n]{0,64})(["'` + "`" + `])`)
+	onEventRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bsnug\s*\.\s*(?:on|off)\s*\(\s*(["'` + "`" + `])([^"'` + "`" + `\n]{0,64})(["'` + "`" + `])`)
+	})
 	// x.theme === "dark", "light" != x.theme
-	themeCmpRE = regexp.MustCompile(`\.theme\s*[!=]==?\s*["'` + "`" + `](?:dark|light)["'` + "`" + `]|["'` + "`" + `](?:dark|light)["'` + "`" + `]\s*[!=]==?\s*[\w$.]*\.theme\b[^.\w$]`)
+	themeCmpRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\.theme\s*[!=]==?\s*["'` + "`" + `](?:dark|light)["'` + "`" + `]|["'` + "`" + `](?:dark|light)["'` + "`" + `]\s*[!=]==?\s*[\w$.]*\.theme\b[^.\w$]`)
+	})
 	// snug.theme, snug.locale: not properties of snug
-	snugFieldRE = regexp.MustCompile(`\bsnug\s*\.\s*(theme|locale|instanceId)\b`)
+	snugFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bsnug\s*\.\s*(theme|locale|instanceId)\b`) })
 	// snug.ready.theme: a field of the promise
-	readyFieldRE = regexp.MustCompile(`\bsnug\s*\.\s*ready\s*\.\s*(theme|capabilities|locale|instanceId)\b`)
+	readyFieldRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bsnug\s*\.\s*ready\s*\.\s*(theme|capabilities|locale|instanceId)\b`)
+	})
 	// snug.on("theme-change", ({ mode }) =>: the data is { theme }
-	themeDataRE = regexp.MustCompile(`\bsnug\s*\.\s*on\s*\(\s*["'` + "`" + `]` + regexp.QuoteMeta(frame.EventThemeChange) + `["'` + "`" + `]\s*,\s*(?:async\s*)?\(?\s*\{\s*(mode|tokens)\b`)
+	themeDataRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bsnug\s*\.\s*on\s*\(\s*["'` + "`" + `]` + regexp.QuoteMeta(frame.EventThemeChange) + `["'` + "`" + `]\s*,\s*(?:async\s*)?\(?\s*\{\s*(mode|tokens)\b`)
+	})
 )
 
 // eventGuesses maps event names models try to the one that works.
@@ -63,7 +72,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		b.add(d)
 	}
 	known := append([]string{frame.TypeHostReady}, frame.HostEvents...)
-	for _, m := range onEventRE.FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range onEventRE().FindAllStringSubmatchIndex(code, -1) {
 		name := code[m[4]:m[5]]
 		if !inCode(m) || code[m[2]:m[3]] != code[m[6]:m[7]] || slices.Contains(known, name) || strings.Contains(name, "${") {
 			continue
@@ -82,7 +91,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		warn(m[0], fmt.Sprintf("snug.on(%q) listens for an event no host sends", name),
 			"hosts send only the events of the protocol's table; others never come", fix)
 	}
-	for _, m := range themeCmpRE.FindAllStringIndex(code, -1) {
+	for _, m := range themeCmpRE().FindAllStringIndex(code, -1) {
 		if !inCode(m) || strings.HasSuffix(strings.TrimRight(code[:m[0]], " \t\n"), "snug") {
 			continue // snug.theme has its own warning
 		}
@@ -90,7 +99,7 @@ func (b *builder) lintSnug(u lintUnit) {
 			`the theme is an object, { mode: "light" | "dark", tokens }`,
 			`compare theme.mode === "dark", or style :root[data-theme="dark"] (the runtime sets it)`)
 	}
-	for _, m := range snugFieldRE.FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range snugFieldRE().FindAllStringSubmatchIndex(code, -1) {
 		if !inCode(m) {
 			continue
 		}
@@ -98,7 +107,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		warn(m[0], fmt.Sprintf("snug.%s is undefined", field), "the host's answer to the app's announce carries it, not the snug object",
 			fmt.Sprintf("read it from the host's answer: const { %s } = await snug.ready", field))
 	}
-	for _, m := range readyFieldRE.FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range readyFieldRE().FindAllStringSubmatchIndex(code, -1) {
 		if !inCode(m) {
 			continue
 		}
@@ -106,7 +115,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		warn(m[0], fmt.Sprintf("snug.ready.%s is undefined", field), "snug.ready is a Promise",
 			fmt.Sprintf("await it: const { %s } = await snug.ready", field))
 	}
-	for _, m := range themeDataRE.FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range themeDataRE().FindAllStringSubmatchIndex(code, -1) {
 		if !inCode(m) {
 			continue
 		}

@@ -65,7 +65,7 @@ func (s *Session) SetLocale(tag string) error {
 // CheckLocale reports whether host-ready can carry tag as its locale: a
 // BCP 47 language tag (its shape) within the schema's length.
 func CheckLocale(tag string) error {
-	if !localeRE.MatchString(tag) {
+	if !localeRE().MatchString(tag) {
 		return fmt.Errorf("broker: locale %q is not a BCP 47 language tag such as \"en\" or \"pt-BR\"", tag)
 	}
 	if err := hostReady("instance", Options{}, frame.Theme{Mode: frame.ModeLight}, tag).Validate(); err != nil {
@@ -77,7 +77,7 @@ func CheckLocale(tag string) error {
 // localeRE is the shape of a BCP 47 language tag: a 2-8 letter language,
 // then subtags of 1-8 letters or digits (RFC 5646 §2.1, without checking
 // the registry).
-var localeRE = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)
+var localeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`) })
 
 // Announced returns the last accepted app-announce, nil before the first.
 func (s *Session) Announced() *frame.AppAnnounce {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
@@ -93,22 +94,24 @@ func moduleRefused(module string) string {
 
 // shadowRefusal matches SQLite's defensive-mode refusals of a statement that
 // reaches into a shadow table.
-var shadowRefusal = regexp.MustCompile(`(?:table \S+ may not be (?:modified|dropped|altered)|cannot create triggers on shadow tables|may not write to shadow table \S+)$`)
+var shadowRefusal = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:table \S+ may not be (?:modified|dropped|altered)|cannot create triggers on shadow tables|may not write to shadow table \S+)$`)
+})
 
 // unsafeUse matches SQLite's refusal, with trusted_schema off, of a
 // function or virtual table in a view or trigger that is not marked
 // innocuous (fts5's highlight, snippet and bm25; fts5vocab).
-var unsafeUse = regexp.MustCompile(`unsafe use of \S+$`)
+var unsafeUse = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`unsafe use of \S+$`) })
 
 // explain adds to SQLite's refusals around virtual tables what the app
 // should do instead; other messages come back as they are.
 func explain(msg string) string {
 	switch {
-	case shadowRefusal.MatchString(msg):
+	case shadowRefusal().MatchString(msg):
 		return msg + ": it is a shadow table, the storage of a virtual table (fts5 or rtree), which the module alone writes; " +
 			"change the data through the virtual table (INSERT, UPDATE or DELETE on it, or an fts5 command such as " +
 			"INSERT INTO t(t) VALUES('rebuild'))"
-	case unsafeUse.MatchString(msg):
+	case unsafeUse().MatchString(msg):
 		return msg + ": a view or trigger may not use it (the host runs SQLite with trusted_schema off); use it in the query itself"
 	}
 	return msg
