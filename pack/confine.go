@@ -241,16 +241,6 @@ func (s *source) stat(p, ref string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// statFile is stat for a file the build will read: a directory, device,
-// FIFO or socket is refused.
-func (s *source) statFile(p, ref string) (fs.FileInfo, error) {
-	fi, err := s.stat(p, ref)
-	if err != nil {
-		return nil, err
-	}
-	return fi, regular(ref, fi)
-}
-
 func regular(ref string, fi fs.FileInfo) error {
 	m := fi.Mode()
 	if m.IsRegular() {

@@ -287,16 +287,6 @@ func getAttr(t html.Token, key string) (string, bool) {
 	return "", false
 }
 
-func setAttr(t *html.Token, key, val string) {
-	for i, a := range t.Attr {
-		if a.Namespace == "" && a.Key == key {
-			t.Attr[i].Val = val
-			return
-		}
-	}
-	t.Attr = append(t.Attr, html.Attribute{Key: key, Val: val})
-}
-
 func dropAttrs(t *html.Token, keys ...string) {
 	out := t.Attr[:0]
 	for _, a := range t.Attr {

@@ -249,8 +249,7 @@ func (g *gen) collectPatterns() error {
 // collectStructs finds every nested struct type (by name) so each is emitted once.
 func (g *gen) collectStructs() {
 	var walkT func(t *model.Type)
-	var walkO func(o *model.Object)
-	walkO = func(o *model.Object) {
+	walkO := func(o *model.Object) {
 		for _, f := range o.Fields {
 			walkT(f.Type)
 		}

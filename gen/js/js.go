@@ -642,8 +642,7 @@ func walkFields(m *model.Model, fn func(*model.Field)) {
 // frame and field order.
 func walkObjects(m *model.Model, fn func(*model.Object)) {
 	var typ func(t *model.Type)
-	var obj func(o *model.Object)
-	obj = func(o *model.Object) {
+	obj := func(o *model.Object) {
 		if o == nil {
 			return
 		}

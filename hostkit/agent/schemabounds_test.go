@@ -38,6 +38,7 @@ func refChain(depth int) string {
 // running then: on the code before the bounds it runs for minutes).
 func within(t *testing.T, d time.Duration, what string, f func()) time.Duration {
 	t.Helper()
+	testenv.SkipUnderRace(t, what)
 	done := make(chan struct{})
 	cpu0 := testenv.CPUTime()
 	go func() { defer close(done); f() }()
@@ -216,6 +217,7 @@ func TestOrdinarySchemasStillValidate(t *testing.T) {
 // that is then refused (a key named twice at every level) would be decoded
 // 128 times, half a gigabyte of JSON; the meter ends the search.
 func TestParseReplyWorstCaseIsBounded(t *testing.T) {
+	testenv.SkipUnderRace(t, "the CPU time of parsing the worst reply")
 	const depth = 128
 	text := "Here: " + strings.Repeat(`{"k":1,"k":2,"n":`, depth) + `"` + strings.Repeat("z", agent.DefaultMaxReplyBytes-depth*20) + `"` + strings.Repeat("}", depth)
 	var err error

@@ -60,9 +60,8 @@ func dialBench(b testing.TB, h *host) *benchPage {
 				continue // inspect entries
 			}
 			rest := data[len(`{"t":"frame","slot":"`):]
-			slot := string(rest[:bytes.IndexByte(rest, '"')])
 			bp.mu.Lock()
-			ch := bp.waiting[slot]
+			ch := bp.waiting[string(rest[:bytes.IndexByte(rest, '"')])]
 			bp.mu.Unlock()
 			if ch != nil {
 				ch <- data

@@ -616,7 +616,7 @@ func TestResizeAndThemeEvents(t *testing.T) {
 		t.Fatal("resize not delivered")
 	}
 	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":%q,"event":"resize","data":{"height":1e9}}`, inst))
-	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":"forged","event":"resize","data":{"height":5}}`))
+	p.frame("s1", `{"v":1,"type":"snug:app-event","instanceId":"forged","event":"resize","data":{"height":5}}`)
 	p.frame("s1", fmt.Sprintf(`{"v":1,"type":"snug:app-event","instanceId":%q,"event":"resize","data":{"height":7}}`, inst))
 	if got := <-heights; got != 7 {
 		t.Fatalf("an invalid or forged resize was delivered: %d", got)

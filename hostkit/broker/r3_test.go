@@ -245,7 +245,6 @@ func checkR3(t *testing.T, seed uint64, log []msg, slots []*slotModel) {
 		frames    int
 		terminals int
 		afterTerm int
-		afterDead int
 	}
 	bySlot := map[string]map[string]*seen{}
 	markerHR := 0

@@ -255,9 +255,7 @@ func canonicalHost(h string) (string, netip.Addr, *failure) {
 	if !utf8.ValidString(decoded) {
 		return "", netip.Addr{}, invalid("the host %q is not valid UTF-8 once decoded", h)
 	}
-	if strings.HasSuffix(decoded, ".") {
-		decoded = decoded[:len(decoded)-1]
-	}
+	decoded = strings.TrimSuffix(decoded, ".")
 	if decoded == "" {
 		return "", netip.Addr{}, invalid("the URL has an empty host")
 	}

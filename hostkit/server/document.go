@@ -345,7 +345,3 @@ func asciiLower(s string) string {
 		return r
 	}, s)
 }
-
-func isHTMLSpace(r rune) bool {
-	return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r'
-}

@@ -119,7 +119,7 @@ func TestRunnerPageHeaders(t *testing.T) {
 	if !strings.Contains(body, `id="inspector"`) {
 		t.Error("runner page lacks the inspector")
 	}
-	res, body = get(t, base+"/apps.json")
+	_, body = get(t, base+"/apps.json")
 	var list struct{ Apps []server.AppInfo }
 	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Apps) != 1 || list.Apps[0].URL != "http://todo.localhost:"+port+"/" {
 		t.Errorf("apps.json = %s (%v)", body, err)

@@ -446,7 +446,7 @@ func (d *Decoder) Int() (v int64, isInt, isNum bool) {
 // no integer. The result is clamped to the int64 range.
 func ParseInt(raw string) (int64, bool) {
 	// Fifteen characters hold at most 15 digits: below 2^53, exact as a double.
-	if len(raw) <= 15 && strings.IndexAny(raw, ".eE") < 0 {
+	if len(raw) <= 15 && !strings.ContainsAny(raw, ".eE") {
 		v, err := strconv.ParseInt(raw, 10, 64)
 		return v, err == nil
 	}

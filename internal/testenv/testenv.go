@@ -1,7 +1,8 @@
 // Package testenv finds the external programs the test suite drives (node,
 // Chromium, npm packages) and decides what a test does when one is missing: outside CI it
 // skips with a note; when CI is set it fails, so a missing install can never
-// hide behind a skip.
+// hide behind a skip. -short skips the Chromium suites on purpose (the fast
+// inner loop); CI runs without -short.
 package testenv
 
 import (
@@ -41,10 +42,27 @@ func Node(t testing.TB) string {
 	return p
 }
 
+// SkipUnderRace skips a test whose subject is a time or CPU budget when the
+// binary runs under the race detector, which slows instrumented code several
+// times over: the budget would measure the detector. The test still runs in
+// the suite proper (go test ./..., without -race); why says what it measures.
+func SkipUnderRace(t testing.TB, why string) {
+	t.Helper()
+	if RaceEnabled {
+		t.Skipf("under -race: %s is a budget the race detector's slowdown would break; it runs without -race", why)
+	}
+}
+
 // Chromium returns the path of a Chromium binary: $SNUG_CHROMIUM, then the
-// usual names on PATH.
+// usual names on PATH. With -short it skips the test, CI or not: the
+// Chromium suites are the slow part of the suite, and -short is the inner
+// loop's (go test -short ./...); CI runs without it, so every browser test
+// runs there.
 func Chromium(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the Chromium suites run without -short (CI runs them all)")
+	}
 	if p := os.Getenv("SNUG_CHROMIUM"); p != "" {
 		return p
 	}

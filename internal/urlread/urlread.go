@@ -88,7 +88,7 @@ func Check(u string) Result {
 			return Host
 		}
 		inner := host[1 : len(host)-1]
-		if strings.IndexAny(inner, "%") >= 0 {
+		if strings.Contains(inner, "%") {
 			return Host
 		}
 		a, err := netip.ParseAddr(inner)

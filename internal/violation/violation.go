@@ -130,7 +130,7 @@ func (c *Collector) List() []Violation {
 
 // Escape escapes a JSON pointer reference token (~ as ~0, / as ~1).
 func Escape(s string) string {
-	if strings.IndexAny(s, "~/") < 0 {
+	if !strings.ContainsAny(s, "~/") {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")

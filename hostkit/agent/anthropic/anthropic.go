@@ -136,7 +136,7 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 			}
 		case "message_stop":
 			stopped = true
-			return sse.Stop // nothing after message_stop is read
+			return sse.ErrStop // nothing after message_stop is read
 		case "error":
 			return sse.Redact(fmt.Sprintf("the server reported %s: %s", e.Error.Type, e.Error.Message), []string{b.cfg.APIKey})
 		}

@@ -30,6 +30,7 @@ var bombs = map[string]string{
 // TestGeneratorIsBounded: each bomb is answered quickly with a short
 // explanation, which the bridge reports as PARSE_FAILED.
 func TestGeneratorIsBounded(t *testing.T) {
+	testenv.SkipUnderRace(t, "the generator's CPU time")
 	br := agent.NewBridge(offline.New(offline.Options{}), agent.Options{})
 	defer runtime.GC() // the bombs' garbage is not the next test's to collect
 	for name, schema := range bombs {
@@ -65,6 +66,7 @@ func TestGeneratorIsBounded(t *testing.T) {
 // neither crash the generator nor take long; the bridge reports what the
 // validator makes of them.
 func TestGeneratorOddCounts(t *testing.T) {
+	testenv.SkipUnderRace(t, "the generator's CPU time")
 	br := agent.NewBridge(offline.New(offline.Options{}), agent.Options{})
 	for _, schema := range []string{
 		`{"type":"object","required":["s"],"properties":{"s":{"type":"string","maxLength":1e300}}}`,
@@ -85,6 +87,7 @@ func TestGeneratorOddCounts(t *testing.T) {
 // TestGeneratorEndsWithTheRequest: generating stops when the request's
 // context ends.
 func TestGeneratorEndsWithTheRequest(t *testing.T) {
+	testenv.SkipUnderRace(t, "the CPU time after the request ends")
 	b := offline.New(offline.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	req := completion(t, "r", "", bombs["two of itself"])

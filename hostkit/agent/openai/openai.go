@@ -138,7 +138,7 @@ func (b *Backend) Complete(ctx context.Context, req agent.Completion, onText fun
 	err = sse.Read(stream, func(ev sse.Event) error {
 		if strings.TrimSpace(ev.Data) == "[DONE]" {
 			done = true
-			return sse.Stop // nothing after [DONE] is read
+			return sse.ErrStop // nothing after [DONE] is read
 		}
 		var c chunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {

@@ -24,10 +24,10 @@ type Event struct {
 	Data string // the "data:" lines joined with "\n"
 }
 
-// Stop, returned by Read's callback, ends the reading without an error: the
+// ErrStop, returned by Read's callback, ends the reading without an error: the
 // reply is complete ([DONE], message_stop), and whatever a server sends after
 // it is not read.
-var Stop = errors.New("sse: stop")
+var ErrStop = errors.New("sse: stop")
 
 // RawLimit is how many bytes of event stream are read for a reply of at
 // most maxText bytes of text: the APIs wrap every few characters of text in
@@ -60,12 +60,12 @@ func (l *limited) Read(p []byte) (int, error) {
 }
 
 // Read calls fn for each event in r until r ends or fn returns an error
-// (Stop ends it with nil). It returns r's own error (a dropped connection, a
+// (ErrStop ends it with nil). It returns r's own error (a dropped connection, a
 // cancelled context) as it comes. Whether the stream ended complete is the
 // caller's to judge from the events it saw.
 func Read(r io.Reader, fn func(Event) error) (err error) {
 	defer func() {
-		if errors.Is(err, Stop) {
+		if errors.Is(err, ErrStop) {
 			err = nil
 		}
 	}()
