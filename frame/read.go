@@ -9,7 +9,7 @@ import (
 
 // The helpers below are what every generated decoder and check calls: they
 // do not change with the schemas, so they are written once here and tested
-// through Parse (the conformance vectors) and read_test.go.
+// through Parse: the conformance vectors, the differential tests and fuzzing.
 
 // seen records that the member with bit b of an object was read, marking the
 // decoder's Dup when it was read before: a key twice is frame.duplicate-key.

@@ -179,13 +179,13 @@ const (
 	MaxRawExcerpt = 200
 	// ParseFailureBudget is PARSE_FAILURE_BUDGET. R6: consecutive PARSE_FAILED answers before the host requires an explicit user reset.
 	ParseFailureBudget = 3
-	// MaxRedirectHops is MAX_REDIRECT_HOPS. III §14: redirect hops a net request may follow.
+	// MaxRedirectHops is MAX_REDIRECT_HOPS. The net gate: redirect hops a net request may follow.
 	MaxRedirectHops = 5
-	// NetTimeoutMs is NET_TIMEOUT_MS. III §14: overall timeout of a net request.
+	// NetTimeoutMs is NET_TIMEOUT_MS. The net gate: overall timeout of a net request.
 	NetTimeoutMs = 30000
-	// NetRatePerMinute is NET_RATE_PER_MINUTE. III §14: default per-app rate ceiling.
+	// NetRatePerMinute is NET_RATE_PER_MINUTE. The net gate: default per-app rate ceiling.
 	NetRatePerMinute = 60
-	// NetMaxInFlight is NET_MAX_IN_FLIGHT. III §14: default per-app concurrent net requests.
+	// NetMaxInFlight is NET_MAX_IN_FLIGHT. The net gate: default per-app concurrent net requests.
 	NetMaxInFlight = 4
 	// DBQuotaBytes is DB_QUOTA_BYTES. The db pair: default size quota of one app's database.
 	DBQuotaBytes = 67108864

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/snuggen/snuggen/gen/doc"
 	"github.com/snuggen/snuggen/gen/golang"
 	"github.com/snuggen/snuggen/gen/js"
 	"github.com/snuggen/snuggen/gen/load"
@@ -35,6 +36,7 @@ func Generate(m *model.Model, root fs.FS) ([]model.File, error) {
 	}{
 		{"go", golang.Generate},
 		{"js", func(m *model.Model) ([]model.File, error) { return js.Generate(m, root) }},
+		{"doc", doc.Generate},
 	} {
 		files, err := e.run(m)
 		if err != nil {

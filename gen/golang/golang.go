@@ -343,5 +343,5 @@ func eventConst(name string) string { return "Event" + goName(strings.TrimSuffix
 
 func ruleConst(id string) string { return "Rule" + goName(id) }
 
-// typeName is the Go type of a frame.
+// frameOf returns the frame of type t, nil for none.
 func (g *gen) frameOf(t string) *model.Frame { return g.m.FrameByType(t) }

@@ -12,7 +12,7 @@ import (
 
 // The acceptors are the runtime's check of what arrives from the host: one
 // predicate per host→app frame, composed of the small combinators in
-// validate.mjs.tmpl (aString, aStruct, …), true exactly when the full
+// runtime-js/src/validate-core.js (aString, aStruct, …), true exactly when the full
 // validator finds no violation. They carry no paths or rule ids, so they are
 // a fraction of the descriptors' size, and a bundle keeps only the
 // combinators the schemas use.
@@ -47,7 +47,7 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 			{"propertyNames", t.KeyMinLength != nil || t.KeyMaxLength != nil},
 		} {
 			if b.set && !contains(ok, b.name) {
-				return fmt.Errorf("%s on a %v: the runtime's acceptors have no check for it (templates/js/validate.mjs.tmpl)", b.name, t.Kind)
+				return fmt.Errorf("%s on a %v: the runtime's acceptors have no check for it (runtime-js/src/validate-core.js)", b.name, t.Kind)
 			}
 		}
 		return nil
@@ -156,7 +156,7 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 		}
 		return structAcceptor(t.Object, sub)
 	}
-	return "", fmt.Errorf("kind %v has no acceptor (templates/js/validate.mjs.tmpl)", t.Kind)
+	return "", fmt.Errorf("kind %v has no acceptor (runtime-js/src/validate-core.js)", t.Kind)
 }
 
 // structAcceptor renders aStruct({fields, required ones first}, number
@@ -166,7 +166,7 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 		return "", fmt.Errorf("a struct without fields")
 	}
 	if o.Strict {
-		return "", fmt.Errorf("object %q is strict (additionalProperties false): the runtime's acceptors have no check for it (templates/js/validate.mjs.tmpl)", o.Name)
+		return "", fmt.Errorf("object %q is strict (additionalProperties false): the runtime's acceptors have no check for it (runtime-js/src/validate-core.js)", o.Name)
 	}
 	var req, opt []string
 	for _, f := range o.Fields {

@@ -496,7 +496,7 @@ func prepare(m *model.Model) (*data, error) {
 			if f.Direction == model.HostToApp {
 				// The runtime checks incoming frames with the acceptors, which
 				// run no refinement: they would accept what a host must not send.
-				return nil, fmt.Errorf("js: refinement %s applies to host→app frame %s; the runtime's acceptors have no refinements (add them to templates/js/validate.mjs.tmpl first)", ref.ID, f.Type)
+				return nil, fmt.Errorf("js: refinement %s applies to host→app frame %s; the runtime's acceptors have no refinements (add them to runtime-js/src/validate-core.js first)", ref.ID, f.Type)
 			}
 			line, err := refinementCall(ref, listNames, usedLists)
 			if err != nil {
@@ -697,7 +697,7 @@ func refinementCall(ref model.Refinement, lists, used map[string]bool) (string, 
 		}
 		return fmt.Sprintf("urlReadIdentically(f, out, %s, %s)", q(ref.Field), q(ids)), nil
 	}
-	return "", fmt.Errorf("js: refinement %s: kind %q has no JS check (templates/js/validate.mjs.tmpl)", ref.ID, ref.Kind)
+	return "", fmt.Errorf("js: refinement %s: kind %q has no JS check (runtime-js/src/validate-core.js)", ref.ID, ref.Kind)
 }
 
 // hoister renders descriptor literals and hoists every literal that occurs

@@ -243,8 +243,9 @@ type rulesDoc struct {
 		MinLength int    `json:"minLength"`
 		MaxLength int    `json:"maxLength"`
 	} `json:"requestIdRecovery"`
-	Stages   []model.Stage `json:"stages"`
-	Messages struct {
+	Principles []model.Principle `json:"principles"`
+	Stages     []model.Stage     `json:"stages"`
+	Messages   struct {
 		Comment   string            `json:"$comment"`
 		Keywords  map[string]string `json:"keywords"`
 		TypeNames map[string]string `json:"typeNames"`
@@ -335,6 +336,7 @@ func (l *loader) build(rf *file) *model.Model {
 		RTLScripts:       rd.Unicode.RTLScripts,
 		RecoverMinLength: rd.Recovery.MinLength,
 		RecoverMaxLength: rd.Recovery.MaxLength,
+		Principles:       rd.Principles,
 		Stages:           rd.Stages,
 		Messages:         rd.Messages.Keywords,
 		TypeNames:        rd.Messages.TypeNames,

@@ -159,8 +159,17 @@ type Pin struct {
 	Equals any
 }
 
+// Principle is one of the protocol's rules R1–R7, stated in the project's
+// own words (rules.json principles), for docs/protocol.md.
+type Principle struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
 // Rules is rules.json.
 type Rules struct {
+	Principles        []Principle // R1–R7, in order
 	SizeClasses       []SizeClass
 	Limits            []Limit
 	ThreadConflictMs  []int

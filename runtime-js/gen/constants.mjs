@@ -125,13 +125,13 @@ export const MAX_ARTIFACT_BYTES = 5242880;
 export const MAX_RAW_EXCERPT = 200;
 /** R6: consecutive PARSE_FAILED answers before the host requires an explicit user reset. */
 export const PARSE_FAILURE_BUDGET = 3;
-/** III §14: redirect hops a net request may follow. */
+/** The net gate: redirect hops a net request may follow. */
 export const MAX_REDIRECT_HOPS = 5;
-/** III §14: overall timeout of a net request. */
+/** The net gate: overall timeout of a net request. */
 export const NET_TIMEOUT_MS = 30000;
-/** III §14: default per-app rate ceiling. */
+/** The net gate: default per-app rate ceiling. */
 export const NET_RATE_PER_MINUTE = 60;
-/** III §14: default per-app concurrent net requests. */
+/** The net gate: default per-app concurrent net requests. */
 export const NET_MAX_IN_FLIGHT = 4;
 /** The db pair: default size quota of one app's database. */
 export const DB_QUOTA_BYTES = 67108864;
