@@ -52,8 +52,22 @@ func FileApp(key, path string) App {
 		if doc, err := pack.ReadPage(path); err == nil && runtimejs.TargetOf(doc) == "snug" {
 			return doc, MetaFromHTML(doc, key), nil
 		}
-		return packApp(ctx, pack.Options{Path: path})
+		doc, meta, _, err := PackFile(ctx, path)
+		return doc, meta, err
 	}}
+}
+
+// PackFile packages the HTML file at path as FileApp does and returns, with
+// the document and its metadata, the files the build read
+// (pack.Result.Inputs; also after a failed build, so a watcher can wait for
+// the fix).
+func PackFile(ctx context.Context, path string) (doc []byte, meta Meta, inputs []string, err error) {
+	res, err := pack.Build(ctx, pack.Options{Path: path})
+	if res != nil {
+		inputs = res.Inputs
+	}
+	doc, meta, err = packed(path, res, err)
+	return doc, meta, inputs, err
 }
 
 // BuiltApp is an app already built by snuggen build, served as it is.
@@ -82,8 +96,13 @@ func (e *BuildError) Unwrap() error { return e.Err }
 
 func packApp(ctx context.Context, opts pack.Options) ([]byte, Meta, error) {
 	res, err := pack.Build(ctx, opts)
+	return packed(opts.Path, res, err)
+}
+
+// packed is a build's outcome as an app's document and metadata.
+func packed(path string, res *pack.Result, err error) ([]byte, Meta, error) {
 	if err != nil {
-		be := &BuildError{App: opts.Path, Err: err}
+		be := &BuildError{App: path, Err: err}
 		if res != nil {
 			be.Diagnostics = res.Diagnostics
 		}

@@ -24,8 +24,6 @@ import (
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
-func init() { register(newBuildCmd) }
-
 // buildOptions are the flags of "snuggen build".
 type buildOptions struct {
 	input    string
@@ -75,7 +73,7 @@ since an MCP Apps host sends none of snuggen's headers.`,
   snuggen build apps/ -o site/            # every app, plus site/index.json
   snuggen build app.html --watch          # rebuild on every change
   snuggen build app.html --target mcp-app # for an MCP Apps host`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.input = args[0]
 			ctx := cmd.Context()
@@ -98,6 +96,9 @@ since an MCP Apps host sends none of snuggen's headers.`,
 	f.BoolVar(&o.watch, "watch", false, "rebuild on every change to the app's files, one line per rebuild")
 	f.Int64Var(&o.maxAsset, "max-asset", pack.DefaultMaxAssetBytes, "largest asset, in bytes, inlined as a data URI")
 	f.StringVar(&o.target, "target", targetSnug, "the hosts the file is for: snug (Snug hosts) or mcp-app (MCP Apps hosts, via snuggen mcp)")
+	c.ValidArgsFunction = appArgs
+	_ = c.RegisterFlagCompletionFunc("target", cobra.FixedCompletions([]string{targetSnug, targetMCPApp}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("manifest", jsonFiles)
 	return c
 }
 
@@ -141,7 +142,7 @@ func runBuild(ctx context.Context, io *IO, o *buildOptions) error {
 	}
 	fi, err := os.Stat(o.input)
 	if err != nil {
-		return &ExitError{Code: 2, Err: fmt.Errorf("build: %w", err)}
+		return &ExitError{Code: exitUsage, Err: fmt.Errorf("build: %w", err)}
 	}
 	dir := fi.IsDir()
 	if dir && (o.out == "-" || strings.HasSuffix(strings.ToLower(o.out), ".html")) {
@@ -169,7 +170,7 @@ func runBuild(ctx context.Context, io *IO, o *buildOptions) error {
 		results := buildAll(ctx, io, o, jobs, dir)
 		if dir {
 			if err := writeCatalog(o, results); err != nil {
-				return results, &ExitError{Code: 1, Err: err}
+				return results, &ExitError{Code: exitFailure, Err: err}
 			}
 		}
 		return results, nil
@@ -181,36 +182,24 @@ func runBuild(ctx context.Context, io *IO, o *buildOptions) error {
 	failed := report(io, o, results, dir)
 	if !o.watch {
 		if failed {
-			return silentExit(1)
+			return silentExit(exitFailure)
 		}
 		return nil
 	}
-	// Watch: poll the files the builds read (and their folders, so a new
-	// file is seen) and rebuild on a change until interrupted.
-	prev := fingerprint(watchSet(o, results))
-	t := time.NewTicker(o.poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		now := fingerprint(watchSet(o, results))
-		if now == prev {
-			continue
-		}
-		prev = now
+	// Watch: rebuild when a file the builds read changes (or one is added to
+	// their folders) until interrupted.
+	watchInputs(ctx, o.poll, func() [][]string { return [][]string{watchSet(o, results)} }, func(int) {
 		start := time.Now()
-		results, err = buildOnce()
+		next, err := buildOnce()
 		if err != nil {
 			fmt.Fprintf(io.Err, "%s build: %v\n", time.Now().Format("15:04:05"), err)
-			continue
+			return
 		}
+		results = next
 		printDiagnostics(io.Err, results)
 		fmt.Fprintln(io.Err, rebuildLine(results, time.Since(start)))
-		prev = fingerprint(watchSet(o, results))
-	}
+	})
+	return nil
 }
 
 // rebuildLine is the one line --watch prints per rebuild.
@@ -242,35 +231,14 @@ func rebuildLine(results []appResult, took time.Duration) string {
 }
 
 func watchSet(o *buildOptions, results []appResult) []string {
-	set := map[string]bool{o.input: true}
+	var inputs []string
 	for _, r := range results {
-		set[r.job.input] = true
+		inputs = append(inputs, r.job.input)
 		if r.res != nil {
-			for _, p := range r.res.Inputs {
-				set[p] = true
-				set[filepath.Dir(p)] = true
-			}
+			inputs = append(inputs, r.res.Inputs...)
 		}
 	}
-	var l []string
-	for p := range set {
-		l = append(l, p)
-	}
-	sort.Strings(l)
-	return l
-}
-
-func fingerprint(paths []string) string {
-	var b strings.Builder
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			fmt.Fprintf(&b, "%s:-\n", p)
-			continue
-		}
-		fmt.Fprintf(&b, "%s:%d:%d\n", p, fi.Size(), fi.ModTime().UnixNano())
-	}
-	return b.String()
+	return inputSet(o.input, inputs)
 }
 
 // planJobs lists the apps to build: the one file, or every app in the
@@ -287,42 +255,19 @@ func planJobs(o *buildOptions, dir bool) ([]appJob, error) {
 		}
 		return []appJob{{name: o.input, input: o.input, output: out, file: filepath.Base(o.input)}}, nil
 	}
-	entries, err := os.ReadDir(o.input)
+	found, err := discoverApps("build", []string{o.input}, o.out)
 	if err != nil {
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("build: %w", err)}
+		return nil, err
 	}
-	outAbs, _ := filepath.Abs(o.out)
 	var jobs []appJob
-	for _, e := range entries {
-		name := e.Name()
-		p := filepath.Join(o.input, name)
-		if strings.HasPrefix(name, ".") || name == "node_modules" {
-			continue
-		}
-		if abs, _ := filepath.Abs(p); abs == outAbs {
-			continue
-		}
-		if !e.IsDir() {
-			if strings.HasSuffix(strings.ToLower(name), ".html") {
-				jobs = append(jobs, appJob{name: p, input: p, output: filepath.Join(o.out, name), file: name})
-			}
-			continue
-		}
-		for _, page := range []string{"index.html", "app.html"} {
-			q := filepath.Join(p, page)
-			if fi, err := os.Stat(q); err == nil && !fi.IsDir() {
-				jobs = append(jobs, appJob{name: q, input: q, output: filepath.Join(o.out, name+".html"), file: name + ".html"})
-				break
-			}
-		}
-	}
-	if len(jobs) == 0 {
-		return nil, &ExitError{Code: 2, Err: fmt.Errorf("build: no apps in %s (looked for *.html and */index.html, */app.html)", o.input)}
+	for _, a := range found {
+		name := a.name()
+		jobs = append(jobs, appJob{name: a.path, input: a.path, output: filepath.Join(o.out, name), file: name})
 	}
 	seen := map[string]string{}
 	for _, j := range jobs {
 		if other, dup := seen[j.file]; dup {
-			return nil, &ExitError{Code: 2, Err: fmt.Errorf("build: %s and %s would both be written to %s; rename one", other, j.input, j.output)}
+			return nil, &ExitError{Code: exitUsage, Err: fmt.Errorf("build: %s and %s would both be written to %s; rename one", other, j.input, j.output)}
 		}
 		seen[j.file] = j.input
 	}

@@ -248,12 +248,20 @@ func TestBuildWatchRebuildsOnChange(t *testing.T) {
 		})
 	}()
 	waitUntil(t, func() bool { _, err := os.Stat(out); return err == nil })
-	// Change a module the page imports: the watcher rebuilds.
-	time.Sleep(30 * time.Millisecond)
-	if err := os.WriteFile(filepath.Join(dir, "lib", "state.js"), []byte("export const state = { count: 41, marker: \"WATCHED\" };\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, func() bool { page, _ := os.ReadFile(out); return bytes.Contains(page, []byte("WATCHED")) })
+	// Change a module the page imports: the watcher rebuilds. Its baseline
+	// is taken after the first build is reported, so the edit is written
+	// again (growing) until it is seen.
+	n := 0
+	waitUntil(t, func() bool {
+		if page, _ := os.ReadFile(out); bytes.Contains(page, []byte("WATCHED")) {
+			return true
+		}
+		n++
+		if err := os.WriteFile(filepath.Join(dir, "lib", "state.js"), []byte("export const state = { count: 41, marker: \"WATCHED\" };\n"+strings.Repeat(" ", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return false
+	})
 	waitUntil(t, func() bool { return strings.Contains(stderr.String(), "rebuilt") })
 	cancel()
 	if err := <-done; err != nil {

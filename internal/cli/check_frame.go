@@ -13,8 +13,6 @@ import (
 	"github.com/snuggen/snuggen/frame"
 )
 
-func init() { registerCheck(newCheckFrameCmd) }
-
 func newCheckFrameCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "frame [FILE|-]",
@@ -27,7 +25,7 @@ Exit status: 0 accept or ignore, 1 reject, 2 unusable input (not JSON, unreadabl
 		Example: `  snuggen check frame frame.json
   echo '{"v":1,"type":"snug:app-cancel","requestId":"r1","instanceId":"i1"}' | snuggen check frame -
   echo '{"v":1,"type":"snug:net-request","requestId":"r1","instanceId":"i1","url":"https://x.test/","method":"GET","headers":{"Authorization":"t"}}' | snuggen check frame`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "-"
 			if len(args) == 1 {
@@ -110,7 +108,7 @@ func runCheckFrame(io *IO, name string) error {
 		raw, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return &ExitError{Code: 2, Err: fmt.Errorf("check frame: %w", err)}
+		return &ExitError{Code: exitUsage, Err: fmt.Errorf("check frame: %w", err)}
 	}
 	if !json.Valid(raw) {
 		var se *json.SyntaxError
@@ -119,7 +117,7 @@ func runCheckFrame(io *IO, name string) error {
 			line, col := lineColAt(raw, max(0, int(se.Offset)-1))
 			msg = fmt.Sprintf("%s:%d:%d: not JSON: %v", displayName(name), line, col, se)
 		}
-		return &ExitError{Code: 2, Err: fmt.Errorf("check frame: %s (a frame is one JSON object)", msg)}
+		return &ExitError{Code: exitUsage, Err: fmt.Errorf("check frame: %s (a frame is one JSON object)", msg)}
 	}
 	// JSON text is UTF-8 (RFC 8259 §8.1); encoding/json lets invalid bytes
 	// through inside strings, but such input is as unusable as a syntax error.
@@ -133,11 +131,11 @@ func runCheckFrame(io *IO, name string) error {
 			off += n
 		}
 		line, col := lineColAt(raw, off)
-		return &ExitError{Code: 2, Err: fmt.Errorf("check frame: %s:%d:%d: not JSON: invalid UTF-8 (a frame is one JSON object)", displayName(name), line, col)}
+		return &ExitError{Code: exitUsage, Err: fmt.Errorf("check frame: %s:%d:%d: not JSON: invalid UTF-8 (a frame is one JSON object)", displayName(name), line, col)}
 	}
 	v, err := CheckFrame(raw)
 	if err != nil {
-		return &ExitError{Code: 2, Err: fmt.Errorf("check frame: %w", err)}
+		return &ExitError{Code: exitUsage, Err: fmt.Errorf("check frame: %w", err)}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -145,7 +143,7 @@ func runCheckFrame(io *IO, name string) error {
 	}
 	fmt.Fprintln(io.Out, string(b))
 	if v.Verdict == "reject" {
-		return silentExit(1)
+		return silentExit(exitFailure)
 	}
 	return nil
 }

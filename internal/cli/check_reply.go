@@ -15,11 +15,6 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent"
 )
 
-func init() {
-	registerCheck(newCheckReplyCmd)
-	registerCheck(newCheckEnvelopeCmd)
-}
-
 type checkReplyOptions struct {
 	schemaFile string
 }
@@ -38,7 +33,7 @@ Schema, as for an app-message's responseSchema. FILE "-" or none reads stdin.`,
 		Example: `  snuggen check reply reply.txt
   echo 'Sure! {"message":"hi"}' | snuggen check reply -
   snuggen check reply --schema card.schema.json reply.txt`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, _, err := agentCheckInput(io, args)
 			if err != nil {
@@ -47,13 +42,13 @@ Schema, as for an app-message's responseSchema. FILE "-" or none reads stdin.`,
 			var schema json.RawMessage
 			if opts.schemaFile != "" {
 				if schema, err = os.ReadFile(opts.schemaFile); err != nil {
-					return &ExitError{Code: 2, Err: fmt.Errorf("check reply: %w", err)}
+					return &ExitError{Code: exitUsage, Err: fmt.Errorf("check reply: %w", err)}
 				}
 			}
 			data, err := agent.ParseReply(string(text), schema)
 			var se *agent.SchemaError
 			if errors.As(err, &se) {
-				return &ExitError{Code: 2, Err: fmt.Errorf("check reply: %s: %w (fix the schema; $ref may only point inside it)", opts.schemaFile, err)}
+				return &ExitError{Code: exitUsage, Err: fmt.Errorf("check reply: %s: %w (fix the schema; $ref may only point inside it)", opts.schemaFile, err)}
 			}
 			var re *agent.ReplyError
 			if errors.As(err, &re) {
@@ -69,7 +64,7 @@ Schema, as for an app-message's responseSchema. FILE "-" or none reads stdin.`,
 					where = "stdin"
 				}
 				fmt.Fprintf(io.Err, "snuggen: %s: %s\n", where, re.Reason)
-				return silentExit(1)
+				return silentExit(exitFailure)
 			}
 			if err != nil {
 				return err
@@ -95,7 +90,7 @@ carries snug: 1 and is a valid chat envelope. An app request prints
 (exit 1). FILE "-" or none reads stdin.`,
 		Example: `  snuggen check envelope message.txt
   printf '[SNUG_APP_REQUEST]\n{"snug":1,"appId":"a","instanceId":"i","requestId":"r","action":"go"}' | snuggen check envelope -`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, _, err := agentCheckInput(io, args)
 			if err != nil {
@@ -108,7 +103,7 @@ carries snug: 1 and is a valid chat envelope. An app request prints
 				}{false}); err != nil {
 					return err
 				}
-				return silentExit(1)
+				return silentExit(exitFailure)
 			}
 			// The envelope as the host reads it: marker first, then its members.
 			wire, err := frame.MarshalEnvelope(env)
@@ -130,13 +125,13 @@ func agentCheckInput(io *IO, args []string) ([]byte, string, error) {
 	if name == "-" {
 		b, err := agentCheckReadAll(io.In)
 		if err != nil {
-			return nil, name, &ExitError{Code: 2, Err: fmt.Errorf("reading stdin: %w", err)}
+			return nil, name, &ExitError{Code: exitUsage, Err: fmt.Errorf("reading stdin: %w", err)}
 		}
 		return b, name, nil
 	}
 	b, err := os.ReadFile(name)
 	if err != nil {
-		return nil, name, &ExitError{Code: 2, Err: err}
+		return nil, name, &ExitError{Code: exitUsage, Err: err}
 	}
 	return b, name, nil
 }

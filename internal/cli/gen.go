@@ -10,8 +10,6 @@ import (
 	"github.com/snuggen/snuggen/gen"
 )
 
-func init() { register(newGenCmd) }
-
 type genOptions struct {
 	schemas string // directory of the spec
 	root    string // repository root the generated paths are relative to
@@ -22,10 +20,13 @@ func newGenCmd(io *IO) *cobra.Command {
 	o := &genOptions{}
 	c := &cobra.Command{
 		Use:   "gen",
-		Short: "Regenerate frame and runtime-js from schemas/",
+		Short: "Regenerate frame, runtime-js and docs/protocol.md from schemas/ (in a snuggen source tree only)",
+		// Hidden from the user binary's help: it works on a snuggen source
+		// tree only (its schemas/, runtime-js/src and outputs).
+		Hidden: true,
 		Long: `gen reads the frame schemas and rules.json from schemas/, checks them, and
-writes the generated Go package frame and the generated JS under
-runtime-js/, and removes generated files no emitter writes any more. With
+writes the generated Go package frame, the generated JS under runtime-js/
+and docs/protocol.md, and removes generated files no emitter writes any more. With
 --check it writes nothing and exits 1 listing every file that is stale or
 orphaned (what CI runs). It works on a snuggen source tree only: run it at
 the repository root (go run ./gen/cmd/gen does the same without building
@@ -33,7 +34,7 @@ the rest of snuggen, for when generated code does not compile).`,
 		Example: `  snuggen gen
   snuggen gen --check
   snuggen gen --schemas ./schemas --root .`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGen(io, o) },
 	}
 	c.Flags().StringVar(&o.schemas, "schemas", "schemas", "directory holding *.schema.json and rules.json")
@@ -49,15 +50,15 @@ func runGen(io *IO, o *genOptions) error {
 	m, err := gen.Load(os.DirFS(o.schemas), filepath.ToSlash(o.schemas))
 	if err != nil {
 		fmt.Fprintln(io.Err, err)
-		return &ExitError{Code: 1, Err: fmt.Errorf("gen: the spec in %s has errors", o.schemas)}
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("gen: the spec in %s has errors", o.schemas)}
 	}
 	files, err := gen.Generate(m, os.DirFS(o.root))
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &ExitError{Code: exitFailure, Err: err}
 	}
 	changes, err := gen.Sync(o.root, files, !o.check)
 	if err != nil {
-		return &ExitError{Code: 1, Err: fmt.Errorf("gen: %w", err)}
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("gen: %w", err)}
 	}
 	if o.check {
 		if len(changes) == 0 {
@@ -66,7 +67,7 @@ func runGen(io *IO, o *genOptions) error {
 		for _, c := range changes {
 			fmt.Fprintln(io.Out, c)
 		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("gen --check: %d generated file(s) out of date; run snuggen gen", len(changes))}
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("gen --check: %d generated file(s) out of date; run snuggen gen", len(changes))}
 	}
 	for _, c := range changes {
 		if c.Orphan {

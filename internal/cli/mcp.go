@@ -25,8 +25,6 @@ import (
 	"github.com/snuggen/snuggen/hostkit/store"
 )
 
-func init() { register(newMCPCmd) }
-
 type mcpOptions struct {
 	serveOptions
 	http      string
@@ -64,7 +62,7 @@ snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 		Example: `  snuggen mcp examples/                          # stdio, for a desktop client's config
   snuggen mcp examples/ --http 127.0.0.1:8765    # streamable HTTP
   snuggen mcp app.html --agent anthropic --model claude-sonnet-4-5`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -74,22 +72,25 @@ snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 	f := c.Flags()
 	f.StringVar(&o.http, "http", "", "serve streamable HTTP on this address (127.0.0.1:8765) instead of stdio")
 	f.StringVar(&o.data, "data", "", "directory for the apps' SQLite files, net grants and the handle key (default: a per-user data directory)")
-	f.StringVar(&o.agent, "agent", "offline", "agent backend: offline (built in, no key), openai (any OpenAI-compatible server) or anthropic")
-	f.StringVar(&o.agentURL, "agent-url", "", "the agent's base URL (default: the backend's own, or its *_BASE_URL variable)")
-	f.StringVar(&o.model, "model", "", "the agent's model (default: its *_MODEL variable)")
 	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
 	f.StringVar(&o.ui, "ui", string(mcpapps.UIAuto), "when tools carry their MCP Apps metadata: auto (clients that list the MIME type), always or never")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "a browser origin (http://127.0.0.1:5173) whose pages may call the HTTP endpoint; repeatable")
 	f.IntVar(&o.maxResult, "max-result", mcpapps.DefaultMaxResultBytes, "largest tool result, in bytes; a larger answer goes in parts")
+	o.agentFlags(c)
+	c.ValidArgsFunction = appArgs
+	_ = c.RegisterFlagCompletionFunc("data", dirs)
+	_ = c.RegisterFlagCompletionFunc("config", jsonFiles)
+	_ = c.RegisterFlagCompletionFunc("ui", cobra.FixedCompletions([]string{string(mcpapps.UIAuto), "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
 func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
-	found, err := findApps(args)
+	// The flags first: a bad one is reported before any file is read.
+	backend, err := o.backend()
 	if err != nil {
 		return err
 	}
-	backend, err := o.backend()
+	found, err := findApps(args)
 	if err != nil {
 		return err
 	}
@@ -105,14 +106,14 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	netCfg := netgate.Config{}
 	if o.config != "" {
 		if netCfg, err = netgate.LoadConfig(o.config); err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return &ExitError{Code: exitUsage, Err: err}
 		}
 	}
 	var apps []mcpapps.App
 	for _, a := range found {
 		doc, err := os.ReadFile(a.path)
 		if err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return &ExitError{Code: exitUsage, Err: err}
 		}
 		switch {
 		case mcpapps.IsBuilt(doc):
@@ -125,16 +126,16 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	}
 	secret, err := handleSecret(dataDir)
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &ExitError{Code: exitFailure, Err: err}
 	}
 	st, err := store.Open(filepath.Join(dataDir, "db"), store.Options{})
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &ExitError{Code: exitFailure, Err: err}
 	}
 	defer st.Close()
 	gate, err := netgate.New(netCfg, netgate.WithGrantsFile(filepath.Join(dataDir, "grants.json")))
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &ExitError{Code: exitFailure, Err: err}
 	}
 	defer gate.Close()
 
@@ -146,7 +147,7 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return &ExitError{Code: 1, Err: fmt.Errorf("mcp: listen on %s: %w", addr, err)}
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: listen on %s: %w", addr, err)}
 	}
 	defer ln.Close()
 	base := "http://" + ln.Addr().String()
@@ -172,7 +173,7 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 		Logf:           logf,
 	})
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &ExitError{Code: exitFailure, Err: err}
 	}
 	handler := srv.Handler()
 	if o.http == "" {
@@ -205,18 +206,18 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 		select {
 		case err := <-runErr:
 			if err != nil && !errors.Is(err, context.Canceled) {
-				return &ExitError{Code: 1, Err: fmt.Errorf("mcp: %w", err)}
+				return &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: %w", err)}
 			}
 			return nil
 		case err := <-serveErr:
-			return &ExitError{Code: 1, Err: fmt.Errorf("mcp: %w", err)}
+			return &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: %w", err)}
 		}
 	}
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-serveErr:
-		return &ExitError{Code: 1, Err: fmt.Errorf("mcp: %w", err)}
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: %w", err)}
 	}
 }
 

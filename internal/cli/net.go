@@ -9,18 +9,14 @@ import (
 	"github.com/snuggen/snuggen/hostkit/netgate"
 )
 
-func init() { register(newNetCmd) }
-
 func newNetCmd(io *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "net",
 		Short: "Inspect the governed network's decisions",
 		Example: `  snuggen net check https://api.example.com/v1/items
   snuggen net check https://metadata.google.internal/ --resolve metadata.google.internal=169.254.169.254`,
-		Args: cobra.NoArgs,
 	}
-	c.AddCommand(newNetCheckCmd(io))
-	return c
+	return group(c, newNetCheckCmd(io))
 }
 
 // netCheckOptions are the flags of "snuggen net check".
@@ -56,7 +52,7 @@ the name up at once: it is the operator's tool.`,
   snuggen net check https://api.example.com/ --resolve api.example.com=93.184.216.34
   snuggen net check https://mixed.example/ --resolve mixed.example=93.184.216.34,10.0.0.1
   snuggen net check https://api.github.com/user --config net.json --method POST`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.url = args[0]
 			return runNetCheck(cmd.Context(), io, o)
@@ -76,7 +72,7 @@ func runNetCheck(ctx context.Context, io *IO, o *netCheckOptions) error {
 	if o.config != "" {
 		var err error
 		if cfg, err = netgate.LoadConfig(o.config); err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return &ExitError{Code: exitUsage, Err: err}
 		}
 	}
 	var opts []netgate.Option
@@ -91,7 +87,7 @@ func runNetCheck(ctx context.Context, io *IO, o *netCheckOptions) error {
 	}
 	g, err := netgate.New(cfg, opts...)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitUsage, Err: err}
 	}
 	defer g.Close()
 	res := g.Check(ctx, netgate.App{}, o.method, o.url)
@@ -103,7 +99,7 @@ func runNetCheck(ctx context.Context, io *IO, o *netCheckOptions) error {
 		return err
 	}
 	if !res.Allow {
-		return silentExit(1)
+		return silentExit(exitFailure)
 	}
 	return nil
 }

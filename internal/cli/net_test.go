@@ -79,7 +79,7 @@ func TestNetCheckUsage(t *testing.T) {
 		exit     int
 		out, err string
 	}{
-		{[]string{"net", "check"}, 2, "", "accepts 1 arg"},
+		{[]string{"net", "check"}, 2, "", "takes 1 argument"},
 		{[]string{"net", "check", "https://a.example/", "--resolve", "nopair"}, 2, "", "want NAME=IP"},
 		{[]string{"net", "check", "https://a.example/", "--resolve", "a.example=not-an-ip"}, 2, "", "not an IP address"},
 		{[]string{"net", "check", "https://a.example/", "--config", cfg}, 2, "", "net.json:3:3: unknown key \"conections\""},

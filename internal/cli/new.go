@@ -17,8 +17,6 @@ import (
 	"github.com/snuggen/snuggen/internal/scaffold"
 )
 
-func init() { register(newNewCmd) }
-
 const snuggenModule = "github.com/snuggen/snuggen"
 
 type newOptions struct {
@@ -35,7 +33,7 @@ func newNewCmd(io *IO) *cobra.Command {
 		Short: "Start a new Snug app or a new Go host from a scaffold",
 		Example: `  snuggen new app word-explainer
   snuggen new host my-host --module example.com/my-host`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 	}
 	c.AddCommand(newNewAppCmd(io), newNewHostCmd(io))
 	return c
@@ -55,7 +53,7 @@ snuggen build --strict.
 		Example: `  snuggen new app word-explainer
   snuggen new app notes --dir apps/notes
   snuggen serve word-explainer/app.html`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if err := scaffold.ValidName(name); err != nil {
@@ -65,7 +63,7 @@ snuggen build --strict.
 			dir := o.dirFor(name)
 			paths, err := scaffold.Write(scaffold.App, dir, p, o.force)
 			if err != nil {
-				return &ExitError{Code: 1, Err: fmt.Errorf("new app: %w", err)}
+				return &ExitError{Code: exitFailure, Err: fmt.Errorf("new app: %w", err)}
 			}
 			printWritten(io, paths)
 			fmt.Fprintf(io.Out, "\nnext: snuggen serve %s\n", filepath.Join(dir, "app.html"))
@@ -96,7 +94,7 @@ directive; without it the module requires snuggen's released version.
 		Example: `  snuggen new host my-host
   snuggen new host my-host --module example.com/my-host
   snuggen new host my-host --snuggen ~/src/snuggen   # develop against a checkout`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if err := scaffold.ValidName(name); err != nil {
@@ -131,7 +129,7 @@ directive; without it the module requires snuggen's released version.
 			dir := o.dirFor(name)
 			paths, err := scaffold.Write(scaffold.Host, dir, p, o.force)
 			if err != nil {
-				return &ExitError{Code: 1, Err: fmt.Errorf("new host: %w", err)}
+				return &ExitError{Code: exitFailure, Err: fmt.Errorf("new host: %w", err)}
 			}
 			printWritten(io, paths)
 			if !o.noTidy {
@@ -139,7 +137,7 @@ directive; without it the module requires snuggen's released version.
 				tidy.Dir = dir
 				tidy.Stdout, tidy.Stderr = io.Err, io.Err
 				if err := tidy.Run(); err != nil {
-					return &ExitError{Code: 1, Err: fmt.Errorf("new host: go mod tidy in %s: %w (the files are written; fix the module setup and run it again)", dir, err)}
+					return &ExitError{Code: exitFailure, Err: fmt.Errorf("new host: go mod tidy in %s: %w (the files are written; fix the module setup and run it again)", dir, err)}
 				}
 			}
 			fmt.Fprintf(io.Out, "\nnext: cd %s && go test ./... && %sgo run .\n", dir, secretEnvs(filepath.Join(dir, "config.json")))

@@ -8,8 +8,6 @@ import (
 	"github.com/snuggen/snuggen/internal/guide"
 )
 
-func init() { register(newPromptCmd) }
-
 func newPromptCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "prompt",
@@ -21,7 +19,7 @@ The guide is built from the runtime's typings, the agent bridge and the
 packager themselves, so it says what the tools do.`,
 		Example: `  snuggen prompt > snug-guide.md
   snuggen prompt | llm -s - "write a Snug app that tracks my reading list"`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := guide.Render(cmd.Context())
 			if err != nil {

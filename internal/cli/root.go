@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -37,32 +38,84 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// usageError marks an error as a usage problem (exit 2).
+// Exit codes, the only ones snuggen returns.
+const (
+	exitOK      = 0 // success
+	exitFailure = 1 // a failure, a rejected input included
+	exitUsage   = 2 // a usage error, or input that cannot be used at all
+)
+
+// FlagError is a usage error: a bad flag, flag value, argument or command.
+// Main prints it and exits exitUsage. Commands and cobra's hooks return it
+// (SetFlagErrorFunc, the Args validators below, unknown subcommands), so no
+// code matches cobra's message text.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// usageError is a FlagError with a formatted message.
 func usageError(format string, args ...any) error {
-	return &ExitError{Code: 2, Err: fmt.Errorf(format, args...)}
+	return &FlagError{Err: fmt.Errorf(format, args...)}
 }
 
 // silentExit ends a command with code after it has printed its own output.
 func silentExit(code int) error { return &ExitError{Code: code} }
 
-// commands lists every verb's constructor, in the order help shows them.
-var commands []func(*IO) *cobra.Command
+// Args validators that fail with a FlagError naming the command.
+func noArgs(c *cobra.Command, args []string) error { return rangeArgs(0, 0)(c, args) }
+func exactArgs(n int) cobra.PositionalArgs         { return rangeArgs(n, n) }
+func maxArgs(n int) cobra.PositionalArgs           { return rangeArgs(0, n) }
+func minArgs(n int) cobra.PositionalArgs           { return rangeArgs(n, -1) }
 
-// register adds a verb to the root command. Each verb's file calls it from
-// init, so adding a verb touches only its own file.
-func register(f func(*IO) *cobra.Command) { commands = append(commands, f) }
+// rangeArgs accepts lo to hi arguments (hi -1: no limit).
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		n, name := len(args), c.CommandPath()
+		switch {
+		case n >= lo && (hi < 0 || n <= hi):
+			return nil
+		case hi == 0:
+			return usageError("%s takes no arguments, got %q (see '%s --help')", name, args, name)
+		case lo == hi:
+			return usageError("%s takes %d argument(s), got %d (see '%s --help')", name, lo, n, name)
+		case n < lo:
+			return usageError("%s needs at least %d argument(s), got %d (see '%s --help')", name, lo, n, name)
+		}
+		return usageError("%s takes at most %d argument(s), got %d (see '%s --help')", name, hi, n, name)
+	}
+}
+
+// group makes c a command of subcommands: run alone it prints its help, and
+// an unknown subcommand is a FlagError with cobra's suggestions.
+func group(c *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	c.AddCommand(subs...)
+	c.Args = cobra.ArbitraryArgs
+	c.SuggestionsMinimumDistance = 2
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return usageError("%s (see '%s --help')", msg, c.CommandPath())
+	}
+	return c
+}
 
 // NewRoot builds the root command wired to io.
 func NewRoot(io *IO) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "snuggen",
-		Short: "The Go toolchain for Snug: generate frame code, build micro-apps, serve them",
+		Short: "The Go toolchain for Snug: build micro-apps, serve them, check frames",
 		Long: `snuggen is the toolchain for Snug, the wire protocol that connects agents to
 sandboxed single-file HTML micro-apps.
 
+  snuggen new app NAME       start an app from a scaffold
   snuggen build app.html     bundle an app and the runtime into one HTML file
-  snuggen serve app.html     run it in a local host with an offline agent
-  snuggen gen                regenerate Go and JS code from schemas/`,
+  snuggen serve app.html     run it in a local host with an offline agent`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -70,12 +123,22 @@ sandboxed single-file HTML micro-apps.
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &ExitError{Code: 2, Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		return &FlagError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	for _, f := range commands {
-		root.AddCommand(f(io))
-	}
-	return root
+	// Every verb, in the order help lists them (not sorted); gen is hidden
+	// (it works only in a snuggen source tree).
+	cobra.EnableCommandSorting = false
+	return group(root,
+		newNewCmd(io),
+		newBuildCmd(io),
+		newServeCmd(io),
+		newMCPCmd(io),
+		newCheckCmd(io),
+		newPromptCmd(io),
+		newNetCmd(io),
+		newVersionCmd(io),
+		newGenCmd(io),
+	)
 }
 
 // Main runs snuggen with args and returns the process exit code.
@@ -101,9 +164,9 @@ func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return ee.Code
 	}
 	fmt.Fprintf(stderr, "snuggen: %v\n", err)
-	// cobra reports unknown commands and bad arguments as plain errors.
-	if isCobraUsage(err) {
-		return 2
+	var fe *FlagError
+	if errors.As(err, &fe) {
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }

@@ -2,16 +2,14 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	stdio "io"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,17 +20,13 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent"
-	"github.com/snuggen/snuggen/hostkit/agent/anthropic"
-	"github.com/snuggen/snuggen/hostkit/agent/offline"
-	"github.com/snuggen/snuggen/hostkit/agent/openai"
+	"github.com/snuggen/snuggen/hostkit/agent/agentenv"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/store"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
-
-func init() { register(newServeCmd) }
 
 type serveOptions struct {
 	addr     string
@@ -76,9 +70,10 @@ address). Each app's document comes from a site of its own,
 http://<app>.localhost:<port>/, so a busy app freezes only itself; your
 browser resolves *.localhost to this machine by itself.
 
-Keys come from the environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL
-for --agent openai, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL for
---agent anthropic. --config names the governed network's JSON file:
+The agent is chosen as every Snug host chooses it (hostkit/agent/agentenv):
+SNUG_AGENT=offline|openai|anthropic, then OPENAI_API_KEY, OPENAI_BASE_URL,
+OPENAI_MODEL or ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL; --agent,
+--agent-url and --model override them. --config names the governed network's JSON file:
 {"connections": [...], "deny": [...], "devHttpHosts": [...], "rate": {...}}
 (the same file snuggen net check reads). Without it every new origin asks
 you in the runner's dialog. Ctrl-C shuts down after every request in flight
@@ -90,7 +85,7 @@ prefixed "snuggen serve:".`,
   OPENAI_API_KEY=… snuggen serve app.html --agent openai --model gpt-4o-mini
   snuggen serve app.html --agent openai --agent-url http://127.0.0.1:11434/v1 --model llama3.2
   snuggen serve app.html --config net.json --data ./data`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -100,9 +95,6 @@ prefixed "snuggen serve:".`,
 	f := c.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on; port 0 picks a free port")
 	f.StringVar(&o.data, "data", "", "directory for the apps' SQLite files and net grants (default: a per-user data directory)")
-	f.StringVar(&o.agent, "agent", "offline", "agent backend: offline (built in, no key), openai (any OpenAI-compatible server) or anthropic")
-	f.StringVar(&o.agentURL, "agent-url", "", "the agent's base URL (default: the backend's own, or its *_BASE_URL variable)")
-	f.StringVar(&o.model, "model", "", "the agent's model (default: its *_MODEL variable)")
 	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
 	f.BoolVar(&o.watch, "watch", false, "rebuild an app when its files change and reload its frames")
 	f.StringVar(&o.maxReply, "agent-max-reply", "4MiB", "the most reply text read from the agent (B, KiB or MiB); a longer reply is cut and answered PARSE_FAILED")
@@ -113,6 +105,10 @@ prefixed "snuggen serve:".`,
 	f.StringVar(&o.advertise, "cluster-advertise", "", "replicated mode: URL other replicas reach --cluster-addr at (default http://<its address>)")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", 0, "replicated mode: how long a database lease lasts unrenewed (default 10s): the longest failover wait")
 	f.StringVar(&o.userHeader, "user-header", "", "take the signed-in user from this request header at the page's WebSocket (set by the authenticating proxy in front; a connection without it is refused)")
+	o.agentFlags(c)
+	c.ValidArgsFunction = appArgs
+	_ = c.RegisterFlagCompletionFunc("data", dirs)
+	_ = c.RegisterFlagCompletionFunc("config", jsonFiles)
 	return c
 }
 
@@ -145,9 +141,19 @@ func clusterOptions(ctx context.Context, o *serveOptions, dataDir string, logf f
 	}
 	c, err := openCluster(ctx, o, dataDir, logf)
 	if err != nil {
-		return nil, &ExitError{Code: 1, Err: err}
+		return nil, &ExitError{Code: exitFailure, Err: err}
 	}
 	return append(opts, hostkit.WithCluster(c)), nil
+}
+
+// dirs completes a flag whose value is a folder.
+func dirs(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveFilterDirs
+}
+
+// jsonFiles completes a flag whose value is a JSON file.
+func jsonFiles(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {
@@ -160,17 +166,49 @@ func cmdContext(cmd *cobra.Command) context.Context {
 // servedApp is one app found on the command line.
 type servedApp struct {
 	key   string
-	path  string   // the HTML file
-	watch []string // files and folders whose changes rebuild it
-	built bool     // already built: served as is
+	path  string // the HTML file
+	built bool   // already built: served as is
+
+	mu     sync.Mutex
+	inputs []string // the files its last build read (pack.Result.Inputs)
+}
+
+// watched is what serve --watch polls for the app: its page, the files its
+// last build read and their folders.
+func (a *servedApp) watched() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return inputSet(a.path, a.inputs)
+}
+
+// app is the app as the host installs it: a built page as it is, a raw one
+// packaged on every build, recording what the build read for --watch.
+func (a *servedApp) app() (hostkit.App, error) {
+	if a.built {
+		doc, err := pack.ReadPage(a.path)
+		if err != nil {
+			return hostkit.App{}, &ExitError{Code: exitUsage, Err: err}
+		}
+		return hostkit.BuiltApp(a.key, doc, metaFromBuilt(doc, a.key)), nil
+	}
+	return hostkit.App{Key: a.key, Build: func(ctx context.Context) ([]byte, hostkit.Meta, error) {
+		doc, meta, inputs, err := hostkit.PackFile(ctx, a.path)
+		if inputs != nil {
+			a.mu.Lock()
+			a.inputs = inputs
+			a.mu.Unlock()
+		}
+		return doc, meta, err
+	}}, nil
 }
 
 func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error {
-	found, err := findApps(args)
+	// The flags first: a bad one is reported before any file is read.
+	backend, err := o.backend()
 	if err != nil {
 		return err
 	}
-	backend, err := o.backend()
+	found, err := findApps(args)
 	if err != nil {
 		return err
 	}
@@ -195,20 +233,16 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	netCfg := netgate.Config{}
 	if o.config != "" {
 		if netCfg, err = netgate.LoadConfig(o.config); err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return &ExitError{Code: exitUsage, Err: err}
 		}
 	}
 	var apps []hostkit.App
 	for _, a := range found {
-		if a.built {
-			doc, err := pack.ReadPage(a.path)
-			if err != nil {
-				return &ExitError{Code: 2, Err: err}
-			}
-			apps = append(apps, hostkit.BuiltApp(a.key, doc, metaFromBuilt(doc, a.key)))
-			continue
+		app, err := a.app()
+		if err != nil {
+			return err
 		}
-		apps = append(apps, hostkit.FileApp(a.key, a.path))
+		apps = append(apps, app)
 	}
 	logf := stderrLog(io.Err)
 	extra, err := clusterOptions(ctx, o, dataDir, logf)
@@ -231,7 +265,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		}}),
 	}, extra...)...)
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &ExitError{Code: exitFailure, Err: err}
 	}
 	// The lines come before Serve, so a script that reads the first line
 	// knows the server is listening when it gets it.
@@ -273,7 +307,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 				<-watchDone
 			}
 			_ = h.Shutdown(context.Background())
-			return &ExitError{Code: 1, Err: fmt.Errorf("serve: %w", err)}
+			return &ExitError{Code: exitFailure, Err: fmt.Errorf("serve: %w", err)}
 		}
 	}
 	stopWatch()
@@ -283,7 +317,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := h.Shutdown(sctx); err != nil {
-		return &ExitError{Code: 1, Err: fmt.Errorf("serve: shutdown: %w", err)}
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("serve: shutdown: %w", err)}
 	}
 	return nil
 }
@@ -301,122 +335,69 @@ func stderrLog(w stdio.Writer) func(format string, args ...any) {
 	}
 }
 
+// backend is the agent: agentenv's choice ($SNUG_AGENT and each backend's
+// variables), with --agent, --agent-url and --model in place of the
+// variables they stand for.
 func (o *serveOptions) backend() (agent.Backend, error) {
-	getenv := func(overrides map[string]string) func(string) string {
-		return func(k string) string {
-			if v, ok := overrides[k]; ok && v != "" {
-				return v
-			}
-			return o.getenv(k)
-		}
+	name := o.agent
+	if name != "" && !slices.Contains(agentenv.Names, name) && name != "mock" {
+		return nil, usageError("--agent %q: use %s", name, strings.Join(agentenv.Names, ", "))
 	}
-	switch o.agent {
-	case "offline", "mock":
-		if o.agentURL != "" || o.model != "" {
-			return nil, usageError("--agent-url and --model need --agent openai or --agent anthropic")
-		}
-		return offline.New(offline.Options{}), nil
-	case "openai":
-		b, err := openai.FromEnv(getenv(map[string]string{openai.EnvBaseURL: o.agentURL, openai.EnvModel: o.model}))
-		if err != nil {
-			return nil, usageError("--agent openai: %v (or pass --model)", err)
-		}
-		return b, nil
-	case "anthropic":
-		b, err := anthropic.FromEnv(getenv(map[string]string{anthropic.EnvBaseURL: o.agentURL, anthropic.EnvModel: o.model}))
-		if err != nil {
-			return nil, usageError("--agent anthropic: %v (or pass --model)", err)
-		}
-		return b, nil
+	if name == "" {
+		name = o.getenv(agentenv.Var)
 	}
-	return nil, usageError("--agent %q: use offline, openai or anthropic", o.agent)
+	if (o.agentURL != "" || o.model != "") && (name == "" || name == "offline" || name == "mock") {
+		return nil, usageError("--agent-url and --model need --agent openai or --agent anthropic (or %s set to one)", agentenv.Var)
+	}
+	b, _, err := agentenv.FromEnvWith(o.getenv, agentenv.Overrides{Name: o.agent, BaseURL: o.agentURL, Model: o.model})
+	if err != nil {
+		return nil, usageError("agent: %v (or pass --agent, --agent-url, --model)", err)
+	}
+	return b, nil
 }
 
-// findApps turns the command line into apps with unique keys.
-func findApps(args []string) ([]servedApp, error) {
-	var out []servedApp
-	for _, arg := range args {
-		st, err := os.Stat(arg)
-		if err != nil {
-			return nil, usageError("%s: %v", arg, errors.Unwrap(err))
-		}
-		if !st.IsDir() {
-			if !isHTML(arg) {
-				return nil, usageError("%s: not an .html file; serve takes an app's HTML file or a folder of apps", arg)
-			}
-			out = append(out, fileApp(arg, folderApp(arg)))
-			continue
-		}
-		// A folder that is itself one app.
-		if p := appEntry(arg); p != "" {
-			out = append(out, fileApp(p, true))
-			continue
-		}
-		entries, err := os.ReadDir(arg)
-		if err != nil {
-			return nil, usageError("%s: %v", arg, err)
-		}
-		n := len(out)
-		for _, e := range entries {
-			p := filepath.Join(arg, e.Name())
-			switch {
-			case e.IsDir():
-				if ep := appEntry(p); ep != "" {
-					out = append(out, fileApp(ep, true))
-				}
-			case isHTML(p):
-				out = append(out, fileApp(p, false))
-			}
-		}
-		if len(out) == n {
-			return nil, usageError("%s: no apps here (no *.html, no */app.html or */index.html)", arg)
-		}
+// agentFlags registers the agent's flags of serve and mcp on c, with the
+// completion of --agent's values.
+func (o *serveOptions) agentFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.agent, "agent", "", "agent backend: offline (built in, no key), openai (any OpenAI-compatible server) or anthropic (default: $"+agentenv.Var+", else offline)")
+	f.StringVar(&o.agentURL, "agent-url", "", "the agent's base URL (default: the backend's own, or its *_BASE_URL variable)")
+	f.StringVar(&o.model, "model", "", "the agent's model (default: its *_MODEL variable)")
+	_ = c.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(agentenv.Names, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("model", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("agent-url", cobra.NoFileCompletions)
+}
+
+// appArgs completes FILE|DIR arguments: HTML files and folders.
+func appArgs(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{"html", "htm"}, cobra.ShellCompDirectiveFilterFileExt
+}
+
+// findApps finds the command line's apps (discoverApps, the rules build
+// uses too) and gives each a unique key.
+func findApps(args []string) ([]*servedApp, error) {
+	found, err := discoverApps("serve", args, "")
+	if err != nil {
+		return nil, err
 	}
+	var out []*servedApp
 	seen := map[string]bool{}
-	for i := range out {
-		key := out[i].key
+	for _, f := range found {
+		base := hostkit.KeyFromPath(f.path)
+		key := base
 		for n := 2; seen[key]; n++ {
-			key = fmt.Sprintf("%s-%d", out[i].key, n)
+			key = fmt.Sprintf("%s-%d", base, n)
 		}
-		out[i].key = key
 		seen[key] = true
+		a := &servedApp{key: key, path: f.path}
+		// Read as the packager reads a page: a FIFO or a link to /dev/zero
+		// in a folder of apps must not hang or exhaust serve.
+		if doc, err := pack.ReadPage(f.path); err == nil && isBuilt(doc) {
+			a.built = true
+		}
+		out = append(out, a)
 	}
 	return out, nil
-}
-
-func isHTML(p string) bool {
-	ext := strings.ToLower(filepath.Ext(p))
-	return ext == ".html" || ext == ".htm"
-}
-
-// folderApp reports whether p is a folder's app.html or index.html, whose
-// folder then belongs to the app.
-func folderApp(p string) bool {
-	b := strings.ToLower(filepath.Base(p))
-	return b == "app.html" || b == "index.html"
-}
-
-func appEntry(dir string) string {
-	for _, name := range []string{"app.html", "index.html"} {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
-
-func fileApp(p string, ownsFolder bool) servedApp {
-	a := servedApp{key: hostkit.KeyFromPath(p), path: p, watch: []string{p}}
-	if ownsFolder {
-		a.watch = []string{filepath.Dir(p)}
-	}
-	// Read as the packager reads a page: a FIFO or a link to /dev/zero
-	// in a folder of apps must not hang or exhaust serve.
-	if doc, err := pack.ReadPage(p); err == nil && isBuilt(doc) {
-		a.built = true
-	}
-	return a
 }
 
 // isBuilt reports whether doc is snuggen build output for Snug hosts: it
@@ -431,63 +412,24 @@ func metaFromBuilt(doc []byte, key string) hostkit.Meta {
 	return hostkit.MetaFromHTML(doc, key)
 }
 
-// watchApps polls the apps' files and rebuilds an app when one changed.
-// Polling keeps snuggen free of a file-notification dependency; a change is
-// seen within a poll interval.
-func watchApps(ctx context.Context, io *IO, h *hostkit.Host, apps []servedApp) {
-	const interval = 300 * time.Millisecond
-	last := make([]string, len(apps))
-	for i, a := range apps {
-		last[i] = snapshot(a.watch)
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// watchApps rebuilds an app when a file its last build read changes (the
+// one watcher, watchInputs) and reloads its frames.
+func watchApps(ctx context.Context, io *IO, h *hostkit.Host, apps []*servedApp) {
+	watchInputs(ctx, 300*time.Millisecond, func() [][]string {
+		sets := make([][]string, len(apps))
 		for i, a := range apps {
-			s := snapshot(a.watch)
-			if s == last[i] {
-				continue
-			}
-			last[i] = s
-			start := time.Now()
-			if err := h.Apps.Reload(ctx, a.key); err != nil {
-				fmt.Fprintf(io.Err, "snuggen: rebuild %s failed (the last good build stays):\n%v\n", a.key, err)
-				continue
-			}
-			fmt.Fprintf(io.Out, "rebuilt %s in %s\n", a.key, time.Since(start).Round(time.Millisecond))
+			sets[i] = a.watched()
 		}
-	}
-}
-
-// snapshot summarizes the names, sizes and modification times of the files
-// under paths (skipping node_modules and dot folders past the first 5000
-// files, which no single app has).
-func snapshot(paths []string) string {
-	var lines []string
-	for _, root := range paths {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() && p != root && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			if len(lines) > 5000 {
-				return filepath.SkipAll
-			}
-			if info, err := d.Info(); err == nil && !d.IsDir() {
-				lines = append(lines, fmt.Sprintf("%s %d %d", p, info.Size(), info.ModTime().UnixNano()))
-			}
-			return nil
-		})
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
+		return sets
+	}, func(i int) {
+		a := apps[i]
+		start := time.Now()
+		if err := h.Apps.Reload(ctx, a.key); err != nil {
+			fmt.Fprintf(io.Err, "snuggen: rebuild %s failed (the last good build stays):\n%v\n", a.key, err)
+			return
+		}
+		fmt.Fprintf(io.Out, "rebuilt %s in %s\n", a.key, time.Since(start).Round(time.Millisecond))
+	})
 }
 
 // defaultDataDir is the per-user data directory: $XDG_DATA_HOME/snuggen or

@@ -174,11 +174,11 @@ func TestServeUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve"}, "requires at least 1 arg"},
+		{[]string{"serve"}, "needs at least 1 argument"},
 		{[]string{"serve", filepath.Join(dir, "missing.html")}, "missing.html"},
 		{[]string{"serve", "--agent", "gpt", file}, `--agent "gpt"`},
 		{[]string{"serve", "--model", "x", file}, "--agent-url and --model need"},
-		{[]string{"serve", t.TempDir()}, "no apps here"},
+		{[]string{"serve", t.TempDir()}, "no apps in"},
 		{[]string{"serve", "--agent-max-reply", "lots", file}, `--agent-max-reply "lots"`},
 		{[]string{"serve", "--agent-max-reply", "0", file}, `--agent-max-reply "0"`},
 		{[]string{"serve", "--db-timeout", "-1s", file}, `--db-timeout -1s`},

@@ -7,14 +7,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newVersionCmd) }
-
 func newVersionCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print snuggen's version and the protocol versions it speaks",
 		Example: "  snuggen version",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := "(devel)"
 			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {

@@ -21,6 +21,42 @@ const Var = "SNUG_AGENT"
 // Names lists the accepted values of Var.
 var Names = []string{"offline", "openai", "anthropic"}
 
+// Overrides are choices that win over the environment (a command line's
+// flags); an empty field leaves the variable it stands for in charge.
+type Overrides struct {
+	Name    string // instead of Var
+	BaseURL string // instead of the backend's base-URL variable
+	Model   string // instead of the backend's model variable
+}
+
+// FromEnvWith is FromEnv with o's choices in place of the variables they
+// stand for. A base URL or model for the offline agent is an error: it has
+// neither.
+func FromEnvWith(getenv func(string) string, o Overrides) (agent.Backend, string, error) {
+	name := o.Name
+	if name == "" {
+		name = getenv(Var)
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	set := map[string]string{Var: name}
+	switch name {
+	case "", "offline", "mock":
+		if o.BaseURL != "" || o.Model != "" {
+			return nil, "", fmt.Errorf("the offline agent takes no base URL or model; name openai or anthropic")
+		}
+	case "openai":
+		set[openai.EnvBaseURL], set[openai.EnvModel] = o.BaseURL, o.Model
+	case "anthropic":
+		set[anthropic.EnvBaseURL], set[anthropic.EnvModel] = o.BaseURL, o.Model
+	}
+	return FromEnv(func(k string) string {
+		if v, ok := set[k]; ok && (v != "" || k == Var) {
+			return v
+		}
+		return getenv(k)
+	})
+}
+
 // FromEnv returns the backend Var names, configured through getenv
 // (os.Getenv in a host), and its name.
 func FromEnv(getenv func(string) string) (agent.Backend, string, error) {
