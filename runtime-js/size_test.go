@@ -16,12 +16,6 @@ import (
 // docs/decisions.md has the measurements; raise this only with a line there.
 const MCPBudget = 5248
 
-// SnugBudget is the Snug runtime's (dist/snug.js) budget in min+gzip bytes:
-// what it measured when the budget was set (4,486 B with host-ready's BCP 47
-// locale pattern in its acceptors), rounded up. Issue 16 tightens it; raise
-// it only with a line in docs/decisions.md.
-const SnugBudget = 4500
-
 func gzipped(t *testing.T, b []byte) int {
 	t.Helper()
 	var buf bytes.Buffer
@@ -33,15 +27,6 @@ func gzipped(t *testing.T, b []byte) int {
 		t.Fatal(err)
 	}
 	return buf.Len()
-}
-
-// TestSnugRuntimeSize holds the runtime every app carries to its budget.
-func TestSnugRuntimeSize(t *testing.T) {
-	snug := gzipped(t, Script)
-	t.Logf("min+gzip: snug.js %d B (budget %d), min %d B", snug, SnugBudget, len(Script))
-	if snug > SnugBudget {
-		t.Errorf("dist/snug.js is %d B min+gzip, past its budget of %d B: measure what grew (bench/runtime-size/run) before raising it", snug, SnugBudget)
-	}
 }
 
 // TestMCPFlavourSize holds the MCP runtime to its budget, below the Snug
