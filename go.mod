@@ -1,6 +1,6 @@
 module github.com/snuggen/snuggen
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/benbjohnson/litestream v0.5.18

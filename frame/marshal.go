@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/snuggen/snuggen/internal/jsstring"
 )
 
 // Marshal encodes f as a frame: v and type first, then its fields. It does not
@@ -33,7 +35,7 @@ func MarshalEnvelope(e *Envelope) ([]byte, error) {
 func withHeader(prefix, typ string, body []byte) []byte {
 	out := make([]byte, 0, len(prefix)+len(typ)+len(body)+4)
 	out = append(out, prefix...)
-	out = strconv.AppendQuote(out, typ)
+	out = jsstring.Append(out, typ)
 	if len(body) > 2 {
 		out = append(out, ',')
 	}

@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/snuggen/snuggen/internal/jsstring"
 )
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
@@ -146,7 +147,7 @@ func (b *builder) buildModulesAndStyles() {
 				inlineOffset[m.key] = m.offset
 				inlineLoader[m.key] = api.LoaderJS
 			}
-			main.WriteString("import " + strconv.Quote(s) + ";\n")
+			main.WriteString("import " + jsstring.Quote(s) + ";\n")
 		}
 		inline["main"] = main.String()
 		inlineOffset["main"] = -1
