@@ -593,7 +593,7 @@ func TestPageReconnectsAfterRestart(t *testing.T) {
 	<-done
 	runner.WaitFor("the page to see the drop", `document.getElementById('conn').dataset.state !== 'open'`)
 
-	h2, err := hostkit.New(apps, hostkit.WithDataDir(data), hostkit.Addr(strings.TrimPrefix(h1.Origin(), "http://")))
+	h2, err := hostkit.New(apps, hostkit.WithDataDir(data), hostkit.WithAddr(strings.TrimPrefix(h1.Origin(), "http://")))
 	if err != nil {
 		t.Fatal(err)
 	}

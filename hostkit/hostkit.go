@@ -73,16 +73,26 @@ type config struct {
 	cluster   Cluster
 }
 
-// Addr sets the address to listen on (DefaultAddr when unset). Port 0 picks
-// a free port; Host.URL reports it.
-func Addr(addr string) Option {
+// WithAddr sets the address to listen on (DefaultAddr when unset). Port 0
+// picks a free port; Host.URL reports it.
+func WithAddr(addr string) Option {
 	return func(c *config) error { c.addr = addr; return nil }
 }
 
-// Listener serves on ln instead of listening on Addr.
-func Listener(ln net.Listener) Option {
+// WithListener serves on ln instead of listening on WithAddr's address.
+func WithListener(ln net.Listener) Option {
 	return func(c *config) error { c.ln = ln; return nil }
 }
+
+// Addr is WithAddr.
+//
+// Deprecated: every option is named WithX; use WithAddr.
+func Addr(addr string) Option { return WithAddr(addr) }
+
+// Listener is WithListener.
+//
+// Deprecated: every option is named WithX; use WithListener.
+func Listener(ln net.Listener) Option { return WithListener(ln) }
 
 // WithApps installs apps (see RawApp, FileApp).
 func WithApps(apps ...App) Option {

@@ -250,7 +250,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		return err
 	}
 	h, err := hostkit.New(append([]hostkit.Option{
-		hostkit.Addr(o.addr),
+		hostkit.WithAddr(o.addr),
 		hostkit.WithApps(apps...),
 		hostkit.WithAgent(backend),
 		hostkit.WithDataDir(dataDir),
