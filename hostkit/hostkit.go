@@ -9,7 +9,7 @@
 // A minimal host:
 //
 //	h, err := hostkit.New(
-//		hostkit.Addr("127.0.0.1:7878"),
+//		hostkit.WithAddr("127.0.0.1:7878"),
 //		hostkit.WithApps(hostkit.RawApp("hello", helloHTML)),
 //		hostkit.WithDataDir(dir), // SQLite files and net grants
 //	)
