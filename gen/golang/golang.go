@@ -42,6 +42,9 @@ func Generate(m *model.Model) ([]model.File, error) {
 		return nil, err
 	}
 	g.collectStructs()
+	if err := g.checkFieldCounts(); err != nil {
+		return nil, err
+	}
 	if err := g.collectPatterns(); err != nil {
 		return nil, err
 	}
@@ -190,6 +193,33 @@ func (g *gen) frameRule(id string) *model.FrameRule {
 	for i := range g.m.Rules.FrameRules {
 		if g.m.Rules.FrameRules[i].ID == id {
 			return &g.m.Rules.FrameRules[i]
+		}
+	}
+	return nil
+}
+
+// maxFields is the most fields an object may have: a decoder marks the keys
+// it has seen in one uint64, bits 0 and 1 for v and type.
+const maxFields = 62
+
+// checkFieldCounts refuses an object with more fields than a decoder's
+// bitmask holds, naming it, instead of emitting a decoder that would shift
+// past 64 bits.
+func (g *gen) checkFieldCounts() error {
+	check := func(name string, o *model.Object) error {
+		if len(o.Fields) > maxFields {
+			return fmt.Errorf("golang: %s has %d fields; a generated decoder holds at most %d (split it into nested objects)", name, len(o.Fields), maxFields)
+		}
+		return nil
+	}
+	for _, fr := range g.m.Frames {
+		if err := check(fr.Type, fr.Body); err != nil {
+			return err
+		}
+	}
+	for _, name := range g.order {
+		if err := check(name, g.structs[name]); err != nil {
+			return err
 		}
 	}
 	return nil
