@@ -20,8 +20,6 @@ import (
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
 )
 
-func init() { register(newConformCmd) }
-
 type conformOptions struct {
 	app      bool
 	target   string
@@ -64,7 +62,7 @@ loopback and the host the URL names.`,
   snuggen conform --json > report.json
   snuggen conform --app > conform.html                       # install it in any Snug host
   snuggen conform --url 'http://127.0.0.1:8080/?app=conform' # drive a running host that has it`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -97,7 +95,7 @@ func runConform(ctx context.Context, io *IO, o *conformOptions) error {
 		}
 		doc, err := conform.Kit(ctx, build)
 		if err != nil {
-			return &ExitError{Code: 1, Err: err}
+			return &ExitError{Code: exitFailure, Err: err}
 		}
 		_, err = io.Out.Write(doc)
 		return err
@@ -109,7 +107,7 @@ func runConform(ctx context.Context, io *IO, o *conformOptions) error {
 	if exe == "" {
 		var err error
 		if exe, err = conform.FindChromium(); err != nil {
-			return &ExitError{Code: 2, Err: fmt.Errorf("conform: %w", err)}
+			return &ExitError{Code: exitUsage, Err: fmt.Errorf("conform: %w", err)}
 		}
 	}
 	run := conform.RunOptions{Chromium: exe, Timeout: o.timeout, Only: o.only}
@@ -129,7 +127,7 @@ func runConform(ctx context.Context, io *IO, o *conformOptions) error {
 		if errors.As(err, &ee) {
 			return err
 		}
-		return &ExitError{Code: 1, Err: err}
+		return &ExitError{Code: exitFailure, Err: err}
 	}
 	if o.json {
 		enc := json.NewEncoder(io.Out)
@@ -142,7 +140,7 @@ func runConform(ctx context.Context, io *IO, o *conformOptions) error {
 		return err
 	}
 	if !report.Passed() {
-		return silentExit(1)
+		return silentExit(exitFailure)
 	}
 	return nil
 }

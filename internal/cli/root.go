@@ -134,6 +134,7 @@ sandboxed single-file HTML micro-apps.
 		newServeCmd(io),
 		newMCPCmd(io),
 		newCheckCmd(io),
+		newConformCmd(io),
 		newPromptCmd(io),
 		newNetCmd(io),
 		newVersionCmd(io),
