@@ -1881,3 +1881,56 @@ func (f *ResizeData) validate(c *violation.Collector) {
 		c.Add("height", RuleSchemaMaximum, "greater than 100000")
 	}
 }
+
+// decode reads the members of a Envelope after its '{'.
+func (f *Envelope) decode(d *jsonscan.Decoder, c *violation.Collector) {
+	var got uint64
+	var unknown jsonscan.KeySet
+	for first := true; d.ObjMore(first); first = false {
+		key, ok := d.Key()
+		if !ok {
+			return
+		}
+		switch key {
+		case "appId":
+			seen(d, &got, 2)
+			f.AppID, _ = readString(d, c, "appId")
+		case "instanceId":
+			seen(d, &got, 3)
+			f.InstanceID, _ = readString(d, c, "instanceId")
+		case "requestId":
+			seen(d, &got, 4)
+			f.RequestID, _ = readString(d, c, "requestId")
+		case "action":
+			seen(d, &got, 5)
+			f.Action, _ = readString(d, c, "action")
+		case "payload":
+			seen(d, &got, 6)
+			f.Payload, _ = readRawObject(d, c, "payload")
+		case "state":
+			seen(d, &got, 7)
+			f.State, _ = readAny(d)
+		case "responseSchema":
+			seen(d, &got, 8)
+			f.ResponseSchema, _ = readRawObject(d, c, "responseSchema")
+		default:
+			unknownKey(d, c, &unknown, key, false)
+		}
+	}
+	required(c, got, 2, "appId")
+	required(c, got, 3, "instanceId")
+	required(c, got, 4, "requestId")
+	required(c, got, 5, "action")
+}
+
+// validate checks the values of a decoded Envelope (lengths, ranges, enums).
+func (f *Envelope) validate(c *violation.Collector) {
+	minLen(c, "appId", f.AppID, 1)
+	maxLen(c, "appId", f.AppID, 128)
+	minLen(c, "instanceId", f.InstanceID, 1)
+	maxLen(c, "instanceId", f.InstanceID, 128)
+	minLen(c, "requestId", f.RequestID, 1)
+	maxLen(c, "requestId", f.RequestID, 128)
+	minLen(c, "action", f.Action, 1)
+	maxLen(c, "action", f.Action, 128)
+}

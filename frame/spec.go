@@ -690,6 +690,7 @@ const (
 	msgTypeScalar           = "must be a string, number, boolean or null"
 	msgTypeObject           = "must be an object"
 	msgTypeArray            = "must be an array"
+	msgEnvelopeMarker       = "must be 1"
 )
 
 // msgMinLength is the message of a string (or key) shorter than n code points.

@@ -222,6 +222,9 @@ func (g *gen) checkFieldCounts() error {
 			return err
 		}
 	}
+	if g.m.Envelope != nil {
+		return check("Envelope", g.m.Envelope)
+	}
 	return nil
 }
 
@@ -260,6 +263,11 @@ func (g *gen) collectPatterns() error {
 	}
 	for _, name := range g.order {
 		if err := add(name, g.structs[name]); err != nil {
+			return err
+		}
+	}
+	if g.m.Envelope != nil {
+		if err := add("Envelope", g.m.Envelope); err != nil {
 			return err
 		}
 	}

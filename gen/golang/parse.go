@@ -837,6 +837,12 @@ func (g *gen) parse(f *jen.File) {
 		g.decodeObject(f, name, o, false)
 		g.validateObject(f, name, o)
 	}
+	// The chat envelope's JSON, read by ParseEnvelope (frame/envelope.go)
+	// like a frame's objects; its marker is read there.
+	if env := g.m.Envelope; env != nil {
+		g.decodeObject(f, "Envelope", env, false)
+		g.validateObject(f, "Envelope", env)
+	}
 }
 
 // answerFrame is the expression of the answer frame a carrying e (and reason

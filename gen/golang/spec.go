@@ -3,6 +3,7 @@ package golang
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -291,6 +292,9 @@ func (g *gen) messages(f *jen.File) {
 	for _, t := range typeMessages {
 		defs = append(defs, jen.Id("msgType"+t.suffix).Op("=").Lit(r.Message("type", map[string]string{"type": r.TypeNames[t.kind]})))
 	}
+	// The chat envelope's marker, which ParseEnvelope reads (its schema's
+	// const, EnvelopeVersion).
+	defs = append(defs, jen.Id("msgEnvelopeMarker").Op("=").Lit(r.Message("const", map[string]string{"value": strconv.Itoa(r.EnvelopeVersion)})))
 	f.Comment("Messages of violations (rules.json messages), the same words as the JS validators'.")
 	f.Const().Defs(defs...)
 	f.Comment("msgMinLength is the message of a string (or key) shorter than n code points.")

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/snuggen/snuggen/frame"
-	"github.com/snuggen/snuggen/internal/jsonscan"
 )
 
 // Envelope builds the chat envelope for m, sent by the installed app the
@@ -57,74 +55,33 @@ func StripCredentials(raw json.RawMessage) (json.RawMessage, error) {
 
 // Detect reports whether text is an app request and returns its envelope:
 // text must start with frame.EnvelopeTag and a newline, and the rest must be
-// one JSON object that carries the marker snug: 1 and is valid against the
-// chat envelope's schema and names no key twice. Text that merely quotes the
-// tag, another snug version, or a missing marker is not an app request. The
-// returned payload, state and responseSchema have had the C1 strip applied
-// (StripCredentials).
+// one JSON object that frame.ParseEnvelope accepts (the decoder generated
+// from the chat envelope's schema: the marker snug: 1, required members of
+// their types and lengths, no key twice at any depth). Text that merely
+// quotes the tag, another snug version, or a missing marker is not an app
+// request. The returned payload, state and responseSchema have had the C1
+// strip applied (StripCredentials).
 func Detect(text string) (*frame.Envelope, bool) {
 	rest, ok := strings.CutPrefix(text, frame.EnvelopeTag+"\n")
 	if !ok {
 		return nil, false
 	}
-	raw := []byte(strings.TrimSpace(rest))
-	// A key twice has two readings (encoding/json keeps the last, other
-	// decoders the first): {"snug":2,"snug":1} must not pass as snug: 1.
-	if dup, valid := jsonscan.DuplicateKeys(string(raw)); dup || !valid {
-		return nil, false
-	}
-	// The marker: a member "snug" whose value is the integer 1 (1.0 too, as
-	// for a frame's v and the schema's const).
-	var probe map[string]json.RawMessage
-	if err := strictDecode(raw, &probe); err != nil || probe == nil {
-		return nil, false
-	}
-	if !isVersion(probe[frame.EnvelopeMarker]) {
-		return nil, false
-	}
-	if err := validateEnvelope(raw); err != nil {
+	env, err := frame.ParseEnvelope([]byte(strings.TrimSpace(rest)))
+	if err != nil {
 		return nil, false
 	}
 	// C1 at the envelope boundary: the server strips credential-shaped keys
 	// from what it read too, whoever built the envelope.
-	payload, err := StripCredentials(compact(probe["payload"]))
-	if err != nil {
+	if env.Payload, err = StripCredentials(compact(env.Payload)); err != nil {
 		return nil, false
 	}
-	state, err := StripCredentials(compact(probe["state"]))
-	if err != nil {
+	if env.State, err = StripCredentials(compact(env.State)); err != nil {
 		return nil, false
 	}
-	schema, err := StripCredentials(compact(probe["responseSchema"]))
-	if err != nil {
+	if env.ResponseSchema, err = StripCredentials(compact(env.ResponseSchema)); err != nil {
 		return nil, false
 	}
-	// Members are read by their exact names: encoding/json would also fill
-	// AppID from "APPID", a key the schema ignores.
-	str := func(name string) string {
-		var s string
-		_ = json.Unmarshal(probe[name], &s) // the schema checked the type
-		return s
-	}
-	return &frame.Envelope{
-		AppID:          str("appId"),
-		InstanceID:     str("instanceId"),
-		RequestID:      str("requestId"),
-		Action:         str("action"),
-		Payload:        payload,
-		State:          state,
-		ResponseSchema: schema,
-	}, true
-}
-
-// isVersion reports whether raw is a JSON number equal to the envelope version.
-func isVersion(raw json.RawMessage) bool {
-	t := string(bytes.TrimSpace(raw))
-	if t == "" || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
-		return false
-	}
-	v, ok := jsonscan.ParseInt(t)
-	return ok && v == frame.EnvelopeVersion
+	return env, true
 }
 
 // compact returns raw compacted, nil for nil.
@@ -137,16 +94,4 @@ func compact(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return buf.Bytes()
-}
-
-// strictDecode decodes exactly one JSON value from raw into v.
-func strictDecode(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("trailing data after JSON value")
-	}
-	return nil
 }

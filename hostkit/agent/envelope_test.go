@@ -131,7 +131,9 @@ func TestDetect(t *testing.T) {
 		t.Errorf("case-folded keys: %+v, %v", env, ok)
 	}
 	// The marker is the integer 1 however it is spelled, as for a frame's v.
-	for _, one := range []string{"1.0", "1e0"} {
+	// 1.0000000000000001 is the double 1 (JSON.parse), as frame.ParseEnvelope
+	// and a frame's v read it.
+	for _, one := range []string{"1.0", "1e0", "1.0000000000000001"} {
 		if _, ok := agent.Detect(tag + "\n" + strings.Replace(body, `"snug":1`, `"snug":`+one, 1)); !ok {
 			t.Errorf("snug %s: not detected", one)
 		}
