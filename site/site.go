@@ -1,8 +1,11 @@
 // Package site is the runner page: the browser side of snuggen serve and of
 // any host built on hostkit. Its sources (src/: plain HTML, CSS and ES
-// modules, no framework) are embedded and bundled with esbuild's Go API the
-// first time the page is asked for; bundling is deterministic, so the same
-// binary always serves the same bytes.
+// modules, no framework) are bundled and minified by snuggen gen into
+// dist/runner.js and dist/runner.css (committed, like runtime-js/dist, and
+// checked by gen --check), so a host does not run esbuild when it starts:
+// Build only puts them into src/index.html with the values the frame
+// package computes (SNUG_GEN, defined before the bundle) and hashes them
+// for the page's CSP.
 //
 // The page shows the installed apps, runs each app instance in an
 // <iframe sandbox="allow-scripts"> loaded by URL (each app's document from
@@ -19,25 +22,29 @@ package site
 import (
 	"bytes"
 	"crypto/sha256"
-	"embed"
+	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/evanw/esbuild/pkg/api"
-
 	"github.com/snuggen/snuggen/frame"
 )
 
-//go:embed src
-var src embed.FS
+//go:embed src/index.html
+var indexHTML []byte
+
+// The bundled script and minified style snuggen gen builds from src/.
+var (
+	//go:embed dist/runner.js
+	bundledJS []byte
+	//go:embed dist/runner.css
+	bundledCSS []byte
+)
 
 // Page is the built runner page.
 type Page struct {
@@ -75,18 +82,12 @@ const (
 )
 
 func buildPage() (*Page, error) {
-	html, err := fs.ReadFile(src, "src/index.html")
-	if err != nil {
-		return nil, fmt.Errorf("site: %w", err)
-	}
-	js, err := bundleJS()
+	html := indexHTML
+	js, err := pageScript()
 	if err != nil {
 		return nil, err
 	}
-	css, err := minifyCSS()
-	if err != nil {
-		return nil, err
-	}
+	css := withoutHeader(bundledCSS)
 	// Inlined text must not be able to close its element or open a comment
 	// that swallows the rest of the page.
 	for _, bad := range []string{"</script", "<!--", "<script"} {
@@ -129,8 +130,8 @@ func hashSource(b []byte) string {
 var MaxRelayedFrameBytes = max(frame.MaxFrameBytes, frame.MaxDBFrameBytes, frame.MaxNetFrameBytes)
 
 // generated is what the page's script reads from the generated frame
-// package instead of restating it: esbuild defines the global SNUG_GEN as
-// this object, and the bundle carries its values inline.
+// package instead of restating it: pageScript defines SNUG_GEN as this
+// object before the bundle (src/gen.js reads it).
 func generated() (map[string]any, error) {
 	tl, err := tooLargeAnswers()
 	if err != nil {
@@ -273,7 +274,10 @@ func tooLargeAnswers() (*tooLarge, error) {
 	return t, nil
 }
 
-func defines() (map[string]string, error) {
+// pageScript is the page's one script: SNUG_GEN, the generated values
+// (JSON, which escapes <, > and & so it cannot end the element), then the
+// bundle that reads it.
+func pageScript() ([]byte, error) {
 	g, err := generated()
 	if err != nil {
 		return nil, err
@@ -282,95 +286,16 @@ func defines() (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("site: encode the generated constants: %w", err)
 	}
-	return map[string]string{"SNUG_GEN": string(b)}, nil
+	js := append([]byte("const SNUG_GEN="), b...)
+	js = append(js, ';')
+	return append(js, withoutHeader(bundledJS)...), nil
 }
 
-// bundleJS bundles src/main.js and its imports from the embedded sources.
-func bundleJS() ([]byte, error) {
-	define, err := defines()
-	if err != nil {
-		return nil, err
+// withoutHeader is a generated file without its first line (the
+// generated-code header) and surrounding space.
+func withoutHeader(b []byte) []byte {
+	if _, rest, ok := bytes.Cut(b, []byte("\n")); ok && bytes.HasPrefix(b, []byte("/")) {
+		b = rest
 	}
-	const ns = "site"
-	plugin := api.Plugin{
-		Name: "embedded-sources",
-		Setup: func(b api.PluginBuild) {
-			b.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-				if a.Kind == api.ResolveEntryPoint {
-					return api.OnResolveResult{Path: path.Join("src", a.Path), Namespace: ns}, nil
-				}
-				if !strings.HasPrefix(a.Path, "./") && !strings.HasPrefix(a.Path, "../") {
-					return api.OnResolveResult{}, fmt.Errorf("site: import %q from %s: only relative imports of files in site/src", a.Path, a.Importer)
-				}
-				return api.OnResolveResult{Path: path.Join(path.Dir(a.Importer), a.Path), Namespace: ns}, nil
-			})
-			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: ns}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
-				data, err := fs.ReadFile(src, a.Path)
-				if err != nil {
-					return api.OnLoadResult{}, err
-				}
-				s := string(data)
-				return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
-			})
-		},
-	}
-	res := api.Build(api.BuildOptions{
-		EntryPoints:       []string{"main.js"},
-		Bundle:            true,
-		Write:             false,
-		Format:            api.FormatIIFE,
-		Platform:          api.PlatformBrowser,
-		Target:            api.ES2022,
-		MinifyWhitespace:  true,
-		MinifySyntax:      true,
-		MinifyIdentifiers: true,
-		Charset:           api.CharsetUTF8,
-		LegalComments:     api.LegalCommentsNone,
-		Outfile:           "runner.js",
-		Plugins:           []api.Plugin{plugin},
-		Define:            define,
-		LogLevel:          api.LogLevelSilent,
-	})
-	if err := esbuildErr("bundle src/main.js", res.Errors); err != nil {
-		return nil, err
-	}
-	if len(res.OutputFiles) != 1 {
-		return nil, fmt.Errorf("site: bundle src/main.js: %d output files, want 1", len(res.OutputFiles))
-	}
-	return bytes.TrimSpace(res.OutputFiles[0].Contents), nil
-}
-
-func minifyCSS() ([]byte, error) {
-	data, err := fs.ReadFile(src, "src/runner.css")
-	if err != nil {
-		return nil, fmt.Errorf("site: %w", err)
-	}
-	res := api.Transform(string(data), api.TransformOptions{
-		Loader:           api.LoaderCSS,
-		MinifyWhitespace: true,
-		MinifySyntax:     true,
-		Charset:          api.CharsetUTF8,
-		Sourcefile:       "src/runner.css",
-		LegalComments:    api.LegalCommentsNone,
-		LogLevel:         api.LogLevelSilent,
-	})
-	if err := esbuildErr("minify src/runner.css", res.Errors); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(res.Code), nil
-}
-
-func esbuildErr(what string, msgs []api.Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	for _, m := range msgs {
-		if m.Location != nil {
-			fmt.Fprintf(&b, "\n%s:%d:%d: error: %s", m.Location.File, m.Location.Line, m.Location.Column, m.Text)
-		} else {
-			fmt.Fprintf(&b, "\nerror: %s", m.Text)
-		}
-	}
-	return fmt.Errorf("site: %s:%s", what, b.String())
+	return bytes.TrimSpace(b)
 }

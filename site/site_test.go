@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,19 @@ func TestBuildInlinesAndHashes(t *testing.T) {
 	}
 }
 
+// TestNoBundlerAtStart holds the runner page and the document server to
+// what snuggen gen built (dist/, prelude.min.js): neither links esbuild, so
+// a host does not bundle anything when it starts.
+func TestNoBundlerAtStart(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".", "../hostkit/server").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "github.com/evanw/esbuild") {
+		t.Fatal("site or hostkit/server imports esbuild: the page or the prelude is bundled at run time")
+	}
+}
+
 // The page is built at startup, so it must come out the same every time.
 func TestBuildDeterministic(t *testing.T) {
 	a, err := buildPage()
@@ -57,8 +71,8 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // The page's limit on a relayed frame is the generated largest size class,
-// and its frame types and codes are the generated ones, put into the bundle
-// as values (no global left for the browser to miss).
+// and its frame types and codes are the generated ones, defined as SNUG_GEN
+// in the page's one script before the bundle that reads them.
 func TestBuildCarriesGeneratedConstants(t *testing.T) {
 	for _, typ := range []string{frame.TypeAppMessage, frame.TypeDBRequest, frame.TypeNetRequest, frame.TypeAppEvent} {
 		if c := frame.SizeClass(typ); c > MaxRelayedFrameBytes {
@@ -73,8 +87,11 @@ func TestBuildCarriesGeneratedConstants(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(p.HTML)
-	if strings.Contains(html, "SNUG_GEN") {
-		t.Fatal("the bundle still names SNUG_GEN: the define did not apply")
+	if !strings.Contains(html, "<script>const SNUG_GEN={") {
+		t.Fatal("the page's script does not start by defining SNUG_GEN")
+	}
+	if strings.Contains(html, "Code generated") {
+		t.Fatal("a generated-code header was inlined into the page")
 	}
 	for _, want := range []string{frame.CodeParseFailed, frame.TypeOpenURLResult} {
 		if !strings.Contains(html, want) {

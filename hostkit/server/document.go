@@ -3,13 +3,10 @@ package server
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
-	"github.com/evanw/esbuild/pkg/api"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
@@ -17,10 +14,18 @@ import (
 	"github.com/snuggen/snuggen/internal/linkhint"
 )
 
-//go:embed prelude.js
-var preludeSource string
+// preludeBuilt is prelude.js minified with its rules.json lists filled in,
+// built by snuggen gen (checked by gen --check), so a host does not run
+// esbuild when it starts.
+//
+//go:embed prelude.min.js
+var preludeBuilt string
 
-var prelude = sync.OnceValues(buildPrelude)
+// preludeScript is preludeBuilt without its generated-code header line.
+var preludeScript = func() string {
+	_, rest, _ := strings.Cut(preludeBuilt, "\n")
+	return strings.TrimSpace(rest)
+}()
 
 // Prelude returns the script the server places before every byte of app
 // code (prelude.js, minified, with frame.RemovedGlobals,
@@ -33,50 +38,7 @@ var prelude = sync.OnceValues(buildPrelude)
 // frame.HostCSP in the header no other browsing context the app could make
 // runs a script, so what the prelude removes stays removed everywhere the
 // app runs (docs/security.md).
-func Prelude() string {
-	s, err := prelude()
-	if err != nil {
-		panic(err) // the embedded source is fixed: a test builds it
-	}
-	return s
-}
-
-func buildPrelude() (string, error) {
-	removed, err := json.Marshal(frame.RemovedGlobals)
-	if err != nil {
-		return "", err
-	}
-	rels, err := json.Marshal(frame.BlockedLinkRels)
-	if err != nil {
-		return "", err
-	}
-	nested, err := json.Marshal(frame.NestedContextElements)
-	if err != nil {
-		return "", err
-	}
-	src := strings.NewReplacer("SNUG_REMOVED_GLOBALS", string(removed), "SNUG_BLOCKED_LINK_RELS", string(rels),
-		"SNUG_NESTED_CONTEXT_ELEMENTS", string(nested)).Replace(preludeSource)
-	res := api.Transform(src, api.TransformOptions{
-		Loader:            api.LoaderJS,
-		Target:            api.ES2022,
-		MinifyWhitespace:  true,
-		MinifySyntax:      true,
-		MinifyIdentifiers: true,
-		Charset:           api.CharsetUTF8,
-		LegalComments:     api.LegalCommentsNone,
-		Sourcefile:        "hostkit/server/prelude.js",
-		LogLevel:          api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
-		m := res.Errors[0]
-		return "", fmt.Errorf("server: minify prelude.js: %s", m.Text)
-	}
-	out := strings.TrimSpace(string(res.Code))
-	if strings.Contains(strings.ToLower(out), "</script") || strings.Contains(out, "<!--") {
-		return "", errors.New("server: the minified prelude would close its <script>; rewrite prelude.js")
-	}
-	return out, nil
-}
+func Prelude() string { return preludeScript }
 
 // PrepareDocument returns the document the server sends for an app. It
 // parses the app's HTML with the HTML5 parsing algorithm (the one the
@@ -129,10 +91,7 @@ func PrepareStandalone(doc []byte) ([]byte, error) {
 func HostCSPMeta() string { return frame.CSPMeta(frame.HostCSP) }
 
 func prepareDocument(doc []byte, standalone bool) ([]byte, error) {
-	pre, err := prelude()
-	if err != nil {
-		return nil, err
-	}
+	pre := Prelude()
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	root, err := html.Parse(bytes.NewReader(doc))
 	if err != nil {

@@ -11,8 +11,21 @@ import (
 func TestGenCheckAndWrite(t *testing.T) {
 	schemasDir, _ := filepath.Abs("../../schemas")
 	root := t.TempDir()
-	// The generator bundles the hand-written runtime it reads in the tree.
-	if err := os.CopyFS(filepath.Join(root, "runtime-js", "src"), os.DirFS("../../runtime-js/src")); err != nil {
+	// The generator bundles the hand-written runtime, the runner page and
+	// the prelude it reads in the tree.
+	for _, dir := range []string{"runtime-js/src", "site/src"} {
+		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("../..", dir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pre, err := os.ReadFile("../../hostkit/server/prelude.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "hostkit", "server"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "hostkit", "server", "prelude.js"), pre, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (int, string, string) {
@@ -24,8 +37,8 @@ func TestGenCheckAndWrite(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "stale: frame/decode.go") {
 		t.Fatalf("--check on an empty root: exit %d, %q", code, out)
 	}
-	if ents, _ := os.ReadDir(root); len(ents) != 1 {
-		t.Fatalf("--check wrote %d entries", len(ents)-1)
+	if ents, _ := os.ReadDir(root); len(ents) != 3 {
+		t.Fatalf("--check wrote %d entries", len(ents)-3)
 	}
 	if code, out, errOut := run(); code != 0 || !strings.Contains(out, "wrote frame/frames.go") {
 		t.Fatalf("gen: exit %d, %q %q", code, out, errOut)
