@@ -110,7 +110,10 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 		return DecisionDeny, nil
 	case <-ctx.Done():
 		c.dropPending(id)
-		c.q.push(append(appendJSONString([]byte(`{"t":"confirm-cancel","id":`), id), '}'))
+		c.q.push(message(struct {
+			T  string `json:"t"`
+			ID string `json:"id"`
+		}{"confirm-cancel", id}))
 		return "", ctx.Err()
 	}
 }

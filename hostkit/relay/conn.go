@@ -6,9 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -172,7 +172,7 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		p := c.slot(m.Slot)
 		if p == nil {
 			if validSlot(m.Slot) {
-				c.inspect(c.rl.opts.Now(), "in", m.Slot, "", "", "ignore", "", "no app is mounted in this slot")
+				c.inspect(inspectEntry{Time: c.rl.opts.Now(), Dir: "in", Slot: m.Slot, Verdict: "ignore", Message: "no app is mounted in this slot"})
 			}
 			return
 		}
@@ -180,7 +180,7 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		// The message was read for this call alone: the broker may keep the
 		// frame's strings in it (no copy).
 		v := p.sess.ReceiveOwned(ctx, m.Frame)
-		c.inspect(at, "in", m.Slot, v.Type, v.RequestID, v.Verdict, v.Code, v.Message)
+		c.inspect(inspectEntry{Time: at, Dir: "in", Slot: m.Slot, Type: v.Type, RequestID: v.RequestID, Verdict: v.Verdict, Code: v.Code, Message: v.Message})
 		if v.Verdict == "accept" && v.Type == frame.TypeAppAnnounce {
 			c.announced(p)
 		}
@@ -214,7 +214,7 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		if err != nil {
 			verdict, code, msg = "reject", frame.CodeResetFailed, err.Error()
 		}
-		c.inspect(c.rl.opts.Now(), "in", m.Slot, "reset", "", verdict, code, msg)
+		c.inspect(inspectEntry{Time: c.rl.opts.Now(), Dir: "in", Slot: m.Slot, Type: "reset", Verdict: verdict, Code: code, Message: msg})
 	case "theme":
 		// The page's theme: its mode and the token set it computed
 		// (frame.ThemeTokens, from its own stylesheet). A name outside the
@@ -383,55 +383,42 @@ func (c *conn) mount(slot, app string) {
 	p.sess = sess
 }
 
-// inspect queues the page inspector's row (docs/architecture.md):
-// {"t":"inspect","entry":{time, dir, slot, type?, requestId?, verdict,
-// code?, message?}}. It is built by hand: it is one more message for every
-// frame, both ways.
-func (c *conn) inspect(at time.Time, dir, slot, typ, rid, verdict, code, msg string) {
-	c.inspectKeyed(coalesceKey{}, at, dir, slot, typ, rid, verdict, code, msg)
+// inspectEntry is a row of the page inspector (docs/architecture.md).
+type inspectEntry struct {
+	Time      time.Time `json:"time"`
+	Dir       string    `json:"dir"` // "in" (from the app) or "out"
+	Slot      string    `json:"slot"`
+	Type      string    `json:"type,omitempty"` // the frame's type, "reset", or none
+	RequestID string    `json:"requestId,omitempty"`
+	Verdict   string    `json:"verdict"` // accept, reject or ignore
+	Code      string    `json:"code,omitempty"`
+	Message   string    `json:"message,omitempty"`
 }
+
+// inspect queues the page inspector's row e: {"t":"inspect","entry":e}.
+func (c *conn) inspect(e inspectEntry) { c.inspectKeyed(coalesceKey{}, e) }
 
 // inspectKeyed is inspect for an entry a newer one with the same key may
 // replace while both wait in the queue (a streaming frame's).
-func (c *conn) inspectKeyed(key coalesceKey, at time.Time, dir, slot, typ, rid, verdict, code, msg string) {
+func (c *conn) inspectKeyed(key coalesceKey, e inspectEntry) {
 	if c.rl.opts.NoInspect {
 		return
 	}
-	b := make([]byte, 0, 160+len(typ)+len(rid)+len(msg))
-	b = append(b, `{"t":"inspect","entry":{"time":"`...)
-	b = at.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","dir":`...)
-	b = appendJSONString(b, dir)
-	b = append(b, `,"slot":`...)
-	b = appendJSONString(b, slot)
-	for _, kv := range [...]struct{ k, v string }{{"type", typ}, {"requestId", rid}, {"verdict", verdict}, {"code", code}, {"message", msg}} {
-		if kv.v == "" && kv.k != "verdict" {
-			continue
-		}
-		b = append(b, ',', '"')
-		b = append(b, kv.k...)
-		b = append(b, '"', ':')
-		b = appendJSONString(b, kv.v)
-	}
-	b = append(b, '}', '}')
-	c.q.pushSlot(slot, key, b)
+	e.Time = e.Time.UTC()
+	c.q.pushSlot(e.Slot, key, message(struct {
+		T     string       `json:"t"`
+		Entry inspectEntry `json:"entry"`
+	}{"inspect", e}))
 }
 
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
-		default:
-			b = utf8.AppendRune(b, r)
-		}
+// message is a relay message to the page, encoded by encoding/json. Its
+// values are strings, times and structs of them, which always encode.
+func message(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("relay: encode %T: %v", v, err))
 	}
-	return append(b, '"')
+	return b
 }
 
 // slotPort is the broker's Port for one slot of one connection.
@@ -444,15 +431,17 @@ type slotPort struct {
 	loaded bool
 }
 
-// Send queues {"t":"frame","slot":…,"frame":raw} without re-encoding the
-// frame, then its inspect entry. A streaming app-response (cumulative text)
+// Send queues {"t":"frame","slot":…,"frame":raw}, then its inspect entry.
+// This one message is spliced rather than encoded: raw is frame.Marshal's
+// JSON, which encoding/json would copy and scan again (up to a MiB, for
+// every frame), and the slot is a validSlot name, JSON as it is. A streaming app-response (cumulative text)
 // replaces the same request's streaming frame still waiting in the queue,
 // and its entry that one's entry (see queue).
 func (p *slotPort) Send(f frame.Frame, raw []byte) {
 	msg := make([]byte, 0, len(raw)+len(p.slot)+32)
-	msg = append(msg, `{"t":"frame","slot":`...)
-	msg = appendJSONString(msg, p.slot)
-	msg = append(msg, `,"frame":`...)
+	msg = append(msg, `{"t":"frame","slot":"`...)
+	msg = append(msg, p.slot...)
+	msg = append(msg, `","frame":`...)
 	msg = append(msg, raw...)
 	msg = append(msg, '}')
 	rid := frame.RequestIDOf(f)
@@ -468,7 +457,7 @@ func (p *slotPort) Send(f frame.Frame, raw []byte) {
 		code = e.Code
 	}
 	key.inspect = true
-	p.c.inspectKeyed(key, p.c.rl.opts.Now(), "out", p.slot, f.FrameType(), rid, "accept", code, "")
+	p.c.inspectKeyed(key, inspectEntry{Time: p.c.rl.opts.Now(), Dir: "out", Slot: p.slot, Type: f.FrameType(), RequestID: rid, Verdict: "accept", Code: code})
 }
 
 // validSlot admits the page's short slot names ([A-Za-z0-9_.-], 1–64), which

@@ -187,8 +187,11 @@ func (q *queue) endLocked(slot, reason string) {
 			q.slots[it.slot].pending[it.key] = i
 		}
 	}
-	msg := append(appendJSONString([]byte(`{"t":"ended","slot":`), slot), `,"reason":`...)
-	msg = append(appendJSONString(msg, reason), '}')
+	msg := message(struct {
+		T      string `json:"t"`
+		Slot   string `json:"slot"`
+		Reason string `json:"reason"`
+	}{"ended", slot, reason})
 	// The notice is not counted: there is at most one per slot, and it must
 	// not push the next slot out.
 	q.items = append(q.items, qitem{msg: msg})
