@@ -37,6 +37,29 @@ func (n *node) get(key string) *node {
 	return nil
 }
 
+// pointerToKey returns the JSON pointer of the first member named key, in
+// file order, depth first; ok is false when no object has one.
+func (n *node) pointerToKey(key string) (ptr string, ok bool) {
+	if n == nil {
+		return "", false
+	}
+	esc := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1") }
+	for _, m := range n.members {
+		if m.key == key {
+			return "/" + esc(key), true
+		}
+		if p, ok := m.val.pointerToKey(key); ok {
+			return "/" + esc(m.key) + p, true
+		}
+	}
+	for i, it := range n.items {
+		if p, ok := it.pointerToKey(key); ok {
+			return "/" + strconv.Itoa(i) + p, true
+		}
+	}
+	return "", false
+}
+
 // at returns the node at JSON pointer p and the offset to report for it (the
 // key's offset for an object member), or nil.
 func (n *node) at(p string) (*node, int) {

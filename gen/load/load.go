@@ -95,6 +95,11 @@ func Load(fsys fs.FS, prefix string) (*model.Model, error) {
 		return nil, l.diags
 	}
 	m := l.build(rf)
+	if m == nil {
+		// rules.json could not be read: which schemas it names is unknown,
+		// so no schema is reported unused.
+		return nil, l.diags
+	}
 	l.compileAll(names)
 	for _, n := range names {
 		if !l.used[n] && l.files[n] != nil {
@@ -318,7 +323,10 @@ func (l *loader) build(rf *file) *model.Model {
 		msg := err.Error()
 		ptr := ""
 		if i := strings.Index(msg, `unknown field "`); i >= 0 {
+			key := strings.Trim(msg[i+len("unknown field "):], `"`)
 			msg = "unknown key " + msg[i+len("unknown field "):]
+			// Point at the key itself (encoding/json says only its name).
+			ptr, _ = rf.root.pointerToKey(key)
 		}
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {

@@ -54,10 +54,14 @@ func TestLoadEmbedded(t *testing.T) {
 }
 
 // copySchemas copies schemas/ into a map FS so a test can break one file.
-func copySchemas(t *testing.T) fstest.MapFS {
+func copySchemas(t *testing.T) fstest.MapFS { return copySpec(t, "../../schemas") }
+
+// copySpec copies the spec in dir into a map FS so a test can break one
+// file.
+func copySpec(t *testing.T, dir string) fstest.MapFS {
 	t.Helper()
 	fsys := fstest.MapFS{}
-	ents, err := os.ReadDir("../../schemas")
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +69,7 @@ func copySchemas(t *testing.T) fstest.MapFS {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("../../schemas", e.Name()))
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
