@@ -76,7 +76,7 @@ func TestDocsStayInTheRepository(t *testing.T) {
 		docs = append(docs, filepath.Join(root, p))
 	}
 	code := regexp.MustCompile("`[^`\n]*`")
-	filePath := regexp.MustCompile("^`\\.\\./[^`\\s]*\\.[A-Za-z0-9]+`$")
+	filePath := regexp.MustCompile("^`\\.\\./(?:[^`\\s]*/)?[^`\\s./][^`\\s/]*\\.[A-Za-z0-9]+`$")
 	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
 	for _, d := range docs {
 		b, err := os.ReadFile(d)
@@ -85,8 +85,8 @@ func TestDocsStayInTheRepository(t *testing.T) {
 		}
 		var targets []string
 		// A file path in code that climbs out (`../shared/x.md`) counts too;
-		// other code (a hostile name such as `../../etc` in a test's
-		// description) is not a reference.
+		// other code (a hostile name such as `../../etc` or `../../.bashrc`
+		// in a test's description) is not a reference.
 		for _, c := range code.FindAllString(string(b), -1) {
 			if filePath.MatchString(c) {
 				targets = append(targets, strings.Trim(c, "`"))
