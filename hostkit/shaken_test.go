@@ -40,8 +40,9 @@ document.querySelector("#go").addEventListener("click", async () => {
 // TestTreeShakenRuntimeInTheBrowser: an app that names snug.ask gets the
 // runtime with ask and without db, net and saveFile, and its ask works end to
 // end in Chromium through the runner and the offline agent, and a plain link
-// it inserts opens through the host's dialog (links are in every runtime);
-// an app that
+// it inserts with innerHTML, as an app rendering the agent's Markdown does,
+// opens through the host's dialog (the sink keeps the link routing, with
+// openUrl, though the app never names openUrl: pack's mayLink); an app that
 // reaches snug[what] gets the whole runtime, with a note saying why, and
 // works the same.
 func TestTreeShakenRuntimeInTheBrowser(t *testing.T) {
@@ -85,8 +86,9 @@ func TestTreeShakenRuntimeInTheBrowser(t *testing.T) {
 		if got := browsertest.Eval[string](t, frame, `typeof snug.saveFile`); got != map[bool]string{false: "undefined", true: "function"}[c.hasDB] {
 			t.Errorf("%s: typeof snug.saveFile = %q", c.key, got)
 		}
-		// A plain link the app inserted, in an app that never names
-		// openUrl: every runtime takes it to the host's dialog.
+		// A plain link the app inserted with innerHTML, in an app that
+		// never names openUrl: its runtime has the link routing (the sink
+		// keeps it) and takes the click to the host's dialog.
 		clickIn(t, frame, "#src")
 		if d := runner.Confirm(); d.Kind != "open-url" || d.URL != "https://en.wiktionary.org/wiki/snug" {
 			t.Errorf("%s: the link's click shows %+v", c.key, d)

@@ -1,7 +1,9 @@
 package pack
 
 import (
+	"regexp"
 	"strings"
+	"sync"
 )
 
 // The runtime an app pays for: the build injects a runtime with only the
@@ -38,6 +40,9 @@ func findSnugUse(texts []string) snugUse {
 				u.members[member] = true
 			}
 		}
+		if mayLink(t) {
+			u.members["openUrl"] = true
+		}
 		for i := 0; ; {
 			k := strings.Index(t[i:], "snug")
 			if k < 0 {
@@ -59,6 +64,25 @@ func findSnugUse(texts []string) snugUse {
 
 // wordMembers maps a word of the page to the runtime member it needs.
 var wordMembers = map[string]string{"download": "saveFile", "onPartial": "onPartial"}
+
+// linkWord matches what may put a link on the page or leave it: a link in
+// markup (<a, <area), an HTML-string sink through which agent-written
+// Markdown or HTML becomes links (innerHTML, outerHTML, insertAdjacentHTML,
+// document.write, DOMParser, createContextualFragment, setHTMLUnsafe and
+// parseHTMLUnsafe, srcdoc), a link made or pointed in script (href, an a or
+// area element, or an element whose tag is no literal), window.open, a
+// navigation (location) and download. Compiled on first use.
+var linkWord = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)<(a|area)[\s/>]|href|innerhtml|outerhtml|insertadjacenthtml|\bwrite(ln)?\s*\(|domparser|createcontextualfragment|htmlunsafe|srcdoc|createelement(ns)?\s*\(\s*([^"'\x60\s]|["'\x60](a|area)["'\x60])|\bopen\s*\(|location|download`)
+})
+
+// mayLink reports whether text t may make or follow a link, so that the app
+// needs the runtime's link routing (links.js, with openUrl): a link the
+// sandbox would follow replaces the app with an error page. It errs one
+// way only: a false positive costs the app the routing's bytes, never a
+// dead link (docs/decisions.md, "Link routing is kept for an app that may
+// show a link").
+func mayLink(t string) bool { return linkWord().MatchString(t) }
 
 // globalObjects are the names under which the global snug is also reached.
 var globalObjects = []string{"globalThis", "window", "self"}

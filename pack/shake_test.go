@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -17,12 +18,12 @@ func TestFindSnugUse(t *testing.T) {
 	}{
 		{`snug.ask("x",{a:1}).then(r=>o.textContent=r.text)`, []string{"ask"}, false},
 		{`await snug.db.exec("create table t(x)");snug.db.get("k")`, []string{"db"}, false},
-		{`snug?.net.fetch(u);globalThis.snug.openUrl(u)`, []string{"net"}, false},
+		{`snug?.net.fetch(u);globalThis.snug.openUrl(u)`, []string{"net", "openUrl"}, false},
 		{`await snug.saveFile("notes.md",text)`, []string{"saveFile"}, false},
-		// An <a download> (markup or property) goes to saveFile; ask's
-		// onPartial option needs its reader.
-		{`<a download="x.csv" href="#">`, []string{"saveFile"}, false},
-		{`a.href=URL.createObjectURL(b);a.download="x.csv";a.click()`, []string{"saveFile"}, false},
+		// An <a download> (markup or property) goes to saveFile through the
+		// link routing (openUrl's); ask's onPartial option needs its reader.
+		{`<a download="x.csv" href="#">`, []string{"openUrl", "saveFile"}, false},
+		{`a.href=URL.createObjectURL(b);a.download="x.csv";a.click()`, []string{"openUrl", "saveFile"}, false},
 		{`snug.ask("q",{},{schema:s,onPartial:p=>show(p)})`, []string{"ask", "onPartial"}, false},
 		{`window.snug.ask(1);self.snug.db.set("a",1)`, []string{"ask", "db"}, false},
 		{`const{ask:e,db:t}=snug;e(1)`, []string{"ask", "db"}, false},
@@ -49,7 +50,7 @@ func TestFindSnugUse(t *testing.T) {
 	} {
 		u := findSnugUse([]string{c.code})
 		var got []string
-		for _, m := range []string{"ask", "db", "net", "saveFile", "onPartial"} {
+		for _, m := range []string{"ask", "db", "net", "openUrl", "saveFile", "onPartial"} {
 			if u.members[m] {
 				got = append(got, m)
 			}
@@ -63,5 +64,66 @@ func TestFindSnugUse(t *testing.T) {
 		if u.dynamic != "" && !strings.Contains(u.dynamic, "snug") {
 			t.Errorf("%s: the reason %q does not quote the use", c.code, u.dynamic)
 		}
+	}
+}
+
+// TestLinkRoutingRule: an app that may show or follow a link gets the link
+// routing (links.js, with openUrl) whatever its code names: links in
+// markup, agent-written Markdown or HTML through an HTML-string sink, links
+// made in script, window.open and navigations; an app with none of them
+// does not pay for it.
+func TestLinkRoutingRule(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{`<p>See <a href="https://example.com">the docs</a></p>`, true},
+		{`<A HREF=https://example.com>x</A>`, true},
+		{`<map><area shape=rect href="https://example.com"></map>`, true},
+		{`out.innerHTML = marked.parse(await snug.ask("explain", {}))`, true},
+		{`el.insertAdjacentHTML("beforeend", md(r.text))`, true},
+		{`box.outerHTML = html`, true},
+		{`document.write(s)`, true},
+		{`new DOMParser().parseFromString(s, "text/html")`, true},
+		{`r.createContextualFragment(s)`, true},
+		{`el.setHTMLUnsafe(s)`, true},
+		{`f.srcdoc = s`, true},
+		{`const a = document.createElement("a"); a.textContent = "x"`, true},
+		{`const a = document.createElement(tag)`, true},
+		{`window.open("https://example.com")`, true},
+		{`location.assign("/x")`, true},
+		{`<button onclick="snug.ask('go', {})">Go</button><div id="o"></div>` +
+			`<script>o.textContent = "hi"; document.createElement("div")</script>`, false},
+		{`const el = document.querySelector("#out"); el.textContent = r.data.text`, false},
+	} {
+		if got := mayLink(c.text); got != c.want {
+			t.Errorf("mayLink(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
+// TestMarkdownAppGetsLinkRouting: an app that renders the agent's Markdown
+// (links and all) through innerHTML and names only snug.ask is built with
+// the link routing and openUrl; the same app writing text only is not.
+func TestMarkdownAppGetsLinkRouting(t *testing.T) {
+	build := func(script string) string {
+		t.Helper()
+		res, err := Build(context.Background(), Options{Path: "index.html", HTML: []byte(`<!doctype html><title>md</title><div id="out"></div>` +
+			`<script>` + script + `</script>`)})
+		if err != nil {
+			t.Fatalf("build: %v %v", err, res.Diagnostics)
+		}
+		return string(res.HTML)
+	}
+	md := build(`const md = (s) => s.replace(/\[([^\]]+)\]\((https?:[^)]+)\)/g, '<a href="$2">$1</a>');
+snug.ask("explain", {}).then((r) => { out.innerHTML = md(r.text); });`)
+	for _, s := range []string{`"snug:open-url-request"`, "not following"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the Markdown app's runtime lacks %s: its links would replace the app", s)
+		}
+	}
+	text := build(`snug.ask("explain", {}).then((r) => { out.textContent = r.text; });`)
+	if strings.Contains(text, `"snug:open-url-request"`) || strings.Contains(text, "not following") {
+		t.Error("an app that shows no link got the link routing")
 	}
 }

@@ -49,10 +49,10 @@ var shaken embed.FS
 
 // Shaken returns the runtime of a target ("snug" for Script's, "mcp" for
 // ScriptMCP's) as a page carries it, with only the capability members (ask,
-// db, net, saveFile, onPartial) for which used reports true, and the other
-// members of the global (ready, announce, openUrl, on, …) and every
-// behaviour of the page (links among them); with
-// all of them it is Script or ScriptMCP. The generated-file banner is left
+// db, net, openUrl with the link routing, saveFile, onPartial) for which
+// used reports true, and the other members of the global (ready, announce,
+// on, …) and the page's behaviours (forms, theme, resize); with all of them
+// it is Script or ScriptMCP. The generated-file banner is left
 // out: a page has no use for it. ok is false for an unknown target.
 func Shaken(target string, used func(member string) bool) (script []byte, ok bool) {
 	var full []byte

@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-// MCPBudget is the MCP flavour's budget in min+gzip bytes. The issue asked
-// for 3 KB; the shared API layer alone is 2,650 B since the size refusal
-// landed, and the MCP transport (handshake, tools/call with parts,
-// open-link, theme, cancel, resize) about 920 B, so 3 KB would mean dropping
-// API. Issue 14 added about 1,500 B to the shared layer (links and
-// navigations, URL serialization, onPartial, saveFile and refusals as
-// errors) and ui/download-file to the transport: 5,156 B when it landed.
-// docs/decisions.md has the measurements; raise this only with a line there.
-const MCPBudget = 5248
+// MCPBudget is the MCP flavour's budget in min+gzip bytes, with every
+// member (an app that names few gets a tree-shaken variant: MCPAskBudget).
+// The issue asked for 3 KB; when it landed the shared API layer alone was
+// 2,650 B and the MCP transport about 920 B (3,574 B). Issue 14 added links
+// with openUrl, URL serialization, saveFile with the <a download> route,
+// ui/download-file and onPartial's reader: 5,152 B. docs/decisions.md
+// ("MCP Apps: the runtime's budget") has the floor of each part; raise this
+// only with a line there.
+const MCPBudget = 5200
 
 func gzipped(t *testing.T, b []byte) int {
 	t.Helper()

@@ -22,20 +22,35 @@ const DirShaken = "runtime-js/dist/shaken/"
 // of src/snug.js, in the order the variants are named by, with the request
 // frame each sends (the name of its schema): a variant takes the acceptor of
 // that request's answer only when it has the member. Every other host→app
-// frame (host-ready, host-event, and open-url's answer: every runtime sends
-// open-url, as a plain link makes it whatever the app's code names) is
-// accepted by all. With is an export that comes with the member (install
-// takes it; it is no member of the global): saveFile brings downloads, the
-// route of an <a download> click to it. onPartial sends nothing: it is the
-// reader of ask's onPartial option (src/partial.js), kept for an app that
-// names it.
-var ShakeMembers = []struct{ Member, Request, With string }{
-	{"ask", "app-message", ""},
-	{"db", "db-request", ""},
-	{"net", "net-request", ""},
-	{"saveFile", "save-file-request", "downloads"},
-	{"onPartial", "", ""},
+// frame (host-ready, host-event) is accepted by all. With is a part that
+// comes with the member, an export the entry applies to the global
+// (with(snug)): openUrl brings links, the route of link clicks and
+// window.open to it (snuggen build keeps it for an app that names openUrl or
+// may show or follow a link, pack/shake.go); saveFile brings downloads, the
+// route of an <a download> click to it. Wraps names the member a member
+// without a request wraps: onPartial is the reader of ask's onPartial option
+// (src/partial.js), kept for an app that names it.
+var ShakeMembers = []struct{ Member, Request, With, Wraps string }{
+	{"ask", "app-message", "", ""},
+	{"db", "db-request", "", ""},
+	{"net", "net-request", "", ""},
+	{"openUrl", "open-url-request", "links", ""},
+	{"saveFile", "save-file-request", "downloads", ""},
+	{"onPartial", "", "", "ask"},
 }
+
+// memberBit is the bit of member in a variant's mask.
+func memberBit(member string) int {
+	for i, m := range ShakeMembers {
+		if m.Member == member {
+			return i
+		}
+	}
+	panic("js: ShakeMembers has no " + member)
+}
+
+// saveFileBit is saveFile's bit in a variant's mask.
+var saveFileBit = memberBit("saveFile")
 
 // ShakenTargets are the runtimes a variant is built for: the Snug transport
 // (frames checked by the acceptors) and the MCP Apps one (the server checks).
@@ -93,22 +108,38 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 	var jobs []job
 	for _, target := range ShakenTargets {
 		for mask := 0; mask < full; mask++ {
-			var members, types []string
+			var imports, global, withs, types []string
 			types = append(types, base...)
+			wraps := map[string]string{} // member → its wrapped form
 			for i, sm := range ShakeMembers {
-				if mask&(1<<i) != 0 {
-					members = append(members, sm.Member)
-					if sm.With != "" {
-						members = append(members, sm.With)
-					}
-					if sm.Request != "" {
-						types = append(types, answerOf[sm.Request])
-					}
+				if mask&(1<<i) != 0 && sm.Wraps != "" && mask&(1<<memberBit(sm.Wraps)) != 0 {
+					wraps[sm.Wraps] = sm.Member + "(" + sm.Wraps + ")"
 				}
 			}
+			for i, sm := range ShakeMembers {
+				if mask&(1<<i) == 0 || sm.Wraps != "" && wraps[sm.Wraps] == "" {
+					continue
+				}
+				imports = append(imports, sm.Member)
+				if sm.Wraps == "" {
+					if w := wraps[sm.Member]; w != "" {
+						global = append(global, sm.Member+": "+w)
+					} else {
+						global = append(global, sm.Member)
+					}
+				}
+				if sm.With != "" {
+					imports = append(imports, sm.With)
+					withs = append(withs, sm.With+"(globalThis.snug);\n")
+				}
+				if sm.Request != "" {
+					types = append(types, answerOf[sm.Request])
+				}
+			}
+			members := global
 			var e strings.Builder
 			e.WriteString("import { install")
-			for _, mb := range members {
+			for _, mb := range imports {
 				e.WriteString(", " + mb)
 			}
 			e.WriteString(` } from "./snug.js";` + "\n")
@@ -125,9 +156,15 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 				}
 				e.WriteString(" }), { " + strings.Join(members, ", ") + " });\n")
 			} else {
-				e.WriteString(`import { connect } from "./transport-mcp.js";` + "\n")
-				e.WriteString("globalThis.snug = install(connect, { " + strings.Join(members, ", ") + " });\n")
+				// ui/download-file is a part of the transport only saveFile uses.
+				save := ""
+				if mask&(1<<saveFileBit) != 0 {
+					save = "save"
+				}
+				e.WriteString(`import { connect, save } from "./transport-mcp.js";` + "\n")
+				e.WriteString("globalThis.snug = install(connect(" + save + "), { " + strings.Join(members, ", ") + " });\n")
 			}
+			e.WriteString(strings.Join(withs, ""))
 			jobs = append(jobs, job{DirShaken + ShakenName(target, mask), e.String()})
 		}
 	}

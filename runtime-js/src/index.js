@@ -3,7 +3,9 @@
 // per set of members an app may use (dist/shaken/), each with only its
 // members and the acceptors of their answers.
 import { HOST_TO_APP } from "../gen/validate.mjs";
-import { ask, db, downloads, install, net, onPartial, saveFile } from "./snug.js";
+import { ask, db, downloads, install, links, net, onPartial, openUrl, saveFile } from "./snug.js";
 import { connect } from "./transport-snug.js";
 
-globalThis.snug = install(connect(HOST_TO_APP), { ask, db, net, saveFile, downloads, onPartial });
+globalThis.snug = install(connect(HOST_TO_APP), { ask: onPartial(ask), db, net, openUrl, saveFile });
+links(globalThis.snug);
+downloads(globalThis.snug);

@@ -64,14 +64,24 @@ export const partial = (t) => {
 };
 
 /**
- * ask's onText for options o: with o.onPartial, each text so far is also
+ * ask with its onPartial option: with o.onPartial, each text so far is also
  * read as the object it is writing, and onPartial hears each new reading
- * once; without, o.onText as it is.
+ * once; o.onText hears the text as before. The entry of a runtime that keeps
+ * onPartial gives the global this ask.
  */
-export const previews = ({ onText, onPartial }, last) =>
-  onPartial
-    ? (t, p = partial(t), j = JSON.stringify(p)) => {
-        onText?.(t);
-        if (p && j != last) onPartial(p, (last = j));
-      }
-    : onText;
+export const onPartial =
+  (ask) =>
+  (action, payload, o = {}, last) =>
+    ask(
+      action,
+      payload,
+      o.onPartial
+        ? {
+            ...o,
+            onText: (t, p = partial(t), j = JSON.stringify(p)) => {
+              o.onText?.(t);
+              if (p && j != last) o.onPartial(p, (last = j));
+            },
+          }
+        : o,
+    );

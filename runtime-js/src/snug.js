@@ -44,8 +44,7 @@ import {
   sizeClass,
 } from "../gen/constants.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
-import { links } from "./links.js";
-export { downloads } from "./links.js";
+export { downloads, links } from "./links.js";
 import { absoluteURL } from "./url.js";
 
 /**
@@ -151,12 +150,17 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
 }
 
 // settled is the status of an answer that refuses by status (open-url,
-// save-file): a refusal rejects with a SnugError whose message is the
-// host's reason (the transport may have read a code out of it, as error),
-// and reason keeps the text as sent.
-const settled = (f) => {
+// save-file): a refusal rejects with a SnugError. Its reason is
+// "CODE: message" when it has a code (rules.json refusal): the error has
+// that code when the transport knows it (send.known, the Snug transport's
+// registry, R5; an MCP server renders codes this runtime may not know as
+// HOST_ERROR itself), else HOST_ERROR, and reason keeps the text as sent.
+const settled = (f, [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(f.reason || "")) => {
   if (f.status != STATUS_REFUSED) return f.status;
-  throw Object.assign(new SnugError(f.error || { code: CODE_HOST_ERROR, message: f.reason, retryable: false }), { reason: f.reason });
+  throw Object.assign(
+    new SnugError({ code: code && (send.known?.(code) ?? 1) ? code : CODE_HOST_ERROR, hostCode: code, message: message || "refused by the host", retryable: false }),
+    { reason: f.reason },
+  );
 };
 
 const dbOp = (op, fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
@@ -202,15 +206,14 @@ const receive = (f) => {
 /**
  * Wires the runtime to a transport: connect(receive) starts it and returns
  * the function that sends one app→host frame. members are the capability
- * members the global gets (ask, db, net, saveFile) and the parts that come
- * with one, which are no members of the global (onPartial, the reader behind
- * ask's onPartial option; downloads, the <a download> route to saveFile):
- * each a separate export, so that a build injecting only what an app uses
- * drops the others. Returns the `snug` global.
+ * members the global gets (ask, db, net, openUrl, saveFile): each a separate
+ * export, so that a build injecting only what an app uses drops the others.
+ * The parts that come with a member are exports the entry applies itself:
+ * onPartial wraps ask (the reader behind its onPartial option), links(snug)
+ * routes link clicks and window.open to openUrl, downloads(snug) an
+ * <a download> to saveFile. Returns the `snug` global.
  */
-export const install = (connect, { onPartial, downloads, ...members }) => (
-  (send = connect(receive)), (previews = onPartial), downloads?.(snug), Object.assign(snug, members)
-);
+export const install = (connect, members) => ((send = connect(receive)), Object.assign(snug, members));
 
 // The height, reported as resize app-events (sent once the handshake is
 // done): debounced, and only when it changed.
@@ -275,15 +278,7 @@ const snug = {
   },
   off: (event, fn) => listeners[event]?.delete(fn),
   emit,
-  // openUrl is in every runtime, not a capability member a build may drop:
-  // a plain link (links.js) needs it whether or not the app's code names it.
-  openUrl: async (url) => settled(await request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: absoluteURL(url, refusal) }, "openUrl")),
 };
-links(snug);
-
-// previews is partial.js's wrapper of ask's onText when the build kept it
-// (an app that names onPartial).
-let previews;
 
 // The capability members: separate exports, so that a bundle keeps only those
 // its entry passes to install (see snuggen build's tree-shaken runtime).
@@ -293,7 +288,7 @@ export const ask = (action, payload, o = {}) =>
     TYPE_APP_RESPONSE,
     { action, payload, state: o.state, responseSchema: o.schema },
     0,
-    { ...o, onText: previews?.(o) || o.onText },
+    o,
   ).then((f) => f.data);
 export const db = {
   exec: (sql, params) => dbOp(OP_EXEC, { sql, params }),
@@ -327,6 +322,10 @@ export const net = {
     );
   },
 };
+// openUrl comes with links (links.js: link clicks and window.open go to
+// it), so a build keeps it for an app that names openUrl or may show a link
+// (pack/shake.go has the rule).
+export const openUrl = async (url) => settled(await request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: absoluteURL(url, refusal) }, "openUrl"));
 // saveFile: a file to the user (the host asks them); an <a download> with
 // a blob: or data: URL comes here too (links.js), so a build keeps it for an
 // app that names saveFile or download.
@@ -341,4 +340,4 @@ export const saveFile = async (name, data, mimeType) =>
       "saveFile",
     ),
   );
-export { previews as onPartial } from "./partial.js";
+export { onPartial } from "./partial.js";

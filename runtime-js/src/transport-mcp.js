@@ -39,8 +39,12 @@ import {
   STATUS_SAVED,
 } from "../gen/constants.mjs";
 
-/** @param {(frame: object) => void} receive @returns {(frame: object) => void} */
-export const connect = (receive) => {
+/**
+ * save is the part that carries save-file (saveFile's, below), or none for
+ * an app without saveFile.
+ * @returns {(receive: (frame: object) => void) => (frame: object) => void}
+ */
+export const connect = (save) => (receive) => {
   const calls = {}; // JSON-RPC id -> (result, error) => void; Snug requestId -> JSON-RPC id
   let id = 0;
   let host; // the host's capabilities, once ui/initialize was answered
@@ -49,6 +53,7 @@ export const connect = (receive) => {
 
   const post = (m) => parent.postMessage({ jsonrpc: "2.0", ...m }, "*");
   const call = (method, params, fn) => ((calls[++id] = fn), post({ id, method, params }), id);
+  const saveFile = save?.(call, receive);
   const tools = () => (host.serverTools && session?.tools) || {};
   const theme = () => ({ mode: ctx.theme == MODE_DARK ? MODE_DARK : MODE_LIGHT, tokens: ctx.styles?.variables });
   const ready = () =>
@@ -76,20 +81,6 @@ export const connect = (receive) => {
       fn(e || r?.isError ? { status: /deni|declin/i.test(e?.message) ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : {}),
     );
 
-  // save asks the host to download f's file (ui/download-file, advertised
-  // as hostCapabilities.downloadFile): the host asks the user.
-  const save = (f) =>
-    call(
-      "ui/download-file",
-      { contents: [{ type: "resource", resource: { uri: "file:///" + encodeURIComponent(f.name), mimeType: f.mimeType, blob: f.data } }] },
-      (r, e) =>
-        receive({
-          type: TYPE_SAVE_FILE_RESULT,
-          requestId: f.requestId,
-          ...(e || r?.isError ? { status: /deni|declin|cancel/i.test(e?.message) || !e ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : { status: STATUS_SAVED }),
-        }),
-    );
-
   // request calls the app-only tool of f's type; every way it ends answers f
   // exactly once (a frame without a type is this request's failure).
   const request = (f, name = tools()[f.type], text = "") => {
@@ -105,11 +96,8 @@ export const connect = (receive) => {
             text += a.part || "";
             if (a.next) return tool(tools().part, { transfer: a.next });
             if (grant && host.openLinks) open(grant, () => 0);
+            // A refusal's reason ("CODE: message") is read by the API layer.
             const g = text ? JSON.parse(text) : a;
-            // A refusal's reason is "CODE: message" (the server renders
-            // codes this runtime may not know as HOST_ERROR).
-            const [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(g.reason || "");
-            if (g.status == STATUS_REFUSED && code) g.error = { code, message, retryable: false };
             g.type == TYPE_OPEN_URL_RESULT && g.status == STATUS_OPENED ? open(f.url, (o) => receive({ ...g, ...o })) : receive(g);
           }))
         : queueMicrotask(() => fail("this host does not offer " + f.type)); // after the API layer's pending.set
@@ -145,7 +133,22 @@ export const connect = (receive) => {
         ? post({ method: "notifications/cancelled", params: { requestId: calls[f.requestId] } })
         : f.type == TYPE_APP_EVENT
           ? f.event == EVENT_RESIZE && post({ method: "ui/notifications/size-changed", params: f.data })
-          : f.type == TYPE_SAVE_FILE_REQUEST
-            ? (calls[f.requestId] = save(f))
+          : saveFile && f.type == TYPE_SAVE_FILE_REQUEST
+            ? (calls[f.requestId] = saveFile(f))
             : request(f);
 };
+
+// save asks the host to download a save-file request's file
+// (ui/download-file, advertised as hostCapabilities.downloadFile): the host
+// asks the user. A part of its own, passed to connect only with saveFile.
+export const save = (call, receive) => (f) =>
+  call(
+    "ui/download-file",
+    { contents: [{ type: "resource", resource: { uri: "file:///" + encodeURIComponent(f.name), mimeType: f.mimeType, blob: f.data } }] },
+    (r, e) =>
+      receive({
+        type: TYPE_SAVE_FILE_RESULT,
+        requestId: f.requestId,
+        ...(e || r?.isError ? { status: /deni|declin|cancel/i.test(e?.message) || !e ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : { status: STATUS_SAVED }),
+      }),
+  );

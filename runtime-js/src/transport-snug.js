@@ -8,7 +8,7 @@
 // theme-change's theme that is no valid theme is left out, and an error
 // code this runtime does not know renders as HOST_ERROR (R5).
 
-import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, STATUS_REFUSED, TYPE_HOST_EVENT, TYPE_HOST_READY, VERSION, isKnownCode } from "../gen/constants.mjs";
+import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, TYPE_HOST_EVENT, TYPE_HOST_READY, VERSION, isKnownCode } from "../gen/constants.mjs";
 import { acceptError, acceptTheme } from "../gen/validate.mjs";
 
 /**
@@ -29,13 +29,9 @@ export const connect = (accept) => (receive) => {
     const { error: err, data } = f;
     if (f.event == EVENT_THEME_CHANGE && !acceptTheme(data?.theme)) f.data = { ...data, theme: undefined };
     if (err && !isKnownCode(err.code)) f.error = { ...err, code: CODE_HOST_ERROR, hostCode: err.code };
-    // A refusal by status carries "CODE: message" as its reason when it
-    // has a code (rules.json refusal); the API layer rejects with it.
-    if (f.status == STATUS_REFUSED) {
-      const [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(f.reason || "");
-      f.error = { code: isKnownCode(code) ? code : CODE_HOST_ERROR, hostCode: code, message: message || "refused by the host", retryable: false };
-    }
     receive(f);
   });
-  return (f) => parent.postMessage(f, "*");
+  // known is R5 for the code a refusal's reason carries (the API layer
+  // reads it: snug.js settled).
+  return Object.assign((f) => parent.postMessage(f, "*"), { known: isKnownCode });
 };
