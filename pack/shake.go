@@ -1,9 +1,7 @@
 package pack
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 )
 
 // The runtime an app pays for: the build injects a runtime with only the
@@ -65,24 +63,113 @@ func findSnugUse(texts []string) snugUse {
 // wordMembers maps a word of the page to the runtime member it needs.
 var wordMembers = map[string]string{"download": "saveFile", "onPartial": "onPartial"}
 
-// linkWord matches what may put a link on the page or leave it: a link in
-// markup (<a, <area), an HTML-string sink through which agent-written
+// linkWords are the plain words (lower case) that may put a link on the
+// page or leave it: the HTML-string sinks through which agent-written
 // Markdown or HTML becomes links (innerHTML, outerHTML, insertAdjacentHTML,
-// document.write, DOMParser, createContextualFragment, setHTMLUnsafe and
-// parseHTMLUnsafe, srcdoc), a link made or pointed in script (href, an a or
-// area element, or an element whose tag is no literal), window.open, a
-// navigation (location) and download. Compiled on first use.
-var linkWord = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)<(a|area)[\s/>]|href|innerhtml|outerhtml|insertadjacenthtml|\bwrite(ln)?\s*\(|domparser|createcontextualfragment|htmlunsafe|srcdoc|createelement(ns)?\s*\(\s*([^"'\x60\s]|["'\x60](a|area)["'\x60])|\bopen\s*\(|location|download`)
-})
+// DOMParser, createContextualFragment, setHTMLUnsafe and parseHTMLUnsafe,
+// srcdoc), a link pointed in script (href), a navigation (location) and
+// download. mayLink adds the ones with a shape: <a and <area in markup,
+// document.write(ln)(, window.open(, and createElement of an a or area
+// element or of a tag that is no literal.
+var linkWords = []string{"href", "innerhtml", "outerhtml", "insertadjacenthtml", "domparser",
+	"createcontextualfragment", "htmlunsafe", "srcdoc", "location", "download"}
 
 // mayLink reports whether text t may make or follow a link, so that the app
 // needs the runtime's link routing (links.js, with openUrl): a link the
 // sandbox would follow replaces the app with an error page. It errs one
 // way only: a false positive costs the app the routing's bytes, never a
 // dead link (docs/decisions.md, "Link routing is kept for an app that may
-// show a link").
-func mayLink(t string) bool { return linkWord().MatchString(t) }
+// show a link"). ASCII case is ignored. It reads t in a few linear passes
+// over one lower-cased copy: a case-insensitive regexp of these
+// alternatives cost a quarter of a build's instructions.
+func mayLink(t string) bool {
+	l := lowerASCII(t)
+	for _, w := range linkWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	// <a or <area, then a space, / or >.
+	for _, tag := range []string{"<a", "<area"} {
+		if anyAt(l, tag, false, func(rest string) bool {
+			return rest != "" && (isSpace(rest[0]) || rest[0] == '/' || rest[0] == '>')
+		}) {
+			return true
+		}
+	}
+	call := func(rest string) bool { return strings.HasPrefix(skipSpace(rest), "(") }
+	for _, fn := range []string{"write", "writeln", "open"} {
+		if anyAt(l, fn, true, call) {
+			return true
+		}
+	}
+	for _, fn := range []string{"createelement", "createelementns"} {
+		if anyAt(l, fn, false, func(rest string) bool {
+			rest = skipSpace(rest)
+			if !strings.HasPrefix(rest, "(") {
+				return false
+			}
+			rest = skipSpace(rest[1:])
+			if rest == "" {
+				return false
+			}
+			if q := rest[0]; q == '"' || q == '\'' || q == '`' {
+				for _, tag := range []string{"a", "area"} {
+					if len(rest) > len(tag)+1 && rest[1:1+len(tag)] == tag && isQuote(rest[1+len(tag)]) {
+						return true
+					}
+				}
+				return false
+			}
+			return true // a tag that is no literal
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyAt reports whether some occurrence of word in s is followed by a rest
+// that ok accepts (and, with wordStart, is not preceded by a word byte).
+func anyAt(s, word string, wordStart bool, ok func(rest string) bool) bool {
+	for i := 0; ; {
+		k := strings.Index(s[i:], word)
+		if k < 0 {
+			return false
+		}
+		at := i + k
+		i = at + 1
+		if wordStart && at > 0 && isWordByte(s[at-1]) {
+			continue
+		}
+		if ok(s[at+len(word):]) {
+			return true
+		}
+	}
+}
+
+// isSpace is \s of Go's regexp syntax.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+func skipSpace(s string) string {
+	for s != "" && isSpace(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
+
+// lowerASCII lower-cases the ASCII letters of s (other bytes unchanged).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
 
 // globalObjects are the names under which the global snug is also reached.
 var globalObjects = []string{"globalThis", "window", "self"}

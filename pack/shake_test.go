@@ -2,6 +2,9 @@ package pack
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -126,4 +129,77 @@ snug.ask("explain", {}).then((r) => { out.innerHTML = md(r.text); });`)
 	if strings.Contains(text, `"snug:open-url-request"`) || strings.Contains(text, "not following") {
 		t.Error("an app that shows no link got the link routing")
 	}
+}
+
+// linkWordRegexp is the reading mayLink implements, as one regexp: the
+// reference TestMayLinkIsTheRegexp holds mayLink to.
+var linkWordRegexp = regexp.MustCompile(`(?i)<(a|area)[\s/>]|href|innerhtml|outerhtml|insertadjacenthtml|\bwrite(ln)?\s*\(|domparser|createcontextualfragment|htmlunsafe|srcdoc|createelement(ns)?\s*\(\s*([^"'\x60\s]|["'\x60](a|area)["'\x60])|\bopen\s*\(|location|download`)
+
+// TestMayLinkIsTheRegexp: mayLink answers as the regexp does, on the example
+// apps, the runtime's sources and every window of them, and on hand-made
+// edge cases (the regexp's case folding of ſ and the Kelvin sign aside).
+func TestMayLinkIsTheRegexp(t *testing.T) {
+	texts := []string{
+		"<a>", "<A\t", "<area/", "<ab", "<aREA >", "x.write (", "rewrite(", "writeln\n(", "_open(", "open", "reopen (x)",
+		"createElement('a')", "createElement( `area` )", "createElementNS(x", "createElement(\"abbr\")", "createElement(",
+		"createelement ( \"A\" )", "createElement('ar')", "HREF", "Location", "innerHTML", "setHTMLUnsafe", "DOWNLOAD",
+	}
+	var files []string
+	for _, pattern := range []string{"../examples/*/*.html", "../examples/*.html", "../runtime-js/src/*.js", "testdata/*/*.html"} {
+		m, _ := filepath.Glob(pattern)
+		files = append(files, m...)
+	}
+	if len(files) < 5 {
+		t.Fatalf("found %d files to read; run from the pack directory", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		texts = append(texts, s)
+		for i := 0; i+40 <= len(s); i += 7 {
+			texts = append(texts, s[i:i+40])
+		}
+	}
+	for _, s := range texts {
+		if strings.ContainsAny(s, "\u017f\u212a") {
+			continue
+		}
+		if got, want := mayLink(s), linkWordRegexp.MatchString(s); got != want {
+			t.Errorf("mayLink(%q) = %v, the regexp says %v", s, got, want)
+		}
+	}
+}
+
+// BenchmarkMayLink: mayLink against the regexp it replaced, on the
+// runtime's sources without their link words (the worst case: read to the end).
+func BenchmarkMayLink(b *testing.B) {
+	var sb strings.Builder
+	m, _ := filepath.Glob("../runtime-js/src/*.js")
+	for _, f := range m {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if !linkWordRegexp.MatchString(line) {
+				sb.WriteString(line + "\n")
+			}
+		}
+	}
+	text := sb.String()
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			mayLink(text)
+		}
+	})
+	b.Run("regexp", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			linkWordRegexp.MatchString(text)
+		}
+	})
 }
