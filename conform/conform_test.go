@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -167,9 +168,13 @@ var plants = []plant{
 					if hr, ok := f.(*frame.HostReady); ok {
 						mu.Lock()
 						n++
-						if n > 2 { // after the load-time host-ready and the first ack
+						// Every host-ready after the first names a new
+						// instance. Counting from the first, not from the
+						// handshake's two: the load-time host-ready and the
+						// ack of the runtime's announce come in either order.
+						if n > 1 {
 							c := *hr
-							c.InstanceID = hr.InstanceID + "-again"
+							c.InstanceID = hr.InstanceID + "-again-" + strconv.Itoa(n)
 							f = &c
 						}
 						mu.Unlock()

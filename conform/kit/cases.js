@@ -264,6 +264,11 @@ add("handshake.load-and-ack", RULE_HANDSHAKE, "host-ready comes on the iframe's 
 
 add("handshake.idempotent", RULE_HANDSHAKE, "a second announce is acked with the same host-ready", { raw: true }, async (t) => {
   t.expect("host-ready again: the same instanceId, protocolVersions and capabilities");
+  // The handshake ends with two host-ready frames, the load-time one and the
+  // ack of the runtime's announce, in either order: the iframe's load and
+  // the announce reach the host on separate paths. Announcing again before
+  // both came would take the late one for this announce's ack.
+  await next(() => hostReadies().length >= 2, ANSWER_MS, 0);
   const first = hostReadies()[0];
   const from = log.length;
   post(announceFrame());
