@@ -222,7 +222,13 @@ func TestAskStreamsWithMockAgent(t *testing.T) {
 	if steps != 4 || len(r.Texts) != steps || !r.Cumulative {
 		t.Fatalf("streaming texts = %q (cumulative %v): want each of the agent's %d cumulative steps", r.Texts, r.Cumulative, steps)
 	}
-	c := runner.CountsWhen("the terminal app-response counted", func(c browsertest.Counts) bool { return c.Terminal >= 1 })
+	// The terminal is counted when the page delivers it, the host's entry
+	// of it (an app-response out) when that entry, the next relay message,
+	// arrives: a draw may fall between the two. An app-response counted out
+	// beyond the streaming ones delivered is the terminal's entry.
+	c := runner.CountsWhen("the terminal delivered and the host's entry of it counted", func(c browsertest.Counts) bool {
+		return c.Terminal >= 1 && c.OutByType["snug:app-response"] > c.Streaming
+	})
 	if c.Streaming != steps || c.OutByType["snug:app-response"] != c.Streaming+1 {
 		t.Errorf("inspector: %d streaming, %d app-response frames out; want %d and one terminal after them", c.Streaming, c.OutByType["snug:app-response"], steps)
 	}
@@ -300,8 +306,19 @@ func TestCancelEndsTheRequest(t *testing.T) {
 		t.Fatalf("ask after abort = %+v, want CANCELLED", r)
 	}
 	// The host saw the cancel and answered the request once, with
-	// CANCELLED: after the agent's two steps, only the terminal.
-	c := runner.CountsWhen("the CANCELLED terminal counted", func(c browsertest.Counts) bool { return c.Terminal >= 1 })
+	// CANCELLED: after the agent's two steps, only the terminal. Three
+	// events must have reached the inspector before its counts say so, and
+	// the page learns of them in separate relay messages that a draw may
+	// fall between: the terminal frame (counted as terminal when the page
+	// delivers it), the host's entry of that frame (an app-response out),
+	// and the host's entry of the app-cancel (an app-cancel in). The host
+	// answers the cancel while it handles it, so the app-cancel's entry
+	// comes last, after the terminal's. An app-response counted out beyond
+	// the streaming ones delivered is the terminal's entry: each frame's
+	// entry follows the frame.
+	c := runner.CountsWhen("the app-cancel in, the terminal delivered and the host's entry of it", func(c browsertest.Counts) bool {
+		return c.InByType["snug:app-cancel"] >= 1 && c.Terminal >= 1 && c.OutByType["snug:app-response"] > c.Streaming
+	})
 	if c.InByType["snug:app-cancel"] != 1 {
 		t.Errorf("inspector saw %d app-cancel frames, want 1", c.InByType["snug:app-cancel"])
 	}

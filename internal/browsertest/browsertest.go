@@ -336,9 +336,14 @@ func (r *Runner) Counts() Counts {
 }
 
 // CountsWhen reads the inspector's counters once ok holds for them (an
-// event the test knows comes last, such as the terminal frame being
-// counted: the inspector counts frames in the order the host sent them),
-// failing the test after WaitTimeout with what and the last counts.
+// event the test knows comes last), failing the test after WaitTimeout with
+// what and the last counts. The page counts a frame it delivers (terminal,
+// streaming) and the host's inspect entry of it (out, by type) from two
+// relay messages, frame then entry, and a draw may fall between them; the
+// entry of a frame the app sent (in, by type) comes after any answer the
+// host sent while handling it. So a test waits for each count it asserts:
+// the terminal's entry, for instance, has arrived once the app-responses
+// out outnumber the streaming ones delivered.
 func (r *Runner) CountsWhen(what string, ok func(Counts) bool) Counts {
 	r.t.Helper()
 	deadline := time.Now().Add(WaitTimeout)
