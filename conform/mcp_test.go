@@ -1,14 +1,11 @@
 package conform_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,56 +14,8 @@ import (
 	"github.com/snuggen/snuggen/conform"
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/internal/browsertest"
-	"github.com/snuggen/snuggen/internal/cli"
+	"github.com/snuggen/snuggen/internal/clitest"
 )
-
-// startMCP runs `snuggen mcp FILE --http` on loopback in this process,
-// letting pages of origin call it, and returns its endpoint; it stops when
-// the test ends, as after Ctrl-C.
-func startMCP(t *testing.T, file, origin string) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	var mu sync.Mutex
-	var stderr strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		code := cli.MainContext(ctx, []string{"mcp", file, "--http", "127.0.0.1:0", "--data", t.TempDir(), "--allow-origin", origin},
-			strings.NewReader(""), pw, writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return stderr.Write(p) }))
-		pw.Close()
-		done <- code
-	}()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mcp ") {
-		cancel()
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("snuggen mcp did not start: %q\n%s", lines.Text(), stderr.String())
-	}
-	endpoint := strings.TrimPrefix(lines.Text(), "mcp ")
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				mu.Lock()
-				t.Errorf("snuggen mcp exited %d:\n%s", code, stderr.String())
-				mu.Unlock()
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("snuggen mcp did not stop")
-		}
-	})
-	return endpoint
-}
-
-type writerFunc func(p []byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // The kit under the MCP Apps adapter: built for MCP Apps hosts, served by
 // snuggen mcp, rendered by a real MCP Apps host (the published AppBridge
@@ -83,7 +32,7 @@ func TestKitInAnMCPAppsHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := browsertest.ServePages(t, map[string]string{"/": browsertest.MCPHostPage(t)})
-	endpoint := startMCP(t, file, base)
+	endpoint := clitest.StartMCP(t, file, "--http", "127.0.0.1:0", "--data", t.TempDir(), "--allow-origin", base)
 	tab := browsertest.NewTab(t)
 	browsertest.Do(t, tab, "open the MCP Apps host", chromedp.Navigate(base+"/"))
 	if tools := browsertest.Eval[[]string](t, tab, fmt.Sprintf(`connectHost(%q)`, endpoint)); len(tools) == 0 {

@@ -1,21 +1,17 @@
 package examples
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +21,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/store"
 	"github.com/snuggen/snuggen/internal/browsertest"
-	"github.com/snuggen/snuggen/internal/cli"
+	"github.com/snuggen/snuggen/internal/clitest"
 )
 
 // startMCP runs `snuggen mcp --http` on loopback in this process for the
@@ -33,55 +29,7 @@ import (
 // endpoint. It stops when the test ends, as after Ctrl-C.
 func startMCP(t *testing.T, data, origin string, names ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	var stderr bytes.Buffer
-	var mu sync.Mutex
-	done := make(chan int, 1)
-	args := append([]string{"mcp"}, names...)
-	args = append(args, "--http", "127.0.0.1:0", "--data", data, "--allow-origin", origin)
-	go func() {
-		code := cli.MainContext(ctx, args, strings.NewReader(""), pw, lockedWriter{&mu, &stderr})
-		pw.Close()
-		done <- code
-	}()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mcp ") {
-		cancel()
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("snuggen mcp did not start: %q\n%s", lines.Text(), stderr.String())
-	}
-	endpoint := strings.TrimPrefix(lines.Text(), "mcp ")
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				mu.Lock()
-				t.Errorf("snuggen mcp exited %d:\n%s", code, stderr.String())
-				mu.Unlock()
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("snuggen mcp did not stop")
-		}
-	})
-	return endpoint
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return clitest.StartMCP(t, slices.Concat(names, []string{"--http", "127.0.0.1:0", "--data", data, "--allow-origin", origin})...)
 }
 
 // mcpTab is the test host's page in a tab, connected to the server.
