@@ -97,17 +97,9 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	if o.agentFor != nil {
 		backend = o.agentFor
 	}
-	dataDir := o.data
-	if dataDir == "" {
-		if dataDir, err = defaultDataDir(); err != nil {
-			return usageError("--data: %v; name a directory with --data", err)
-		}
-	}
-	netCfg := netgate.Config{}
-	if o.config != "" {
-		if netCfg, err = netgate.LoadConfig(o.config); err != nil {
-			return &ExitError{Code: exitUsage, Err: err}
-		}
+	dataDir, netCfg, err := dataAndNet(o.data, o.config)
+	if err != nil {
+		return err
 	}
 	var apps []mcpapps.App
 	for _, a := range found {

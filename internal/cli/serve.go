@@ -224,17 +224,9 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if o.agentFor != nil {
 		backend = o.agentFor
 	}
-	dataDir := o.data
-	if dataDir == "" {
-		if dataDir, err = defaultDataDir(); err != nil {
-			return usageError("--data: %v; name a directory with --data", err)
-		}
-	}
-	netCfg := netgate.Config{}
-	if o.config != "" {
-		if netCfg, err = netgate.LoadConfig(o.config); err != nil {
-			return &ExitError{Code: exitUsage, Err: err}
-		}
+	dataDir, netCfg, err := dataAndNet(o.data, o.config)
+	if err != nil {
+		return err
 	}
 	var apps []hostkit.App
 	for _, a := range found {
@@ -471,4 +463,24 @@ func parseSize(s string) (int, error) {
 		return 0, fmt.Errorf("size %q: not a byte count", s)
 	}
 	return n * mult, nil
+}
+
+// dataAndNet reads the --data and --config flags that serve and mcp share:
+// the data directory (the user's default when data is empty) and the net
+// gate's configuration (none when config is empty).
+func dataAndNet(data, config string) (string, netgate.Config, error) {
+	if data == "" {
+		var err error
+		if data, err = defaultDataDir(); err != nil {
+			return "", netgate.Config{}, usageError("--data: %v; name a directory with --data", err)
+		}
+	}
+	var cfg netgate.Config
+	if config != "" {
+		var err error
+		if cfg, err = netgate.LoadConfig(config); err != nil {
+			return "", netgate.Config{}, &ExitError{Code: exitUsage, Err: err}
+		}
+	}
+	return data, cfg, nil
 }
