@@ -90,19 +90,6 @@ func send(t *testing.T, p broker.Port, f frame.Frame) {
 	p.Send(f, raw)
 }
 
-// errorOf is the error a terminal answer carries, nil for none.
-func errorOf(f frame.Frame) *frame.Error {
-	switch f := f.(type) {
-	case *frame.AppResponse:
-		return f.Error
-	case *frame.DBResponse:
-		return f.Error
-	case *frame.NetResponse:
-		return f.Error
-	}
-	return nil
-}
-
 // A plant is a deliberate bug in a copy of snuggen's host: a wrapper around
 // the real broker's port (broker.Options.Tap) that alters what the broker
 // sends, and the kit's cases that must catch it.
@@ -120,7 +107,7 @@ var plants = []plant{
 			return func(_ string, p broker.Port) broker.Port {
 				return portFunc(func(f frame.Frame, raw []byte) {
 					p.Send(f, raw)
-					if e := errorOf(f); e != nil && e.Code == frame.CodeCancelled {
+					if e := frame.ErrorOf(f); e != nil && e.Code == frame.CodeCancelled {
 						// The late answer of the cancelled handler slips through.
 						if db, ok := f.(*frame.DBResponse); ok {
 							send(t, p, &frame.DBResponse{RequestID: db.RequestID, OK: true, Result: &frame.DBResult{Columns: []string{"n"}, Rows: [][]any{{1}}}})
@@ -135,7 +122,7 @@ var plants = []plant{
 		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
 			return func(_ string, p broker.Port) broker.Port {
 				return portFunc(func(f frame.Frame, raw []byte) {
-					if e := errorOf(f); e != nil && (e.Code == frame.CodeUnsupportedVersion || e.Code == frame.CodeMalformed) {
+					if e := frame.ErrorOf(f); e != nil && (e.Code == frame.CodeUnsupportedVersion || e.Code == frame.CodeMalformed) {
 						frame.SetRequestID(f, norm.NFC.String(frame.RequestIDOf(f)))
 						send(t, p, f)
 						return
@@ -150,7 +137,7 @@ var plants = []plant{
 		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
 			return func(_ string, p broker.Port) broker.Port {
 				return portFunc(func(f frame.Frame, raw []byte) {
-					if e := errorOf(f); e != nil && strings.Contains(e.Message, frame.RuleFrameSize) {
+					if e := frame.ErrorOf(f); e != nil && strings.Contains(e.Message, frame.RuleFrameSize) {
 						return
 					}
 					p.Send(f, raw)
@@ -205,7 +192,7 @@ var plants = []plant{
 		tap: func(t *testing.T) func(string, broker.Port) broker.Port {
 			return func(_ string, p broker.Port) broker.Port {
 				return portFunc(func(f frame.Frame, raw []byte) {
-					if e := errorOf(f); e != nil && e.Code == frame.CodeCancelled {
+					if e := frame.ErrorOf(f); e != nil && e.Code == frame.CodeCancelled {
 						e.Retryable = true
 						send(t, p, f)
 						return

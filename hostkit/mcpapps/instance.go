@@ -66,7 +66,7 @@ func (s *Server) instance(p handlePayload) (*instance, error) {
 // for its requestId. Streaming text has no way to the view (a host's bridge
 // drops progress) and host-ready and host events have no listener here.
 func (inst *instance) Send(f frame.Frame, _ []byte) {
-	rid := requestIDOf(f)
+	rid := frame.RequestIDOf(f)
 	if rid == "" {
 		return
 	}

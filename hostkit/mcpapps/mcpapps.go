@@ -512,14 +512,14 @@ func (s *Server) partTool(sv *served) mcp.ToolHandler {
 // error code this server does not know is rendered HOST_ERROR here (R5), so
 // the MCP runtime needs no code list.
 func (s *Server) result(inst *instance, f frame.Frame) (*mcp.CallToolResult, error) {
-	if e := errorOf(f); e != nil && !frame.Known(e.Code) {
+	if e := frame.ErrorOf(f); e != nil && !frame.Known(e.Code) {
 		e.Code = frame.CodeHostError
 	}
 	raw, err := frame.Marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("mcpapps: marshal %s: %w", f.FrameType(), err)
 	}
-	rid := requestIDOf(f)
+	rid := frame.RequestIDOf(f)
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: f.FrameType()}}}
 	if g := inst.takeGrant(rid); g != "" {
 		res.Meta = mcp.Meta{MetaGrant: g}
@@ -532,32 +532,6 @@ func (s *Server) result(inst *instance, f frame.Frame) (*mcp.CallToolResult, err
 	transfer := inst.putParts(parts[1:])
 	res.StructuredContent = map[string]any{"part": parts[0], "next": transfer}
 	return res, nil
-}
-
-func errorOf(f frame.Frame) *frame.Error {
-	switch f := f.(type) {
-	case *frame.AppResponse:
-		return f.Error
-	case *frame.DBResponse:
-		return f.Error
-	case *frame.NetResponse:
-		return f.Error
-	}
-	return nil
-}
-
-func requestIDOf(f frame.Frame) string {
-	switch f := f.(type) {
-	case *frame.AppResponse:
-		return f.RequestID
-	case *frame.DBResponse:
-		return f.RequestID
-	case *frame.NetResponse:
-		return f.RequestID
-	case *frame.OpenURLResult:
-		return f.RequestID
-	}
-	return ""
 }
 
 // split cuts raw into pieces whose JSON string encoding has at most max
