@@ -40,6 +40,10 @@ type queue struct {
 	// runs only while there is something to write: an idle connection has
 	// no writer goroutine (nor its stack). running says one is started;
 	// finished that the last one has written everything of a closed queue.
+	// start is called with mu held, so whatever it counts (conn.writers)
+	// is counted before any later signal or close returns: a connection
+	// that closes its queue and then waits for its writers cannot miss one
+	// started by a concurrent close (Relay.Close). It must not block.
 	start    func()
 	running  bool
 	finished bool
@@ -209,14 +213,11 @@ func (q *queue) revive(slot string) {
 // and none is running.
 func (q *queue) signal() {
 	q.mu.Lock()
-	start := q.start != nil && !q.running && !q.finished && (len(q.items) > 0 || len(q.ended) > 0 || q.closed)
-	if start {
+	if q.start != nil && !q.running && !q.finished && (len(q.items) > 0 || len(q.ended) > 0 || q.closed) {
 		q.running = true
+		q.start() // under mu: see start
 	}
 	q.mu.Unlock()
-	if start {
-		q.start()
-	}
 	select {
 	case q.wake <- struct{}{}:
 	default:
