@@ -49,6 +49,20 @@ func ParseEnvelope(raw []byte) (*Envelope, error) {
 	return env, nil
 }
 
+// Validate checks the values of an Envelope a host built (the lengths of its
+// names), as ParseEnvelope does after decoding, so that an envelope built
+// from a parsed app-message is known to be one ParseEnvelope accepts
+// without encoding and reading it back. It does not allocate when e is
+// valid.
+func (e *Envelope) Validate() error {
+	var c violation.Collector
+	e.validate(&c)
+	if c.Len() > 0 {
+		return &RejectError{Code: CodeMalformed, Violations: c.List()}
+	}
+	return nil
+}
+
 // envelopeReject is the rejection of a rule about the envelope's text as a
 // whole (rules.json frameRules, the words a frame's would say).
 func envelopeReject(rule string) *RejectError {

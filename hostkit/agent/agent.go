@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/snuggen/snuggen/frame"
 )
 
 // Completion is one turn sent to a Backend.
@@ -33,6 +35,11 @@ type Completion struct {
 	// can constrain their output (the offline agent, JSON modes) may use it; the Bridge
 	// enforces it on the reply whatever the backend does.
 	Schema json.RawMessage
+	// Envelope is the chat envelope User carries, as the Bridge built it, set
+	// when it is one Detect accepts (its names within their lengths); nil
+	// otherwise. It is what Detect(User) returns, so a backend that reads
+	// the app's request (the offline agent) need not parse User again.
+	Envelope *frame.Envelope
 	// MaxReplyBytes is the most reply text, in bytes, the host accepts (the
 	// Bridge sets it from Options.MaxReplyBytes; 0 means
 	// DefaultMaxReplyBytes). A backend stops reading as soon as the reply

@@ -120,6 +120,9 @@ Reply with ONLY a JSON object: no prose before or after it, no Markdown, no code
 	return b.String()
 }
 
+// defaultPromptNoSchema is DefaultSystemPrompt(nil), built once.
+var defaultPromptNoSchema = DefaultSystemPrompt(nil)
+
 // Ask answers m for the app instance the host knows as c (never as the
 // frame's own appId says: the envelope names the app by c.App; the
 // parse-failure budget is c.Instance's). The responseSchema has the C1
@@ -169,15 +172,23 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 			return nil, newError(frame.CodeMalformed, err.Error())
 		}
 	}
-	env, err := Envelope(c.App, m)
+	env, envText, err := envelope(c.App, m)
 	if err != nil {
 		return nil, newError(frame.CodeMalformed, err.Error())
 	}
-	system := DefaultSystemPrompt
-	if b.opts.SystemPrompt != nil {
-		system = b.opts.SystemPrompt
+	if env.Validate() != nil {
+		env = nil // not one Detect accepts (a host key past its length)
 	}
-	req := Completion{System: system(schema), User: string(env), Schema: schema, MaxReplyBytes: b.opts.MaxReplyBytes}
+	var prompt string
+	switch {
+	case b.opts.SystemPrompt != nil:
+		prompt = b.opts.SystemPrompt(schema)
+	case len(schema) == 0:
+		prompt = defaultPromptNoSchema
+	default:
+		prompt = DefaultSystemPrompt(schema)
+	}
+	req := Completion{System: prompt, User: string(envText), Envelope: env, Schema: schema, MaxReplyBytes: b.opts.MaxReplyBytes}
 	limit := req.ReplyLimit()
 	out := stream
 	if b.opts.SuppressSchemaStreaming && len(schema) > 0 {

@@ -18,10 +18,16 @@ import (
 // frame.StripHeaders is removed at any depth of payload, state and
 // responseSchema (C1); key order and all other values are kept.
 func Envelope(app string, m *frame.AppMessage) ([]byte, error) {
+	_, out, err := envelope(app, m)
+	return out, err
+}
+
+// envelope is Envelope that also returns the envelope's struct.
+func envelope(app string, m *frame.AppMessage) (*frame.Envelope, []byte, error) {
 	if app == "" {
-		return nil, errors.New("agent: envelope: no app key: the host must name the app the request came from")
+		return nil, nil, errors.New("agent: envelope: no app key: the host must name the app the request came from")
 	}
-	env := frame.Envelope{
+	env := &frame.Envelope{
 		AppID:      app,
 		InstanceID: m.InstanceID,
 		RequestID:  m.RequestID,
@@ -29,19 +35,19 @@ func Envelope(app string, m *frame.AppMessage) ([]byte, error) {
 	}
 	var err error
 	if env.Payload, err = StripCredentials(m.Payload); err != nil {
-		return nil, fmt.Errorf("agent: envelope: payload: %w", err)
+		return nil, nil, fmt.Errorf("agent: envelope: payload: %w", err)
 	}
 	if env.State, err = StripCredentials(m.State); err != nil {
-		return nil, fmt.Errorf("agent: envelope: state: %w", err)
+		return nil, nil, fmt.Errorf("agent: envelope: state: %w", err)
 	}
 	if env.ResponseSchema, err = StripCredentials(m.ResponseSchema); err != nil {
-		return nil, fmt.Errorf("agent: envelope: responseSchema: %w", err)
+		return nil, nil, fmt.Errorf("agent: envelope: responseSchema: %w", err)
 	}
-	out, err := frame.MarshalEnvelope(&env)
+	out, err := frame.MarshalEnvelope(env)
 	if err != nil {
-		return nil, fmt.Errorf("agent: envelope: %w", err)
+		return nil, nil, fmt.Errorf("agent: envelope: %w", err)
 	}
-	return out, nil
+	return env, out, nil
 }
 
 // StripCredentials removes, at any depth of raw, every object member whose

@@ -104,7 +104,11 @@ func Answer(req agent.Completion) (string, error) {
 // answer is Answer ending when ctx does.
 func answer(ctx context.Context, req agent.Completion) (string, error) {
 	action, seed := "", hashOf(req.User)
-	if env, ok := agent.Detect(req.User); ok {
+	env, ok := req.Envelope, req.Envelope != nil
+	if !ok {
+		env, ok = agent.Detect(req.User)
+	}
+	if ok {
 		action = env.Action
 		seed = hashOf(env.Action, string(env.Payload), string(env.State), string(env.ResponseSchema))
 	}

@@ -247,3 +247,61 @@ func BenchmarkMockAsk(b *testing.B) {
 		}
 	}
 }
+
+// TestBridgeEnvelopeIsDetect: the envelope the Bridge hands a backend
+// (Completion.Envelope, which the offline agent reads instead of parsing
+// User again) is what Detect reads from User, so the answer is the same
+// either way; a host key past the envelope's length gives none, and the
+// agent reads User as before.
+func TestBridgeEnvelopeIsDetect(t *testing.T) {
+	cases := []struct {
+		app                    string
+		payload, state, schema string
+	}{
+		{"todo", `{"text":"a short note"}`, "", ""},
+		{"todo", `{"html":"<b>&amp;</b>","Authorization":"Bearer x","n":1.50}`, `[{"cookie":"c"},"s"]`, ""},
+		{"todo", `{ "spaced" : "\u00e9\u2028" }`, `{"x-api-key":{"deep":1}}`, schemas["flashcards"]},
+		{"todo", "", "", schemas["enum and const"]},
+		{strings.Repeat("k", 129), `{"a":1}`, "", ""},
+	}
+	for _, c := range cases {
+		m := &frame.AppMessage{RequestID: "r", InstanceID: "i", AppID: "claimed", Action: "summarize"}
+		if c.payload != "" {
+			m.Payload = json.RawMessage(c.payload)
+		}
+		if c.state != "" {
+			m.State = json.RawMessage(c.state)
+		}
+		if c.schema != "" {
+			m.ResponseSchema = json.RawMessage(c.schema)
+		}
+		var got agent.Completion
+		br := agent.NewBridge(agent.BackendFunc(func(ctx context.Context, req agent.Completion, onText func(string)) (string, error) {
+			got = req
+			return offline.New(offline.Options{}).Complete(ctx, req, onText)
+		}), agent.Options{})
+		if _, ferr := br.Ask(context.Background(), agent.Caller{App: c.app, Instance: "k"}, m, nil); ferr != nil {
+			t.Fatalf("%+v: %+v", c, ferr)
+		}
+		want, ok := agent.Detect(got.User)
+		switch {
+		case !ok && got.Envelope != nil:
+			t.Fatalf("%+v: an envelope Detect refuses was handed over: %+v", c, got.Envelope)
+		case !ok:
+			continue
+		case got.Envelope == nil:
+			t.Fatalf("%+v: no envelope handed over", c)
+		}
+		g, w := *got.Envelope, *want
+		if g.AppID != w.AppID || g.InstanceID != w.InstanceID || g.RequestID != w.RequestID || g.Action != w.Action ||
+			!bytes.Equal(g.Payload, w.Payload) || !bytes.Equal(g.State, w.State) || !bytes.Equal(g.ResponseSchema, w.ResponseSchema) {
+			t.Errorf("handed over %+v\nDetect reads %+v", g, w)
+		}
+		withEnv, err1 := offline.Answer(got)
+		got.Envelope = nil
+		withoutEnv, err2 := offline.Answer(got)
+		if withEnv != withoutEnv || err1 != nil || err2 != nil {
+			t.Errorf("%+v: answer with the envelope %q (%v), by Detect %q (%v)", c, withEnv, err1, withoutEnv, err2)
+		}
+	}
+}
