@@ -113,8 +113,9 @@ func (c *conn) serve() {
 // the slots the queue ended.
 func (c *conn) write() {
 	defer c.writers.Done()
+	var enc entryEncoder
 	for {
-		msgs, ended, done, final := c.q.next()
+		items, ended, done, final := c.q.next()
 		if done {
 			if final {
 				c.idle.closing(func() { c.ws.Close(websocket.StatusGoingAway, "host closing") })
@@ -129,8 +130,10 @@ func (c *conn) write() {
 		// batch instead of a context (and its timer) per message.
 		c.cc.cork()
 		var err error
-		for _, m := range msgs {
-			if err = c.ws.Write(context.Background(), websocket.MessageText, m); err != nil {
+		for i := range items {
+			// The library copies the message before Write returns, so
+			// enc's buffer is reused for the next row.
+			if err = c.ws.Write(context.Background(), websocket.MessageText, enc.message(&items[i])); err != nil {
 				break
 			}
 		}
@@ -404,12 +407,69 @@ func (c *conn) inspectKeyed(key coalesceKey, e inspectEntry) {
 	if c.rl.opts.NoInspect {
 		return
 	}
-	e.Time = e.Time.UTC()
-	c.q.pushSlot(e.Slot, key, message(struct {
-		T     string       `json:"t"`
-		Entry inspectEntry `json:"entry"`
-	}{"inspect", e}))
+	c.q.pushEntry(key, e)
 }
+
+// inspectMsg is the page's message for an inspector row.
+type inspectMsg struct {
+	T     string       `json:"t"`
+	Entry inspectEntry `json:"entry"`
+}
+
+// entryEncoder encodes inspector rows with encoding/json (the bytes
+// json.Marshal writes) into a buffer it reuses: a writer encodes the rows
+// it takes one at a time, each written before the next is encoded.
+type entryEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+	m   inspectMsg
+}
+
+// message is it's message: its bytes, or its entry's row encoded into e's
+// buffer (valid until the next call).
+func (e *entryEncoder) message(it *qitem) []byte {
+	if !it.lazy {
+		return it.msg
+	}
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.buf)
+		e.m.T = "inspect"
+	}
+	e.buf.Reset()
+	e.m.Entry = it.ent
+	e.m.Entry.Time = e.m.Entry.Time.UTC()
+	if err := e.enc.Encode(&e.m); err != nil {
+		panic(fmt.Sprintf("relay: encode an inspector row: %v", err)) // strings and a time always encode
+	}
+	return bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
+}
+
+// entrySize bounds the length of e's row as the queue counts it before it
+// is encoded: the row's fixed part, the longest time, and each string's
+// bytes at six each unless printable ASCII that encoding/json writes as is.
+func entrySize(e *inspectEntry) int64 {
+	n := entryOverhead()
+	for _, s := range [...]string{e.Dir, e.Slot, e.Type, e.RequestID, e.Verdict, e.Code, e.Message} {
+		for i := 0; i < len(s); i++ {
+			if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
+				n += 6
+			} else {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// entryOverhead is the length of a row but its strings' contents, with the
+// longest time RFC 3339 with nanoseconds gives (encoding/json's form).
+var entryOverhead = sync.OnceValue(func() int64 {
+	e := inspectEntry{Dir: "x", Slot: "x", Type: "x", RequestID: "x", Verdict: "x", Code: "x", Message: "x"}
+	row, _ := json.Marshal(inspectMsg{"inspect", e})
+	zero, _ := json.Marshal(time.Time{})
+	longest := len(`"2006-01-02T15:04:05.999999999Z"`)
+	return int64(len(row) - 7 - len(zero) + longest)
+})
 
 // message is a relay message to the page, encoded by encoding/json. Its
 // values are strings, times and structs of them, which always encode.

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,13 +51,45 @@ func TestInspectCarriesHostileText(t *testing.T) {
 }
 
 // BenchmarkInspect is the cost of one inspector row, written for every
-// frame both ways.
+// frame both ways: queued, taken and encoded as the writer does.
 func BenchmarkInspect(b *testing.B) {
 	c := &conn{rl: &Relay{}, q: newQueue(1<<30, 1<<30)}
 	at := time.Unix(1700000000, 123456789)
+	var enc entryEncoder
 	b.ReportAllocs()
 	for b.Loop() {
 		c.inspect(inspectEntry{Time: at, Dir: "in", Slot: "s1", Type: "snug:db-request", RequestID: "r-0001", Verdict: "reject", Code: "MALFORMED", Message: "payload: must be an object"})
-		c.q.take()
+		items, _, _, _ := c.q.next() // what the writer does with a row
+		enc.message(&items[0])
+	}
+}
+
+// TestInspectRowsEncodeWhenWritten: an inspector row waits as its entry and
+// is encoded when the writer takes it, into the bytes json.Marshal writes;
+// a row replaced while it waits (a streaming frame's) is never written; the
+// bound the queue counts a waiting row at is never below its length.
+func TestInspectRowsEncodeWhenWritten(t *testing.T) {
+	at := time.Date(2026, 12, 1, 20, 0, 0, 123456789, time.FixedZone("x", 3600))
+	for _, s := range []string{"", "plain", `q"uote\\back`, "ctl\x00\x1f\n\t\x7f", "emoji 🙂 é", "bad \xff utf8", "sep \u2028\u2029", "</script><!--&", strings.Repeat("é<", 300)} {
+		c := &conn{rl: &Relay{}, q: newQueue(1<<20, 1<<20)}
+		c.q.busy = true // the writer is writing: the page is behind
+		key := coalesceKey{rid: "r1", inspect: true}
+		c.inspectKeyed(key, inspectEntry{Time: at, Dir: "out", Slot: "s1", Type: "snug:app-response", RequestID: "r1", Verdict: "accept", Message: "first"})
+		e := inspectEntry{Time: at, Dir: "out", Slot: "s1", Type: s, RequestID: s, Verdict: "accept", Code: s, Message: s}
+		c.inspectKeyed(key, e)
+		items, _, _, _ := c.q.next()
+		if len(items) != 1 {
+			t.Fatalf("%q: %d rows waiting, want the newer one alone", s, len(items))
+		}
+		var enc entryEncoder
+		got := enc.message(&items[0])
+		e.Time = at.UTC()
+		want, err := json.Marshal(inspectMsg{"inspect", e})
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%q: wrote %s, json.Marshal writes %s (%v)", s, got, want, err)
+		}
+		if n := entrySize(&e); n < int64(len(want)) {
+			t.Errorf("%q: counted %d bytes, the row has %d", s, n, len(want))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"strconv"
 	"sync"
 )
@@ -50,11 +51,16 @@ type queue struct {
 }
 
 // qitem is one waiting message. slot is "" for a message of the whole
-// connection; key.rid is set on a message a newer one may replace.
+// connection; key.rid is set on a message a newer one may replace. An
+// inspector row waits as its entry (lazy) and is encoded only when the
+// writer takes it: a row replaced while it waits is never encoded.
 type qitem struct {
 	msg  []byte
 	slot string
 	key  coalesceKey
+	size int64 // len(msg), or entrySize's bound for an entry
+	lazy bool  // msg is nil: the message is ent's row
+	ent  inspectEntry
 }
 
 // coalesceKey names a replaceable message of a slot: the streaming frame of
@@ -90,6 +96,17 @@ func (q *queue) push(msg []byte) bool { return q.pushSlot("", coalesceKey{}, msg
 // key instead, in its place. It reports false when the message was not
 // queued: the queue is closed, or the slot is ended.
 func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
+	return q.pushItem(qitem{msg: msg, slot: slot, key: key, size: int64(len(msg))})
+}
+
+// pushEntry is pushSlot for the inspector row of e (slot e.Slot), encoded
+// when the writer takes it; until then it counts as entrySize's bound.
+func (q *queue) pushEntry(key coalesceKey, e inspectEntry) bool {
+	return q.pushItem(qitem{slot: e.Slot, key: key, size: entrySize(&e), lazy: true, ent: e})
+}
+
+func (q *queue) pushItem(it qitem) bool {
+	slot, key, size := it.slot, it.key, it.size
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -107,21 +124,21 @@ func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
 			return false
 		}
 		if i, ok := sq.pending[key]; ok && key.rid != "" && (q.busy || sq.bytes >= coalesceAfter) {
-			n := int64(len(msg) - len(q.items[i].msg))
-			q.items[i].msg = msg
+			n := size - q.items[i].size
+			q.items[i] = it
 			sq.bytes += n
 			q.bytes += n
 			q.mu.Unlock()
 			return true
 		}
-		if sq.bytes+int64(len(msg)) > q.maxSlot {
+		if sq.bytes+size > q.maxSlot {
 			q.endLocked(slot, "this app's messages to the page fell more than "+sizeText(q.maxSlot)+" behind, so it was stopped; the page's other apps go on")
 			q.mu.Unlock()
 			q.signal()
 			return false
 		}
 	}
-	for q.bytes+int64(len(msg)) > q.max {
+	for q.bytes+size > q.max {
 		victim := q.largestLocked()
 		if victim == "" {
 			q.closed = true
@@ -144,10 +161,10 @@ func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
 			}
 			sq.pending[key] = len(q.items)
 		}
-		sq.bytes += int64(len(msg))
+		sq.bytes += size
 	}
-	q.items = append(q.items, qitem{msg: msg, slot: slot, key: key})
-	q.bytes += int64(len(msg))
+	q.items = append(q.items, it)
+	q.bytes += size
 	q.mu.Unlock()
 	q.signal()
 	return true
@@ -174,7 +191,7 @@ func (q *queue) endLocked(slot, reason string) {
 	kept := q.items[:0]
 	for _, it := range q.items {
 		if it.slot == slot {
-			q.bytes -= int64(len(it.msg))
+			q.bytes -= it.size
 			continue
 		}
 		kept = append(kept, it)
@@ -198,7 +215,7 @@ func (q *queue) endLocked(slot, reason string) {
 	}{"ended", slot, reason})
 	// The notice is not counted: there is at most one per slot, and it must
 	// not push the next slot out.
-	q.items = append(q.items, qitem{msg: msg})
+	q.items = append(q.items, qitem{msg: msg, size: int64(len(msg))})
 	q.ended = append(q.ended, slot)
 }
 
@@ -232,15 +249,19 @@ func (q *queue) close() {
 	q.signal()
 }
 
-// take waits for messages and returns them all, with the slots ended since
-// the last take (their sessions are to be closed); ok is false once the
-// queue is closed and drained.
+// take waits for messages and returns them all, inspector rows encoded,
+// with the slots ended since the last take (their sessions are to be
+// closed); ok is false once the queue is closed and drained.
 func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 	for {
 		q.mu.Lock()
 		if len(q.items) > 0 || len(q.ended) > 0 {
-			msgs, ended = q.takeLocked()
+			items, ended := q.takeLocked()
 			q.mu.Unlock()
+			var enc entryEncoder
+			for i := range items {
+				msgs = append(msgs, bytes.Clone(enc.message(&items[i])))
+			}
 			return msgs, ended, true
 		}
 		closed := q.closed
@@ -255,12 +276,12 @@ func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 // next is take for a writer started by signal: it does not wait. With
 // nothing to write, the writer is done (the next signal starts another);
 // final says the queue is closed too, and no writer will be started again.
-func (q *queue) next() (msgs [][]byte, ended []string, done, final bool) {
+func (q *queue) next() (items []qitem, ended []string, done, final bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) > 0 || len(q.ended) > 0 {
-		msgs, ended = q.takeLocked()
-		return msgs, ended, false, false
+		items, ended = q.takeLocked()
+		return items, ended, false, false
 	}
 	q.busy, q.running = false, false
 	if q.closed {
@@ -276,12 +297,9 @@ func (q *queue) stop() {
 	q.mu.Unlock()
 }
 
-func (q *queue) takeLocked() (msgs [][]byte, ended []string) {
-	msgs = make([][]byte, len(q.items))
-	for i, it := range q.items {
-		msgs[i] = it.msg
-	}
-	ended = q.ended
+// takeLocked hands the waiting items over (the queue starts a new slice).
+func (q *queue) takeLocked() (items []qitem, ended []string) {
+	items, ended = q.items, q.ended
 	q.items, q.ended, q.bytes = nil, nil, 0
 	q.busy = true
 	// Nothing waits now: only the ended marks are kept.
@@ -290,7 +308,7 @@ func (q *queue) takeLocked() (msgs [][]byte, ended []string) {
 			delete(q.slots, s)
 		}
 	}
-	return msgs, ended
+	return items, ended
 }
 
 // written reports that the writer wrote everything it took.
