@@ -235,12 +235,13 @@ func checkJS(code string, module bool) error {
 // element with its whole text: nothing in the app's code ended an element
 // early or swallowed the page.
 func verify(doc []byte, slots []*slot) error {
-	if hs := linkhint.Find(doc); len(hs) > 0 {
-		return fmt.Errorf("the built page would hold %s (from inlined code placed inside <svg> or <math>, where its text is markup); Chromium acts on a hint whatever the CSP says, so the build stops", hs[0])
-	}
 	root, err := html.Parse(bytes.NewReader(doc))
 	if err != nil {
 		return fmt.Errorf("the output does not parse as HTML: %w", err)
+	}
+	// One parse serves both checks: linkhint reads the same tree.
+	if hs := linkhint.FindParsed(doc, root); len(hs) > 0 {
+		return fmt.Errorf("the built page would hold %s (from inlined code placed inside <svg> or <math>, where its text is markup); Chromium acts on a hint whatever the CSP says, so the build stops", hs[0])
 	}
 	texts := map[string]int{}
 	var walk func(n *html.Node)

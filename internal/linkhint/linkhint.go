@@ -78,22 +78,36 @@ const maxSrcdocDepth = 4
 
 // Find returns every hint in doc in document order. It parses doc twice,
 // with scripting on (as an app runs) and off (so <noscript> content counts
-// too), and follows <iframe srcdoc>.
+// too; only when doc holds "<noscript"), and follows <iframe srcdoc>. The
+// places of the hints (Start, End) cost one more parse of a marked copy,
+// made only when there is a hint to place.
 func Find(doc []byte) []Hint {
-	return find(doc, 0)
+	return find(doc, nil, 0)
 }
 
-func find(doc []byte, depth int) []Hint {
-	if !mayHold(doc) {
+// FindParsed is Find for a caller that has parsed doc already:
+// root must be html.Parse's tree of doc (scripting on), unchanged. It
+// saves Find's own parse with scripting on.
+func FindParsed(doc []byte, root *html.Node) []Hint {
+	return find(doc, root, 0)
+}
+
+func find(doc []byte, root *html.Node, depth int) []Hint {
+	low := lowerBytes(doc)
+	if !mayHold(low) {
 		return nil
 	}
 	var out []Hint
 	seen := map[Hint]bool{}
 	for _, scripting := range []bool{true, false} {
-		if !scripting && !containsFold(doc, "<noscript") {
+		if !scripting && !bytes.Contains(low, []byte("<noscript")) {
 			break
 		}
-		for _, h := range findOnce(doc, scripting, depth) {
+		r := root
+		if !scripting {
+			r = nil
+		}
+		for _, h := range findOnce(doc, r, scripting, depth) {
 			if !seen[h] {
 				seen[h] = true
 				out = append(out, h)
@@ -104,11 +118,10 @@ func find(doc []byte, depth int) []Hint {
 	return out
 }
 
-// mayHold is a fast, exact pre-check: element and attribute names never come
-// from character references, so a document without these strings has no
-// hint.
-func mayHold(doc []byte) bool {
-	low := lowerBytes(doc)
+// mayHold is a fast, exact pre-check on the lower-cased document: element
+// and attribute names never come from character references, so a document
+// without these strings has no hint.
+func mayHold(low []byte) bool {
 	return bytes.Contains(low, []byte("<link")) || bytes.Contains(low, []byte("<meta")) || bytes.Contains(low, []byte("srcdoc"))
 }
 
@@ -175,12 +188,55 @@ func candidates(root *html.Node) []*html.Node {
 	return out
 }
 
-func findOnce(doc []byte, scripting bool, depth int) []Hint {
-	root, err := parse(doc, scripting)
-	if err != nil {
-		return nil // x/net/html reports only reader errors; doc is in memory
+// findOnce reads one parse of doc (root, or its own parse when root is
+// nil).
+func findOnce(doc []byte, root *html.Node, scripting bool, depth int) []Hint {
+	if root == nil {
+		var err error
+		if root, err = parse(doc, scripting); err != nil {
+			return nil // x/net/html reports only reader errors; doc is in memory
+		}
 	}
 	elems := candidates(root)
+	var out []Hint
+	var of []int // the index in elems of each hint's element
+	for i, n := range elems {
+		switch n.Data {
+		case "link":
+			rel, _ := attr(n, "rel")
+			if r, ok := BlockedRel(rel); ok {
+				href, _ := attr(n, "href")
+				out, of = append(out, Hint{Tag: "link", Rel: r, Href: href}), append(of, i)
+			}
+		case "meta":
+			if eq, ok := attr(n, "http-equiv"); ok && asciiEqualFold(strings.Trim(eq, " \t\n\f\r"), "link") {
+				content, _ := attr(n, "content")
+				out, of = append(out, Hint{Tag: "meta", Href: content}), append(of, i)
+			}
+		case "iframe":
+			src, ok := attr(n, "srcdoc")
+			if !ok {
+				continue
+			}
+			var inner []Hint
+			if depth >= maxSrcdocDepth {
+				if mayHold(lowerBytes([]byte(src))) {
+					inner = []Hint{{Tag: "link", Rel: "srcdoc", Href: "(nested too deep)"}}
+				}
+			} else {
+				inner = find([]byte(src), nil, depth+1)
+			}
+			for _, h := range inner {
+				h.InSrcdoc = true
+				out, of = append(out, h), append(of, i)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	// Place each hint: the parse of a marked copy has the same elements,
+	// each start tag carrying its offset in doc.
 	var places []int
 	if mroot, err := parse(mark(doc), scripting); err == nil {
 		m := candidates(mroot)
@@ -200,49 +256,13 @@ func findOnce(doc []byte, scripting bool, depth int) []Hint {
 			}
 		}
 	}
-	var out []Hint
-	for i, n := range elems {
-		place := func() (start, end int) {
-			if places == nil {
-				return -1, -1
-			}
-			if end = tagEnd(doc, places[i]); end < 0 {
-				return -1, -1
-			}
-			return places[i], end
+	for k := range out {
+		out[k].Start, out[k].End = -1, -1
+		if places == nil {
+			continue
 		}
-		switch n.Data {
-		case "link":
-			rel, _ := attr(n, "rel")
-			if r, ok := BlockedRel(rel); ok {
-				href, _ := attr(n, "href")
-				start, end := place()
-				out = append(out, Hint{Tag: "link", Rel: r, Href: href, Start: start, End: end})
-			}
-		case "meta":
-			if eq, ok := attr(n, "http-equiv"); ok && asciiEqualFold(strings.Trim(eq, " \t\n\f\r"), "link") {
-				content, _ := attr(n, "content")
-				start, end := place()
-				out = append(out, Hint{Tag: "meta", Href: content, Start: start, End: end})
-			}
-		case "iframe":
-			src, ok := attr(n, "srcdoc")
-			if !ok {
-				continue
-			}
-			var inner []Hint
-			if depth >= maxSrcdocDepth {
-				if mayHold([]byte(src)) {
-					inner = []Hint{{Tag: "link", Rel: "srcdoc", Href: "(nested too deep)"}}
-				}
-			} else {
-				inner = find([]byte(src), depth+1)
-			}
-			start, end := place()
-			for _, h := range inner {
-				h.Start, h.End, h.InSrcdoc = start, end, true
-				out = append(out, h)
-			}
+		if end := tagEnd(doc, places[of[k]]); end >= 0 {
+			out[k].Start, out[k].End = places[of[k]], end
 		}
 	}
 	return out
@@ -351,12 +371,6 @@ func hasPrefixFold(s []byte, p string) bool {
 		}
 	}
 	return true
-}
-
-// containsFold reports whether s holds p (lower case ASCII) in any ASCII
-// case.
-func containsFold(s []byte, p string) bool {
-	return bytes.Contains(lowerBytes(s), []byte(p))
 }
 
 // lowerBytes is an ASCII-lower-case copy of s, the same length.

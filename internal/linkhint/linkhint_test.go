@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/net/html"
 
 	"github.com/snuggen/snuggen/internal/browsertest"
 )
@@ -102,6 +103,20 @@ func TestFindSeesWhatTheParserBuilds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFindParsedIsFind: given html.Parse's tree of the document, FindParsed
+// reports exactly what Find does, places included, on every case.
+func TestFindParsedIsFind(t *testing.T) {
+	for _, c := range differentials {
+		root, err := html.Parse(strings.NewReader(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := FindParsed([]byte(c.doc), root), Find([]byte(c.doc)); !slices.Equal(got, want) {
+			t.Errorf("%s: FindParsed = %+v, Find = %+v", c.name, got, want)
+		}
 	}
 }
 
