@@ -2,10 +2,9 @@ package pack
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
+	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/frame"
 )
@@ -16,26 +15,232 @@ import (
 // read from snug.ready without awaiting it. Each is a warning naming the
 // right one. They read the app's own code as text, comments blanked.
 
-var (
-	// snug.on("x" / snug.off('x'
-	onEventRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\bsnug\s*\.\s*(?:on|off)\s*\(\s*(["'` + "`" + `])([^"'` + "`" + `\n]{0,64})(["'` + "`" + `])`)
+// The uses are found by scanning, not by regular expressions: the five
+// regexps these scanners replace cost about 2.5M instructions per build of
+// bench/build-app (their compilation in every process, and a backtracking
+// search from every byte of the app's code); TestSnugScansAreTheRegexps
+// holds each scanner to its regexp's matches, submatches included.
+
+// snugDot matches `\bsnug\s*\.\s*` at code[p:] (p is where "snug" starts)
+// and returns the offset after it.
+func snugDot(code string, p int) (int, bool) {
+	if p > 0 && isWordByte(code[p-1]) {
+		return 0, false
+	}
+	i := skipSpaces(code, p+len("snug"))
+	if i >= len(code) || code[i] != '.' {
+		return 0, false
+	}
+	return skipSpaces(code, i+1), true
+}
+
+// eachSnug calls match at every "snug" in code from left to right, as a
+// regexp's FindAll does: after a match (end > 0) the search goes on at its
+// end, and the matches are collected in order.
+func eachSnug(code string, match func(p int) []int) [][]int {
+	var out [][]int
+	for from := 0; ; {
+		n := strings.Index(code[from:], "snug")
+		if n < 0 {
+			return out
+		}
+		p := from + n
+		if m := match(p); m != nil {
+			out = append(out, m)
+			from = m[1]
+		} else {
+			from = p + 1
+		}
+	}
+}
+
+// skipSpaces skips the regexp class \s: ASCII space, tab, newline, form
+// feed and carriage return.
+func skipSpaces(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// wordAt reports whether one of words is at s[i:] followed by a word
+// boundary (\b), and returns the offset after it.
+func wordAt(s string, i int, words ...string) (int, bool) {
+	for _, w := range words {
+		if strings.HasPrefix(s[i:], w) {
+			j := i + len(w)
+			return j, j == len(s) || !isWordByte(s[j])
+		}
+	}
+	return 0, false
+}
+
+// findOnEvent finds snug.on("x" and snug.off('x': the regexp
+// \bsnug\s*\.\s*(?:on|off)\s*\(\s*(["'`])([^"'`\n]{0,64})(["'`]).
+func findOnEvent(code string) [][]int {
+	return eachSnug(code, func(p int) []int {
+		i, ok := snugDot(code, p)
+		switch {
+		case !ok:
+			return nil
+		case strings.HasPrefix(code[i:], "on"):
+			i += 2
+		case strings.HasPrefix(code[i:], "off"):
+			i += 3
+		default:
+			return nil
+		}
+		if i = skipSpaces(code, i); i >= len(code) || code[i] != '(' {
+			return nil
+		}
+		q := skipSpaces(code, i+1)
+		if q >= len(code) || !isQuote(code[q]) {
+			return nil
+		}
+		j := q + 1
+		for n := 0; n < 64 && j < len(code) && !isQuote(code[j]) && code[j] != '\n'; n++ {
+			_, size := utf8.DecodeRuneInString(code[j:])
+			j += size
+		}
+		if j >= len(code) || !isQuote(code[j]) {
+			return nil
+		}
+		return []int{p, j + 1, q, q + 1, q + 1, j, j, j + 1}
 	})
-	// x.theme === "dark", "light" != x.theme
-	themeCmpRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\.theme\s*[!=]==?\s*["'` + "`" + `](?:dark|light)["'` + "`" + `]|["'` + "`" + `](?:dark|light)["'` + "`" + `]\s*[!=]==?\s*[\w$.]*\.theme\b[^.\w$]`)
+}
+
+// findThemeCmp finds x.theme === "dark" and "light" != x.theme: the regexp
+// \.theme\s*[!=]==?\s*["'`](?:dark|light)["'`]|["'`](?:dark|light)["'`]\s*[!=]==?\s*[\w$.]*\.theme\b[^.\w$].
+func findThemeCmp(code string) [][]int {
+	// cmp matches \s*[!=]==?\s* at code[i:].
+	cmp := func(i int) (int, bool) {
+		i = skipSpaces(code, i)
+		if i+1 >= len(code) || code[i] != '!' && code[i] != '=' || code[i+1] != '=' {
+			return 0, false
+		}
+		i += 2
+		if i < len(code) && code[i] == '=' {
+			i++
+		}
+		return skipSpaces(code, i), true
+	}
+	// mode matches ["'`](?:dark|light)["'`] at code[i:].
+	mode := func(i int) (int, bool) {
+		if i >= len(code) || !isQuote(code[i]) {
+			return 0, false
+		}
+		for _, w := range []string{"dark", "light"} {
+			if j := i + 1 + len(w); strings.HasPrefix(code[i+1:], w) && j < len(code) && isQuote(code[j]) {
+				return j + 1, true
+			}
+		}
+		return 0, false
+	}
+	var out [][]int
+	for p := 0; p < len(code); p++ {
+		if code[p] == '.' && strings.HasPrefix(code[p:], ".theme") {
+			if i, ok := cmp(p + len(".theme")); ok {
+				if end, ok := mode(i); ok {
+					out = append(out, []int{p, end})
+					p = end - 1
+				}
+			}
+			continue
+		}
+		i, ok := mode(p)
+		if !ok {
+			continue
+		}
+		if i, ok = cmp(i); !ok {
+			continue
+		}
+		// [\w$.]* then .theme, a boundary and one rune outside the class:
+		// the run of the class must end with ".theme".
+		j := i
+		for j < len(code) && (isWordByte(code[j]) || code[j] == '$' || code[j] == '.') {
+			j++
+		}
+		if j-i < len(".theme") || code[j-len(".theme"):j] != ".theme" || j >= len(code) {
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(code[j:])
+		out = append(out, []int{p, j + size})
+		p = j + size - 1
+	}
+	return out
+}
+
+// findSnugField finds snug.theme, snug.locale and snug.instanceId: the
+// regexp \bsnug\s*\.\s*(theme|locale|instanceId)\b.
+func findSnugField(code string) [][]int {
+	return eachSnug(code, func(p int) []int {
+		i, ok := snugDot(code, p)
+		if !ok {
+			return nil
+		}
+		if j, ok := wordAt(code, i, "theme", "locale", "instanceId"); ok {
+			return []int{p, j, i, j}
+		}
+		return nil
 	})
-	// snug.theme, snug.locale: not properties of snug
-	snugFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bsnug\s*\.\s*(theme|locale|instanceId)\b`) })
-	// snug.ready.theme: a field of the promise
-	readyFieldRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\bsnug\s*\.\s*ready\s*\.\s*(theme|capabilities|locale|instanceId)\b`)
+}
+
+// findReadyField finds snug.ready.theme and the like: the regexp
+// \bsnug\s*\.\s*ready\s*\.\s*(theme|capabilities|locale|instanceId)\b.
+func findReadyField(code string) [][]int {
+	return eachSnug(code, func(p int) []int {
+		i, ok := snugDot(code, p)
+		if !ok || !strings.HasPrefix(code[i:], "ready") {
+			return nil
+		}
+		if i = skipSpaces(code, i+len("ready")); i >= len(code) || code[i] != '.' {
+			return nil
+		}
+		i = skipSpaces(code, i+1)
+		if j, ok := wordAt(code, i, "theme", "capabilities", "locale", "instanceId"); ok {
+			return []int{p, j, i, j}
+		}
+		return nil
 	})
-	// snug.on("theme-change", ({ mode }) =>: the data is { theme }
-	themeDataRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\bsnug\s*\.\s*on\s*\(\s*["'` + "`" + `]` + regexp.QuoteMeta(frame.EventThemeChange) + `["'` + "`" + `]\s*,\s*(?:async\s*)?\(?\s*\{\s*(mode|tokens)\b`)
+}
+
+// findThemeData finds snug.on("theme-change", ({ mode }) =>: the regexp
+// \bsnug\s*\.\s*on\s*\(\s*["'`]theme-change["'`]\s*,\s*(?:async\s*)?\(?\s*\{\s*(mode|tokens)\b.
+func findThemeData(code string) [][]int {
+	return eachSnug(code, func(p int) []int {
+		i, ok := snugDot(code, p)
+		if !ok || !strings.HasPrefix(code[i:], "on") {
+			return nil
+		}
+		if i = skipSpaces(code, i+2); i >= len(code) || code[i] != '(' {
+			return nil
+		}
+		if i = skipSpaces(code, i+1); i >= len(code) || !isQuote(code[i]) || !strings.HasPrefix(code[i+1:], frame.EventThemeChange) {
+			return nil
+		}
+		if i += 1 + len(frame.EventThemeChange); i >= len(code) || !isQuote(code[i]) {
+			return nil
+		}
+		if i = skipSpaces(code, i+1); i >= len(code) || code[i] != ',' {
+			return nil
+		}
+		i = skipSpaces(code, i+1)
+		if strings.HasPrefix(code[i:], "async") {
+			i = skipSpaces(code, i+len("async"))
+		}
+		if i < len(code) && code[i] == '(' {
+			i++
+		}
+		if i = skipSpaces(code, i); i >= len(code) || code[i] != '{' {
+			return nil
+		}
+		i = skipSpaces(code, i+1)
+		if j, ok := wordAt(code, i, "mode", "tokens"); ok {
+			return []int{p, j, i, j}
+		}
+		return nil
 	})
-)
+}
 
 // eventGuesses maps event names models try to the one that works.
 var eventGuesses = map[string]string{
@@ -72,7 +277,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		b.add(d)
 	}
 	known := append([]string{frame.TypeHostReady}, frame.HostEvents...)
-	for _, m := range onEventRE().FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range findOnEvent(code) {
 		name := code[m[4]:m[5]]
 		if !inCode(m) || code[m[2]:m[3]] != code[m[6]:m[7]] || slices.Contains(known, name) || strings.Contains(name, "${") {
 			continue
@@ -91,7 +296,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		warn(m[0], fmt.Sprintf("snug.on(%q) listens for an event no host sends", name),
 			"hosts send only the events of the protocol's table; others never come", fix)
 	}
-	for _, m := range themeCmpRE().FindAllStringIndex(code, -1) {
+	for _, m := range findThemeCmp(code) {
 		if !inCode(m) || strings.HasSuffix(strings.TrimRight(code[:m[0]], " \t\n"), "snug") {
 			continue // snug.theme has its own warning
 		}
@@ -99,7 +304,7 @@ func (b *builder) lintSnug(u lintUnit) {
 			`the theme is an object, { mode: "light" | "dark", tokens }`,
 			`compare theme.mode === "dark", or style :root[data-theme="dark"] (the runtime sets it)`)
 	}
-	for _, m := range snugFieldRE().FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range findSnugField(code) {
 		if !inCode(m) {
 			continue
 		}
@@ -107,7 +312,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		warn(m[0], fmt.Sprintf("snug.%s is undefined", field), "the host's answer to the app's announce carries it, not the snug object",
 			fmt.Sprintf("read it from the host's answer: const { %s } = await snug.ready", field))
 	}
-	for _, m := range readyFieldRE().FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range findReadyField(code) {
 		if !inCode(m) {
 			continue
 		}
@@ -115,7 +320,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		warn(m[0], fmt.Sprintf("snug.ready.%s is undefined", field), "snug.ready is a Promise",
 			fmt.Sprintf("await it: const { %s } = await snug.ready", field))
 	}
-	for _, m := range themeDataRE().FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range findThemeData(code) {
 		if !inCode(m) {
 			continue
 		}
