@@ -215,8 +215,8 @@ func prepare(m *model.Model) (*data, error) {
 			kind = "reserved"
 		case e.Extension != "":
 			kind = e.Extension + " extension"
-		case strings.HasPrefix(e.Code, "NET_"):
-			kind = "net"
+		case e.Registry() != "core":
+			kind = e.Registry()
 		}
 		retry := map[string]string{model.RetryYes: "yes", model.RetryNo: "no", model.RetryWhileAttemptsRemain: "while `attemptsRemaining` > 0"}[e.Retryable]
 		d.Errors = append(d.Errors, errorDoc{Code: e.Code, Retryable: retry, Kind: kind, When: e.When})

@@ -148,6 +148,8 @@ type data struct {
 	AppToHost        []*frameData
 	Codes            []codeData
 	CodeList         string
+	Registries       []nameValue // CODES_<REGISTRY>: its codes, space-separated (R5)
+	KnownCodes       string      // every code, space-separated
 	RetryableList    string
 	Limits           []model.Limit
 	Backoff          string
@@ -198,6 +200,7 @@ type data struct {
 
 type frameData struct {
 	Type, Direction, Const, Fn, Schema, Desc, MaxBytesName, AnswerConst string
+	SizeConst, MaxBytes                                                 string // MAX_BYTES_<TYPE>: its size class, a number
 	Strict                                                              bool
 	Refine                                                              []string
 }
@@ -300,6 +303,18 @@ func prepare(m *model.Model) (*data, error) {
 		}
 	}
 	d.CodeList, d.RetryableList = jsonText(codes), jsonText(retry)
+	d.KnownCodes = jsonText(strings.Join(codes, " "))
+	byRegistry := map[string][]string{}
+	for _, e := range r.Errors {
+		reg := e.Registry()
+		if byRegistry[reg] == nil {
+			d.Registries = append(d.Registries, nameValue{Name: "CODES_" + screaming(reg), Lit: reg})
+		}
+		byRegistry[reg] = append(byRegistry[reg], e.Code)
+	}
+	for i := range d.Registries {
+		d.Registries[i].Value = jsonText(strings.Join(byRegistry[d.Registries[i].Lit], " "))
+	}
 	if retry == nil {
 		d.RetryableList = "[]"
 	}
@@ -459,8 +474,10 @@ func prepare(m *model.Model) (*data, error) {
 	usedLists := map[string]bool{}
 	checkImports := map[string]bool{d.ErrorMessageMax: true}
 	limitNames := map[string]bool{}
+	limitValue := map[string]string{}
 	for _, l := range r.Limits {
 		limitNames[l.Name] = true
+		limitValue[l.Name] = fmt.Sprint(l.Value)
 	}
 	sizeLimit := map[string]string{}
 	for _, sc := range r.SizeClasses {
@@ -481,6 +498,8 @@ func prepare(m *model.Model) (*data, error) {
 		if fd.MaxBytesName == "" || !limitNames[fd.MaxBytesName] {
 			return nil, fmt.Errorf("js: frame %s: size class %q has no limit in rules.json", f.Type, f.SizeClass)
 		}
+		fd.SizeConst = "MAX_BYTES_" + strings.TrimPrefix(fd.Const, "TYPE_")
+		fd.MaxBytes = limitValue[fd.MaxBytesName]
 		checkImports[fd.MaxBytesName] = true
 		checkImports[fd.Const] = true
 		if f.Answer != "" {

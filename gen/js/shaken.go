@@ -101,6 +101,13 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 			return nil, fmt.Errorf("js: shaken runtimes: member %s sends %s, which has no answer with an acceptor", sm.Member, sm.Request)
 		}
 	}
+	registries := map[string]bool{} // a capability's own registry is named like it
+	for _, e := range m.Rules.Errors {
+		registries[e.Registry()] = true
+	}
+	if !registries["core"] {
+		return nil, fmt.Errorf("js: shaken runtimes: the error registry has no core codes")
+	}
 	full := 1<<len(ShakeMembers) - 1
 	type job struct {
 		name, entry string
@@ -150,11 +157,19 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 					fns = append(fns, acceptor[t])
 				}
 				e.WriteString("import { " + strings.Join(fns, ", ") + ` } from "../gen/validate.mjs";` + "\n")
+				// The codes it knows: the core registry and its members' own (R5).
+				regs := []string{"CODES_CORE"}
+				for i, sm := range ShakeMembers {
+					if mask&(1<<i) != 0 && registries[sm.Member] {
+						regs = append(regs, "CODES_"+screaming(sm.Member))
+					}
+				}
+				e.WriteString("import { " + strings.Join(regs, ", ") + ` } from "../gen/constants.mjs";` + "\n")
 				e.WriteString("globalThis.snug = install(connect({ __proto__: null")
 				for _, t := range types {
 					e.WriteString(", " + jsonText(t) + ": " + acceptor[t])
 				}
-				e.WriteString(" }), { " + strings.Join(members, ", ") + " });\n")
+				e.WriteString(" }, " + strings.Join(regs, ` + " " + `) + "), { " + strings.Join(members, ", ") + " });\n")
 			} else {
 				// ui/download-file is a part of the transport only saveFile uses.
 				save := ""

@@ -293,6 +293,19 @@ type ErrorCode struct {
 	When      string
 }
 
+// Registry names the registry a code belongs to (R5): its extension ("db"),
+// "net" for the net capability's own registry (Appendix A, the NET_ codes),
+// else "core". A capability's registry is named like the capability.
+func (e ErrorCode) Registry() string {
+	switch {
+	case e.Extension != "":
+		return e.Extension
+	case strings.HasPrefix(e.Code, "NET_"):
+		return "net"
+	}
+	return "core"
+}
+
 // Event is a known event of the additive channel.
 type Event struct {
 	Name      string

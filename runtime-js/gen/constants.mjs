@@ -105,6 +105,17 @@ export const CODES = ["PARSE_FAILED","THREAD_CONFLICT","NETWORK_ERROR","RESET_FA
 export const RETRYABLE_CODES = ["PARSE_FAILED","THREAD_CONFLICT","NETWORK_ERROR","HOST_ERROR","NET_FETCH_FAILED","DB_TIMEOUT"];
 /** @param {string} code @returns {boolean} whether code is in the registry */
 export const isKnownCode = (code) => CODES.includes(code);
+/** Every known code, space-separated (what the Snug transport takes, R5). */
+export const CODES_KNOWN = "PARSE_FAILED THREAD_CONFLICT NETWORK_ERROR RESET_FAILED CANCELLED SUPERSEDED UNSUPPORTED_VERSION MALFORMED CONSENT_REQUIRED AUTH_REQUIRED HOST_ERROR NET_INVALID_REQUEST NET_NOT_APPROVED NET_IMPORTED_UNAPPROVED NET_AMBIGUOUS_CONNECTION NET_SCHEME_BLOCKED NET_HOST_BLOCKED NET_SSRF_BLOCKED NET_CONFIRM_DENIED NET_REDIRECT_BLOCKED NET_SIZE_EXCEEDED NET_FETCH_FAILED NET_AUTH_FAILED NET_SCRUBBED_HEADER_STRIPPED DB_SQL_ERROR DB_QUOTA_EXCEEDED DB_IMPORT_INVALID DB_RESULT_TOO_LARGE DB_TIMEOUT";
+// Each registry's codes, space-separated: a runtime knows the core registry
+// and the registry of each capability it has (a capability's registry is
+// named like it: the tree-shaken runtimes).
+/** The core registry. */
+export const CODES_CORE = "PARSE_FAILED THREAD_CONFLICT NETWORK_ERROR RESET_FAILED CANCELLED SUPERSEDED UNSUPPORTED_VERSION MALFORMED CONSENT_REQUIRED AUTH_REQUIRED HOST_ERROR";
+/** The net registry. */
+export const CODES_NET = "NET_INVALID_REQUEST NET_NOT_APPROVED NET_IMPORTED_UNAPPROVED NET_AMBIGUOUS_CONNECTION NET_SCHEME_BLOCKED NET_HOST_BLOCKED NET_SSRF_BLOCKED NET_CONFIRM_DENIED NET_REDIRECT_BLOCKED NET_SIZE_EXCEEDED NET_FETCH_FAILED NET_AUTH_FAILED NET_SCRUBBED_HEADER_STRIPPED";
+/** The db registry. */
+export const CODES_DB = "DB_SQL_ERROR DB_QUOTA_EXCEEDED DB_IMPORT_INVALID DB_RESULT_TOO_LARGE DB_TIMEOUT";
 
 // Limits.
 /** The deepest nesting of arrays and objects (the frame object included) a reader accepts; deeper is no JSON a host reads (frame.json, no answer). */
@@ -141,6 +152,25 @@ export const DB_QUOTA_BYTES = 67108864;
  * @param {string} type @returns {number}
  */
 export const sizeClass = (type) => type == TYPE_DB_REQUEST || type == TYPE_DB_RESPONSE || type == TYPE_SAVE_FILE_REQUEST ? MAX_DB_FRAME_BYTES : type == TYPE_NET_REQUEST || type == TYPE_NET_RESPONSE ? MAX_NET_FRAME_BYTES : MAX_FRAME_BYTES;
+// Each app→host frame type's size class (R6), for a sender that knows the type
+// it sends: sizeClass(type) as a constant (a number, so that a bundle keeps
+// only the classes of the frames it sends).
+/** MAX_FRAME_BYTES */
+export const MAX_BYTES_APP_ANNOUNCE = 262144;
+/** MAX_FRAME_BYTES */
+export const MAX_BYTES_APP_MESSAGE = 262144;
+/** MAX_FRAME_BYTES */
+export const MAX_BYTES_APP_CANCEL = 262144;
+/** MAX_DB_FRAME_BYTES */
+export const MAX_BYTES_DB_REQUEST = 8388608;
+/** MAX_NET_FRAME_BYTES */
+export const MAX_BYTES_NET_REQUEST = 1114112;
+/** MAX_FRAME_BYTES */
+export const MAX_BYTES_OPEN_URL_REQUEST = 262144;
+/** MAX_DB_FRAME_BYTES */
+export const MAX_BYTES_SAVE_FILE_REQUEST = 8388608;
+/** MAX_FRAME_BYTES */
+export const MAX_BYTES_APP_EVENT = 262144;
 /** Thread-conflict backoff in milliseconds (R6). */
 export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
 /** requestId recovery bounds in code points (R1). */

@@ -2,10 +2,11 @@
 // with every capability member. snuggen gen also bundles one entry like this
 // per set of members an app may use (dist/shaken/), each with only its
 // members and the acceptors of their answers.
+import { CODES_KNOWN } from "../gen/constants.mjs";
 import { HOST_TO_APP } from "../gen/validate.mjs";
 import { ask, db, downloads, install, links, net, onPartial, openUrl, saveFile } from "./snug.js";
 import { connect } from "./transport-snug.js";
 
-globalThis.snug = install(connect(HOST_TO_APP), { ask: onPartial(ask), db, net, openUrl, saveFile });
+globalThis.snug = install(connect(HOST_TO_APP, CODES_KNOWN), { ask: onPartial(ask), db, net, openUrl, saveFile });
 links(globalThis.snug);
 downloads(globalThis.snug);

@@ -41,7 +41,14 @@ import {
   TYPE_SAVE_FILE_RESULT,
   STATUS_REFUSED,
   VERSION,
-  sizeClass,
+  MAX_BYTES_APP_ANNOUNCE,
+  MAX_BYTES_APP_CANCEL,
+  MAX_BYTES_APP_EVENT,
+  MAX_BYTES_APP_MESSAGE,
+  MAX_BYTES_DB_REQUEST,
+  MAX_BYTES_NET_REQUEST,
+  MAX_BYTES_OPEN_URL_REQUEST,
+  MAX_BYTES_SAVE_FILE_REQUEST,
 } from "../gen/constants.mjs";
 import { fromBase64, toBase64 } from "./bytes.js";
 export { downloads, links } from "./links.js";
@@ -76,9 +83,10 @@ const ready = new Promise((r) => (resolveReady = r));
 
 // post sends one frame to the host. The JSON round trip drops undefined
 // fields and anything that is not JSON, so the host sees exactly the wire form.
-// A frame past its size class (R6) would only be refused on the way: post
-// throws instead, naming the limit, and sends nothing.
-const post = (type, fields, text = JSON.stringify({ v: VERSION, type, ...fields }), n = new Blob([text]).size, max = sizeClass(type)) => {
+// A frame past its size class max (R6, the type's MAX_BYTES_ constant: a
+// runtime without a member carries no class of its frames) would only be
+// refused on the way: post throws instead, naming the limit, and sends nothing.
+const post = (type, max, fields, text = JSON.stringify({ v: VERSION, type, ...fields }), n = new Blob([text]).size) => {
   if (n > max) throw refusal(CODE_MALFORMED, `${type} is ${n} bytes, past its size class of ${max} bytes`);
   send(JSON.parse(text));
 };
@@ -111,13 +119,13 @@ function announce(a = {}) {
     app[k] = a[k] || D.querySelector(`meta[name="snug:${k.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}"]`)?.content;
   app.appId ||= "app";
   app.displayName ||= D.title || app.appId;
-  post(TYPE_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
+  post(TYPE_APP_ANNOUNCE, MAX_BYTES_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
 }
 
-// request sends one request frame and settles with its terminal answer of
-// type `expect`. cap names a capability the host must advertise; the last
-// argument is the caller's options (signal, onText).
-async function request(type, expect, fields, cap, { signal, onText } = {}) {
+// request sends one request frame of size class max and settles with its
+// terminal answer of type `expect`. cap names a capability the host must
+// advertise; the last argument is the caller's options (signal, onText).
+async function request(type, max, expect, fields, cap, { signal, onText } = {}) {
   const info = await ready;
   if (cap && !info.capabilities[cap]) throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
   if (type == TYPE_APP_MESSAGE) fields.appId = app.appId;
@@ -130,12 +138,12 @@ async function request(type, expect, fields, cap, { signal, onText } = {}) {
     };
     const abort = () => {
       done();
-      post(TYPE_APP_CANCEL, ids);
+      post(TYPE_APP_CANCEL, MAX_BYTES_APP_CANCEL, ids);
       cancelled();
     };
     if (signal?.aborted) return cancelled();
     // A frame post refuses rejects the promise with nothing left waiting.
-    post(type, { ...ids, ...fields });
+    post(type, max, { ...ids, ...fields });
     signal?.addEventListener("abort", abort);
     // Only answers of the expected type count: streaming text, then the end.
     // Any ok:false is the end (R3), whatever else the frame says. A frame
@@ -163,9 +171,9 @@ const settled = (f, [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(f.reason 
   );
 };
 
-const dbOp = (op, fields) => request(TYPE_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
+const dbOp = (op, fields) => request(TYPE_DB_REQUEST, MAX_BYTES_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
 
-const emit = (event, data) => ready.then((info) => post(TYPE_APP_EVENT, { instanceId: info.instanceId, event, data }));
+const emit = (event, data) => ready.then((info) => post(TYPE_APP_EVENT, MAX_BYTES_APP_EVENT, { instanceId: info.instanceId, event, data }));
 
 // response is the Response-like answer of net.fetch; each read decodes the
 // body afresh, so it can be read more than once.
@@ -285,6 +293,7 @@ const snug = {
 export const ask = (action, payload, o = {}) =>
   request(
     TYPE_APP_MESSAGE,
+    MAX_BYTES_APP_MESSAGE,
     TYPE_APP_RESPONSE,
     { action, payload, state: o.state, responseSchema: o.schema },
     0,
@@ -309,6 +318,7 @@ export const net = {
     return response(
       await request(
         TYPE_NET_REQUEST,
+        MAX_BYTES_NET_REQUEST,
         TYPE_NET_RESPONSE,
         {
           url: absoluteURL(url, refusal),
@@ -325,7 +335,7 @@ export const net = {
 // openUrl comes with links (links.js: link clicks and window.open go to
 // it), so a build keeps it for an app that names openUrl or may show a link
 // (pack/shake.go has the rule).
-export const openUrl = async (url) => settled(await request(TYPE_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: absoluteURL(url, refusal) }, "openUrl"));
+export const openUrl = async (url) => settled(await request(TYPE_OPEN_URL_REQUEST, MAX_BYTES_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: absoluteURL(url, refusal) }, "openUrl"));
 // saveFile: a file to the user (the host asks them); an <a download> with
 // a blob: or data: URL comes here too (links.js), so a build keeps it for an
 // app that names saveFile or download.
@@ -333,6 +343,7 @@ export const saveFile = async (name, data, mimeType) =>
   settled(
     await request(
       TYPE_SAVE_FILE_REQUEST,
+      MAX_BYTES_SAVE_FILE_REQUEST,
       TYPE_SAVE_FILE_RESULT,
       // A file past the limit is refused by the host (the frame's data
       // maxLength), or before it is sent when its frame is past the size class.

@@ -8,16 +8,21 @@
 // theme-change's theme that is no valid theme is left out, and an error
 // code this runtime does not know renders as HOST_ERROR (R5).
 
-import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, TYPE_HOST_EVENT, TYPE_HOST_READY, VERSION, isKnownCode } from "../gen/constants.mjs";
+import { CODE_HOST_ERROR, EVENT_THEME_CHANGE, TYPE_HOST_EVENT, TYPE_HOST_READY, VERSION } from "../gen/constants.mjs";
 import { acceptError, acceptTheme } from "../gen/validate.mjs";
 
 /**
  * accept maps each host→app frame type the runtime takes to its acceptor
- * (HOST_TO_APP, or the part of it a tree-shaken runtime's members need).
+ * (HOST_TO_APP, or the part of it a tree-shaken runtime's members need);
+ * codes are the error codes it knows, space-separated (CODES_KNOWN, or the
+ * core registry and those of a tree-shaken runtime's members: a runtime
+ * without a capability never gets that capability's answers, R5).
  * @param {Record<string, (f: object) => boolean>} accept
+ * @param {string} codes
  * @returns {(receive: (frame: object) => void) => (frame: object) => void}
  */
-export const connect = (accept) => (receive) => {
+export const connect = (accept, codes) => (receive) => {
+  const known = (code) => codes.split(" ").includes(code);
   addEventListener("message", (e) => {
     let f = e.data;
     if (e.source != parent || f?.v !== VERSION) return;
@@ -28,10 +33,10 @@ export const connect = (accept) => (receive) => {
     }
     const { error: err, data } = f;
     if (f.event == EVENT_THEME_CHANGE && !acceptTheme(data?.theme)) f.data = { ...data, theme: undefined };
-    if (err && !isKnownCode(err.code)) f.error = { ...err, code: CODE_HOST_ERROR, hostCode: err.code };
+    if (err && !known(err.code)) f.error = { ...err, code: CODE_HOST_ERROR, hostCode: err.code };
     receive(f);
   });
   // known is R5 for the code a refusal's reason carries (the API layer
   // reads it: snug.js settled).
-  return Object.assign((f) => parent.postMessage(f, "*"), { known: isKnownCode });
+  return Object.assign((f) => parent.postMessage(f, "*"), { known });
 };
