@@ -97,3 +97,40 @@ func TestTreeShakenRuntimeInTheBrowser(t *testing.T) {
 		live(t, runner, frame)
 	}
 }
+
+// formApp is an ask-only app with a form, as a model writes one: the
+// question is sent on the form's submit.
+const formApp = `<!doctype html><meta name="snug:app-id" content="formed"><meta name="snug:display-name" content="Formed"><title>Formed</title>
+<form id="f"><input id="q" name="q" required value="snug"><button id="go">Explain</button></form><pre id="out"></pre>
+<script type="module">
+document.querySelector("#f").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const answer = await snug.ask("explain", { word: document.querySelector("#q").value }, { schema: { type: "object", required: ["meaning"], properties: { meaning: { type: "string" } } } });
+  document.querySelector("#out").textContent = answer.meaning;
+});
+</script>`
+
+// TestTreeShakenFormAppInTheBrowser: an app with a <form> that names only
+// snug.ask gets the ask-only runtime with the forms before it (pack's
+// mayForm), not the whole runtime, and its form submits in the runner's
+// sandbox (which drops every submission itself): the button's click fires
+// the submit event, the app asks, the answer shows.
+func TestTreeShakenFormAppInTheBrowser(t *testing.T) {
+	res, err := pack.Build(context.Background(), pack.Options{Path: "formed.html", HTML: []byte(formApp), Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	askOnly, _ := runtimejs.Shaken("snug", func(m string) bool { return m == "ask" || m == "forms" })
+	if !bytes.Contains(res.HTML, askOnly) || bytes.Contains(res.HTML, runtimejs.Injected(runtimejs.Script)) {
+		t.Error("the form app did not get the ask-only runtime with the forms")
+	}
+	h := startHost(t, hostkit.WithApps(hostkit.RawApp("formed", []byte(formApp))), hostkit.WithAgent(offline.New(offline.Options{})))
+	runner := browsertest.OpenRunner(t, h.URL(), "formed")
+	frame := runner.Frame(0)
+	if got := browsertest.Eval[string](t, frame, `typeof snug.db + " " + typeof snug.ask`); got != "undefined function" {
+		t.Errorf("typeof snug.db, snug.ask = %q", got)
+	}
+	clickIn(t, frame, "#go")
+	browsertest.WaitFor(t, frame, "the agent's answer to the form", `document.querySelector("#out").textContent.length > 0`)
+	live(t, runner, frame)
+}

@@ -38,8 +38,12 @@ func findSnugUse(texts []string) snugUse {
 				u.members[member] = true
 			}
 		}
-		if mayLink(t) {
+		l := lowerASCII(t)
+		if mayLinkLower(l) {
 			u.members["openUrl"] = true
+		}
+		if mayFormLower(l) {
+			u.members["forms"] = true
 		}
 		for i := 0; ; {
 			k := strings.Index(t[i:], "snug")
@@ -64,15 +68,20 @@ func findSnugUse(texts []string) snugUse {
 var wordMembers = map[string]string{"download": "saveFile", "onPartial": "onPartial"}
 
 // linkWords are the plain words (lower case) that may put a link on the
-// page or leave it: the HTML-string sinks through which agent-written
-// Markdown or HTML becomes links (innerHTML, outerHTML, insertAdjacentHTML,
-// DOMParser, createContextualFragment, setHTMLUnsafe and parseHTMLUnsafe,
-// srcdoc), a link pointed in script (href), a navigation (location) and
-// download. mayLink adds the ones with a shape: <a and <area in markup,
+// page or leave it, with the HTML-string sinks (htmlSinks) through which
+// agent-written Markdown or HTML becomes links: a link pointed in script
+// (href), a navigation (location) and download. mayLink adds the ones with a shape: <a and <area in markup,
 // document.write(ln)(, window.open(, and createElement of an a or area
 // element or of a tag that is no literal.
-var linkWords = []string{"href", "innerhtml", "outerhtml", "insertadjacenthtml", "domparser",
-	"createcontextualfragment", "htmlunsafe", "srcdoc", "location", "download"}
+var linkWords = []string{"href", "location", "download"}
+
+// htmlSinks are the plain words (lower case) of the HTML-string sinks,
+// through which a string becomes elements (agent-written Markdown or HTML,
+// a template): innerHTML, outerHTML, insertAdjacentHTML, DOMParser,
+// createContextualFragment, setHTMLUnsafe and parseHTMLUnsafe, srcdoc.
+// document.write(ln)( is a call, matched with its shape.
+var htmlSinks = []string{"innerhtml", "outerhtml", "insertadjacenthtml", "domparser",
+	"createcontextualfragment", "htmlunsafe", "srcdoc"}
 
 // mayLink reports whether text t may make or follow a link, so that the app
 // needs the runtime's link routing (links.js, with openUrl): a link the
@@ -82,11 +91,15 @@ var linkWords = []string{"href", "innerhtml", "outerhtml", "insertadjacenthtml",
 // show a link"). ASCII case is ignored. It reads t in a few linear passes
 // over one lower-cased copy: a case-insensitive regexp of these
 // alternatives cost a quarter of a build's instructions.
-func mayLink(t string) bool {
-	l := lowerASCII(t)
-	for _, w := range linkWords {
-		if strings.Contains(l, w) {
-			return true
+func mayLink(t string) bool { return mayLinkLower(lowerASCII(t)) }
+
+// mayLinkLower is mayLink of the lower-cased text l.
+func mayLinkLower(l string) bool {
+	for _, words := range [][]string{linkWords, htmlSinks} {
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				return true
+			}
 		}
 	}
 	// <a or <area, then a space, / or >.
@@ -97,12 +110,20 @@ func mayLink(t string) bool {
 			return true
 		}
 	}
-	call := func(rest string) bool { return strings.HasPrefix(skipSpace(rest), "(") }
 	for _, fn := range []string{"write", "writeln", "open"} {
-		if anyAt(l, fn, true, call) {
+		if anyAt(l, fn, true, isCall) {
 			return true
 		}
 	}
+	return createsElement(l, "a", "area")
+}
+
+func isCall(rest string) bool { return strings.HasPrefix(skipSpace(rest), "(") }
+
+// createsElement reports whether lower-cased text l calls createElement or
+// createElementNS with one of tags as a literal, or with a tag that is no
+// literal.
+func createsElement(l string, tags ...string) bool {
 	for _, fn := range []string{"createelement", "createelementns"} {
 		if anyAt(l, fn, false, func(rest string) bool {
 			rest = skipSpace(rest)
@@ -114,7 +135,7 @@ func mayLink(t string) bool {
 				return false
 			}
 			if q := rest[0]; q == '"' || q == '\'' || q == '`' {
-				for _, tag := range []string{"a", "area"} {
+				for _, tag := range tags {
 					if len(rest) > len(tag)+1 && rest[1:1+len(tag)] == tag && isQuote(rest[1+len(tag)]) {
 						return true
 					}
@@ -127,6 +148,57 @@ func mayLink(t string) bool {
 		}
 	}
 	return false
+}
+
+// mayForm reports whether text t may put a form on the page or submit one,
+// so that the app needs the runtime's forms (runtime-js/src/forms.js: the
+// sandbox drops every submission, the runtime fires the submit event): the
+// word form or forms in any case (<form> in markup or in a string of
+// markup, createElement("form"), h("form"), a button's .form, document.forms),
+// requestSubmit, an HTML-string sink or document.write(ln)( (agent-written
+// HTML may hold a form), createElement of a tag that is no literal (a
+// framework), or code the build cannot read: a script or module from a
+// URL (src= or from/import( with http: https: or //, an import map). It
+// errs one way only: a false positive costs the app the forms' bytes (about
+// 300 B min+gzip), a form cannot reach the page in a way none of these
+// names.
+func mayForm(t string) bool { return mayFormLower(lowerASCII(t)) }
+
+// mayFormLower is mayForm of the lower-cased text l.
+func mayFormLower(l string) bool {
+	word := func(rest string) bool {
+		rest = strings.TrimPrefix(rest, "s")
+		return rest == "" || !isWordByte(rest[0])
+	}
+	if anyAt(l, "form", true, word) || strings.Contains(l, "requestsubmit") || strings.Contains(l, "importmap") {
+		return true
+	}
+	for _, w := range htmlSinks {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	for _, fn := range []string{"write", "writeln"} {
+		if anyAt(l, fn, true, isCall) {
+			return true
+		}
+	}
+	remote := func(rest string) bool {
+		rest = skipSpace(rest)
+		if rest != "" && (rest[0] == '=' || rest[0] == '(') {
+			rest = skipSpace(rest[1:])
+		}
+		if rest != "" && isQuote(rest[0]) {
+			rest = rest[1:]
+		}
+		return strings.HasPrefix(rest, "http:") || strings.HasPrefix(rest, "https:") || strings.HasPrefix(rest, "//")
+	}
+	for _, w := range []string{"src", "from", "import"} {
+		if anyAt(l, w, true, remote) {
+			return true
+		}
+	}
+	return createsElement(l, "form")
 }
 
 // anyAt reports whether some occurrence of word in s is followed by a rest

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
 
 // TestFindSnugUse: the members an app names are found in the forms a model
@@ -202,4 +204,66 @@ func BenchmarkMayLink(b *testing.B) {
 			linkWordRegexp.MatchString(text)
 		}
 	})
+}
+
+// TestFormRule: mayForm keeps the runtime's forms for a page that may put a
+// form on the page or submit one, and drops them for one that cannot.
+func TestFormRule(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{`<form id="f"><input name="q"><button>Ask</button></form>`, true},
+		{`<FORM action="/x">`, true},
+		{"el.innerHTML = `<form><input></form>`", true},
+		{`const f = document.createElement("form")`, true},
+		{`h("form", { onSubmit }, h("input"))`, true},
+		{`const el = document.createElement(tag)`, true},
+		{`btn.form.requestSubmit()`, true},
+		{`document.forms[0]`, true},
+		{`x.requestSubmit()`, true},
+		{`out.innerHTML = marked.parse(text)`, true},
+		{`document.write(s)`, true},
+		{`new DOMParser().parseFromString(s, "text/html")`, true},
+		{`<script src="https://cdn.jsdelivr.net/npm/alpinejs"></script>`, true},
+		{`<script src=//unpkg.com/x></script>`, true},
+		{`import { h, render } from "https://unpkg.com/preact?module"`, true},
+		{`const m = await import("https://cdn.jsdelivr.net/npm/x")`, true},
+		{`<script type="importmap">{"imports": {}}</script>`, true},
+		{`<button onclick="snug.ask('go', {})">Go</button><div id="o"></div>` +
+			`<script>o.textContent = "hi"; document.createElement("div")</script>`, false},
+		{`.card { transform: scale(1.1) } /* platform, uniform, information */`, false},
+		{`const s = new Intl.NumberFormat("en").format(n); el.textContent = s`, false},
+		{`<input id="q"><button id="go">Ask</button><img src="icon.png">`, false},
+		{`import { x } from "./lib.js"`, false},
+	} {
+		if got := mayForm(c.text); got != c.want {
+			t.Errorf("mayForm(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
+// TestFormAppGetsTheForms: an app with a <form> that names only snug.ask is
+// built with the runtime's forms before its runtime; the same app with an
+// input and a button and no form is not, and pays that much less.
+func TestFormAppGetsTheForms(t *testing.T) {
+	build := func(body string) string {
+		t.Helper()
+		res, err := Build(context.Background(), Options{Path: "index.html", HTML: []byte(`<!doctype html><title>ask</title>` + body +
+			`<div id="out"></div><script>go.onclick = async () => { out.textContent = (await snug.ask("q", { q: q.value })).text; };</script>`)})
+		if err != nil {
+			t.Fatalf("build: %v %v", err, res.Diagnostics)
+		}
+		return string(res.HTML)
+	}
+	forms := string(runtimejs.Injected(runtimejs.Forms))
+	askOnly, _ := runtimejs.Shaken("snug", func(m string) bool { return m == "ask" })
+	withForm := build(`<form><input id="q"><button id="go">Ask</button></form>`)
+	if !strings.Contains(withForm, forms+"\n"+string(askOnly)) {
+		t.Error("an app with a <form> did not get the forms before its ask-only runtime")
+	}
+	noForm := build(`<input id="q"><button id="go">Ask</button>`)
+	if strings.Contains(noForm, forms) || strings.Contains(noForm, "requestSubmit") || !strings.Contains(noForm, string(askOnly)) {
+		t.Error("an app without a form did not get the ask-only runtime alone")
+	}
 }

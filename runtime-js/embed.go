@@ -39,10 +39,18 @@ var ScriptMCP []byte
 //go:embed dist/modals.js
 var Modals []byte
 
+// Forms is dist/forms.js: the page's forms (without allow-forms the sandbox
+// drops every submission; the runtime fires the submit event itself). The
+// full runtimes carry it; Shaken puts it before a tree-shaken one when asked
+// for "forms". Regenerated with Script.
+//
+//go:embed dist/forms.js
+var Forms []byte
+
 // shaken holds the tree-shaken runtimes snuggen gen bundles:
 // dist/shaken/<target>-<members>.js, one per target ("snug", "mcp") and per
-// set of capability members short of all of them ("base" names the empty
-// set).
+// set of capability members ("base" names the empty set), none with the
+// forms.
 //
 //go:embed dist/shaken
 var shaken embed.FS
@@ -51,9 +59,10 @@ var shaken embed.FS
 // ScriptMCP's) as a page carries it, with only the capability members (ask,
 // db, net, openUrl with the link routing, saveFile, onPartial) for which
 // used reports true, and the other members of the global (ready, announce,
-// on, …) and the page's behaviours (forms, theme, resize); with all of them
-// it is Script or ScriptMCP. The generated-file banner is left
-// out: a page has no use for it. ok is false for an unknown target.
+// on, …) and the page's behaviours theme and resize; the forms (Forms, put
+// before the runtime) when used reports true for "forms". With all of them
+// it is Script or ScriptMCP. The generated-file banner is left out: a page
+// has no use for it. ok is false for an unknown target.
 func Shaken(target string, used func(member string) bool) (script []byte, ok bool) {
 	var full []byte
 	switch target {
@@ -93,16 +102,23 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 			want = append(want, m)
 		}
 	}
+	forms := used("forms")
+	if forms && len(want) == len(known) {
+		return full, true
+	}
 	slices.Sort(want)
 	file, found := variants[strings.Join(want, "-")]
 	if !found {
-		return full, true // all of them
+		return full, true
 	}
 	b, err := shaken.ReadFile("dist/shaken/" + file)
 	if err != nil {
 		return full, true
 	}
-	return Injected(b), true
+	if b = Injected(b); forms {
+		b = append(append(slices.Clip(Injected(Forms)), '\n'), b...)
+	}
+	return b, true
 }
 
 // Injected is a bundle as a page carries it: without its first line when

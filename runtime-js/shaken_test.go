@@ -53,7 +53,7 @@ func variant(t *testing.T, target string, members ...string) []byte {
 func TestRuntimeBudgets(t *testing.T) {
 	full := gzipped(t, Injected(Script))
 	ask := variant(t, "snug", "ask")
-	askDB := variant(t, "snug", "ask", "db")
+	askDB := variant(t, "snug", "ask", "db", "forms")
 	mcpAsk := variant(t, "mcp", "ask")
 	for _, c := range []struct {
 		name   string
@@ -62,7 +62,7 @@ func TestRuntimeBudgets(t *testing.T) {
 	}{
 		{"dist/snug.js (as injected)", Injected(Script), FullBudget},
 		{"ask-only (dist/shaken/snug-ask.js)", ask, AskBudget},
-		{"ask + db + forms (dist/shaken/snug-ask-db.js)", askDB, AskDBBudget},
+		{"ask + db + forms (dist/forms.js, dist/shaken/snug-ask-db.js)", askDB, AskDBBudget},
 		{"MCP ask-only (dist/shaken/mcp-ask.js)", mcpAsk, MCPAskBudget},
 	} {
 		n := gzipped(t, c.script)
@@ -81,8 +81,8 @@ func TestRuntimeBudgets(t *testing.T) {
 		// answer's type and the blob URLs downloads remembers; onPartial:
 		// its reader's fence search; openUrl: its request and links' console
 		// word for a link it does not follow.
-		{ask, []string{"responseSchema"}, []string{`"kvGet"`, "lastInsertRowid", "injects credentials", `"snug:save-file-result"`, "createObjectURL", "```", `"snug:open-url-request"`, "not following"}},
-		{askDB, []string{"responseSchema", `"kvGet"`, "lastInsertRowid"}, []string{"injects credentials", `"snug:save-file-result"`, `"snug:open-url-request"`, "not following"}},
+		{ask, []string{"responseSchema"}, []string{"requestSubmit", `"kvGet"`, "lastInsertRowid", "injects credentials", `"snug:save-file-result"`, "createObjectURL", "```", `"snug:open-url-request"`, "not following"}},
+		{askDB, []string{"requestSubmit", "responseSchema", `"kvGet"`, "lastInsertRowid"}, []string{"injects credentials", `"snug:save-file-result"`, `"snug:open-url-request"`, "not following"}},
 		{variant(t, "snug", "ask", "openUrl"), []string{"responseSchema", `"snug:open-url-request"`, `"snug:open-url-result"`, "not following"}, []string{`"kvGet"`, "createObjectURL"}},
 		{variant(t, "mcp", "openUrl"), []string{`"snug:open-url-request"`, "not following"}, []string{"responseSchema", "THREAD_CONFLICT"}},
 		{mcpAsk, []string{"responseSchema"}, []string{`"kvGet"`, "THREAD_CONFLICT", "```"}},
@@ -100,8 +100,15 @@ func TestRuntimeBudgets(t *testing.T) {
 			}
 		}
 	}
-	if all := variant(t, "snug", "ask", "db", "net", "openUrl", "saveFile", "onPartial"); !bytes.Equal(all, Injected(Script)) {
-		t.Error("every member should give dist/snug.js itself")
+	if all := variant(t, "snug", "ask", "db", "net", "openUrl", "saveFile", "onPartial", "forms"); !bytes.Equal(all, Injected(Script)) {
+		t.Error("every member and the forms should give dist/snug.js itself")
+	}
+	// The forms come before the runtime, as they ran before it in the full one.
+	if !bytes.HasPrefix(askDB, Injected(Forms)) || !bytes.Contains(Injected(Script), []byte("requestSubmit")) || !bytes.Contains(Injected(ScriptMCP), []byte("requestSubmit")) {
+		t.Error("the forms are not before a runtime asked for with them, or a full runtime lacks them")
+	}
+	if all := variant(t, "mcp", "ask", "db", "net", "openUrl", "saveFile", "onPartial"); bytes.Equal(all, Injected(ScriptMCP)) || bytes.Contains(all, []byte("requestSubmit")) {
+		t.Error("every member without the forms should give a runtime without them")
 	}
 	if TargetOf(append(append([]byte("<script>"), ask...), "</script>"...)) != "snug" || TargetOf(mcpAsk) != "mcp" || TargetOf([]byte("<p>x")) != "" {
 		t.Error("TargetOf does not name the runtime a page carries")

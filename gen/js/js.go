@@ -46,6 +46,7 @@ const (
 	PathScript    = "runtime-js/dist/snug.js"
 	PathScriptMCP = "runtime-js/dist/snug-mcp.js"
 	PathModals    = "runtime-js/dist/modals.js"
+	PathForms     = "runtime-js/dist/forms.js"
 )
 
 // frameRuleIDs are the frame-level rules runtime-js/src/check.js applies by id.
@@ -101,6 +102,9 @@ func Generate(m *model.Model, root fs.FS) ([]model.File, error) {
 		// appended by snuggen build to the Snug runtime of an app that
 		// uses them.
 		{"src/index-modals.js", PathModals},
+		// The page's forms, which the full runtimes carry and snuggen build
+		// puts before a tree-shaken runtime of an app that may have a form.
+		{"src/forms.js", PathForms},
 	} {
 		script, err := bundle(srcFiles, bundleOptions{entry: b.entry, format: api.FormatIIFE, minify: true, banner: Header})
 		if err != nil {

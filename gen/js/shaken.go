@@ -13,9 +13,11 @@ import (
 )
 
 // DirShaken holds the tree-shaken runtimes: one bundle per target and per
-// set of capability members an app may use, short of all of them (that one
-// is dist/snug.js or dist/snug-mcp.js). snuggen build injects the one that
-// matches what the app references (pack: the runtime an app pays for).
+// set of capability members an app may use, none with the page's forms
+// (dist/forms.js, which snuggen build puts before one when the page may
+// have a form; dist/snug.js and dist/snug-mcp.js have every member and the
+// forms). snuggen build injects the one that matches what the app
+// references (pack: the runtime an app pays for).
 const DirShaken = "runtime-js/dist/shaken/"
 
 // ShakeMembers are the runtime's capability members, each a separate export
@@ -72,7 +74,7 @@ func ShakenName(target string, mask int) string {
 	return target + "-" + strings.Join(parts, "-") + ".js"
 }
 
-// shaken bundles every variant but the full one of each target.
+// shaken bundles every variant of each target, all without the forms.
 func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error) {
 	acceptor := map[string]string{}
 	for _, a := range d.Accepts {
@@ -114,7 +116,7 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 	}
 	var jobs []job
 	for _, target := range ShakenTargets {
-		for mask := 0; mask < full; mask++ {
+		for mask := 0; mask <= full; mask++ {
 			var imports, global, withs, types []string
 			types = append(types, base...)
 			wraps := map[string]string{} // member → its wrapped form

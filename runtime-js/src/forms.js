@@ -1,0 +1,37 @@
+// The page's forms, a part of the runtime apart from the snug global: the
+// full runtimes (index.js, index-mcp.js) import it, and snuggen build puts
+// dist/forms.js before a tree-shaken runtime when the page may have a form
+// (pack: mayForm). It uses nothing of the runtime, and runs before it, as it
+// did when it was a part of snug.js.
+//
+// Without allow-forms the sandbox drops every form submission, and Chromium
+// fires no "submit" event either, so forms written for the open web do
+// nothing. The runtime fires the event itself, after the browser's own
+// validity check, for the ways a user submits: a submit button's click
+// (Enter in a field clicks the form's default button), Enter in a form that
+// has no submit button, and requestSubmit(). The browser's own submission is
+// stopped: the sandbox would only refuse it with a console error ("Blocked
+// form submission"), and a host whose sandbox allows forms, as some MCP
+// Apps hosts' do, would deliver a second "submit" and navigate the frame.
+// (A <form method="dialog"> closing its <dialog> is in modals.js.)
+const submit = (form, submitter, e) => {
+  e?.preventDefault();
+  (form.noValidate || submitter?.formNoValidate || form.reportValidity()) &&
+    form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
+};
+addEventListener("click", (e) => {
+  const b = e.target.closest?.("button,input");
+  if (b?.form && b.type == "submit" && !e.defaultPrevented) submit(b.form, b, e);
+});
+addEventListener("keydown", (e) => {
+  const t = e.target;
+  if (e.key == "Enter" && t.form && t.tagName == "INPUT" && !t.form.querySelector("[type=submit],button:not([type])"))
+    submit(t.form, null, e);
+});
+// The browser's own submit event (a sandbox that allows forms, as some MCP
+// Apps hosts' do, fires one after ours for Enter in a form without a
+// button) is stopped before the app sees it, and its navigation with it.
+addEventListener("submit", (e) => e.isTrusted && (e.preventDefault(), e.stopImmediatePropagation()), true);
+HTMLFormElement.prototype.requestSubmit = function (s) {
+  submit(this, s);
+};
