@@ -2,6 +2,7 @@ package runtimejs
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -114,5 +115,26 @@ func TestRuntimeBudgets(t *testing.T) {
 	}
 	if TargetOf(append(append([]byte("<script>"), ask...), "</script>"...)) != "snug" || TargetOf(mcpAsk) != "mcp" || TargetOf([]byte("<p>x")) != "" {
 		t.Error("TargetOf does not name the runtime a page carries")
+	}
+}
+
+// TestRuntimeParts logs what each member and the forms cost (go test
+// ./runtime-js -run RuntimeParts -v: docs/decisions.md's floors), as the
+// bytes it adds to the base and the bytes the full runtime loses without
+// it, and checks that each is a part of its own: a runtime without it is
+// smaller.
+func TestRuntimeParts(t *testing.T) {
+	all := []string{"ask", "db", "net", "openUrl", "saveFile", "onPartial", "forms"}
+	for _, target := range []string{"snug", "mcp"} {
+		size := func(ms ...string) int { return gzipped(t, variant(t, target, ms...)) }
+		full, base := size(all...), size()
+		t.Logf("%s: full %d B, base %d B, ask %d B, ask + db %d B, ask + db + forms %d B", target, full, base, size("ask"), size("ask", "db"), size("ask", "db", "forms"))
+		for _, m := range all {
+			without := size(slices.DeleteFunc(slices.Clone(all), func(x string) bool { return x == m })...)
+			t.Logf("%s: %-9s full without it %5d B (-%4d), base with it %5d B (+%4d)", target, m, without, full-without, size(m), size(m)-base)
+			if without >= full {
+				t.Errorf("%s: the runtime without %s is no smaller (%d B, full %d B)", target, m, without, full)
+			}
+		}
 	}
 }
