@@ -145,7 +145,7 @@ func (c *conn) write() {
 			c.ws.CloseNow() // ends the read loop too
 			return
 		}
-		c.q.written()
+		c.q.written(items)
 	}
 }
 

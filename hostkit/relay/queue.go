@@ -34,6 +34,9 @@ type queue struct {
 	slots   map[string]*slotQueue
 	ended   []string // slots ended since the writer last took
 	busy    bool     // the writer is writing what it took
+	// spare is the slice the writer wrote last, given back for the next
+	// messages while a writer runs (an idle connection keeps none).
+	spare []qitem
 	closed  bool
 	wake    chan struct{}
 
@@ -163,6 +166,9 @@ func (q *queue) pushItem(it qitem) bool {
 		}
 		sq.bytes += size
 	}
+	if q.items == nil {
+		q.items, q.spare = q.spare, nil
+	}
 	q.items = append(q.items, it)
 	q.bytes += size
 	q.mu.Unlock()
@@ -283,7 +289,7 @@ func (q *queue) next() (items []qitem, ended []string, done, final bool) {
 		items, ended = q.takeLocked()
 		return items, ended, false, false
 	}
-	q.busy, q.running = false, false
+	q.busy, q.running, q.spare = false, false, nil
 	if q.closed {
 		q.finished = true
 	}
@@ -311,12 +317,20 @@ func (q *queue) takeLocked() (items []qitem, ended []string) {
 	return items, ended
 }
 
-// written reports that the writer wrote everything it took.
-func (q *queue) written() {
+// written reports that the writer wrote everything it took, and gives the
+// items' slice back for reuse.
+func (q *queue) written(items []qitem) {
+	clear(items)
 	q.mu.Lock()
 	q.busy = false
+	if cap(items) <= maxSpare {
+		q.spare = items[:0]
+	}
 	q.mu.Unlock()
 }
+
+// maxSpare bounds the slice a queue keeps for reuse.
+const maxSpare = 256
 
 // sizeText writes n bytes as "N MiB", or as bytes when it is not whole MiB.
 func sizeText(n int64) string {

@@ -38,7 +38,7 @@ func TestQueueCoalescesInPlace(t *testing.T) {
 	q.pushSlot("b", s, []byte("b:r1:2"))
 	q.push([]byte("apps"))
 	msgs, ended, ok := q.take()
-	q.written()
+	q.written(nil)
 	if want := "a:r1:22 i:r1:2 b:r1:2 a:r2:1 a:r1:end apps"; !ok || texts(msgs) != want || len(ended) != 0 {
 		t.Fatalf("took %q (ended %v), want %q", texts(msgs), ended, want)
 	}
@@ -51,7 +51,7 @@ func TestQueueCoalescesInPlace(t *testing.T) {
 	if texts(msgs) != "a:r3:1" || texts(more) != "a:r3:3" {
 		t.Fatalf("took %q then %q", texts(msgs), texts(more))
 	}
-	q.written()
+	q.written(nil)
 	// With the writer idle, a slot with much waiting is coalesced too.
 	big := make([]byte, coalesceAfter)
 	q.pushSlot("a", coalesceKey{rid: "r4"}, big)
