@@ -168,6 +168,9 @@ func (q *queue) pushItem(it qitem) bool {
 	}
 	if q.items == nil {
 		q.items, q.spare = q.spare, nil
+		if q.items == nil {
+			q.items = make([]qitem, 0, firstItems)
+		}
 	}
 	q.items = append(q.items, it)
 	q.bytes += size
@@ -329,8 +332,13 @@ func (q *queue) written(items []qitem) {
 	q.mu.Unlock()
 }
 
-// maxSpare bounds the slice a queue keeps for reuse.
-const maxSpare = 256
+// maxSpare bounds the slice a queue keeps for reuse; firstItems is the
+// room a drain starts with (a round trip with the inspector on is three
+// messages, a streamed answer more).
+const (
+	maxSpare   = 256
+	firstItems = 8
+)
 
 // sizeText writes n bytes as "N MiB", or as bytes when it is not whole MiB.
 func sizeText(n int64) string {
