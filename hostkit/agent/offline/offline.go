@@ -123,7 +123,9 @@ func answer(ctx context.Context, req agent.Completion) (string, error) {
 		if action != "" {
 			msg = fmt.Sprintf("Mock agent reply (offline, no model) to %q.", action)
 		}
-		data = mustJSON(map[string]string{"message": msg})
+		data = mustJSON(struct {
+			Message string `json:"message"`
+		}{msg}) // the bytes of map[string]string{"message": msg}, without the map
 	}
 	return string(data), nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -302,6 +303,32 @@ func TestBridgeEnvelopeIsDetect(t *testing.T) {
 		withoutEnv, err2 := offline.Answer(got)
 		if withEnv != withoutEnv || err1 != nil || err2 != nil {
 			t.Errorf("%+v: answer with the envelope %q (%v), by Detect %q (%v)", c, withEnv, err1, withoutEnv, err2)
+		}
+	}
+}
+
+// TestMessageAnswerIsTheMapsJSON: without a schema the answer is
+// {"message": …} written as encoding/json writes that map without HTML
+// escaping, whatever the action holds.
+func TestMessageAnswerIsTheMapsJSON(t *testing.T) {
+	for _, action := range []string{"summarize", `say "hi" <b>&amp;</b>`, "ctl\x01 é 😀 \u2028"} {
+		req := completion(t, "r", `{"a":1}`, "")
+		env, ok := agent.Detect(req.User)
+		if !ok {
+			t.Fatal("no envelope")
+		}
+		env.Action = action
+		req.Envelope = env
+		got, err := offline.Answer(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]string{"message": "Mock agent reply (offline, no model) to " + strconv.Quote(action) + "."})
+		if want := strings.TrimSuffix(buf.String(), "\n"); got != want {
+			t.Errorf("%q: answered %s, want %s", action, got, want)
 		}
 	}
 }
