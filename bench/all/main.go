@@ -408,6 +408,14 @@ func goBenchRows(root string) {
 	p99 := r["BenchmarkAppMessage/mock-1000-paced"].med("p99-ms")
 	rate := r["BenchmarkAppMessage/mock-1000-paced"].med("asks/s")
 	add(row{"app-message at saturation, 100 instances, mock agent (inspector off / on)", fmt.Sprintf("%.1fk / %.1fk asks/s", satOff/1000, satOn/1000), "issue 16 measured ≈ 10k asks/s", fmt.Sprintf("%.2f×", satOff/10000), "≥ 2× (20k asks/s)", verdict(satOff >= 20000), ""})
+	// The issue measured its ≈ 10k asks/s beside a bare echo of 124k msg/s;
+	// this machine's echo is slower, so the goal is also read as a ratio to
+	// the echo of this run (BenchmarkEcho/ws-16, above): 2× the issue's.
+	if echo16 > 0 && satOff > 0 {
+		const issueRatio = 10000.0 / 124000
+		a, b := satOff/echo16, satOn/echo16
+		add(row{"app-message at saturation over this run's echo (inspector off / on)", fmt.Sprintf("%.3f / %.3f", a, b), fmt.Sprintf("issue 16: 10k asks/s over echo 124k msg/s = %.3f", issueRatio), fmt.Sprintf("%.2f× / %.2f×", a/issueRatio, b/issueRatio), "≥ 2× the issue's ratio", verdict(a >= 2*issueRatio), ""})
+	}
 	add(row{"app-message p99, 1,000 instances at 1,000 asks/s", fmt.Sprintf("%.2f ms (%.0f asks/s)", p99, rate), "", "", "< 5 ms", verdict(p99 > 0 && p99 < 5), ""})
 	r = goBench(root, pkg, `^BenchmarkIdleConn$`, "1x", *count)
 	ic := r["BenchmarkIdleConn"]
