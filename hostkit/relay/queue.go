@@ -36,9 +36,9 @@ type queue struct {
 	busy    bool     // the writer is writing what it took
 	// spare is the slice the writer wrote last, given back for the next
 	// messages while a writer runs (an idle connection keeps none).
-	spare []qitem
-	closed  bool
-	wake    chan struct{}
+	spare  []qitem
+	closed bool
+	wake   chan struct{}
 
 	// start runs a writer (conn.write) on a goroutine of its own. A writer
 	// runs only while there is something to write: an idle connection has
