@@ -333,6 +333,24 @@ test("an unknown code renders as HOST_ERROR and keeps its retryable flag", async
   }
 });
 
+test("a tree-shaken runtime knows the core registry and its members' own (R5)", async () => {
+  // An app without db never gets a db answer: a DB_ code on its ask is a
+  // code it does not know. With db, and in the full runtime, it is known.
+  for (const [runtime, known] of [["shaken/snug-ask.js", false], ["shaken/snug-ask-db.js", true], ["snug.js", true]]) {
+    const env = await connected({ runtime });
+    for (const code of ["THREAD_CONFLICT", "DB_TIMEOUT", "NET_SSRF_BLOCKED"]) {
+      const p = env.snug.ask("x");
+      const want = code == "THREAD_CONFLICT" || (code == "DB_TIMEOUT" && known) || (code == "NET_SSRF_BLOCKED" && runtime == "snug.js") ? code : "HOST_ERROR";
+      const r = rejects(p, want);
+      const m = await env.next("snug:app-message");
+      await env.send({ v: 1, type: "snug:app-response", requestId: m.requestId, ok: false, error: { code, message: "m", retryable: true } });
+      const e = await r;
+      assert.equal(e.hostCode, code, runtime);
+      assert.equal(e.retryable, true, runtime);
+    }
+  }
+});
+
 test("aborting the signal sends app-cancel and rejects with CANCELLED", async () => {
   const env = await connected();
   const ac = new AbortController();
