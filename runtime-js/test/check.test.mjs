@@ -219,3 +219,19 @@ test("the acceptors agree with the full validator on host→app frames", () => {
     assert.equal(HOST_TO_APP[f.type](f), full, JSON.stringify(f));
   }
 });
+
+test("the registries and size-class constants are the registry and sizeClass, split", async () => {
+  const c = await import("../gen/constants.mjs");
+  const registries = Object.keys(c).filter((k) => /^CODES_[A-Z]+$/.test(k) && k != "CODES_KNOWN");
+  assert.deepEqual(registries.sort(), ["CODES_CORE", "CODES_DB", "CODES_NET"]);
+  const union = registries.flatMap((k) => c[k].split(" "));
+  assert.deepEqual([...union].sort(), [...c.CODES].sort());
+  assert.equal(new Set(union).size, union.length, "a code is in two registries");
+  assert.equal(c.CODES_KNOWN, c.CODES.join(" "));
+  assert.ok(c.CODES_CORE.split(" ").every((code) => !/^(NET|DB)_/.test(code)));
+  const { APP_TO_HOST } = await import("../gen/validate.mjs");
+  for (const type of Object.keys(APP_TO_HOST)) {
+    const name = "MAX_BYTES_" + type.slice(5).toUpperCase().replace(/-/g, "_");
+    assert.equal(c[name], c.sizeClass(type), name);
+  }
+});
