@@ -10,8 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/jsonscan"
 )
@@ -87,7 +85,7 @@ func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMes
 		}
 		if sch != nil {
 			if err := sch.Validate(m, v); err != nil {
-				var ve *jsonschema.ValidationError
+				var ve *ValidationError
 				var ne *NumberError
 				if !errors.As(err, &ve) && !errors.As(err, &ne) {
 					panic(spent{err}) // the budget or the context
@@ -161,20 +159,16 @@ func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMes
 }
 
 func violationReason(err error) string {
-	var ve *jsonschema.ValidationError
+	var ve *ValidationError
 	if errors.As(err, &ve) {
-		// The innermost cause names the failing keyword and location.
-		for len(ve.Causes) > 0 {
-			ve = ve.Causes[0]
-		}
 		loc := ve.InstanceLocation
 		if loc == "" {
 			loc = "/"
 		}
 		msg := ve.Message
 		if len(msg) > 300 {
-			// The validator quotes the value: keep its start and the
-			// verdict after it ("… is not valid \"date-time\"").
+			// Keep the start and the verdict after a quoted value
+			// ("… is not valid \"date-time\"").
 			msg = msg[:120] + "…" + msg[len(msg)-120:]
 			msg = strings.ToValidUTF8(msg, "")
 		}

@@ -11,13 +11,12 @@ import (
 	"io"
 	"net/url"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unsafe"
-
-	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // Limits on a responseSchema, checked before it is compiled. An app's
@@ -125,17 +124,12 @@ func (m *Meter) Charge(units int64) error {
 	return err
 }
 
-// Schema is a compiled responseSchema whose validations are metered.
-// Validations of one Schema run one at a time (the validator's hooks find
-// the running validation's Meter on the Schema); a validation waiting its
-// turn ends with its Meter's context.
+// Schema is a compiled responseSchema whose validations are metered (each
+// by its own Meter; validations may run at once).
 type Schema struct {
-	compiled  *jsonschema.Schema
+	root      *snode
+	track     bool // some subschema has unevaluatedProperties or unevaluatedItems
 	hasUnique bool
-	formats   map[string]string // meter format → the node's own format, for messages
-
-	turn  chan struct{} // one slot: held by the validation running now
-	meter *Meter        // that validation's meter
 }
 
 // SchemaError means a responseSchema is not a usable JSON Schema: it does
@@ -144,10 +138,6 @@ type SchemaError struct{ Err error }
 
 func (e *SchemaError) Error() string { return "responseSchema: " + e.Err.Error() }
 func (e *SchemaError) Unwrap() error { return e.Err }
-
-// schemaURL is the in-memory address a responseSchema compiles under.
-// Nothing outside the schema itself can be loaded: see CompileSchema.
-const schemaURL = "snug:///response-schema.json"
 
 // maxCachedSchemas bounds the compiled-schema cache (least recently used
 // out).
@@ -164,8 +154,9 @@ type cacheEntry struct {
 	s   *Schema
 }
 
-// CompileSchema checks a responseSchema against the limits above, then
-// compiles it with santhosh-tekuri/jsonschema/v5. A $ref must be a JSON
+// CompileSchema checks a responseSchema against the limits above and its
+// draft's meta-schema, then compiles it for the host's own validator
+// (validate.go), whose verdicts are santhosh-tekuri/jsonschema/v5's. A $ref must be a JSON
 // pointer into the schema itself ("#/$defs/item"): nothing outside it is
 // loaded (an app's schema must not make the host read files or fetch URLs),
 // and $id below the root, anchors and dynamic references are refused.
@@ -200,21 +191,31 @@ func CompileSchema(schema json.RawMessage) (*Schema, error) {
 }
 
 func compileSchema(raw json.RawMessage) (*Schema, error) {
+	doc, w, err := walkSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	return compileWalked(doc, w)
+}
+
+// walkSchema decodes a responseSchema and checks it against the host's
+// limits and reference rules (not yet against its draft's meta-schema).
+func walkSchema(raw json.RawMessage) (any, *walker, error) {
 	if len(raw) > MaxSchemaBytes {
-		return nil, fmt.Errorf("the schema is %d bytes; the host accepts at most %d", len(raw), MaxSchemaBytes)
+		return nil, nil, fmt.Errorf("the schema is %d bytes; the host accepts at most %d", len(raw), MaxSchemaBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
+		return nil, nil, fmt.Errorf("not JSON: %w", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("not one JSON value")
+		return nil, nil, errors.New("not one JSON value")
 	}
 	w := &walker{byPtr: map[string]int{}}
 	if err := w.values(doc, 0); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if m, ok := doc.(map[string]any); ok {
 		if v, ok := m["$schema"].(string); ok {
@@ -222,96 +223,99 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 		}
 	}
 	if err := w.schema(doc, "", true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, r := range w.refs {
 		if err := w.checkRef(r); err != nil {
+			return nil, nil, err
+		}
+	}
+	return doc, w, nil
+}
+
+// compileWalked compiles a schema walkSchema accepted.
+func compileWalked(doc any, w *walker) (*Schema, error) {
+	d := draft(2020)
+	if m, ok := doc.(map[string]any); ok {
+		if v, ok := m["$schema"]; ok {
+			sv, _ := v.(string)
+			if d, ok = draftOf(sv); !ok {
+				return nil, fmt.Errorf("$schema %q: the host knows drafts 2020-12, 2019-09, 07, 06 and 04 (\"https://json-schema.org/draft/2020-12/schema\")", sv)
+			}
+		}
+	}
+	if err := metaCheck(doc, d, ""); err != nil {
+		return nil, err
+	}
+	if m, ok := doc.(map[string]any); ok && d >= 2019 {
+		if err := checkVocabulary(m, d); err != nil {
 			return nil, err
 		}
 	}
-
-	s := &Schema{formats: map[string]string{}, turn: make(chan struct{}, 1)}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat = true // the meter's formats must run; each decides about its node's own format
-	c.LoadURL = func(u string) (io.ReadCloser, error) {
-		return nil, fmt.Errorf("refusing to load %q: a responseSchema must be self-contained", u)
-	}
-	assertOwn := oldDraft(w.draft)
-	for i, n := range w.nodes {
-		name := "snug-meter-" + strconv.Itoa(i)
-		n.m["format"] = name
-		if n.cost.unique {
-			s.hasUnique = true
-		}
-		if n.cost.format != "" {
-			s.formats[name] = n.cost.format
-		}
-		c.Formats[name] = s.nodeFormat(n.cost, assertOwn)
-	}
-	rewritten, err := json.Marshal(doc)
+	c := &compiler{d: d, root: doc, assertFm: d < 2019, byPtr: map[string]*snode{}, metaDone: map[string]bool{}}
+	c.standard(doc, "")
+	root, err := c.node("")
 	if err != nil {
 		return nil, err
 	}
-	if err := c.AddResource(schemaURL, bytes.NewReader(rewritten)); err != nil {
+	if err := c.checkLoops(root); err != nil {
 		return nil, err
 	}
-	if s.compiled, err = c.Compile(schemaURL); err != nil {
-		return nil, errors.New(s.plainFormats(err.Error()))
+	s := &Schema{root: root, track: c.track}
+	for i, n := range w.nodes {
+		if cn := c.byPtr[w.ptrs[i]]; cn != nil {
+			cn.cost = n.cost
+		}
+		if n.cost.unique {
+			s.hasUnique = true
+		}
 	}
 	return s, nil
 }
 
-// oldDraft reports whether $schema names a draft before 2019-09, where
-// format is an assertion (later drafts make it an annotation).
-func oldDraft(schema string) bool {
-	for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
-		if strings.Contains(schema, d) {
-			return true
+// checkVocabulary refuses a $vocabulary that requires a vocabulary the
+// draft does not have.
+func checkVocabulary(m map[string]any, d draft) error {
+	vocab, ok := m["$vocabulary"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	base := "https://json-schema.org/draft/2020-12/vocab/"
+	names := []string{"core", "applicator", "unevaluated", "validation", "meta-data", "format-annotation", "format-assertion", "content"}
+	if d == 2019 {
+		base = "https://json-schema.org/draft/2019-09/vocab/"
+		names = []string{"core", "applicator", "validation", "meta-data", "format", "content"}
+	}
+	for _, u := range sortedKeys(vocab) {
+		if req, _ := vocab[u].(bool); !req {
+			continue
+		}
+		name, ok := strings.CutPrefix(u, base)
+		if !ok || !slices.Contains(names, name) {
+			return fmt.Errorf("$vocabulary: the host does not know the vocabulary %q", u)
 		}
 	}
-	return false
-}
-
-// nodeFormat is the format function standing for one schema object: the
-// validator calls it each time the object is applied to a value, before
-// the object's own checks, so it charges their cost to the running meter;
-// then it checks the object's own format where the draft asserts it.
-func (s *Schema) nodeFormat(c nodeCost, assertOwn bool) func(any) bool {
-	var own func(any) bool
-	if assertOwn && c.format != "" {
-		own = jsonschema.Formats[c.format]
-		if c.format == "regex" {
-			own = isBoundedRegex
-		}
-	}
-	return func(v any) bool {
-		s.meter.charge(c.of(v, s.meter))
-		return own == nil || own(v)
-	}
+	return nil
 }
 
 // Validate checks v (decoded with UseNumber) against s within m's budget.
-// A budget or context that runs out is an error wrapping ErrValidationBudget
-// or the context's cause; a number beyond the bounds the validator handles
-// cheaply is refused before validating.
+// A reply that does not match is a *ValidationError; a budget or context
+// that runs out is an error wrapping ErrValidationBudget or the context's
+// cause; a number beyond the bounds the validator handles cheaply is
+// refused (*NumberError) before validating.
 func (s *Schema) Validate(m *Meter, v any) (err error) {
 	if err := checkNumbers(v, 0); err != nil {
 		return err
 	}
-	select {
-	case s.turn <- struct{}{}:
-	case <-m.ctx.Done():
+	if err := m.ctx.Err(); err != nil {
 		return context.Cause(m.ctx)
 	}
-	defer func() { <-s.turn }()
 	m.sizes = nil
 	if s.hasUnique {
 		m.sizes = map[unsafe.Pointer]int64{}
 		arraySizes(v, m.sizes)
 	}
-	s.meter = m
 	defer func() {
-		s.meter = nil
 		if r := recover(); r != nil {
 			ms, ok := r.(meterStop)
 			if !ok {
@@ -320,33 +324,11 @@ func (s *Schema) Validate(m *Meter, v any) (err error) {
 			err = ms.err
 		}
 	}()
-	if err := s.compiled.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			s.plainFormatsIn(ve)
-		}
-		return err
+	x := &validation{s: s, m: m, track: s.track}
+	if _, verr := x.apply(s.root, v, ""); verr != nil {
+		return verr
 	}
 	return nil
-}
-
-// plainFormats replaces the meter's format names in a message with the
-// schema's own formats (or "format").
-func (s *Schema) plainFormats(msg string) string {
-	if !strings.Contains(msg, "snug-meter-") {
-		return msg
-	}
-	for name, own := range s.formats {
-		msg = strings.ReplaceAll(msg, name, own)
-	}
-	return msg
-}
-
-func (s *Schema) plainFormatsIn(ve *jsonschema.ValidationError) {
-	ve.Message = s.plainFormats(ve.Message)
-	for _, c := range ve.Causes {
-		s.plainFormatsIn(c)
-	}
 }
 
 // nodeCost is what one schema object's own checks cost, per value.
@@ -468,16 +450,6 @@ func checkNumber(text string) error {
 	return nil
 }
 
-// isBoundedRegex is the "regex" format (asserted by drafts before 2019-09)
-// within the pattern limits: the value is compiled as a regular expression.
-func isBoundedRegex(v any) bool {
-	s, ok := v.(string)
-	if !ok {
-		return true
-	}
-	return checkPattern(s) == nil
-}
-
 // checkPattern parses a pattern as the validator will (Go's RE2 syntax) and
 // bounds its size.
 func checkPattern(p string) error {
@@ -528,6 +500,7 @@ func progSize(re *syntax.Regexp) int {
 type walker struct {
 	draft string
 	nodes []node
+	ptrs  []string       // each node's JSON pointer
 	byPtr map[string]int // JSON pointer of each schema position → index in nodes (-1 for a boolean)
 	refs  []ref
 	count int // JSON values seen
@@ -664,6 +637,7 @@ func (w *walker) schema(v any, ptr string, root bool) error {
 			}
 		}
 		w.nodes = append(w.nodes, n)
+		w.ptrs = append(w.ptrs, ptr)
 
 		for _, k := range schemaKeywords {
 			if sub, ok := v[k]; ok {

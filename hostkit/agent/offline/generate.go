@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/snuggen/snuggen/hostkit/agent"
 )
 
@@ -113,7 +111,7 @@ func GenerateContext(ctx context.Context, schema json.RawMessage, seed uint64, a
 		if lastErr = sch.Validate(meter, inst); lastErr == nil {
 			return raw, nil
 		}
-		var ve *jsonschema.ValidationError
+		var ve *agent.ValidationError
 		if !errors.As(lastErr, &ve) {
 			if ctx.Err() != nil {
 				return nil, context.Cause(ctx)
