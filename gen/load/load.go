@@ -1,7 +1,8 @@
 // Package load reads schemas/ (the frame schemas and rules.json) into the
 // plain model of gen/model and checks it: every schema is well-formed JSON
-// using only the keywords the generator understands, compiles with
-// santhosh-tekuri/jsonschema/v5 (draft 2020-12), every frame type in
+// using only the keywords the generator understands, each with a value the
+// JSON Schema 2020-12 meta-schema allows (santhosh-tekuri/jsonschema/v5
+// checks schemas/ in this package's tests), every frame type in
 // rules.json has a schema and every schema is used. Every problem is
 // collected as a Diagnostic pointing at a file, line, column and JSON
 // pointer, printed like a compiler. It reads only; it never writes.
@@ -12,16 +13,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"net/url"
 	"path"
 	"regexp/syntax"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/snuggen/snuggen/gen/model"
 )
@@ -94,13 +93,17 @@ func Load(fsys fs.FS, prefix string) (*model.Model, error) {
 	if rf == nil || len(l.diags) > 0 {
 		return nil, l.diags
 	}
+	for _, n := range names {
+		if f := l.files[n]; f != nil && f.root.kind == 'o' {
+			l.checkShapes(f, "", f.root, true)
+		}
+	}
 	m := l.build(rf)
 	if m == nil {
 		// rules.json could not be read: which schemas it names is unknown,
 		// so no schema is reported unused.
 		return nil, l.diags
 	}
-	l.compileAll(names)
 	for _, n := range names {
 		if !l.used[n] && l.files[n] != nil {
 			l.errAt(n, "", "schema file is not used by rules.json (no frame, errorSchema or envelopeSchema names it)", "add it to rules.json frames or remove it")
@@ -117,6 +120,9 @@ func Load(fsys fs.FS, prefix string) (*model.Model, error) {
 			}
 			return a.Col < b.Col
 		})
+		// The shape check and the model's reading may both report one
+		// problem: once is enough.
+		l.diags = slices.CompactFunc(l.diags, func(a, b Diagnostic) bool { return a == b })
 		return nil, l.diags
 	}
 	return m, nil
@@ -156,32 +162,86 @@ func (l *loader) errAt(name, ptr, msg, suggestion string) {
 	l.diags = append(l.diags, d)
 }
 
-// compileAll compiles every schema with jsonschema/v5, which also checks it
-// against the draft 2020-12 meta-schema.
-func (l *loader) compileAll(names []string) {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.LoadURL = func(s string) (io.ReadCloser, error) {
-		return nil, fmt.Errorf("schema %s is not in schemas/ (remote references are not loaded)", s)
+// checkShapes checks the value of every keyword the generator knows, in
+// every subschema of a schema file, the way the JSON Schema 2020-12
+// meta-schema does (and a little more strictly: $schema and $id only at a
+// file's root), so that a schema the generator would misread is refused
+// with its file and line.
+func (l *loader) checkShapes(sf *file, ptr string, n *node, root bool) {
+	bad := func(key, msg string) { l.errAt(sf.name, ptr+"/"+escape(key), msg, "") }
+	if n.kind != 'o' {
+		if n.kind != 'b' {
+			l.errAt(sf.name, ptr, "a schema here must be an object", "")
+		}
+		return
 	}
-	ids := map[string]string{}
-	for _, n := range names {
-		f := l.files[n]
-		if f == nil {
-			continue
-		}
-		id := schemaID(f, n)
-		ids[n] = id
-		if err := c.AddResource(id, bytes.NewReader(f.data)); err != nil {
-			l.errAt(n, "", "jsonschema: "+err.Error(), "")
-		}
-	}
-	for _, n := range names {
-		if ids[n] == "" {
-			continue
-		}
-		if _, err := c.Compile(ids[n]); err != nil {
-			l.compileError(n, err)
+	sub := func(key string, x *node) { l.checkShapes(sf, ptr+"/"+escape(key), x, false) }
+	for _, m := range n.members {
+		x := m.val
+		switch m.key {
+		case "$schema":
+			if !root || x.kind != 's' || x.str != "https://json-schema.org/draft/2020-12/schema" {
+				bad(m.key, `$schema must be "https://json-schema.org/draft/2020-12/schema", at a file's root`)
+			}
+		case "$id":
+			u, err := url.Parse(x.str)
+			if !root || x.kind != 's' || err != nil || !u.IsAbs() || u.Fragment != "" || strings.Contains(x.str, "#") {
+				bad(m.key, "$id must be an absolute URI without a fragment, at a file's root")
+			}
+		case "$comment", "title", "description", "contentEncoding", "pattern":
+			if x.kind != 's' {
+				bad(m.key, m.key+" must be a string")
+			}
+		case "examples":
+			if x.kind != 'a' {
+				bad(m.key, "examples must be an array")
+			}
+		case "enum":
+			if x.kind != 'a' || len(x.items) == 0 {
+				bad(m.key, "enum must be a non-empty array")
+			}
+		case "type":
+			if x.kind == 'a' && len(x.items) == 0 || x.kind != 'a' && x.kind != 's' {
+				bad(m.key, "type must be a type name or a non-empty array of them")
+			}
+			for _, t := range x.items {
+				if t.kind != 's' {
+					bad(m.key, "type must be a type name or a non-empty array of them")
+					break
+				}
+			}
+		case "required":
+			seen := map[string]bool{}
+			for _, r := range x.items {
+				if r.kind != 's' || seen[r.str] {
+					bad(m.key, "required must be an array of distinct property names")
+					break
+				}
+				seen[r.str] = true
+			}
+			if x.kind != 'a' {
+				bad(m.key, "required must be an array of distinct property names")
+			}
+		case "minLength", "maxLength", "minItems", "maxItems", "maxProperties":
+			if v, err := strconv.Atoi(x.num); x.kind != 'n' || err != nil || v < 0 {
+				bad(m.key, m.key+" must be a non-negative integer")
+			}
+		case "properties":
+			if x.kind != 'o' {
+				bad(m.key, "properties must be an object of schemas")
+			}
+			for _, p := range x.members {
+				l.checkShapes(sf, ptr+"/properties/"+escape(p.key), p.val, false)
+			}
+		case "additionalProperties", "propertyNames", "items", "if", "then":
+			sub(m.key, x)
+		case "allOf":
+			if x.kind != 'a' || len(x.items) == 0 {
+				bad(m.key, "allOf must be a non-empty array of schemas")
+			}
+			for i, s := range x.items {
+				l.checkShapes(sf, ptr+"/allOf/"+strconv.Itoa(i), s, false)
+			}
 		}
 	}
 }
@@ -191,33 +251,6 @@ func schemaID(f *file, name string) string {
 		return id.str
 	}
 	return "file:///schemas/" + name
-}
-
-func (l *loader) compileError(name string, err error) {
-	var se *jsonschema.SchemaError
-	if errors.As(err, &se) {
-		var ve *jsonschema.ValidationError
-		if errors.As(se.Err, &ve) {
-			for _, leaf := range leaves(ve) {
-				l.errAt(name, leaf.InstanceLocation, "jsonschema: "+leaf.Message, "")
-			}
-			return
-		}
-		l.errAt(name, "", "jsonschema: "+se.Err.Error(), "")
-		return
-	}
-	l.errAt(name, "", "jsonschema: "+err.Error(), "")
-}
-
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
 }
 
 // rulesDoc mirrors rules.json; unknown keys are diagnosed.
