@@ -35,11 +35,12 @@ func allOfBomb(n int) string {
 }
 
 // refChain is a small schema whose check of any value makes 2^depth
-// evaluations.
+// evaluations (allOf: every branch is checked, valid or not; anyOf would
+// stop at the first branch a valid value matches).
 func refChain(depth int) string {
 	defs := []string{`"l0":{"type":"string"}`}
 	for i := 1; i <= depth; i++ {
-		defs = append(defs, fmt.Sprintf(`"l%d":{"anyOf":[{"$ref":"#/$defs/l%d"},{"$ref":"#/$defs/l%d"}]}`, i, i-1, i-1))
+		defs = append(defs, fmt.Sprintf(`"l%d":{"allOf":[{"$ref":"#/$defs/l%d"},{"$ref":"#/$defs/l%d"}]}`, i, i-1, i-1))
 	}
 	return fmt.Sprintf(`{"$defs":{%s},"type":"object","required":["a"],"properties":{"a":{"$ref":"#/$defs/l%d"}}}`, strings.Join(defs, ","), depth)
 }
