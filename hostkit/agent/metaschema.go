@@ -375,13 +375,19 @@ func stringArray(x any, at string, nonEmpty bool, bad badFunc) error {
 	return nil
 }
 
-var simpleTypes = map[string]bool{"array": true, "boolean": true, "integer": true, "null": true, "number": true, "object": true, "string": true}
+func simpleType(t string) bool {
+	switch t {
+	case "array", "boolean", "integer", "null", "number", "object", "string":
+		return true
+	}
+	return false
+}
 
 func typeKeyword(x any, at string, bad badFunc) error {
 	const want = `type must be one of "array", "boolean", "integer", "null", "number", "object", "string" or a non-empty array of them`
 	switch x := x.(type) {
 	case string:
-		if !simpleTypes[x] {
+		if !simpleType(x) {
 			return bad(at, "%s", want)
 		}
 		return nil
@@ -390,7 +396,7 @@ func typeKeyword(x any, at string, bad badFunc) error {
 			return bad(at, "%s", want)
 		}
 		for _, t := range x {
-			if s, ok := t.(string); !ok || !simpleTypes[s] {
+			if s, ok := t.(string); !ok || !simpleType(s) {
 				return bad(at, "%s", want)
 			}
 		}

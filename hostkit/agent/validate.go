@@ -259,27 +259,45 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// kinds names the JSON kind each keyword's value must have where v5
-// compiles it (it panics on another: a refusal here); "schema" values are
-// checked when compiled, keywords not listed take any value or ignore one
-// they do not understand.
-var kinds = map[string]string{
-	"enum": "array", "minimum": "number", "maximum": "number", "multipleOf": "number",
-	"exclusiveMinimum": "number or boolean", "exclusiveMaximum": "number or boolean",
-	"minProperties": "number", "maxProperties": "number", "minItems": "number", "maxItems": "number",
-	"minLength": "number", "maxLength": "number", "required": "array of strings", "uniqueItems": "boolean",
-	"pattern": "string", "allOf": "array", "anyOf": "array", "oneOf": "array", "properties": "object",
-	"patternProperties": "object", "dependencies": "object", "format": "string",
-}
-
-// kinds of keywords v5 compiles only from a draft on.
-var kindsFrom = map[string]struct {
-	d    draft
-	kind string
-}{
-	"minContains": {2019, "number"}, "maxContains": {2019, "number"}, "dependentRequired": {2019, "object"},
-	"dependentSchemas": {2019, "object"}, "prefixItems": {2020, "array"},
-	"contentEncoding": {7, "string"}, "contentMediaType": {7, "string"},
+// kindIn names the JSON kind keyword k's value must have where v5
+// compiles it in draft d (it panics on another: a refusal here); "" for a
+// keyword whose value is a schema (checked when compiled), takes any value
+// or is ignored when v5 does not understand it. (A switch, not a map: no
+// work at process start.)
+func kindIn(k string, d draft) string {
+	switch k {
+	case "enum", "allOf", "anyOf", "oneOf":
+		return "array"
+	case "minimum", "maximum", "multipleOf", "minProperties", "maxProperties", "minItems", "maxItems", "minLength", "maxLength":
+		return "number"
+	case "exclusiveMinimum", "exclusiveMaximum":
+		return "number or boolean"
+	case "required":
+		return "array of strings"
+	case "uniqueItems":
+		return "boolean"
+	case "pattern", "format":
+		return "string"
+	case "properties", "patternProperties", "dependencies":
+		return "object"
+	case "minContains", "maxContains":
+		if d >= 2019 {
+			return "number"
+		}
+	case "dependentRequired", "dependentSchemas":
+		if d >= 2019 {
+			return "object"
+		}
+	case "prefixItems":
+		if d >= 2020 {
+			return "array"
+		}
+	case "contentEncoding", "contentMediaType":
+		if d >= 7 {
+			return "string"
+		}
+	}
+	return ""
 }
 
 func kindOK(x any, kind string) bool {
@@ -319,11 +337,7 @@ func (c *compiler) compileObject(n *snode, m map[string]any) error {
 	n.metered = true
 	if _, ok := m["$ref"]; !ok || c.d >= 2019 {
 		for _, k := range sortedKeys(m) {
-			kind, ok := kinds[k]
-			if f, from := kindsFrom[k]; from && c.d >= f.d {
-				kind, ok = f.kind, true
-			}
-			if ok && !kindOK(m[k], kind) {
+			if kind := kindIn(k, c.d); kind != "" && !kindOK(m[k], kind) {
 				return c.errAt(n.ptr+"/"+escapePtr(k), "%s must be a %s", k, kind)
 			}
 		}

@@ -6,9 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"html/template"
+	"html"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,20 +141,33 @@ func elicits(ss *mcp.ServerSession) bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-var grantTmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("grant").Parse(`<!doctype html>
+// grantHTML writes the grant page: the pending grant (name, origin,
+// method, url) or, when done is set, the answer. Every value is escaped as
+// element text, as html/template escapes it there (the page used
+// html/template; TestGrantPageEscapesAsHTMLTemplate holds the bytes equal),
+// without linking html/template's package init into every snuggen process.
+func grantHTML(w io.Writer, done, name, origin, method, rawURL string) {
+	esc := func(s string) string { return strings.ReplaceAll(html.EscapeString(s), "\x00", "\uFFFD") }
+	var b strings.Builder
+	b.WriteString(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Allow network access?</title>
 <meta name="viewport" content="width=device-width">
 <style>body{font:16px system-ui,sans-serif;max-width:36em;margin:3em auto;padding:0 1em}code{word-break:break-all}button{font:inherit;padding:.4em 1em;margin-right:.5em}</style>
 </head><body>
-{{if .Done}}<h1>{{.Done}}</h1><p>Go back to the conversation and try again.</p>
-{{else}}<h1>Allow network access?</h1>
-<p><b>{{.Name}}</b> wants to reach <b>{{.Origin}}</b>.</p>
-<p>Its request: <code>{{.Method}} {{.URL}}</code></p>
-<p>Allowing lets this app reach {{.Origin}} from now on (you can revoke it in the grants file). Denying changes nothing.</p>
+`)
+	if done != "" {
+		b.WriteString("<h1>" + esc(done) + "</h1><p>Go back to the conversation and try again.</p>\n")
+	} else {
+		b.WriteString(`<h1>Allow network access?</h1>
+<p><b>` + esc(name) + `</b> wants to reach <b>` + esc(origin) + `</b>.</p>
+<p>Its request: <code>` + esc(method) + ` ` + esc(rawURL) + `</code></p>
+<p>Allowing lets this app reach ` + esc(origin) + ` from now on (you can revoke it in the grants file). Denying changes nothing.</p>
 <form method="post"><button name="decision" value="always">Always allow</button><button name="decision" value="deny">Deny</button></form>
-{{end}}</body></html>`))
-})
+`)
+	}
+	b.WriteString("</body></html>")
+	_, _ = io.WriteString(w, b.String())
+}
 
 // grantPage shows a pending grant and records the user's answer. Only a
 // form posted from this very page counts (the Origin header is the
@@ -171,7 +186,7 @@ func (s *Server) grantPage(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "This link has expired or was used. Ask the app again.", http.StatusNotFound)
 			return
 		}
-		_ = grantTmpl().Execute(w, map[string]string{"Name": p.name, "Origin": p.origin, "Method": p.method, "URL": p.url})
+		grantHTML(w, "", p.name, p.origin, p.method, p.url)
 	case http.MethodPost:
 		if !s.sameOrigin(r) {
 			http.Error(w, "forbidden: the answer must come from this page", http.StatusForbidden)
@@ -190,7 +205,7 @@ func (s *Server) grantPage(w http.ResponseWriter, r *http.Request) {
 			}
 			done = "Allowed: " + p.name + " may reach " + p.origin + "."
 		}
-		_ = grantTmpl().Execute(w, map[string]string{"Done": done})
+		grantHTML(w, done, "", "", "", "")
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
