@@ -428,7 +428,7 @@ type entryEncoder struct {
 // message is it's message: its bytes, or its entry's row encoded into e's
 // buffer (valid until the next call).
 func (e *entryEncoder) message(it *qitem) []byte {
-	if !it.lazy {
+	if it.ent == nil {
 		return it.msg
 	}
 	if e.enc == nil {
@@ -436,7 +436,7 @@ func (e *entryEncoder) message(it *qitem) []byte {
 		e.m.T = "inspect"
 	}
 	e.buf.Reset()
-	e.m.Entry = it.ent
+	e.m.Entry = *it.ent
 	e.m.Entry.Time = e.m.Entry.Time.UTC()
 	if err := e.enc.Encode(&e.m); err != nil {
 		panic(fmt.Sprintf("relay: encode an inspector row: %v", err)) // strings and a time always encode

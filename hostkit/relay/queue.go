@@ -55,15 +55,16 @@ type queue struct {
 
 // qitem is one waiting message. slot is "" for a message of the whole
 // connection; key.rid is set on a message a newer one may replace. An
-// inspector row waits as its entry (lazy) and is encoded only when the
-// writer takes it: a row replaced while it waits is never encoded.
+// inspector row waits as its entry (ent) and is encoded only when the
+// writer takes it: a row replaced while it waits is never encoded. The
+// entry is held by pointer so that an item stays small: a drain's slice
+// grows by copying them.
 type qitem struct {
 	msg  []byte
 	slot string
 	key  coalesceKey
 	size int64 // len(msg), or entrySize's bound for an entry
-	lazy bool  // msg is nil: the message is ent's row
-	ent  inspectEntry
+	ent  *inspectEntry // non-nil: msg is nil and the message is this row
 }
 
 // coalesceKey names a replaceable message of a slot: the streaming frame of
@@ -105,7 +106,7 @@ func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
 // pushEntry is pushSlot for the inspector row of e (slot e.Slot), encoded
 // when the writer takes it; until then it counts as entrySize's bound.
 func (q *queue) pushEntry(key coalesceKey, e inspectEntry) bool {
-	return q.pushItem(qitem{slot: e.Slot, key: key, size: entrySize(&e), lazy: true, ent: e})
+	return q.pushItem(qitem{slot: e.Slot, key: key, size: entrySize(&e), ent: &e})
 }
 
 func (q *queue) pushItem(it qitem) bool {
@@ -336,7 +337,7 @@ func (q *queue) written(items []qitem) {
 // room a drain starts with (a round trip with the inspector on is three
 // messages, a streamed answer more).
 const (
-	maxSpare   = 256
+	maxSpare   = 1024
 	firstItems = 8
 )
 
