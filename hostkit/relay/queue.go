@@ -63,7 +63,7 @@ type qitem struct {
 	msg  []byte
 	slot string
 	key  coalesceKey
-	size int64 // len(msg), or entrySize's bound for an entry
+	size int64         // len(msg), or entrySize's bound for an entry
 	ent  *inspectEntry // non-nil: msg is nil and the message is this row
 }
 
