@@ -3,6 +3,7 @@ package netgate
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -53,7 +54,7 @@ func ambiguousPath(p string) string {
 				if f := norm.NFKC.String(string(r)); strings.ContainsAny(f, `/\.;%`) {
 					return fmt.Sprintf("%U, which servers that normalize (NFKC) fold to %q", r, f)
 				}
-				if f, ok := lookalikes[r]; ok {
+				if f, ok := lookalikes()[r]; ok {
 					return fmt.Sprintf("%U, which servers that map to ASCII (Windows best fit, IDNA) fold to %q", r, f)
 				}
 			}
@@ -74,15 +75,17 @@ func ambiguousPath(p string) string {
 
 // lookalikes are characters NFKC leaves alone that some servers still read
 // as a slash, a backslash or a dot.
-var lookalikes = map[rune]string{
-	'\u2215': "/", // DIVISION SLASH
-	'\u2044': "/", // FRACTION SLASH
-	'\u29f8': "/", // BIG SOLIDUS
-	'\u2216': `\`, // SET MINUS
-	'\u29f5': `\`, // REVERSE SOLIDUS OPERATOR
-	'\u29f9': `\`, // BIG REVERSE SOLIDUS
-	'\u3002': ".", // IDEOGRAPHIC FULL STOP
-}
+var lookalikes = sync.OnceValue(func() map[rune]string {
+	return map[rune]string{
+		'\u2215': "/", // DIVISION SLASH
+		'\u2044': "/", // FRACTION SLASH
+		'\u29f8': "/", // BIG SOLIDUS
+		'\u2216': `\`, // SET MINUS
+		'\u29f5': `\`, // REVERSE SOLIDUS OPERATOR
+		'\u29f9': `\`, // BIG REVERSE SOLIDUS
+		'\u3002': ".", // IDEOGRAPHIC FULL STOP
+	}
+})
 
 // percentDecode decodes every valid %XX and leaves anything else as it is.
 func percentDecode(s string) string {

@@ -8,6 +8,7 @@ import (
 	"html"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -588,15 +589,17 @@ const longestEntityName = 32
 // no browser does, so the scrub reads them that way too; every other name
 // is read only as a browser reads it (exact, through package html).
 // TestASCIIEntitiesAgreeWithHTML checks each against package html.
-var asciiEntities = map[string]string{
-	"tab": "\t", "newline": "\n", "excl": "!", "quot": `"`, "num": "#", "dollar": "$",
-	"percnt": "%", "amp": "&", "apos": "'", "lpar": "(", "rpar": ")", "ast": "*", "midast": "*",
-	"plus": "+", "comma": ",", "period": ".", "sol": "/", "colon": ":", "semi": ";", "lt": "<",
-	"equals": "=", "gt": ">", "quest": "?", "commat": "@", "lsqb": "[", "lbrack": "[", "bsol": `\`,
-	"rsqb": "]", "rbrack": "]", "hat": "^", "lowbar": "_", "underbar": "_", "grave": "`",
-	"diacriticalgrave": "`", "lcub": "{", "lbrace": "{", "verbar": "|", "vert": "|",
-	"verticalline": "|", "rcub": "}", "rbrace": "}", "fjlig": "fj", "nbsp": "\u00a0",
-}
+var asciiEntities = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"tab": "\t", "newline": "\n", "excl": "!", "quot": `"`, "num": "#", "dollar": "$",
+		"percnt": "%", "amp": "&", "apos": "'", "lpar": "(", "rpar": ")", "ast": "*", "midast": "*",
+		"plus": "+", "comma": ",", "period": ".", "sol": "/", "colon": ":", "semi": ";", "lt": "<",
+		"equals": "=", "gt": ">", "quest": "?", "commat": "@", "lsqb": "[", "lbrack": "[", "bsol": `\`,
+		"rsqb": "]", "rbrack": "]", "hat": "^", "lowbar": "_", "underbar": "_", "grave": "`",
+		"diacriticalgrave": "`", "lcub": "{", "lbrace": "{", "verbar": "|", "vert": "|",
+		"verticalline": "|", "rcub": "}", "rbrace": "}", "fjlig": "fj", "nbsp": "\u00a0",
+	}
+})
 
 // longestLegacyEntity is the longest HTML name that needs no ';' (eacute,
 // ntilde, …).
@@ -706,7 +709,7 @@ func namedReference(name []byte, semi bool) namedRef {
 	}
 	lower := lowerASCII(string(name))
 	for end := min(len(lower), longestASCIIEntity); end >= 2; end-- {
-		if t, ok := asciiEntities[lower[:end]]; ok {
+		if t, ok := asciiEntities()[lower[:end]]; ok {
 			return namedRef{t, end}
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -203,7 +204,7 @@ func Name(name string) (string, error) {
 	if reservedDevice(base) {
 		return "", fmt.Errorf("%q is a device name on Windows, not a file", base)
 	}
-	if ext != "" && executable[ext[1:]] {
+	if ext != "" && executable()[ext[1:]] {
 		return "", fmt.Errorf("the file name ends in %s, a type that runs as a program when opened; offer data (.txt, .json, .csv, .md, .html, an image, .zip…) instead", ext)
 	}
 	return out, nil
@@ -253,7 +254,7 @@ func reservedDevice(base string) bool {
 // executable lists the extensions that run code when the file is opened
 // from a download folder on Windows, macOS or a Linux desktop (shell
 // scripts, installers, shortcuts, script hosts, packages).
-var executable = func() map[string]bool {
+var executable = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, e := range strings.Fields(`exe com scr pif bat cmd msi msp mst msc cpl dll sys drv ocx
 		lnk url scf reg inf hta ps1 psm1 psd1 vb vbs vbe js jse wsf wsh ws sct jar
@@ -263,7 +264,7 @@ var executable = func() map[string]bool {
 		m[e] = true
 	}
 	return m
-}()
+})
 
 // Result builds a save-file-result (status frame.StatusSaved,
 // frame.StatusDeclined or frame.StatusRefused); reason is cut to the frame's

@@ -376,7 +376,7 @@ func (s *Server) serveRunner(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Permissions-Policy", runnerPolicy)
+	h.Set("Permissions-Policy", runnerPolicy())
 	_, _ = w.Write(s.page.HTML)
 }
 
@@ -400,7 +400,7 @@ func (s *Server) serveApp(w http.ResponseWriter, r *http.Request, key string) {
 	h.Set("Content-Security-Policy", AppCSP(s.Origin()))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Permissions-Policy", appPolicy)
+	h.Set("Permissions-Policy", appPolicy())
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	_, _ = w.Write(body)
@@ -452,9 +452,10 @@ func AppCSP(runnerOrigin string) string {
 // ("=*": an app frame's opaque origin matches no narrower allowlist), and an
 // app document keeps them for itself ("=(self)"); the browser still requires
 // a user gesture for each use. docs/security.md gives the reasoning.
+// (Built on first use: nothing is computed at process start.)
 var (
-	runnerPolicy = policyHeader("*")
-	appPolicy    = policyHeader("(self)")
+	runnerPolicy = sync.OnceValue(func() string { return policyHeader("*") })
+	appPolicy    = sync.OnceValue(func() string { return policyHeader("(self)") })
 )
 
 // policyHeader is the Permissions-Policy with the delegated features allowed
