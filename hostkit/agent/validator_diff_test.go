@@ -581,3 +581,40 @@ func FuzzValidatorAgreesWithV5(f *testing.F) {
 		agree(t, schema, []string{instance}, new(tally))
 	})
 }
+
+// TestValidationsOfOneSchemaRunAtOnce: a compiled schema is shared (the
+// cache hands one to every request) and each validation carries its own
+// meter, so validations run side by side with the verdicts they have alone
+// (go test -race checks the sharing).
+func TestValidationsOfOneSchemaRunAtOnce(t *testing.T) {
+	schemas, instances := randomPairs(11, 40)
+	for i, s := range schemas {
+		sch, err := CompileSchema(json.RawMessage(s))
+		if err != nil {
+			continue
+		}
+		want := make([]bool, len(instances[i]))
+		values := make([]any, len(instances[i]))
+		for j, inst := range instances[i] {
+			values[j] = decodeNumbers(t, inst)
+			want[j] = sch.Validate(NewMeter(context.Background()), values[j]) == nil
+		}
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				for j, v := range values {
+					if got := sch.Validate(NewMeter(context.Background()), v) == nil; got != want[j] {
+						errs <- fmt.Errorf("schema %s, instance %s: valid %v at once, %v alone", s, instances[i][j], got, want[j])
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
