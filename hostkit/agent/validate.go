@@ -652,7 +652,9 @@ func (c *compiler) standard(v any, ptr string) {
 		if !ok {
 			return
 		}
-		if _, isBool := x.(bool); isBool && c.d == 4 {
+		// draft-04 has no boolean schemas, but additionalProperties and
+		// additionalItems take a boolean of their own.
+		if _, isBool := x.(bool); isBool && c.d == 4 && k != "additionalProperties" && k != "additionalItems" {
 			return
 		}
 		switch x.(type) {

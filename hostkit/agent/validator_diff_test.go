@@ -262,7 +262,11 @@ func (g *gen) schema(depth int) string {
 		case 6:
 			add("required", names())
 		case 7:
-			add("additionalProperties", sub())
+			if g.r.IntN(2) == 0 {
+				add("additionalProperties", g.pick([]string{"false", "true"}))
+			} else {
+				add("additionalProperties", sub())
+			}
 		case 8:
 			add("patternProperties", `{"^x":`+sub()+`,"b$":`+sub()+`}`)
 		case 9:
@@ -276,7 +280,11 @@ func (g *gen) schema(depth int) string {
 		case 14:
 			add("prefixItems", list())
 		case 15:
-			add("additionalItems", sub())
+			if g.r.IntN(2) == 0 {
+				add("additionalItems", g.pick([]string{"false", "true"}))
+			} else {
+				add("additionalItems", sub())
+			}
 		case 16:
 			add("contains", sub())
 		case 17:
@@ -614,6 +622,71 @@ func TestValidationsOfOneSchemaRunAtOnce(t *testing.T) {
 		for range 8 {
 			if err := <-errs; err != nil {
 				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// appSchemas are schemas as apps write them, in each draft, each with
+// replies that match and replies that do not.
+var appSchemas = []struct {
+	schema string
+	good   []string
+	bad    []string
+}{
+	{`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","required":["title","tags"],"properties":{"title":{"type":"string","minLength":1,"maxLength":80},"tags":{"type":"array","items":{"type":"string","enum":["work","home"]},"uniqueItems":true},"score":{"type":"number","minimum":0,"maximum":10,"exclusiveMaximum":true}},"additionalProperties":false}`,
+		[]string{`{"title":"a","tags":[]}`, `{"title":"a","tags":["work","home"],"score":9.5}`},
+		[]string{`{"title":"","tags":[]}`, `{"title":"a","tags":["work","work"]}`, `{"title":"a","tags":[],"score":10}`, `{"title":"a","tags":[],"x":1}`}},
+	{`{"$schema":"http://json-schema.org/draft-04/schema#","definitions":{"card":{"type":"object","properties":{"front":{"type":"string"},"back":{"type":"string"}},"required":["front","back"],"additionalProperties":false}},"type":"object","properties":{"cards":{"type":"array","items":{"$ref":"#/definitions/card"},"minItems":1}},"required":["cards"]}`,
+		[]string{`{"cards":[{"front":"a","back":"b"}]}`},
+		[]string{`{"cards":[]}`, `{"cards":[{"front":"a"}]}`, `{"cards":[{"front":"a","back":"b","c":1}]}`}},
+	{`{"$schema":"http://json-schema.org/draft-06/schema#","type":"object","properties":{"kind":{"const":"todo"},"due":{"type":"string","format":"date"},"mail":{"type":"string","format":"email"},"list":{"type":"array","contains":{"type":"integer"}}},"propertyNames":{"pattern":"^[a-z]+$"}}`,
+		[]string{`{"kind":"todo","due":"2026-12-01","mail":"a@b.co","list":[1.0,"x"]}`},
+		[]string{`{"kind":"done"}`, `{"due":"2026-13-01"}`, `{"mail":"nope"}`, `{"list":["x"]}`, `{"Kind":"todo"}`}},
+	{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"unit":{"enum":["c","f"]},"value":{"type":"number"}},"if":{"properties":{"unit":{"const":"c"}}},"then":{"properties":{"value":{"minimum":-273.15}}},"else":{"properties":{"value":{"minimum":-459.67}}},"required":["unit","value"]}`,
+		[]string{`{"unit":"c","value":-273.15}`, `{"unit":"f","value":-400}`},
+		[]string{`{"unit":"c","value":-300}`, `{"unit":"f","value":-460}`, `{"unit":"k","value":1}`}},
+	{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"when":{"type":"string","format":"date-time"},"site":{"type":"string","format":"uri"},"id":{"type":"string","format":"uuid"},"ip":{"type":"string","format":"ipv4"},"blob":{"type":"string","contentEncoding":"base64","contentMediaType":"application/json"}},"dependencies":{"site":["when"]}}`,
+		[]string{`{"when":"2026-12-01T10:00:00Z","site":"https://example.com/a","id":"6ba7b810-9dad-11d1-80b4-00c04fd430c8","ip":"10.0.0.1","blob":"eyJhIjoxfQ=="}`},
+		[]string{`{"when":"yesterday"}`, `{"site":"/relative","when":"2026-12-01T10:00:00Z"}`, `{"site":"https://example.com"}`, `{"ip":"256.0.0.1"}`, `{"blob":"not base64!"}`, `{"blob":"bm90IGpzb24="}`}},
+	{`{"$schema":"https://json-schema.org/draft/2019-09/schema","type":"object","properties":{"a":{"type":"string"}},"dependentRequired":{"a":["b"]},"dependentSchemas":{"b":{"properties":{"b":{"type":"integer"}}}},"unevaluatedProperties":false}`,
+		[]string{`{"a":"x","b":1}`, `{}`},
+		[]string{`{"a":"x"}`, `{"b":"x"}`, `{"c":1}`}},
+	{`{"$schema":"https://json-schema.org/draft/2019-09/schema","type":"array","items":[{"type":"string"},{"type":"integer"}],"additionalItems":false,"minContains":1,"contains":{"type":"string"}}`,
+		[]string{`["a",1]`, `["a"]`},
+		[]string{`[1]`, `["a",1,2]`, `["a","b"]`}},
+	{`{"type":"object","$defs":{"step":{"type":"object","properties":{"text":{"type":"string"},"done":{"type":"boolean"}},"required":["text"]}},"properties":{"steps":{"type":"array","items":{"$ref":"#/$defs/step"},"maxItems":2},"total":{"type":"integer","multipleOf":5}},"required":["steps"],"additionalProperties":false}`,
+		[]string{`{"steps":[{"text":"a","done":true}],"total":10}`, `{"steps":[],"total":1e1}`},
+		[]string{`{"steps":[{"done":true}]}`, `{"steps":[{"text":"a"},{"text":"b"},{"text":"c"}]}`, `{"steps":[],"total":7}`, `{"steps":[],"x":1}`}},
+	{`{"type":"object","properties":{"pair":{"type":"array","prefixItems":[{"type":"string"},{"type":"number"}],"items":false},"extra":{"type":"object","patternProperties":{"^x-":{"type":"string"}},"unevaluatedProperties":false}},"allOf":[{"properties":{"more":true}}],"unevaluatedProperties":false}`,
+		[]string{`{"pair":["a",1],"extra":{"x-a":"b"},"more":null}`},
+		[]string{`{"pair":["a",1,2]}`, `{"extra":{"y":"b"}}`, `{"other":1}`}},
+	{`{"type":"object","properties":{"answer":{"oneOf":[{"type":"string","maxLength":3},{"type":"integer","exclusiveMinimum":0}]},"note":{"anyOf":[{"type":"null"},{"type":"string","pattern":"^[A-Z]"}]},"n":{"not":{"type":"string"}}}}`,
+		[]string{`{"answer":"abc","note":null,"n":1}`, `{"answer":3,"note":"Hi"}`},
+		[]string{`{"answer":"abcd"}`, `{"answer":0}`, `{"note":"hi"}`, `{"n":"s"}`}},
+}
+
+// TestValidatorAgreesWithV5OnAppSchemas: schemas as apps write them, with
+// replies that match and replies that do not: both validators agree, and
+// the host's verdict is the one each reply was written for.
+func TestValidatorAgreesWithV5OnAppSchemas(t *testing.T) {
+	var c tally
+	for _, a := range appSchemas {
+		agree(t, a.schema, append(append([]string{}, a.good...), a.bad...), &c)
+		sch, err := CompileSchema(json.RawMessage(a.schema))
+		if err != nil {
+			t.Fatalf("%s: %v", a.schema, err)
+		}
+		for _, g := range a.good {
+			if err := sch.Validate(NewMeter(context.Background()), decodeNumbers(t, g)); err != nil {
+				t.Errorf("%s\n%s: %v", a.schema, g, err)
+			}
+		}
+		for _, b := range a.bad {
+			err := sch.Validate(NewMeter(context.Background()), decodeNumbers(t, b))
+			var ve *ValidationError
+			if !errors.As(err, &ve) || ve.Message == "" {
+				t.Errorf("%s\n%s: %v, want a ValidationError", a.schema, b, err)
 			}
 		}
 	}
