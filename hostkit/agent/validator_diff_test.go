@@ -691,3 +691,32 @@ func TestValidatorAgreesWithV5OnAppSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestValidatorAgreesWithV5OnEdges: references with escaped and
+// percent-encoded pointers and to the root, a draft-04 id, $schema's other
+// spellings, $vocabulary, $ref's siblings before and after 2019-09, content
+// in draft-07 and 2019-09, uniqueItems past 20 items (hashed, not paired).
+func TestValidatorAgreesWithV5OnEdges(t *testing.T) {
+	var c tally
+	for _, s := range []string{
+		`{"$defs":{"a b":{"type":"string"},"c/d":{"type":"integer"},"e~f":{"minimum":3}},"properties":{"x":{"$ref":"#/$defs/a%20b"},"y":{"$ref":"#/$defs/c~1d"},"z":{"$ref":"#/$defs/e~0f"}}}`,
+		`{"properties":{"child":{"$ref":"#"},"n":{"type":"integer"}},"additionalProperties":false}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","id":"http://example.com/root.json","properties":{"a":{"$ref":"#/definitions/x"}},"definitions":{"x":{"type":"string","maxLength":2}}}`,
+		`{"$schema":"http://json-schema.org/schema#","type":"object","properties":{"d":{"format":"date"}}}`,
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","$vocabulary":{"https://json-schema.org/draft/2020-12/vocab/core":true,"https://example.com/vocab":false},"type":"object"}`,
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","$vocabulary":{"https://example.com/vocab":true},"type":"object"}`,
+		`{"$schema":"http://json-schema.org/draft-03/schema#","type":"object"}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"a":{"$ref":"#/definitions/x","type":"integer"}},"definitions":{"x":{"type":"string"}}}`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","properties":{"a":{"$ref":"#/$defs/x","type":"integer"}},"$defs":{"x":{"type":"string"}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"a":{"contentMediaType":"application/json","contentSchema":{"type":"object","required":["k"]}}}}`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","properties":{"a":{"contentMediaType":"application/json","contentSchema":{"type":"object","required":["k"]}}}}`,
+		`{"type":"array","uniqueItems":true,"maxItems":100}`,
+	} {
+		agree(t, s, []string{`{"x":"ab","y":1,"z":5}`, `{"x":1}`, `{"y":"s"}`, `{"z":1}`, `{"child":{"n":1}}`, `{"child":{"n":"x"}}`, `{"a":"abc"}`, `{"a":"ab"}`, `{"a":1}`, `{"d":"2026-02-30"}`,
+			`{"a":"{\"k\":1}"}`, `{"a":"{}"}`, `{"a":"nope"}`, `[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,1.0]`,
+			`[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,{"a":[1]},{"a":[1.0]}]`, `[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23]`}, &c)
+	}
+	if c.compiled != 10 || c.valid == 0 || c.invalid == 0 {
+		t.Fatalf("covered %+v", c)
+	}
+}
