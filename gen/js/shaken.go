@@ -147,13 +147,18 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 			}
 			members := global
 			var e strings.Builder
+			if target == "snug" {
+				// The transport first: its modules (constants, the acceptors)
+				// then come first in the bundle, which gzip takes 9–18 B
+				// better. None of them runs anything when loaded.
+				e.WriteString(`import { connect } from "./transport-snug.js";` + "\n")
+			}
 			e.WriteString("import { install")
 			for _, mb := range imports {
 				e.WriteString(", " + mb)
 			}
 			e.WriteString(` } from "./snug.js";` + "\n")
 			if target == "snug" {
-				e.WriteString(`import { connect } from "./transport-snug.js";` + "\n")
 				var fns []string
 				for _, t := range types {
 					fns = append(fns, acceptor[t])
