@@ -242,8 +242,13 @@ func (b *builder) run(ctx context.Context) *Result {
 	return res
 }
 
-// invalidUTF8 returns the offset of the first invalid byte.
+// invalidUTF8 returns the offset of the first invalid byte. utf8.Valid
+// answers for a valid text (most of it eight ASCII bytes at a time); only
+// an invalid one is decoded rune by rune to find the place.
 func invalidUTF8(p []byte) (int, bool) {
+	if utf8.Valid(p) {
+		return 0, true
+	}
 	for i := 0; i < len(p); {
 		r, n := utf8.DecodeRune(p[i:])
 		if r == utf8.RuneError && n <= 1 {

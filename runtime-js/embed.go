@@ -78,26 +78,20 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 	if err != nil {
 		return full, true
 	}
-	// The members a variant can lack are those the file names list.
-	known := map[string]bool{}
-	variants := map[string]string{} // members, sorted and joined → file
+	// The members a variant can lack are those the file names list; the
+	// variant wanted has exactly the used ones among them. One pass over
+	// the names for each, no maps: a build calls this once per process.
+	var known, want []string
 	for _, e := range entries {
-		name, found := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".js"), target+"-")
-		if !found {
-			continue
+		for ms := variantMembers(e.Name(), target); ms != ""; {
+			var m string
+			m, ms, _ = strings.Cut(ms, "-")
+			if !slices.Contains(known, m) {
+				known = append(known, m)
+			}
 		}
-		var ms []string
-		if name != "base" {
-			ms = strings.Split(name, "-")
-		}
-		for _, m := range ms {
-			known[m] = true
-		}
-		slices.Sort(ms)
-		variants[strings.Join(ms, "-")] = e.Name()
 	}
-	var want []string
-	for m := range known {
+	for _, m := range known {
 		if used(m) {
 			want = append(want, m)
 		}
@@ -106,19 +100,43 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 	if forms && len(want) == len(known) {
 		return full, true
 	}
-	slices.Sort(want)
-	file, found := variants[strings.Join(want, "-")]
-	if !found {
-		return full, true
+	for _, e := range entries {
+		ms, n := variantMembers(e.Name(), target), 0
+		if ms == "" && !strings.HasPrefix(e.Name(), target+"-base.") {
+			continue
+		}
+		for ms != "" {
+			var m string
+			m, ms, _ = strings.Cut(ms, "-")
+			if !slices.Contains(want, m) {
+				n = -1
+				break
+			}
+			n++
+		}
+		if n != len(want) {
+			continue
+		}
+		b, err := shaken.ReadFile("dist/shaken/" + e.Name())
+		if err != nil {
+			return full, true
+		}
+		if b = Injected(b); forms {
+			b = append(append(slices.Clip(Injected(Forms)), '\n'), b...)
+		}
+		return b, true
 	}
-	b, err := shaken.ReadFile("dist/shaken/" + file)
-	if err != nil {
-		return full, true
+	return full, true
+}
+
+// variantMembers returns the members a variant's file name lists, joined
+// by "-" as written ("" for the target's base and for another target's file).
+func variantMembers(file, target string) string {
+	name, found := strings.CutPrefix(strings.TrimSuffix(file, ".js"), target+"-")
+	if !found || name == "base" {
+		return ""
 	}
-	if b = Injected(b); forms {
-		b = append(append(slices.Clip(Injected(Forms)), '\n'), b...)
-	}
-	return b, true
+	return name
 }
 
 // Injected is a bundle as a page carries it: without its first line when

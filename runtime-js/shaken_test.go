@@ -3,6 +3,7 @@ package runtimejs
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -135,6 +136,32 @@ func TestRuntimeParts(t *testing.T) {
 			if without >= full {
 				t.Errorf("%s: the runtime without %s is no smaller (%d B, full %d B)", target, m, without, full)
 			}
+		}
+	}
+}
+
+// TestShakenPicksEachVariant: for every file in dist/shaken, Shaken given
+// exactly the members its name lists returns that file (as injected), and
+// given every member returns the whole runtime.
+func TestShakenPicksEachVariant(t *testing.T) {
+	entries, err := shaken.ReadDir("dist/shaken")
+	if err != nil || len(entries) < 4 {
+		t.Fatalf("dist/shaken: %d files, %v", len(entries), err)
+	}
+	for _, e := range entries {
+		target, name, _ := strings.Cut(strings.TrimSuffix(e.Name(), ".js"), "-")
+		members := strings.Split(name, "-")
+		if name == "base" {
+			members = nil
+		}
+		want, _ := shaken.ReadFile("dist/shaken/" + e.Name())
+		if got := variant(t, target, members...); !bytes.Equal(got, Injected(want)) {
+			t.Errorf("Shaken(%s, %v) is not %s", target, members, e.Name())
+		}
+	}
+	for target, full := range map[string][]byte{"snug": Script, "mcp": ScriptMCP} {
+		if got, _ := Shaken(target, func(string) bool { return true }); !bytes.Equal(got, Injected(full)) {
+			t.Errorf("Shaken(%s, every member) is not the whole runtime", target)
 		}
 	}
 }
