@@ -41,14 +41,9 @@ type benchPage struct {
 }
 
 func dialBench(b testing.TB, h *host) *benchPage {
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws://"+h.addr+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {h.origin}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ws.SetReadLimit(-1)
-	bp := &benchPage{ws: ws, waiting: map[string]chan []byte{}, done: make(chan struct{})}
+	bp := dialDirect(b, h)
+	bp.waiting, bp.done = map[string]chan []byte{}, make(chan struct{})
+	ws := bp.ws
 	go func() {
 		defer close(bp.done)
 		for {
@@ -70,6 +65,49 @@ func dialBench(b testing.TB, h *host) *benchPage {
 	}()
 	b.Cleanup(func() { ws.CloseNow(); <-bp.done })
 	return bp
+}
+
+// dialDirect is a benchPage without a reader goroutine: its one user reads
+// the socket itself (openDirect, await), the way BenchmarkEcho's clients
+// do, so that a round trip costs the client what the echo's costs it.
+func dialDirect(b testing.TB, h *host) *benchPage {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws://"+h.addr+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {h.origin}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws.SetReadLimit(-1)
+	b.Cleanup(func() { ws.CloseNow() })
+	return &benchPage{ws: ws}
+}
+
+// openDirect mounts and loads slot on a dialDirect page and returns the
+// instanceId its host-ready carries.
+func (bp *benchPage) openDirect(b testing.TB, slot, app string) string {
+	bp.send(b, []byte(`{"t":"mount","slot":"`+slot+`","app":"`+app+`"}`))
+	bp.send(b, []byte(`{"t":"load","slot":"`+slot+`"}`))
+	for {
+		hr := bp.read(b)
+		if i := bytes.Index(hr, []byte(`"instanceId":"`)); i >= 0 && bytes.Contains(hr, []byte(`"snug:host-ready"`)) {
+			rest := hr[i+len(`"instanceId":"`):]
+			return string(rest[:bytes.IndexByte(rest, '"')])
+		}
+	}
+}
+
+func (bp *benchPage) read(b testing.TB) []byte {
+	_, data, err := bp.ws.Read(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// await reads a dialDirect page's messages until the terminal for rid.
+func (bp *benchPage) await(b testing.TB, rid string) {
+	for !terminalOf(bp.read(b), rid) {
+	}
 }
 
 func (bp *benchPage) send(b testing.TB, msg []byte) {
@@ -160,13 +198,11 @@ func BenchmarkKVGet(b *testing.B) {
 				type client struct {
 					bp   *benchPage
 					inst string
-					ch   chan []byte
 				}
 				cs := make([]client, clients)
 				for i := range cs {
-					bp := dialBench(b, h)
-					inst, ch := bp.open(b, "s"+strconv.Itoa(i), "bench")
-					cs[i] = client{bp, inst, ch}
+					bp := dialDirect(b, h)
+					cs[i] = client{bp, bp.openDirect(b, "s"+strconv.Itoa(i), "bench")}
 				}
 				var wg sync.WaitGroup
 				per := b.N / clients
@@ -186,8 +222,7 @@ func BenchmarkKVGet(b *testing.B) {
 						for j := 0; j < n; j++ {
 							rid := "k" + strconv.Itoa(j)
 							c.bp.send(b, []byte(`{"t":"frame","slot":"`+slot+`","frame":{"v":1,"type":"snug:db-request","requestId":"`+rid+`","instanceId":"`+c.inst+`","op":"kvGet","key":"prefs"}}`))
-							for !terminalOf(<-c.ch, rid) {
-							}
+							c.bp.await(b, rid)
 						}
 					}()
 				}

@@ -61,6 +61,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
@@ -149,7 +150,7 @@ type Port interface {
 type Broker struct {
 	opts Options
 
-	ctx     context.Context // parent of every request's context; ends on Shutdown
+	ctx     context.Context // ends on Shutdown (idle workers leave)
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup // requests whose handler has not returned
 	jobs    chan *request  // idle workers wait here
@@ -157,8 +158,10 @@ type Broker struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
-	closing  bool
-	theme    frame.Theme
+	// closing is set (under mu) when Shutdown begins; read without mu on
+	// every request.
+	closing atomic.Bool
+	theme   frame.Theme
 }
 
 // New returns a Broker with opts. It panics when opts fail Validate: such a
@@ -336,7 +339,7 @@ func (b *Broker) openInstance(user, app, instanceID string, port Port) (*Session
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closing {
+	if b.closing.Load() {
 		return nil, ErrClosed
 	}
 	b.sessions[s] = struct{}{}
@@ -469,7 +472,7 @@ func (b *Broker) forget(s *Session) {
 // transport closes its connections after Shutdown returns.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
-	b.closing = true
+	b.closing.Store(true)
 	live := b.liveLocked()
 	b.mu.Unlock()
 	for _, s := range live {
@@ -492,8 +495,4 @@ func (b *Broker) logf(format string, args ...any) {
 	}
 }
 
-func (b *Broker) isClosing() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closing
-}
+func (b *Broker) isClosing() bool { return b.closing.Load() }

@@ -34,8 +34,13 @@ type request struct {
 	timer *time.Timer // the deadline; stopped by finish
 }
 
+// newRequest makes the request's context. It is no child of the broker's
+// (a child would register with that one context's lock on every request of
+// every instance, and leave it again: the lock the relay's 16-page benchmark
+// found most contended); Shutdown ends every request in flight itself
+// (Session.endAll), which cancels each context, before it ends the broker's.
 func newRequest(s *Session, id, respType string, call Call, handle func(context.Context, Call, *request) frame.Frame) *request {
-	ctx, cancel := context.WithCancelCause(context.WithValue(s.b.ctx, callKey{}, call))
+	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), callKey{}, call))
 	return &request{s: s, id: id, respType: respType, call: call, handle: handle, ctx: ctx, cancel: cancel}
 }
 

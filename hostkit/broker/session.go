@@ -514,7 +514,7 @@ func (s *Session) send(f frame.Frame) bool {
 		if isStreamingFrame(f) {
 			perr = f.(*frame.AppResponse).Validate()
 		} else {
-			_, perr = frame.Parse(raw)
+			_, perr = frame.ParseOwned(raw) // raw is ours and never changes: no copy
 		}
 		if perr != nil {
 			err = fmt.Errorf("%w: %v", errInvalid, perr)
