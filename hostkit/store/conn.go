@@ -44,7 +44,7 @@ type appDB struct {
 	path string
 	lock chan struct{} // one slot: held for the length of a call
 
-	lastUsed uint64 // Store.clock at the last acquire; under Store.mu
+	lastUsed atomic.Uint64 // Store.clock at the last acquire
 
 	// Below: owned by the lock holder.
 	open    atomic.Bool   // conn != nil, readable without the lock
@@ -242,13 +242,13 @@ func (p *driverPanic) Error() string { return fmt.Sprintf("sqlite driver panic: 
 // closeIdle closes the open database used longest ago whose lock is free.
 func (s *Store) closeIdle() {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed.Load() {
 		s.mu.Unlock()
 		return
 	}
 	var oldest *appDB
 	for _, d := range s.dbs {
-		if d.open.Load() && (oldest == nil || d.lastUsed < oldest.lastUsed) {
+		if d.open.Load() && (oldest == nil || d.lastUsed.Load() < oldest.lastUsed.Load()) {
 			select {
 			case d.lock <- struct{}{}: // idle: hold it while we look on
 				if oldest != nil {
@@ -266,35 +266,24 @@ func (s *Store) closeIdle() {
 	}
 }
 
-// acquire finds or makes the appDB for app and takes its lock.
+// acquire finds or makes the appDB for app and takes its lock. Finding
+// one takes the store's lock for reading only: calls of every app pass
+// here (issue 16's 16-page kvGet benchmark found the exclusive lock, taken
+// twice per call, among its most contended).
 func (s *Store) acquire(ctx context.Context, app string) (*appDB, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
-	}
+	s.mu.RLock()
 	d := s.dbs[app]
+	s.mu.RUnlock()
 	if d == nil {
-		name, err := relPath(app)
-		if err != nil {
-			s.mu.Unlock()
+		var err error
+		if d, err = s.add(app); err != nil {
 			return nil, err
 		}
-		path := filepath.Join(s.dir, filepath.FromSlash(name))
-		if dir := filepath.Dir(path); dir != s.dir {
-			// A user's own directory: made on first use, and cleared of
-			// what a crash left there, as Open does for the top one.
-			if err := prepareDir(dir); err != nil {
-				s.mu.Unlock()
-				return nil, err
-			}
-		}
-		d = &appDB{s: s, app: app, path: path, lock: make(chan struct{}, 1)}
-		s.dbs[app] = d
 	}
-	s.clock++
-	d.lastUsed = s.clock
-	s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	d.lastUsed.Store(s.clock.Add(1))
 	select {
 	case d.lock <- struct{}{}:
 	case <-ctx.Done():
@@ -302,13 +291,37 @@ func (s *Store) acquire(ctx context.Context, app string) (*appDB, error) {
 	case <-s.ctx.Done():
 		return nil, ErrClosed
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.closed.Load() {
 		<-d.lock
 		return nil, ErrClosed
 	}
+	return d, nil
+}
+
+// add makes the appDB for app, unless another call made it first.
+func (s *Store) add(app string) (*appDB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if d := s.dbs[app]; d != nil {
+		return d, nil
+	}
+	name, err := relPath(app)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(s.dir, filepath.FromSlash(name))
+	if dir := filepath.Dir(path); dir != s.dir {
+		// A user's own directory: made on first use, and cleared of
+		// what a crash left there, as Open does for the top one.
+		if err := prepareDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	d := &appDB{s: s, app: app, path: path, lock: make(chan struct{}, 1)}
+	s.dbs[app] = d
 	return d, nil
 }
 

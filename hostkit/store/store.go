@@ -189,9 +189,11 @@ type Store struct {
 
 	openConns atomic.Int64 // connections open now
 
-	mu     sync.Mutex
-	closed bool
-	clock  uint64            // counts acquires, for lastUsed
+	// mu guards dbs; every call reads it (RLock), only a first call of an
+	// app, Release and Close change it. closed is set under mu.Lock.
+	mu     sync.RWMutex
+	closed atomic.Bool
+	clock  atomic.Uint64     // counts acquires, for lastUsed
 	dbs    map[string]*appDB // by app key (FileName is one-to-one)
 }
 
@@ -270,9 +272,9 @@ func (s *Store) Ensure(ctx context.Context, key string) error {
 // database before it swaps or removes the file under it, and when another
 // replica owns it now.
 func (s *Store) Release(ctx context.Context, key string) error {
-	s.mu.Lock()
+	s.mu.RLock()
 	d := s.dbs[key]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if d == nil {
 		return nil
 	}
@@ -304,11 +306,11 @@ const closeWait = time.Second
 // return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed.Load() {
 		s.mu.Unlock()
 		return nil
 	}
-	s.closed = true
+	s.closed.Store(true)
 	s.cancel()
 	dbs := make([]*appDB, 0, len(s.dbs))
 	for _, d := range s.dbs {
