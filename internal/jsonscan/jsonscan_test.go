@@ -176,3 +176,26 @@ func BenchmarkParseIntHuge(b *testing.B) {
 		ParseInt(in)
 	}
 }
+
+// TestStrFastPathIsTheByteLoop: the word-at-a-time scan of a string finds
+// the same end, value and error as the byte loop (slowStr) for every byte
+// that ends a plain run, at every position across the 16-byte prefix and
+// the eight-byte words after it.
+func TestStrFastPathIsTheByteLoop(t *testing.T) {
+	specials := []string{`"`, `\n`, `\"`, `\\`, `\u00e9`, "\x00", "\x1f", "\x7f", " ", "~", "é", "\xff", "\u2028", `\ud800`}
+	for n := 0; n < 48; n++ {
+		for _, sp := range specials {
+			for _, tail := range []string{`"`, `xyz"`, ``, `abcdefghijklmnop"`} {
+				text := `"` + strings.Repeat("a", n) + sp + tail
+				var fast, ref Decoder
+				fast.Reset(text)
+				got, gotOK := fast.String()
+				ref.Reset(text)
+				want, wantOK := ref.slowStr(1)
+				if got != want || gotOK != wantOK || fast.i != ref.i || (fast.Err == nil) != (ref.Err == nil) {
+					t.Fatalf("%q: fast (%q, %v, at %d, %v), byte loop (%q, %v, at %d, %v)", text, got, gotOK, fast.i, fast.Err, want, wantOK, ref.i, ref.Err)
+				}
+			}
+		}
+	}
+}
