@@ -4,6 +4,8 @@ package broker_test
 // same run (bench/broker.sh prints the ratios):
 //
 //	BenchmarkKVGet/direct         store.KVGet on the same SQLite file
+//	BenchmarkKVGet/parse          frame.ParseOwned of the kvGet request
+//	BenchmarkKVGet/answer         frame.Marshal of its answer and the parse-back that checks it
 //	BenchmarkKVGet/broker-only    Session.Receive → store → terminal, in process (no WebSocket)
 //	BenchmarkKVGet/relay-1        one page: WebSocket → relay → broker → store → back
 //	BenchmarkKVGet/relay-16       16 pages at once (kvGet/s)
@@ -163,6 +165,34 @@ func BenchmarkKVGet(b *testing.B) {
 		for b.Loop() {
 			if _, found, err := st.KVGet(ctx, "bench", "prefs"); err != nil || !found {
 				b.Fatal(err, found)
+			}
+		}
+	})
+	// The broker's two passes over JSON, alone: reading the request
+	// (frame.ParseOwned, as the relay hands it over) and making the answer
+	// (frame.Marshal, then the parse-back Session.send checks it with).
+	req := []byte(`{"v":1,"type":"snug:db-request","requestId":"k1","instanceId":"inst-0123456789abcdef","op":"kvGet","key":"prefs"}`)
+	b.Run("parse", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			if f, err := frame.ParseOwned(req); f == nil || err != nil {
+				b.Fatal(f, err)
+			}
+		}
+	})
+	b.Run("answer", func(b *testing.B) {
+		value, found, err := st.KVGet(ctx, "bench", "prefs")
+		if err != nil || !found {
+			b.Fatal(err, found)
+		}
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			raw, err := frame.Marshal(&frame.DBResponse{RequestID: "k1", OK: true, Result: &frame.DBResult{Found: &found, Value: value}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if f, err := frame.ParseOwned(raw); f == nil || err != nil {
+				b.Fatal(f, err)
 			}
 		}
 	})
