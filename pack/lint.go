@@ -75,20 +75,30 @@ var capabilityNames = []struct{ expr, name string }{
 }
 
 // lintWords holds every name a rule looks for (the last part of a dotted
-// name); code that mentions none of them needs no analysis.
-var lintWords = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
+// name); code that mentions none of them needs no analysis. first and
+// lengths are the first bytes and the lengths of the words, so that most
+// identifiers are passed over without a map lookup.
+var lintWords = sync.OnceValue(func() (w struct {
+	words   map[string]bool
+	first   [256]bool
+	lengths [64]bool
+}) {
+	w.words = map[string]bool{}
 	for _, r := range lintRules {
 		for _, n := range r.names {
-			m[n[strings.LastIndexByte(n, '.')+1:]] = true
+			word := n[strings.LastIndexByte(n, '.')+1:]
+			w.words[word] = true
+			w.first[word[0]] = true
+			w.lengths[min(len(word), 63)] = true
 		}
 	}
-	return m
+	return w
 })
 
 // mentionsBlocked reports whether code has an identifier-like word that a
 // rule looks for: one pass, no regexp.
 func mentionsBlocked(code string) bool {
+	w := lintWords()
 	for i := 0; i < len(code); {
 		if !isIdent(code[i]) {
 			i++
@@ -98,7 +108,7 @@ func mentionsBlocked(code string) bool {
 		for j < len(code) && isIdent(code[j]) {
 			j++
 		}
-		if lintWords()[code[i:j]] {
+		if w.first[code[i]] && w.lengths[min(j-i, 63)] && w.words[code[i:j]] {
 			return true
 		}
 		i = j

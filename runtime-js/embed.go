@@ -81,9 +81,13 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 	// The members a variant can lack are those the file names list; the
 	// variant wanted has exactly the used ones among them. One pass over
 	// the names for each, no maps: a build calls this once per process.
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
 	var known, want []string
-	for _, e := range entries {
-		for ms := variantMembers(e.Name(), target); ms != ""; {
+	for _, name := range names {
+		for ms := variantMembers(name, target); ms != ""; {
 			var m string
 			m, ms, _ = strings.Cut(ms, "-")
 			if !slices.Contains(known, m) {
@@ -100,9 +104,9 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 	if forms && len(want) == len(known) {
 		return full, true
 	}
-	for _, e := range entries {
-		ms, n := variantMembers(e.Name(), target), 0
-		if ms == "" && !strings.HasPrefix(e.Name(), target+"-base.") {
+	for _, name := range names {
+		ms, n := variantMembers(name, target), 0
+		if ms == "" && name != target+"-base.js" {
 			continue
 		}
 		for ms != "" {
@@ -117,7 +121,7 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 		if n != len(want) {
 			continue
 		}
-		b, err := shaken.ReadFile("dist/shaken/" + e.Name())
+		b, err := shaken.ReadFile("dist/shaken/" + name)
 		if err != nil {
 			return full, true
 		}
