@@ -29,6 +29,11 @@ type conn struct {
 	// writers counts the writer goroutines the queue started (at most one
 	// runs at a time).
 	writers sync.WaitGroup
+	// enc and inflight belong to whoever is the writer (the queue's
+	// running): flush's encoder, and the items whose bytes flush left in
+	// the cork for the writer goroutine it handed over to.
+	enc      entryEncoder
+	inflight []qitem
 
 	mu      sync.Mutex
 	slots   map[string]*slotPort
@@ -113,6 +118,17 @@ func (c *conn) serve() {
 // the slots the queue ended.
 func (c *conn) write() {
 	defer c.writers.Done()
+	if c.inflight != nil {
+		// A claimant (flush) left bytes the socket did not take at once.
+		items := c.inflight
+		c.inflight = nil
+		if err := c.cc.uncork(); err != nil {
+			c.q.stop()
+			c.ws.CloseNow()
+			return
+		}
+		c.q.written(items)
+	}
 	var enc entryEncoder
 	for {
 		items, ended, done, final := c.q.next()
@@ -147,6 +163,50 @@ func (c *conn) write() {
 		}
 		c.q.written(items)
 	}
+}
+
+// flush writes what waits on the calling goroutine (a session's, with an
+// answer just queued) when no writer runs, instead of waking a writer
+// goroutine for it: the batch goes into the cork and out in one write that
+// does not wait (tryUncork), so the caller never blocks on the page. What
+// the socket does not take at once, what is pushed meanwhile, and anything
+// else (ended slots, a closing queue, a batch past the cork) is left to a
+// writer goroutine, started as signal would: one writer at a time, in
+// order, with the same deadline, coalescing and budgets.
+func (c *conn) flush() {
+	if c.cc.rc == nil {
+		c.q.signal()
+		return
+	}
+	items, ok := c.q.claim()
+	if !ok {
+		return
+	}
+	c.cc.cork()
+	var err error
+	for i := range items {
+		if err = c.ws.Write(context.Background(), websocket.MessageText, c.enc.message(&items[i])); err != nil {
+			break
+		}
+	}
+	rest := false
+	if err == nil {
+		rest, err = c.cc.tryUncork()
+	}
+	if err != nil {
+		// As the writer's failed write: no writer runs again (running stays
+		// set), and the connection ends.
+		c.cc.discard()
+		c.q.stop()
+		c.ws.CloseNow() // ends the read loop too
+		return
+	}
+	if rest {
+		c.inflight = items // the writer started by release finishes them
+	} else {
+		c.q.written(items)
+	}
+	c.q.release(rest)
 }
 
 func (c *conn) handle(ctx context.Context, data []byte) {
@@ -399,15 +459,16 @@ type inspectEntry struct {
 }
 
 // inspect queues the page inspector's row e: {"t":"inspect","entry":e}.
-func (c *conn) inspect(e inspectEntry) { c.inspectKeyed(coalesceKey{}, e) }
+func (c *conn) inspect(e inspectEntry) { c.inspectKeyed(coalesceKey{}, e, true) }
 
 // inspectKeyed is inspect for an entry a newer one with the same key may
 // replace while both wait in the queue (a streaming frame's).
-func (c *conn) inspectKeyed(key coalesceKey, e inspectEntry) {
+// With kick false the caller starts the writer (flush).
+func (c *conn) inspectKeyed(key coalesceKey, e inspectEntry, kick bool) {
 	if c.rl.opts.NoInspect {
 		return
 	}
-	c.q.pushEntry(key, e)
+	c.q.pushEntry(key, e, kick)
 }
 
 // inspectMsg is the page's message for an inspector row.
@@ -509,7 +570,7 @@ func (p *slotPort) Send(f frame.Frame, raw []byte) {
 	if r, ok := f.(*frame.AppResponse); ok && r.OK && r.Streaming != nil && *r.Streaming {
 		key.rid = rid
 	}
-	if !p.c.q.pushSlot(p.slot, key, msg) {
+	if !p.c.q.pushQuiet(p.slot, key, msg) {
 		return // the slot was ended, or the connection is closing
 	}
 	code := ""
@@ -517,7 +578,8 @@ func (p *slotPort) Send(f frame.Frame, raw []byte) {
 		code = e.Code
 	}
 	key.inspect = true
-	p.c.inspectKeyed(key, inspectEntry{Time: p.c.rl.opts.Now(), Dir: "out", Slot: p.slot, Type: f.FrameType(), RequestID: rid, Verdict: "accept", Code: code})
+	p.c.inspectKeyed(key, inspectEntry{Time: p.c.rl.opts.Now(), Dir: "out", Slot: p.slot, Type: f.FrameType(), RequestID: rid, Verdict: "accept", Code: code}, false)
+	p.c.flush() // the frame and its row in one write, by this goroutine when it can
 }
 
 // validSlot admits the page's short slot names ([A-Za-z0-9_.-], 1–64), which

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -23,6 +24,20 @@ type corkConn struct {
 	mu     sync.Mutex
 	corked bool
 	buf    *[]byte // the kept bytes while corked; from corkBufs, nil when idle
+	// rc is Conn's descriptor for tryUncork's write that does not wait; nil
+	// when there is none (then every batch goes through a writer goroutine).
+	rc syscall.RawConn
+}
+
+// newCorkConn wraps nc.
+func newCorkConn(nc net.Conn) *corkConn {
+	c := &corkConn{Conn: nc}
+	if sc, ok := nc.(syscall.Conn); ok && writeNow != nil {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.rc = rc
+		}
+	}
+	return c
 }
 
 // corkMax is how much is kept before writing through anyway.
@@ -67,6 +82,51 @@ func (c *corkConn) uncork() error {
 	defer c.mu.Unlock()
 	c.corked = false
 	return c.flushLocked()
+}
+
+// tryUncork is uncork for a goroutine that must not wait on the socket:
+// it writes what the socket takes at once. rest says bytes are left: they
+// stay kept, still corked and in order before any later write, for a
+// writer goroutine's uncork (which bounds them by writeTimeout).
+func (c *corkConn) tryUncork() (rest bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.buf == nil {
+		c.corked = false
+		return false, nil
+	}
+	bp := c.buf
+	b := *bp
+	var n int
+	var werr error
+	if err := c.rc.Write(func(fd uintptr) bool {
+		n, werr = writeNow(fd, b)
+		return true // never wait for the poller
+	}); err != nil {
+		return false, err
+	}
+	if werr != nil {
+		return false, werr
+	}
+	if n < len(b) {
+		*bp = b[:copy(b, b[n:])]
+		return true, nil
+	}
+	c.corked = false
+	c.buf = nil
+	if cap(b) <= corkMax*2 {
+		*bp = b[:0]
+		corkBufs.Put(bp)
+	}
+	return false, nil
+}
+
+// discard uncorks dropping what was kept (the connection is ending).
+func (c *corkConn) discard() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.corked = false
+	c.buf = nil
 }
 
 func (c *corkConn) flushLocked() error {
@@ -115,7 +175,7 @@ func (w *corkWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		conn.Close()
 		return nil, nil, err
 	}
-	w.cc = &corkConn{Conn: conn}
+	w.cc = newCorkConn(conn)
 	// Whatever the page sent right after its handshake may be in net/http's
 	// reader already: it goes into ours, where the library looks for it.
 	br := bufio.NewReaderSize(conn, readBufSize)

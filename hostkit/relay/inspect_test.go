@@ -74,9 +74,9 @@ func TestInspectRowsEncodeWhenWritten(t *testing.T) {
 		c := &conn{rl: &Relay{}, q: newQueue(1<<20, 1<<20)}
 		c.q.busy = true // the writer is writing: the page is behind
 		key := coalesceKey{rid: "r1", inspect: true}
-		c.inspectKeyed(key, inspectEntry{Time: at, Dir: "out", Slot: "s1", Type: "snug:app-response", RequestID: "r1", Verdict: "accept", Message: "first"})
+		c.inspectKeyed(key, inspectEntry{Time: at, Dir: "out", Slot: "s1", Type: "snug:app-response", RequestID: "r1", Verdict: "accept", Message: "first"}, true)
 		e := inspectEntry{Time: at, Dir: "out", Slot: "s1", Type: s, RequestID: s, Verdict: "accept", Code: s, Message: s}
-		c.inspectKeyed(key, e)
+		c.inspectKeyed(key, e, true)
 		items, _, _, _ := c.q.next()
 		if len(items) != 1 {
 			t.Fatalf("%q: %d rows waiting, want the newer one alone", s, len(items))

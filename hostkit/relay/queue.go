@@ -100,16 +100,24 @@ func (q *queue) push(msg []byte) bool { return q.pushSlot("", coalesceKey{}, msg
 // key instead, in its place. It reports false when the message was not
 // queued: the queue is closed, or the slot is ended.
 func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
-	return q.pushItem(qitem{msg: msg, slot: slot, key: key, size: int64(len(msg))})
+	return q.pushItem(qitem{msg: msg, slot: slot, key: key, size: int64(len(msg))}, true)
+}
+
+// pushQuiet is pushSlot without starting a writer: the caller pushes more
+// and then calls claim (or signal) itself.
+func (q *queue) pushQuiet(slot string, key coalesceKey, msg []byte) bool {
+	return q.pushItem(qitem{msg: msg, slot: slot, key: key, size: int64(len(msg))}, false)
 }
 
 // pushEntry is pushSlot for the inspector row of e (slot e.Slot), encoded
 // when the writer takes it; until then it counts as entrySize's bound.
-func (q *queue) pushEntry(key coalesceKey, e inspectEntry) bool {
-	return q.pushItem(qitem{slot: e.Slot, key: key, size: entrySize(&e), ent: &e})
+func (q *queue) pushEntry(key coalesceKey, e inspectEntry, kick bool) bool {
+	return q.pushItem(qitem{slot: e.Slot, key: key, size: entrySize(&e), ent: &e}, kick)
 }
 
-func (q *queue) pushItem(it qitem) bool {
+// pushItem queues it; kick false leaves the writer's start to the caller
+// (a refusal still signals: the ended notice or the close must go out).
+func (q *queue) pushItem(it qitem, kick bool) bool {
 	slot, key, size := it.slot, it.key, it.size
 	q.mu.Lock()
 	if q.closed {
@@ -176,7 +184,9 @@ func (q *queue) pushItem(it qitem) bool {
 	q.items = append(q.items, it)
 	q.bytes += size
 	q.mu.Unlock()
-	q.signal()
+	if kick {
+		q.signal()
+	}
 	return true
 }
 
@@ -250,6 +260,42 @@ func (q *queue) signal() {
 	default:
 	}
 }
+
+// claim makes the calling goroutine the writer when no writer runs and
+// what waits is only messages (no ended slot, the queue open) that fit in
+// the cork (so that writing them into it never touches the socket): it takes
+// them as next does (busy until written), and the caller writes them, then
+// hands over with release. ok false: nothing was taken, and signal has
+// started a writer if one is needed, as after a push.
+func (q *queue) claim() (items []qitem, ok bool) {
+	q.mu.Lock()
+	if q.start == nil || q.running || q.finished || q.closed || len(q.ended) > 0 || len(q.items) == 0 ||
+		q.bytes+int64(len(q.items))*wsHeaderMax > corkMax {
+		q.mu.Unlock()
+		q.signal()
+		return nil, false
+	}
+	q.running = true
+	items, _ = q.takeLocked()
+	q.mu.Unlock()
+	return items, true
+}
+
+// release ends a claim: with messages waiting (pushed meanwhile), or more to
+// do (more: the claimant's bytes are not all out), a writer goroutine takes
+// over, as signal would start it; otherwise no writer runs.
+func (q *queue) release(more bool) {
+	q.mu.Lock()
+	if more || len(q.items) > 0 || len(q.ended) > 0 || q.closed {
+		q.start() // running stays true: the writer is now that goroutine
+	} else {
+		q.running, q.spare = false, nil // as next: an idle connection keeps none
+	}
+	q.mu.Unlock()
+}
+
+// wsHeaderMax is the most a WebSocket frame header adds to a message.
+const wsHeaderMax = 14
 
 // close lets the writer drain what is queued and then stop.
 func (q *queue) close() {
