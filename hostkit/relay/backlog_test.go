@@ -344,3 +344,49 @@ func TestFloodingAppIsEndedAlone(t *testing.T) {
 		}
 	}
 }
+
+// With the inspector off an answer is written by the goroutine that has it,
+// in one write that does not wait; what the socket does not take at once is
+// left to a writer goroutine. A page that stops reading while tens of
+// thousands of answers (more than the sockets' buffers) are due still gets
+// every one, whole and in order, once it reads again, and stays connected.
+func TestAnswersPastTheSocketBuffersArriveInOrder(t *testing.T) {
+	testenv.SkipUnderRace(t, "a page that barely reads for the flood, within the write timeout")
+	b := broker.New(broker.Options{})
+	p := relayWith(t, b, relay.Options{NoInspect: true, MaxQueueBytes: 64 << 20, MaxSlotQueueBytes: 64 << 20})
+	p.send(`{"t":"mount","slot":"s1","app":"s1"}`)
+	p.send(`{"t":"load","slot":"s1"}`)
+	p.resume(0)
+	inst := p.instance("s1")
+	p.setDelay(time.Second) // from now on the page barely reads
+	const n = 40_000        // some 9 MB of answers: past the sockets' buffers
+	for i := range n {
+		p.send(fmt.Sprintf(`{"t":"frame","slot":"s1","frame":{"v":1,"type":"snug:db-request","requestId":"f%d","instanceId":%q,"op":"kvGet","key":"k"}}`, i, inst))
+	}
+	p.setDelay(0)
+	last := fmt.Sprintf("f%d", n-1)
+	p.waitFor("the last answer", func(m relayMsg) bool {
+		r, ok := m.f.(*frame.DBResponse)
+		return ok && r.RequestID == last
+	})
+	if err := p.sync(); err != nil {
+		t.Fatalf("the page was cut off: %v", err)
+	}
+	next := 0
+	for _, m := range p.log {
+		r, ok := m.f.(*frame.DBResponse)
+		if !ok {
+			continue
+		}
+		if m.T == "ended" {
+			t.Fatalf("the slot was ended: %+v", m)
+		}
+		if want := fmt.Sprintf("f%d", next); r.RequestID != want {
+			t.Fatalf("answer %d is %s, want %s", next, r.RequestID, want)
+		}
+		next++
+	}
+	if next != n {
+		t.Fatalf("%d answers reached the page, want %d", next, n)
+	}
+}
