@@ -22,6 +22,10 @@ type idleWait struct {
 	br   *bufio.Reader
 	rc   syscall.RawConn
 	peek func(fd uintptr) bool
+	// ready is w.readable as a func made once (a method value made per
+	// wait would be an allocation per message); woken is its state.
+	ready func(fd uintptr) bool
+	woken bool
 }
 
 // newIdleWait returns the wait for a connection whose bytes the library
@@ -36,7 +40,25 @@ func newIdleWait(nc net.Conn, br *bufio.Reader) *idleWait {
 	if err != nil {
 		return nil
 	}
-	return &idleWait{br: br, rc: rc, peek: peekReadable}
+	w := &idleWait{br: br, rc: rc, peek: peekReadable}
+	w.ready = w.readable
+	return w
+}
+
+// readable is RawConn.Read's test for wait. Its first call looks (peek):
+// bytes already there, or that arrived before the read began, are seen
+// there, since the poller forgets readiness at the start of every read.
+// Any later call follows the poller's wake-up for this socket, which only
+// bytes, their end or an error give: the library's Read goes to read them
+// without a second look (a syscall per message). Should a wake-up ever
+// find nothing, that Read just waits in the library as it would without
+// this wait: nothing is lost, only the stack's shrinking.
+func (w *idleWait) readable(fd uintptr) bool {
+	if w.woken {
+		return true
+	}
+	w.woken = true
+	return w.peek(fd)
 }
 
 // wait returns once the library's next Read can make progress without
@@ -53,7 +75,8 @@ func (w *idleWait) wait() {
 	if buffered > 0 {
 		return
 	}
-	_ = w.rc.Read(w.peek) // false: EAGAIN, wait for the poller; true: go read
+	w.woken = false
+	_ = w.rc.Read(w.ready) // false: EAGAIN, wait for the poller; true: go read
 }
 
 // closing runs f (a Close with its closing handshake, which reads br) while
