@@ -136,11 +136,9 @@ func agree(t testing.TB, schema string, instances []string, n *tally) {
 // gen makes random schemas over the keywords the validator implements and
 // random instances that use the schemas' own names and values.
 type gen struct {
-	r     *rand.Rand
-	d     string // $schema, "" for none
-	keys  []string
-	vals  []string
-	depth int
+	r    *rand.Rand
+	d    string // $schema, "" for none
+	vals []string
 }
 
 var drafts = []string{"", "https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2019-09/schema",
