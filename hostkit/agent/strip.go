@@ -174,17 +174,8 @@ func (s *keepScanner) value(depth int) bool {
 			if !s.value(depth + 1) {
 				return false
 			}
-			if s.i >= len(s.b) {
-				return false
-			}
-			switch s.b[s.i] {
-			case ',':
-				s.i++
-			case '}':
-				s.i++
-				return true
-			default:
-				return false
+			if more, ok := s.after('}'); !more {
+				return ok
 			}
 		}
 	case c == '[':
@@ -200,17 +191,8 @@ func (s *keepScanner) value(depth int) bool {
 			if !s.value(depth + 1) {
 				return false
 			}
-			if s.i >= len(s.b) {
-				return false
-			}
-			switch s.b[s.i] {
-			case ',':
-				s.i++
-			case ']':
-				s.i++
-				return true
-			default:
-				return false
+			if more, ok := s.after(']'); !more {
+				return ok
 			}
 		}
 	case c == '"':
@@ -297,4 +279,22 @@ func (s *keepScanner) digits() int {
 		n++
 	}
 	return n
+}
+
+// after reads what follows a member or an element: a comma (more to come),
+// or end, which closes the object or array (done, well formed); anything
+// else is not kept as is.
+func (s *keepScanner) after(end byte) (more, ok bool) {
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return true, false
+	case end:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
