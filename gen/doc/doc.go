@@ -18,6 +18,7 @@ import (
 	"text/template"
 
 	"github.com/snuggen/snuggen/gen/model"
+	"github.com/snuggen/snuggen/internal/bytesize"
 	"github.com/snuggen/snuggen/templates"
 )
 
@@ -171,7 +172,7 @@ func prepare(m *model.Model) (*data, error) {
 		}
 		for _, sc := range r.SizeClasses {
 			if sc.Name == f.SizeClass {
-				fd.Limit = fmt.Sprintf("%s (%s)", sc.Limit, bytesText(sc.Bytes))
+				fd.Limit = fmt.Sprintf("%s (%s)", sc.Limit, bytesize.Text(int64(sc.Bytes)))
 			}
 		}
 		if f.Answer != "" {
@@ -377,16 +378,6 @@ func anchor(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func bytesText(n int) string {
-	switch {
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func joinInts(v []int) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/bytesize"
 )
 
 // Caller is the app instance a request comes from, as the host knows it
@@ -217,7 +218,7 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 		if ferr != nil {
 			return nil, newError(frame.CodeHostError, "the host could not record the parse failure")
 		}
-		return nil, parseFailed(fmt.Sprintf("the agent's reply passed the host's limit of %s; the host stopped reading it", sizeText(limit)), Excerpt(text), max(frame.ParseFailureBudget-spent, 0))
+		return nil, parseFailed(fmt.Sprintf("the agent's reply passed the host's limit of %s; the host stopped reading it", bytesize.Text(int64(limit))), Excerpt(text), max(frame.ParseFailureBudget-spent, 0))
 	}
 	if err != nil {
 		if b.opts.Log != nil && ctx.Err() == nil {
@@ -406,15 +407,4 @@ func (s *streamer) onText(text string) {
 	}
 	s.sent, s.sentAt = len(text), now
 	s.out(text)
-}
-
-// sizeText writes n bytes for a message: "4 MiB", "64 KiB", "1000 bytes".
-func sizeText(n int) string {
-	switch {
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

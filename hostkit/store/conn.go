@@ -15,6 +15,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/bytesize"
 )
 
 // kvTable is the kv table exactly as sqlite_schema stores it; Import accepts
@@ -357,10 +358,10 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 	switch code {
 	case sqlite3.FULL:
 		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
-			"the database reached its quota of %s", sizeText(s.opts.QuotaBytes))}
+			"the database reached its quota of %s", bytesize.Text(s.opts.QuotaBytes))}
 	case sqlite3.NOMEM:
 		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
-			"the statement needed more than the %s of memory the host allows", sizeText(s.opts.MaxMemoryBytes))}
+			"the statement needed more than the %s of memory the host allows", bytesize.Text(s.opts.MaxMemoryBytes))}
 	case sqlite3.AUTH:
 		msg := d.denied
 		if msg == "" {
@@ -655,14 +656,4 @@ func syncDir(dir string) error {
 		return err
 	}
 	return errors.Join(f.Sync(), f.Close())
-}
-
-func sizeText(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	if n%(1<<10) == 0 {
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

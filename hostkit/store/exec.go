@@ -12,6 +12,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/bytesize"
 )
 
 // frameOverhead is what a db-response needs besides its result's columns
@@ -242,7 +243,7 @@ func (d *appDB) step(st *sqlite3.Stmt) (*ExecResult, error) {
 			if size > budget {
 				return nil, &Error{Code: frame.CodeDBResultTooLarge, Message: fmt.Sprintf(
 					"the result passed %s after %d rows: it cannot fit the db frame; select fewer rows or columns (LIMIT/OFFSET)",
-					sizeText(int64(budget)), len(res.Rows))}
+					bytesize.Text(int64(budget)), len(res.Rows))}
 			}
 		}
 		res.Rows = append(res.Rows, row)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/bytesize"
 )
 
 // MaxKeyBytes bounds a kv key in bytes (the frame bounds it in code points).
@@ -38,7 +39,7 @@ func (d *appDB) kvGet(key string) (json.RawMessage, bool, error) {
 	raw := st.ColumnRawText(0)
 	if jsonStringLen(key)+len(raw) > resultBudget() {
 		return nil, false, &Error{Code: frame.CodeDBResultTooLarge, Message: fmt.Sprintf(
-			"the value under this key is %s: it cannot fit the db frame", sizeText(int64(len(raw))))}
+			"the value under this key is %s: it cannot fit the db frame", bytesize.Text(int64(len(raw))))}
 	}
 	if !json.Valid(raw) {
 		return nil, false, fmt.Errorf("kv value under %q is not JSON", key)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/bytesize"
 )
 
 // sqliteMagic opens every SQLite database file.
@@ -75,7 +76,7 @@ func (d *appDB) export() (data []byte, err error) {
 	if info.Size() > int64(frame.MaxArtifactBytes) {
 		return nil, &Error{Code: frame.CodeDBResultTooLarge, Message: fmt.Sprintf(
 			"the compacted database is %s: an export holds at most %s",
-			sizeText(info.Size()), sizeText(int64(frame.MaxArtifactBytes)))}
+			bytesize.Text(info.Size()), bytesize.Text(int64(frame.MaxArtifactBytes)))}
 	}
 	return os.ReadFile(tmp)
 }
@@ -152,11 +153,11 @@ func checkHeader(data []byte) error {
 func (d *appDB) importFile(data []byte) (err error) {
 	if len(data) > frame.MaxArtifactBytes {
 		return importErr("the file is %s: an import holds at most %s",
-			sizeText(int64(len(data))), sizeText(int64(frame.MaxArtifactBytes)))
+			bytesize.Text(int64(len(data))), bytesize.Text(int64(frame.MaxArtifactBytes)))
 	}
 	if int64(len(data)) > d.s.opts.QuotaBytes {
 		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
-			"the file is %s: the database quota is %s", sizeText(int64(len(data))), sizeText(d.s.opts.QuotaBytes))}
+			"the file is %s: the database quota is %s", bytesize.Text(int64(len(data))), bytesize.Text(d.s.opts.QuotaBytes))}
 	}
 	if err := checkHeader(data); err != nil {
 		return err
