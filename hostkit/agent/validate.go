@@ -206,6 +206,15 @@ func (c *compiler) sub(n *snode, kw string) (*snode, error) {
 	return c.node(n.ptr + "/" + escapePtr(kw))
 }
 
+// opt compiles n's subschema under kw when m, n's object, has it; nil when
+// it has none.
+func (c *compiler) opt(n *snode, m map[string]any, kw string) (*snode, error) {
+	if _, ok := m[kw]; !ok {
+		return nil, nil
+	}
+	return c.sub(n, kw)
+}
+
 func (c *compiler) subs(n *snode, kw string, list []any) ([]*snode, error) {
 	out := make([]*snode, len(list))
 	for i := range list {
@@ -443,10 +452,8 @@ func (c *compiler) compileObject(n *snode, m map[string]any) error {
 	}
 
 	var err error
-	if _, ok := m["not"]; ok {
-		if n.not, err = c.sub(n, "not"); err != nil {
-			return err
-		}
+	if n.not, err = c.opt(n, m, "not"); err != nil {
+		return err
 	}
 	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
 		list, ok := m[k].([]any)
@@ -508,30 +515,22 @@ func (c *compiler) compileObject(n *snode, m map[string]any) error {
 		}
 	}
 	if d >= 6 {
-		if _, ok := m["propertyNames"]; ok {
-			if n.propertyNms, err = c.sub(n, "propertyNames"); err != nil {
-				return err
-			}
+		if n.propertyNms, err = c.opt(n, m, "propertyNames"); err != nil {
+			return err
 		}
-		if _, ok := m["contains"]; ok {
-			if n.contains, err = c.sub(n, "contains"); err != nil {
-				return err
-			}
+		if n.contains, err = c.opt(n, m, "contains"); err != nil {
+			return err
 		}
 	}
 	if d >= 7 && m["if"] != nil {
 		if n.ifS, err = c.sub(n, "if"); err != nil {
 			return err
 		}
-		if _, ok := m["then"]; ok {
-			if n.thenS, err = c.sub(n, "then"); err != nil {
-				return err
-			}
+		if n.thenS, err = c.opt(n, m, "then"); err != nil {
+			return err
 		}
-		if _, ok := m["else"]; ok {
-			if n.elseS, err = c.sub(n, "else"); err != nil {
-				return err
-			}
+		if n.elseS, err = c.opt(n, m, "else"); err != nil {
+			return err
 		}
 	}
 	if d >= 2019 {
@@ -551,10 +550,8 @@ func (c *compiler) compileObject(n *snode, m map[string]any) error {
 				return err
 			}
 		}
-		if _, ok := m["items"]; ok {
-			if n.items, err = c.sub(n, "items"); err != nil {
-				return err
-			}
+		if n.items, err = c.opt(n, m, "items"); err != nil {
+			return err
 		}
 	} else if items, ok := m["items"]; ok {
 		if list, isList := items.([]any); isList {
@@ -602,10 +599,8 @@ func (c *compiler) compileObject(n *snode, m map[string]any) error {
 		if mt, ok := m["contentMediaType"].(string); ok {
 			n.contentMediaType = mt
 			n.mediaJSON = mt == "application/json"
-			if _, ok := m["contentSchema"]; ok {
-				if n.contentSchema, err = c.sub(n, "contentSchema"); err != nil {
-					return err
-				}
+			if n.contentSchema, err = c.opt(n, m, "contentSchema"); err != nil {
+				return err
 			}
 		}
 		if d >= 2019 { // content is an annotation from 2019-09 on (contentSchema is compiled all the same)
