@@ -63,6 +63,11 @@ type storeDB struct{ s *store.Store }
 
 func (d storeDB) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse {
 	result, err := d.do(ctx, store.UserKey(c.User, c.App), r)
+	return d.response(ctx, r, result, err)
+}
+
+// response is the db-response of a request that gave result or err.
+func (d storeDB) response(ctx context.Context, r *frame.DBRequest, result *frame.DBResult, err error) *frame.DBResponse {
 	if err != nil {
 		var se *store.Error
 		if errors.As(err, &se) {
@@ -74,6 +79,27 @@ func (d storeDB) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *fra
 		return &frame.DBResponse{RequestID: r.RequestID, OK: false, Error: frame.NewError(frame.CodeHostError, "the host's database failed")}
 	}
 	return &frame.DBResponse{RequestID: r.RequestID, OK: true, Result: result}
+}
+
+// DBRequestNow answers a kvGet at once when the app's database is open and
+// free (store.KVGetNow), and returns nil for every other request or when
+// the database is busy.
+func (d storeDB) DBRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse {
+	if r.Op != frame.OpKvGet {
+		return nil
+	}
+	v, found, ok, err := d.s.KVGetNow(store.UserKey(c.User, c.App), deref(r.Key))
+	if !ok {
+		return nil
+	}
+	return d.response(context.Background(), r, kvResult(v, found), err)
+}
+
+func kvResult(v json.RawMessage, found bool) *frame.DBResult {
+	if !found {
+		v = json.RawMessage("null")
+	}
+	return &frame.DBResult{Found: &found, Value: v}
 }
 
 func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame.DBResult, error) {
@@ -97,10 +123,7 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 		if err != nil {
 			return nil, err
 		}
-		if !found {
-			v = json.RawMessage("null")
-		}
-		return &frame.DBResult{Found: &found, Value: v}, nil
+		return kvResult(v, found), nil
 	case frame.OpKvSet:
 		v := r.Value
 		if len(v) == 0 {

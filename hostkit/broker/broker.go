@@ -28,7 +28,9 @@ package broker
 // others find the latch closed and do nothing. finish() also
 // cancels the handler's context (context.Cause says why), so a handler that
 // is still running learns it lost and its late answer is dropped by the
-// latch. Handlers run on broker-owned workers that Shutdown waits for.
+// latch. Handlers run on broker-owned workers that Shutdown waits for; a
+// DBNowHandler's answer without waiting runs on the goroutine that received
+// the frame, under the same latch, and Shutdown waits for it too.
 //
 // A requestId is recorded as used the moment the broker decides to answer it
 // (accepted, or refused with a terminal error), as a 64-bit hash (see

@@ -40,6 +40,18 @@ type DBHandler interface {
 	DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse
 }
 
+// DBNowHandler is a DBHandler that can answer some requests at once: the
+// broker offers each db-request to DBRequestNow on the goroutine that
+// received it (a transport's read loop) before it starts a worker. It must
+// not wait: it answers when it can without waiting on anything (the store's
+// kvGet on a database that is open and free, a bounded primary-key read),
+// and returns nil otherwise, having done nothing; the broker then calls
+// DBRequest on a worker as for any DBHandler.
+type DBNowHandler interface {
+	DBHandler
+	DBRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse
+}
+
 // NetHandler answers net-request with its terminal net-response.
 type NetHandler interface {
 	NetRequest(ctx context.Context, c Call, r *frame.NetRequest) *frame.NetResponse

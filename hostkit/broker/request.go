@@ -39,17 +39,25 @@ type request struct {
 // every instance, and leave it again: the lock the relay's 16-page benchmark
 // found most contended); Shutdown ends every request in flight itself
 // (Session.endAll), which cancels each context, before it ends the broker's.
+//
+// The context is made by arm, for a request that goes to a worker: one
+// answered at once (runNow) has no handler that could wait on it.
 func newRequest(s *Session, id, respType string, call Call, handle func(context.Context, Call, *request) frame.Frame) *request {
-	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), callKey{}, call))
-	return &request{s: s, id: id, respType: respType, call: call, handle: handle, ctx: ctx, cancel: cancel}
+	return &request{s: s, id: id, respType: respType, call: call, handle: handle}
 }
 
-// arm starts the deadline. It runs once the request is in its session's
-// in-flight set, so that a deadline firing at once still finds it there.
+// arm makes the handler's context and starts the deadline, for a request
+// that goes to a worker. It runs once the request is in its session's
+// in-flight set, so that a deadline firing at once still finds it there; a
+// request finished before (cancelled, superseded, shut down) gets a
+// context that has ended already.
 func (r *request) arm() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.done {
+	r.ctx, r.cancel = context.WithCancelCause(context.WithValue(context.Background(), callKey{}, r.call))
+	if r.done {
+		r.cancel(errAnswered)
+	} else {
 		r.timer = time.AfterFunc(r.s.b.opts.Timeout, func() {
 			r.fail(frame.CodeHostError, fmt.Sprintf("no answer within %s", r.s.b.opts.Timeout))
 		})
@@ -82,6 +90,31 @@ func (r *request) run() {
 	}
 }
 
+// runNow offers the request to now, its handler's answer without waiting,
+// on the calling goroutine (the transport's read loop), and finishes the
+// request with that answer. It reports false, having done nothing, when now
+// has no answer at once (nil): the request then goes to a worker. A panic
+// in now finishes the request with HOST_ERROR, as on a worker.
+func (r *request) runNow(now func(Call) frame.Frame) (answered bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.b.logf("broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, debug.Stack())
+			r.fail(frame.CodeHostError, "the host's handler for this request failed")
+			answered = true
+		}
+		if answered {
+			r.s.b.wg.Done()
+		}
+	}()
+	f := now(r.call)
+	if f == nil {
+		return false
+	}
+	frame.SetRequestID(f, r.id)
+	r.finish(f, errAnswered)
+	return true
+}
+
 // stream sends cumulative text (a non-terminal app-response) while the
 // latch is open.
 func (r *request) stream(text string) {
@@ -111,7 +144,9 @@ func (r *request) finish(f frame.Frame, cause error) bool {
 	// send its next request the moment it sees this answer.
 	r.s.remove(r)
 	r.s.send(f)
-	r.cancel(cause)
+	if r.cancel != nil {
+		r.cancel(cause)
+	}
 	return true
 }
 

@@ -198,8 +198,9 @@ type Verdict struct {
 }
 
 // Receive handles one raw frame that came from this session's iframe. It
-// never blocks on a capability: accepted requests run on the broker's
-// workers. Call it from one goroutine per session (the transport's reader),
+// never waits on a capability: accepted requests run on the broker's
+// workers, except what a DBNowHandler answers without waiting (the store's
+// kvGet on a free database), which is answered before Receive returns. Call it from one goroutine per session (the transport's reader),
 // so that the iframe's frames are handled in the order it sent them.
 func (s *Session) Receive(ctx context.Context, raw []byte) Verdict {
 	return s.receive(ctx, raw, frame.Parse)
@@ -352,7 +353,11 @@ func (d *dispatcher) AppMessage(ctx context.Context, f *frame.AppMessage) {
 // DBRequest sends the request to the app's database.
 func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
 	h := d.s.b.opts.DB
-	d.start(f, f.InstanceID, h != nil, "db", func(ctx context.Context, c Call, r *request) frame.Frame {
+	var now func(Call) frame.Frame
+	if n, ok := h.(DBNowHandler); ok {
+		now = func(c Call) frame.Frame { return answer(n.DBRequestNow(c, f)) }
+	}
+	d.startNow(f, f.InstanceID, h != nil, "db", now, func(ctx context.Context, c Call, r *request) frame.Frame {
 		return answer(h.DBRequest(ctx, c, f))
 	})
 }
@@ -411,6 +416,14 @@ func (d *dispatcher) AppEvent(ctx context.Context, f *frame.AppEvent) {
 // wire marks the requestId used, like an accepted request, so no later frame
 // can carry that id again.
 func (d *dispatcher) start(req frame.Frame, iid string, offered bool, what string, run func(ctx context.Context, c Call, r *request) frame.Frame) {
+	d.startNow(req, iid, offered, what, nil, run)
+}
+
+// startNow is start with now, the handler's answer without waiting (nil
+// when it has none): an accepted request is offered to now first, on this
+// goroutine, and goes to a worker (run) only when now has no answer at
+// once. Either way it is in flight, under its latch, until its terminal.
+func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, now func(Call) frame.Frame, run func(ctx context.Context, c Call, r *request) frame.Frame) {
 	respType, typ, rid := frame.AnswerType(req.FrameType()), req.FrameType(), frame.RequestIDOf(req)
 	d.accept(typ, rid)
 	s := d.s
@@ -448,6 +461,9 @@ func (d *dispatcher) start(req frame.Frame, iid string, offered bool, what strin
 	s.inflight[rid] = r
 	s.b.wg.Add(1)
 	s.mu.Unlock()
+	if now != nil && r.runNow(now) {
+		return
+	}
 	r.arm()
 	s.b.dispatch(r)
 }

@@ -74,6 +74,23 @@ func (s *Store) do(ctx context.Context, app, op string, timed, open bool, fn fun
 	if err != nil {
 		return fmt.Errorf("store: %s %q: %w", op, app, err)
 	}
+	return s.held(ctx, d, app, op, timed, open, fn)
+}
+
+// doNow is do for a call that must not wait (see KVGetNow): it runs fn
+// only when app's database is open and no other call holds it, and
+// reports ok false, having done nothing, otherwise. It is never timed.
+func (s *Store) doNow(app, op string, fn func(*appDB) error) (ok bool, err error) {
+	d := s.tryAcquire(app)
+	if d == nil {
+		return false, nil
+	}
+	return true, s.held(context.Background(), d, app, op, false, true, fn)
+}
+
+// held is do's call on d, whose lock the caller took; it lets go of the
+// lock when it returns.
+func (s *Store) held(ctx context.Context, d *appDB, app, op string, timed, open bool, fn func(*appDB) error) (err error) {
 	defer func() {
 		<-d.lock
 		if s.openConns.Load() > int64(s.opts.MaxOpen) {
@@ -265,6 +282,29 @@ func (s *Store) closeIdle() {
 		_ = oldest.closeConn() // a failed close is seen again on reopen
 		<-oldest.lock
 	}
+}
+
+// tryAcquire takes the lock of app's database when it is open and free,
+// and returns nil at once otherwise (the database not made or not open
+// yet, another call holding it, the store closing).
+func (s *Store) tryAcquire(app string) *appDB {
+	s.mu.RLock()
+	d := s.dbs[app]
+	s.mu.RUnlock()
+	if d == nil || !d.open.Load() || s.closed.Load() {
+		return nil
+	}
+	select {
+	case d.lock <- struct{}{}:
+	default:
+		return nil
+	}
+	if s.closed.Load() || d.conn == nil {
+		<-d.lock
+		return nil
+	}
+	d.lastUsed.Store(s.clock.Add(1))
+	return d
 }
 
 // acquire finds or makes the appDB for app and takes its lock. Finding

@@ -357,6 +357,19 @@ func (s *Store) KVGet(ctx context.Context, app, key string) (value json.RawMessa
 	return value, found, err
 }
 
+// KVGetNow is KVGet for a caller that must not wait, such as a
+// transport's read loop: it reads only when app's database is open and no
+// other call is using it, and otherwise returns ok false having done
+// nothing (the caller then uses KVGet, which waits its turn). The read is
+// one primary-key lookup, bounded by the value's size limit.
+func (s *Store) KVGetNow(app, key string) (value json.RawMessage, found, ok bool, err error) {
+	ok, err = s.doNow(app, "kvGet", func(d *appDB) (err error) {
+		value, found, err = d.kvGet(key)
+		return err
+	})
+	return value, found, ok, err
+}
+
 // KVSet stores value (any JSON, kept compacted) under key; the JSON null
 // deletes the key. The kv data lives in the app's database, in the reserved
 // table _snug_kv that the app's SQL cannot touch, and travels with Export.
