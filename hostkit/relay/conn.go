@@ -240,10 +240,16 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			return
 		}
 		at := c.rl.opts.Now()
+		inspecting := !c.rl.opts.NoInspect
+		if inspecting {
+			c.q.hold() // the frame's row goes before what the broker answers
+		}
 		// The message was read for this call alone: the broker may keep the
 		// frame's strings in it (no copy).
 		v := p.sess.ReceiveOwned(ctx, m.Frame)
-		c.inspect(inspectEntry{Time: at, Dir: "in", Slot: m.Slot, Type: v.Type, RequestID: v.RequestID, Verdict: v.Verdict, Code: v.Code, Message: v.Message})
+		if inspecting {
+			c.received(inspectEntry{Time: at, Dir: "in", Slot: m.Slot, Type: v.Type, RequestID: v.RequestID, Verdict: v.Verdict, Code: v.Code, Message: v.Message}, v.Verdict == "accept" && v.RequestID != "")
+		}
 		if v.Verdict == "accept" && v.Type == frame.TypeAppAnnounce {
 			c.announced(p)
 		}
@@ -469,6 +475,24 @@ func (c *conn) inspectKeyed(key coalesceKey, e inspectEntry, kick bool) {
 		return
 	}
 	c.q.pushEntry(key, e, kick)
+}
+
+// received queues the row of a frame the read loop handed to the broker
+// (under the queue's hold since, so that it goes before the frame's answer)
+// and sees it written. The row of an accepted request whose answer has not
+// come yet waits for that answer, to go out with it in one write (a
+// kvGet's comes within microseconds; a row of its own costs a write and the
+// page a read): the sweep writes it alone if the answer takes longer than
+// a sweep period (Relay.sweep). Any other row, or one with something else
+// waiting, is written now, by this goroutine when no writer runs.
+func (c *conn) received(e inspectEntry, answer bool) {
+	flush, list := c.q.unhold(e, answer, c.rl.sw.gen.Load()+1)
+	if list {
+		c.rl.later(c)
+	}
+	if flush {
+		c.flush()
+	}
 }
 
 // inspectMsg is the page's message for an inspector row.

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -51,6 +52,19 @@ type queue struct {
 	start    func()
 	running  bool
 	finished bool
+
+	// held says the read loop is between a frame's arrival and the queueing
+	// of its inspector row (hold … unhold): nothing is taken meanwhile, so
+	// that the row goes before whatever the frame caused (its answer, when
+	// the broker answers at once). heldAt is where in items the messages
+	// pushed during the hold begin, where the row goes.
+	held   bool
+	heldAt int
+	// late is the sweep generation (Relay.sweep) in which the oldest row
+	// still waiting for its request's answer was left to ride with it (0:
+	// none waits); listed says the connection is on the sweep's list.
+	late   uint64
+	listed bool
 }
 
 // qitem is one waiting message. slot is "" for a message of the whole
@@ -118,10 +132,22 @@ func (q *queue) pushEntry(key coalesceKey, e inspectEntry, kick bool) bool {
 // pushItem queues it; kick false leaves the writer's start to the caller
 // (a refusal still signals: the ended notice or the close must go out).
 func (q *queue) pushItem(it qitem, kick bool) bool {
-	slot, key, size := it.slot, it.key, it.size
 	q.mu.Lock()
+	ok := q.pushLocked(it, false)
+	q.mu.Unlock()
+	if kick || !ok {
+		q.signal()
+	}
+	return ok
+}
+
+// pushLocked queues it at the end of items, or with atHold where the
+// messages pushed during the hold begin, with the budgets and coalescing
+// pushItem describes; the caller holds mu and signals after unlocking when
+// it reports false (the ended notice or the close must go out).
+func (q *queue) pushLocked(it qitem, atHold bool) bool {
+	slot, key, size := it.slot, it.key, it.size
 	if q.closed {
-		q.mu.Unlock()
 		return false
 	}
 	var sq *slotQueue
@@ -132,7 +158,6 @@ func (q *queue) pushItem(it qitem, kick bool) bool {
 			q.slots[slot] = sq
 		}
 		if sq.ended {
-			q.mu.Unlock()
 			return false
 		}
 		if i, ok := sq.pending[key]; ok && key.rid != "" && (q.busy || sq.bytes >= coalesceAfter) {
@@ -140,13 +165,10 @@ func (q *queue) pushItem(it qitem, kick bool) bool {
 			q.items[i] = it
 			sq.bytes += n
 			q.bytes += n
-			q.mu.Unlock()
 			return true
 		}
 		if sq.bytes+size > q.maxSlot {
 			q.endLocked(slot, "this app's messages to the page fell more than "+sizeText(q.maxSlot)+" behind, so it was stopped; the page's other apps go on")
-			q.mu.Unlock()
-			q.signal()
 			return false
 		}
 	}
@@ -154,16 +176,26 @@ func (q *queue) pushItem(it qitem, kick bool) bool {
 		victim := q.largestLocked()
 		if victim == "" {
 			q.closed = true
-			q.items = nil
-			q.mu.Unlock()
-			q.signal()
+			q.items, q.heldAt = nil, 0
 			return false
 		}
 		q.endLocked(victim, "the page fell more than "+sizeText(q.max)+" behind and this app had the most waiting, so it was stopped")
 		if victim == slot {
-			q.mu.Unlock()
-			q.signal()
 			return false
+		}
+	}
+	at := len(q.items)
+	if atHold && q.held {
+		at = q.heldAt // kept up to date by endLocked
+	}
+	if at < len(q.items) {
+		// What waits from at on moves one place on.
+		for _, other := range q.slots {
+			for k, i := range other.pending {
+				if i >= at {
+					other.pending[k] = i + 1
+				}
+			}
 		}
 	}
 	if sq != nil {
@@ -171,7 +203,7 @@ func (q *queue) pushItem(it qitem, kick bool) bool {
 			if sq.pending == nil {
 				sq.pending = make(map[coalesceKey]int)
 			}
-			sq.pending[key] = len(q.items)
+			sq.pending[key] = at
 		}
 		sq.bytes += size
 	}
@@ -181,12 +213,8 @@ func (q *queue) pushItem(it qitem, kick bool) bool {
 			q.items = make([]qitem, 0, firstItems)
 		}
 	}
-	q.items = append(q.items, it)
+	q.items = slices.Insert(q.items, at, it)
 	q.bytes += size
-	q.mu.Unlock()
-	if kick {
-		q.signal()
-	}
 	return true
 }
 
@@ -209,12 +237,19 @@ func (q *queue) endLocked(slot, reason string) {
 	sq := q.slots[slot]
 	sq.ended = true
 	kept := q.items[:0]
-	for _, it := range q.items {
+	before := 0 // kept items before heldAt
+	for i, it := range q.items {
 		if it.slot == slot {
 			q.bytes -= it.size
 			continue
 		}
+		if i < q.heldAt {
+			before++
+		}
 		kept = append(kept, it)
+	}
+	if q.held {
+		q.heldAt = before
 	}
 	clear(q.items[len(kept):])
 	q.items = kept
@@ -250,7 +285,7 @@ func (q *queue) revive(slot string) {
 // and none is running.
 func (q *queue) signal() {
 	q.mu.Lock()
-	if q.start != nil && !q.running && !q.finished && (len(q.items) > 0 || len(q.ended) > 0 || q.closed) {
+	if q.start != nil && !q.running && !q.finished && !q.held && (len(q.items) > 0 || len(q.ended) > 0 || q.closed) {
 		q.running = true
 		q.start() // under mu: see start
 	}
@@ -269,7 +304,7 @@ func (q *queue) signal() {
 // started a writer if one is needed, as after a push.
 func (q *queue) claim() (items []qitem, ok bool) {
 	q.mu.Lock()
-	if q.start == nil || q.running || q.finished || q.closed || len(q.ended) > 0 || len(q.items) == 0 ||
+	if q.start == nil || q.running || q.finished || q.held || q.closed || len(q.ended) > 0 || len(q.items) == 0 ||
 		q.bytes+int64(len(q.items))*wsHeaderMax > corkMax {
 		q.mu.Unlock()
 		q.signal()
@@ -286,12 +321,64 @@ func (q *queue) claim() (items []qitem, ok bool) {
 // over, as signal would start it; otherwise no writer runs.
 func (q *queue) release(more bool) {
 	q.mu.Lock()
-	if more || len(q.items) > 0 || len(q.ended) > 0 || q.closed {
+	if more || !q.held && (len(q.items) > 0 || len(q.ended) > 0 || q.closed) {
 		q.start() // running stays true: the writer is now that goroutine
 	} else {
 		q.running, q.spare = false, nil // as next: an idle connection keeps none
 	}
 	q.mu.Unlock()
+}
+
+// hold makes the queue keep what is pushed from now on until unhold, which
+// puts the arriving frame's inspector row before it.
+func (q *queue) hold() {
+	q.mu.Lock()
+	q.held, q.heldAt = true, len(q.items)
+	q.mu.Unlock()
+}
+
+// unhold queues the row e before what was pushed since hold, and ends the
+// hold. With answer set (e is an accepted request's row: its answer is on
+// its way) and nothing else waiting to go out, the row waits to ride with
+// that answer: late is set (to gen, unless an older row waits already) and
+// unhold reports list: the connection is to go on the sweep's list, which
+// writes the row should the answer not come within a sweep. Otherwise
+// flush reports that the caller is to write what waits now.
+func (q *queue) unhold(e inspectEntry, answer bool, gen uint64) (flush, list bool) {
+	q.mu.Lock()
+	pushed := len(q.items) > q.heldAt
+	ok := q.pushLocked(qitem{slot: e.Slot, size: entrySize(&e), ent: &e}, true)
+	q.held, q.heldAt = false, 0
+	if !ok || pushed || !answer || len(q.ended) > 0 || q.closed || q.running {
+		q.mu.Unlock()
+		return true, false
+	}
+	if q.late == 0 {
+		q.late = gen
+	}
+	list = !q.listed
+	q.listed = true
+	q.mu.Unlock()
+	return false, list
+}
+
+// due is the sweep's look at a listed connection at the tick that makes
+// its count gen: a row left to ride with an answer before the previous
+// tick (late < gen: it has waited a whole sweep period) is due (write what
+// waits); keep says a younger one waits (stay listed). Neither: nothing waits, and the
+// connection leaves the list.
+func (q *queue) due(gen uint64) (due, keep bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.late == 0 || len(q.items) == 0:
+		q.late, q.listed = 0, false
+		return false, false
+	case q.late < gen:
+		q.listed = false
+		return true, false
+	}
+	return false, true
 }
 
 // wsHeaderMax is the most a WebSocket frame header adds to a message.
@@ -335,12 +422,13 @@ func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 func (q *queue) next() (items []qitem, ended []string, done, final bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.items) > 0 || len(q.ended) > 0 {
+	if !q.held && (len(q.items) > 0 || len(q.ended) > 0) {
 		items, ended = q.takeLocked()
 		return items, ended, false, false
 	}
+	// Held: unhold starts the next writer.
 	q.busy, q.running, q.spare = false, false, nil
-	if q.closed {
+	if q.closed && !q.held {
 		q.finished = true
 	}
 	return nil, nil, true, q.closed
@@ -349,7 +437,7 @@ func (q *queue) next() (items []qitem, ended []string, done, final bool) {
 // stop is a writer's end after a failed write: no writer is started again.
 func (q *queue) stop() {
 	q.mu.Lock()
-	q.closed, q.finished, q.items = true, true, nil
+	q.closed, q.finished, q.items, q.heldAt = true, true, nil, 0
 	q.mu.Unlock()
 }
 
@@ -357,7 +445,7 @@ func (q *queue) stop() {
 func (q *queue) takeLocked() (items []qitem, ended []string) {
 	items, ended = q.items, q.ended
 	q.items, q.ended, q.bytes = nil, nil, 0
-	q.busy = true
+	q.busy, q.late = true, 0
 	// Nothing waits now: only the ended marks are kept.
 	for s, sq := range q.slots {
 		if !sq.ended {

@@ -112,3 +112,73 @@ func TestQueueConnectionBudget(t *testing.T) {
 		t.Fatal("the queue is still open")
 	}
 }
+
+// A frame's inspector row goes before whatever was pushed while the read
+// loop held the queue (the frame's answer, when the broker answers at once),
+// also when a slot ended during the hold took messages on both sides of
+// that place out, and a replaceable message pushed during the hold is still
+// replaced in its (moved) place. The row of an accepted request with
+// nothing else waiting is left for its answer, and the sweep finds it due
+// only once it has waited a whole generation.
+func TestQueueHoldPutsTheRowFirst(t *testing.T) {
+	q := newQueue(1<<20, 1<<20)
+	q.push([]byte("before"))
+	q.pushSlot("gone", coalesceKey{}, []byte("gone:1"))
+	q.hold()
+	stream := coalesceKey{rid: "r1"}
+	q.pushSlot("a", stream, []byte("a:r1:1"))
+	q.pushSlot("gone", coalesceKey{}, []byte("gone:2"))
+	q.push([]byte("during"))
+	q.mu.Lock()
+	q.endLocked("gone", "test")
+	q.mu.Unlock()
+	row := inspectEntry{Dir: "in", Slot: "b", Type: "t", RequestID: "q", Verdict: "accept"}
+	if flush, list := q.unhold(row, true, 5); !flush || list {
+		t.Fatalf("unhold with messages pushed during the hold: flush %v list %v, want a flush", flush, list)
+	}
+	q.busy = true // the page is behind: the streaming frame is replaced in place
+	q.pushSlot("a", stream, []byte("a:r1:2"))
+	msgs, ended, _ := q.take()
+	var got []string
+	for _, m := range msgs {
+		if strings.HasPrefix(string(m), `{"t":"inspect"`) {
+			got = append(got, "ROW")
+		} else if strings.HasPrefix(string(m), `{"t":"ended"`) {
+			got = append(got, "ENDED")
+		} else {
+			got = append(got, string(m))
+		}
+	}
+	if want := "before ROW a:r1:2 during ENDED"; strings.Join(got, " ") != want || len(ended) != 1 {
+		t.Fatalf("took %q (ended %v), want %q", strings.Join(got, " "), ended, want)
+	}
+	q.written(nil)
+
+	// An accepted request's row with nothing else waiting waits for its
+	// answer; the sweep writes it two ticks later at the earliest.
+	q.hold()
+	if flush, list := q.unhold(row, true, 7); flush || !list {
+		t.Fatalf("unhold of an accepted request's row alone: flush %v list %v, want it listed", flush, list)
+	}
+	q.hold()
+	if flush, list := q.unhold(row, true, 8); flush || list {
+		t.Fatalf("a second row while one waits: flush %v list %v, want neither (listed already)", flush, list)
+	}
+	if due, keep := q.due(7); due || !keep {
+		t.Fatalf("due(7) = %v, %v: the row of generation 7 has not waited a period", due, keep)
+	}
+	if due, keep := q.due(8); !due || keep {
+		t.Fatalf("due(8) = %v, %v: the row of generation 7 is due", due, keep)
+	}
+	if msgs, _, _ = q.take(); len(msgs) != 2 || q.late != 0 {
+		t.Fatalf("took %d messages, late %d", len(msgs), q.late)
+	}
+	if due, keep := q.due(9); due || keep || q.listed {
+		t.Fatalf("due(9) with nothing waiting = %v, %v (listed %v)", due, keep, q.listed)
+	}
+	// A row that is not an accepted request's goes now.
+	q.hold()
+	if flush, _ := q.unhold(row, false, 9); !flush {
+		t.Fatal("a rejected frame's row was left waiting")
+	}
+}

@@ -97,6 +97,8 @@ type Relay struct {
 
 	confirmSeq atomic.Uint64
 
+	sw sweeper
+
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
 	closed bool
@@ -274,5 +276,82 @@ func (rl *Relay) Close(ctx context.Context) error {
 		}
 		<-done
 		return fmt.Errorf("relay: close: %w", ctx.Err())
+	}
+}
+
+// sweepPeriod is how long an accepted request's inspector row waits for the
+// request's answer to ride with before it is written alone: between one and
+// two periods (conn.handle, Relay.sweep).
+const sweepPeriod = 2 * time.Millisecond
+
+// sweeper is the relay's list of connections with an inspector row waiting
+// for an answer to ride with, and the goroutine that writes those rows once
+// they have waited a sweep period. It runs only while the list is not empty.
+type sweeper struct {
+	// gen counts the sweep's ticks. A row left waiting while it is g has
+	// queue.late = g+1 (never 0), and is due at the tick that makes gen
+	// g+2: the second tick after, a whole period later at least.
+	gen     atomic.Uint64
+	mu      sync.Mutex
+	list    []*conn
+	running bool
+}
+
+// later puts c on the sweep's list (c's queue said it was not on it), and
+// starts the sweep when it is not running. The sweep is one of the relay's
+// goroutines (rl.wg): Close waits for it, and it ends when the list is
+// empty, at most two periods after the last connection's rows went out.
+func (rl *Relay) later(c *conn) {
+	sw := &rl.sw
+	sw.mu.Lock()
+	sw.list = append(sw.list, c)
+	start := !sw.running
+	sw.running = true
+	if start {
+		rl.wg.Add(1) // c's read loop holds a count: Close's Wait has not returned
+	}
+	sw.mu.Unlock()
+	if start {
+		go rl.sweep()
+	}
+}
+
+// sweep writes, every sweepPeriod, the rows that have waited a whole period
+// for their answer (on this goroutine when no writer runs, as flush does),
+// and keeps the connections whose rows are younger on its list.
+func (rl *Relay) sweep() {
+	defer rl.wg.Done()
+	sw := &rl.sw
+	t := time.NewTimer(sweepPeriod)
+	defer t.Stop()
+	var list []*conn
+	for {
+		<-t.C
+		gen := sw.gen.Add(1)
+		sw.mu.Lock()
+		list, sw.list = sw.list, list[:0]
+		sw.mu.Unlock()
+		keep := list[:0]
+		for _, c := range list {
+			due, k := c.q.due(gen)
+			if due {
+				c.flush()
+			}
+			if k {
+				keep = append(keep, c)
+			}
+		}
+		clear(list[len(keep):])
+		sw.mu.Lock()
+		sw.list = append(sw.list, keep...)
+		if len(sw.list) == 0 {
+			sw.running = false
+			sw.mu.Unlock()
+			return
+		}
+		sw.mu.Unlock()
+		clear(keep)
+		list = keep[:0]
+		t.Reset(sweepPeriod)
 	}
 }
