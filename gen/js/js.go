@@ -163,7 +163,8 @@ type data struct {
 	Lists            []nameValue
 	Enums            []nameValue
 	Events           []eventData
-	EventBounds      []nameValue
+	EventBounds      []nameValue // an event field's numeric bounds
+	EventLists       []nameValue // an event field's values (arrays come last in constants.mjs)
 	EventSpecs       string
 	NormativeRules   []nameValue // Name: the constant, Value: the id as JS, Lit: the title
 	NormativeMap     string
@@ -408,7 +409,7 @@ func prepare(m *model.Model) (*data, error) {
 				add("MAXIMUM", *f.Maximum)
 			}
 			if len(f.Enum) > 0 {
-				add("VALUES", f.Enum)
+				d.EventLists = append(d.EventLists, nameValue{Name: base + "_VALUES", Value: jsonText(f.Enum)})
 			}
 		}
 	}

@@ -211,3 +211,43 @@ console.log(JSON.stringify(Object.fromEntries(%s.map((t) => [t, sizeClass(t)])))
 		}
 	}
 }
+
+// TestConstantsInline holds constants.mjs to the order that lets esbuild
+// inline a string or number constant into the module that uses it: esbuild
+// does so only for the primitive constants no array or object constant
+// precedes in their file. A variant then carries a size class as the number
+// it is, not as a variable (−19 B min+gzip ask-only when it landed).
+func TestConstantsInline(t *testing.T) {
+	var consts, askOnly []byte
+	for _, f := range generate(t) {
+		switch f.Name {
+		case "runtime-js/gen/constants.mjs":
+			consts = f.Contents
+		case "runtime-js/dist/shaken/snug-ask.js":
+			askOnly = f.Contents
+		}
+	}
+	table := ""
+	for _, line := range strings.Split(string(consts), "\n") {
+		name, value, ok := strings.Cut(strings.TrimPrefix(line, "export const "), " = ")
+		if !ok || line == name {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(value, "[") || strings.HasPrefix(value, "{"):
+			if table == "" {
+				table = name
+			}
+		case strings.HasPrefix(value, "(") || strings.Contains(value, "=>"):
+			// a function: neither blocks inlining nor is inlined
+		case table != "":
+			t.Errorf("constants.mjs: %s comes after the table %s, so esbuild keeps it a variable in every bundle: put it before the arrays and objects", name, table)
+		}
+	}
+	if table == "" {
+		t.Fatal("constants.mjs has no array or object constant: did the template change?")
+	}
+	if bytes.Contains(askOnly, []byte("=262144")) || !bytes.Contains(askOnly, []byte(",262144,")) {
+		t.Error("dist/shaken/snug-ask.js does not pass its size class as the number 262144")
+	}
+}

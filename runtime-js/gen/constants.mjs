@@ -4,8 +4,6 @@
 
 /** The protocol version every frame carries as v. */
 export const VERSION = 1;
-/** Versions this generation speaks (host-ready.protocolVersions, announce). */
-export const PROTOCOL_VERSIONS = [1];
 
 // Frame types.
 /** snug:app-announce (app->host). */
@@ -99,10 +97,6 @@ export const CODE_DB_RESULT_TOO_LARGE = "DB_RESULT_TOO_LARGE";
 /** a statement ran past the host's time limit */
 export const CODE_DB_TIMEOUT = "DB_TIMEOUT";
 
-/** Every known error code. Receivers render a code not in it as HOST_ERROR (R5). */
-export const CODES = ["PARSE_FAILED","THREAD_CONFLICT","NETWORK_ERROR","RESET_FAILED","CANCELLED","SUPERSEDED","UNSUPPORTED_VERSION","MALFORMED","CONSENT_REQUIRED","AUTH_REQUIRED","HOST_ERROR","NET_INVALID_REQUEST","NET_NOT_APPROVED","NET_IMPORTED_UNAPPROVED","NET_AMBIGUOUS_CONNECTION","NET_SCHEME_BLOCKED","NET_HOST_BLOCKED","NET_SSRF_BLOCKED","NET_CONFIRM_DENIED","NET_REDIRECT_BLOCKED","NET_SIZE_EXCEEDED","NET_FETCH_FAILED","NET_AUTH_FAILED","NET_SCRUBBED_HEADER_STRIPPED","DB_SQL_ERROR","DB_QUOTA_EXCEEDED","DB_IMPORT_INVALID","DB_RESULT_TOO_LARGE","DB_TIMEOUT"];
-/** Codes a host sends with retryable true (PARSE_FAILED while attemptsRemaining > 0). */
-export const RETRYABLE_CODES = ["PARSE_FAILED","THREAD_CONFLICT","NETWORK_ERROR","HOST_ERROR","NET_FETCH_FAILED","DB_TIMEOUT"];
 /** @param {string} code @returns {boolean} whether code is in the registry */
 export const isKnownCode = (code) => CODES.includes(code);
 /** Every known code, space-separated (what the Snug transport takes, R5). */
@@ -171,8 +165,6 @@ export const MAX_BYTES_OPEN_URL_REQUEST = 262144;
 export const MAX_BYTES_SAVE_FILE_REQUEST = 8388608;
 /** MAX_FRAME_BYTES */
 export const MAX_BYTES_APP_EVENT = 262144;
-/** Thread-conflict backoff in milliseconds (R6). */
-export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
 /** requestId recovery bounds in code points (R1). */
 export const RECOVER_MIN_LENGTH = 1;
 export const RECOVER_MAX_LENGTH = 128;
@@ -207,19 +199,6 @@ export const RULE_SAVE_FILE = "save-file";
 export const RULE_C1 = "C1";
 /** The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed) */
 export const RULE_C2 = "C2";
-/** Every normative rule: id → [where the spec states it, what it asks]. */
-export const NORMATIVE_RULES = {"C1":["Part I §5 Security","Credentials never enter the iframe: the host sends no credential-shaped header or key"],"C2":["Part I §5 Security","The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed)"],"R1":["Part I §5","Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered"],"R2":["Part I §5","Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net, open-url and save-file requests, which they reject"],"R3":["Part I §5","Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative"],"R4":["Part I §5","Identity: the host mints the instanceId and refuses a frame carrying another; requestIds are unique per instance; appId is no principal"],"R5":["Part I §5, Appendix A","Error codes: every error carries code, message and retryable, retryable as the registry says for a known code"],"R6":["Part I §5","Limits: each size class passes at its limit and is answered one byte past it, never dropped; a 5 MiB database round-trips"],"R7":["Part I §5","Push hints: a host-event carries references, never content: no instanceId, and a known event exactly the event table's fields"],"db":["host obligations: the db pair","Storage: exec, kvGet/kvSet and export/import work in the app's own namespace; refused SQL and bad imports are answered with the db codes and lose nothing"],"handshake":["Part I §2","host-ready on the iframe's load and as the ack of every announce: one host-minted instanceId, idempotent, typed capabilities, a valid theme and locale"],"net":["Part I §3, Part III §14","The governed network: credential-shaped headers are MALFORMED, loopback and metadata addresses and non-https schemes are refused before anything leaves"],"open-url":["Part I §4","Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer"],"save-file":["the save-file pair (schemas/save-file-request.schema.json)","Save-file: a name with a folder, data that is not base64 or past 5 MiB are refused by the host without asking; a valid file is named in the host's own dialog and saved only from the user's answer"]};
-
-/** Stage of each rule id: only the first stage with violations is reported. */
-export const RULE_STAGES = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"pattern":1,"propertyNames":1,"required":0,"type":0};
-/** What a violation of each JSON Schema keyword says, a {name} filled in (rules.json messages). */
-export const MESSAGES = {"additionalProperties":"unknown key: this frame is strict","const":"must be {value}","constWhen":"must be {value} when {field} is {when}","enum":"must be one of {values}","maxItems":"more than {limit} items","maxLength":"longer than {limit} code points","maxProperties":"more than {limit} entries","maximum":"greater than {limit}","minItems":"fewer than {limit} items","minLength":"shorter than {limit} code points","minLength1":"must not be empty","minimum":"less than {limit}","pattern":"must match the pattern {pattern}","required":"missing required key","requiredWhen":"missing key, required when {field} is {when}","type":"must be {type}"};
-/** The name of each kind in a type message (rules.json messages.typeNames). */
-export const TYPE_NAMES = {"array":"an array","boolean":"a boolean","integer":"an integer","number":"a number","object":"an object","scalar":"a string, number, boolean or null","string":"a string"};
-/** General categories a decoded xn-- label may hold (the open-url host rule). */
-export const ACE_CATEGORIES = ["Ll","Lm","Lo","Mn","Mc","Nd","So"];
-/** The right-to-left scripts (the open-url host rule's bidi check). */
-export const RTL_SCRIPTS = ["Adlam","Arabic","Avestan","Chorasmian","Cypriot","Elymaic","Hanifi_Rohingya","Hatran","Hebrew","Imperial_Aramaic","Inscriptional_Pahlavi","Inscriptional_Parthian","Kharoshthi","Lydian","Mandaic","Manichaean","Mende_Kikakui","Meroitic_Cursive","Meroitic_Hieroglyphs","Nabataean","Nko","Old_Hungarian","Old_North_Arabian","Old_Sogdian","Old_South_Arabian","Old_Turkic","Old_Uyghur","Palmyrene","Phoenician","Psalter_Pahlavi","Samaritan","Sogdian","Syriac","Thaana","Yezidi"];
 
 // Field limits: the maxLength of every string field, in code points.
 export const APP_ANNOUNCE_APP_ID_MAX_LENGTH = 128;
@@ -287,19 +266,6 @@ export const STATUS_OPENED = "opened";
 export const STATUS_REFUSED = "refused";
 export const STATUS_SAVED = "saved";
 
-// Lists.
-export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload","modulepreload"];
-export const CDN_ALLOWLIST = ["cdn.jsdelivr.net","cdnjs.cloudflare.com","unpkg.com"];
-export const NESTED_CONTEXT_ELEMENTS = ["iframe","frame","frameset","object","embed","fencedframe","portal"];
-export const NET_METHODS = ["GET","HEAD","POST","PUT","PATCH","DELETE"];
-export const PERMISSIONS_POLICY_DELEGATED = ["clipboard-write"];
-export const PERMISSIONS_POLICY_DENIED = ["accelerometer","autoplay","browsing-topics","camera","captured-surface-control","clipboard-read","compute-pressure","cross-origin-isolated","deferred-fetch","deferred-fetch-minimal","digital-credentials-create","digital-credentials-get","display-capture","encrypted-media","fullscreen","gamepad","geolocation","gyroscope","hid","identity-credentials-get","idle-detection","interest-cohort","keyboard-map","language-detector","language-model","local-fonts","local-network","local-network-access","loopback-network","magnetometer","microphone","midi","on-device-speech-recognition","otp-credentials","payment","picture-in-picture","private-state-token-issuance","private-state-token-redemption","publickey-credentials-create","publickey-credentials-get","screen-wake-lock","serial","speaker-selection","storage-access","summarizer","sync-xhr","translator","usb","window-management","xr-spatial-tracking"];
-export const REMOVED_GLOBALS = ["RTCPeerConnection","webkitRTCPeerConnection","RTCDataChannel"];
-export const RESPONSE_HEADER_GLOBS = ["x-ratelimit-*"];
-export const RESPONSE_HEADER_WHITELIST = ["content-type","content-length","cache-control","etag","last-modified","retry-after","link"];
-export const SQL_VIRTUAL_TABLE_MODULES = ["fts5","fts5vocab","rtree","rtree_i32"];
-export const STRIP_HEADERS = ["authorization","cookie","set-cookie","x-api-key","proxy-authorization"];
-export const THEME_TOKENS = ["--snug-background","--snug-surface","--snug-text","--snug-muted","--snug-accent","--snug-border","--snug-danger","--snug-radius","--snug-font"];
 
 // Known events (others are ignored).
 /** theme-change (host->app) */
@@ -314,17 +280,53 @@ export const EVENT_HINT = "hint";
 export const EVENT_RESIZE = "resize";
 export const CONNECTION_EVENT_CONNECTION_MIN_LENGTH = 1;
 export const CONNECTION_EVENT_CONNECTION_MAX_LENGTH = 128;
-export const CONNECTION_EVENT_STATE_VALUES = ["connected","revoked"];
 export const HINT_TOPIC_MIN_LENGTH = 1;
 export const HINT_TOPIC_MAX_LENGTH = 64;
 export const HINT_REF_MIN_LENGTH = 1;
 export const HINT_REF_MAX_LENGTH = 256;
 export const RESIZE_HEIGHT_MINIMUM = 0;
 export const RESIZE_HEIGHT_MAXIMUM = 100000;
-/** The known events: name → direction and data fields (R7: exactly these). */
-export const EVENT_SPECS = {"connection-event":{"direction":"host->app","data":[{"name":"connection","type":"string","minLength":1,"maxLength":128},{"name":"state","type":"string","enum":["connected","revoked"]}]},"hint":{"direction":"host->app","data":[{"name":"topic","type":"string","minLength":1,"maxLength":64},{"name":"ref","type":"string","minLength":1,"maxLength":256}]},"resize":{"direction":"app->host","data":[{"name":"height","type":"integer","minimum":0,"maximum":100000}]},"theme-change":{"direction":"host->app","data":[{"name":"theme","type":"object"}]},"visibility":{"direction":"host->app","data":[{"name":"visible","type":"boolean"}]}};
 
 // The chat envelope.
 export const ENVELOPE_TAG = "[SNUG_APP_REQUEST]";
 export const ENVELOPE_MARKER = "snug";
 export const ENVELOPE_VERSION = 1;
+
+// The arrays and objects, after every string and number: esbuild inlines a
+// primitive constant into the module that uses it only when no array or
+// object constant comes before it in this file (gen/js TestConstantsInline).
+/** Versions this generation speaks (host-ready.protocolVersions, announce). */
+export const PROTOCOL_VERSIONS = [1];
+/** Every known error code. Receivers render a code not in it as HOST_ERROR (R5). */
+export const CODES = ["PARSE_FAILED","THREAD_CONFLICT","NETWORK_ERROR","RESET_FAILED","CANCELLED","SUPERSEDED","UNSUPPORTED_VERSION","MALFORMED","CONSENT_REQUIRED","AUTH_REQUIRED","HOST_ERROR","NET_INVALID_REQUEST","NET_NOT_APPROVED","NET_IMPORTED_UNAPPROVED","NET_AMBIGUOUS_CONNECTION","NET_SCHEME_BLOCKED","NET_HOST_BLOCKED","NET_SSRF_BLOCKED","NET_CONFIRM_DENIED","NET_REDIRECT_BLOCKED","NET_SIZE_EXCEEDED","NET_FETCH_FAILED","NET_AUTH_FAILED","NET_SCRUBBED_HEADER_STRIPPED","DB_SQL_ERROR","DB_QUOTA_EXCEEDED","DB_IMPORT_INVALID","DB_RESULT_TOO_LARGE","DB_TIMEOUT"];
+/** Codes a host sends with retryable true (PARSE_FAILED while attemptsRemaining > 0). */
+export const RETRYABLE_CODES = ["PARSE_FAILED","THREAD_CONFLICT","NETWORK_ERROR","HOST_ERROR","NET_FETCH_FAILED","DB_TIMEOUT"];
+/** Thread-conflict backoff in milliseconds (R6). */
+export const THREAD_CONFLICT_BACKOFF_MS = [100,250,500];
+/** Every normative rule: id → [where the spec states it, what it asks]. */
+export const NORMATIVE_RULES = {"C1":["Part I §5 Security","Credentials never enter the iframe: the host sends no credential-shaped header or key"],"C2":["Part I §5 Security","The iframe has no network, storage, popups or parent page of its own (sandbox allow-scripts, the runner's CSP, WebRTC removed)"],"R1":["Part I §5","Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered"],"R2":["Part I §5","Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net, open-url and save-file requests, which they reject"],"R3":["Part I §5","Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative"],"R4":["Part I §5","Identity: the host mints the instanceId and refuses a frame carrying another; requestIds are unique per instance; appId is no principal"],"R5":["Part I §5, Appendix A","Error codes: every error carries code, message and retryable, retryable as the registry says for a known code"],"R6":["Part I §5","Limits: each size class passes at its limit and is answered one byte past it, never dropped; a 5 MiB database round-trips"],"R7":["Part I §5","Push hints: a host-event carries references, never content: no instanceId, and a known event exactly the event table's fields"],"db":["host obligations: the db pair","Storage: exec, kvGet/kvSet and export/import work in the app's own namespace; refused SQL and bad imports are answered with the db codes and lose nothing"],"handshake":["Part I §2","host-ready on the iframe's load and as the ack of every announce: one host-minted instanceId, idempotent, typed capabilities, a valid theme and locale"],"net":["Part I §3, Part III §14","The governed network: credential-shaped headers are MALFORMED, loopback and metadata addresses and non-https schemes are refused before anything leaves"],"open-url":["Part I §4","Open-url: invalid URLs are refused by the host without asking; a valid one is shown in full in the host's own dialog and opened only from the user's answer"],"save-file":["the save-file pair (schemas/save-file-request.schema.json)","Save-file: a name with a folder, data that is not base64 or past 5 MiB are refused by the host without asking; a valid file is named in the host's own dialog and saved only from the user's answer"]};
+/** Stage of each rule id: only the first stage with violations is reported. */
+export const RULE_STAGES = {"additionalProperties":0,"const":1,"enum":1,"maxItems":1,"maxLength":1,"maxProperties":1,"maximum":1,"minItems":1,"minLength":1,"minimum":1,"pattern":1,"propertyNames":1,"required":0,"type":0};
+/** What a violation of each JSON Schema keyword says, a {name} filled in (rules.json messages). */
+export const MESSAGES = {"additionalProperties":"unknown key: this frame is strict","const":"must be {value}","constWhen":"must be {value} when {field} is {when}","enum":"must be one of {values}","maxItems":"more than {limit} items","maxLength":"longer than {limit} code points","maxProperties":"more than {limit} entries","maximum":"greater than {limit}","minItems":"fewer than {limit} items","minLength":"shorter than {limit} code points","minLength1":"must not be empty","minimum":"less than {limit}","pattern":"must match the pattern {pattern}","required":"missing required key","requiredWhen":"missing key, required when {field} is {when}","type":"must be {type}"};
+/** The name of each kind in a type message (rules.json messages.typeNames). */
+export const TYPE_NAMES = {"array":"an array","boolean":"a boolean","integer":"an integer","number":"a number","object":"an object","scalar":"a string, number, boolean or null","string":"a string"};
+/** General categories a decoded xn-- label may hold (the open-url host rule). */
+export const ACE_CATEGORIES = ["Ll","Lm","Lo","Mn","Mc","Nd","So"];
+/** The right-to-left scripts (the open-url host rule's bidi check). */
+export const RTL_SCRIPTS = ["Adlam","Arabic","Avestan","Chorasmian","Cypriot","Elymaic","Hanifi_Rohingya","Hatran","Hebrew","Imperial_Aramaic","Inscriptional_Pahlavi","Inscriptional_Parthian","Kharoshthi","Lydian","Mandaic","Manichaean","Mende_Kikakui","Meroitic_Cursive","Meroitic_Hieroglyphs","Nabataean","Nko","Old_Hungarian","Old_North_Arabian","Old_Sogdian","Old_South_Arabian","Old_Turkic","Old_Uyghur","Palmyrene","Phoenician","Psalter_Pahlavi","Samaritan","Sogdian","Syriac","Thaana","Yezidi"];
+export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload","modulepreload"];
+export const CDN_ALLOWLIST = ["cdn.jsdelivr.net","cdnjs.cloudflare.com","unpkg.com"];
+export const NESTED_CONTEXT_ELEMENTS = ["iframe","frame","frameset","object","embed","fencedframe","portal"];
+export const NET_METHODS = ["GET","HEAD","POST","PUT","PATCH","DELETE"];
+export const PERMISSIONS_POLICY_DELEGATED = ["clipboard-write"];
+export const PERMISSIONS_POLICY_DENIED = ["accelerometer","autoplay","browsing-topics","camera","captured-surface-control","clipboard-read","compute-pressure","cross-origin-isolated","deferred-fetch","deferred-fetch-minimal","digital-credentials-create","digital-credentials-get","display-capture","encrypted-media","fullscreen","gamepad","geolocation","gyroscope","hid","identity-credentials-get","idle-detection","interest-cohort","keyboard-map","language-detector","language-model","local-fonts","local-network","local-network-access","loopback-network","magnetometer","microphone","midi","on-device-speech-recognition","otp-credentials","payment","picture-in-picture","private-state-token-issuance","private-state-token-redemption","publickey-credentials-create","publickey-credentials-get","screen-wake-lock","serial","speaker-selection","storage-access","summarizer","sync-xhr","translator","usb","window-management","xr-spatial-tracking"];
+export const REMOVED_GLOBALS = ["RTCPeerConnection","webkitRTCPeerConnection","RTCDataChannel"];
+export const RESPONSE_HEADER_GLOBS = ["x-ratelimit-*"];
+export const RESPONSE_HEADER_WHITELIST = ["content-type","content-length","cache-control","etag","last-modified","retry-after","link"];
+export const SQL_VIRTUAL_TABLE_MODULES = ["fts5","fts5vocab","rtree","rtree_i32"];
+export const STRIP_HEADERS = ["authorization","cookie","set-cookie","x-api-key","proxy-authorization"];
+export const THEME_TOKENS = ["--snug-background","--snug-surface","--snug-text","--snug-muted","--snug-accent","--snug-border","--snug-danger","--snug-radius","--snug-font"];
+export const CONNECTION_EVENT_STATE_VALUES = ["connected","revoked"];
+/** The known events: name → direction and data fields (R7: exactly these). */
+export const EVENT_SPECS = {"connection-event":{"direction":"host->app","data":[{"name":"connection","type":"string","minLength":1,"maxLength":128},{"name":"state","type":"string","enum":["connected","revoked"]}]},"hint":{"direction":"host->app","data":[{"name":"topic","type":"string","minLength":1,"maxLength":64},{"name":"ref","type":"string","minLength":1,"maxLength":256}]},"resize":{"direction":"app->host","data":[{"name":"height","type":"integer","minimum":0,"maximum":100000}]},"theme-change":{"direction":"host->app","data":[{"name":"theme","type":"object"}]},"visibility":{"direction":"host->app","data":[{"name":"visible","type":"boolean"}]}};
