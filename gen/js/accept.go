@@ -198,6 +198,10 @@ type acceptHoister struct {
 	names  map[string]string
 	shared []nameValue
 	err    error
+	// titled names the expression of a titled object: hoisted, it is that
+	// object's exported acceptor itself (acceptTheme), not a const and an
+	// alias of it.
+	titled map[string]string
 }
 
 // inline renders t with nothing hoisted: the key that counts occurrences.
@@ -238,16 +242,19 @@ func (h *acceptHoister) typ(t *model.Type) string {
 	if n, ok := h.names[key]; ok {
 		return n
 	}
-	n := fmt.Sprintf("a%d", len(h.shared))
+	n, title := fmt.Sprintf("a%d", len(h.shared)), h.titled[key]
+	if title != "" {
+		n = "accept" + title
+	}
 	h.names[key] = n
-	h.shared = append(h.shared, nameValue{Name: n, Lit: lit})
+	h.shared = append(h.shared, nameValue{Name: n, Value: title, Lit: lit})
 	return n
 }
 
 // prepareAcceptors fills d.Accepts (one per host→app frame), d.AcceptObjects
 // (one per titled object those frames reach) and d.AcceptShared.
 func prepareAcceptors(m *model.Model, d *data) error {
-	h := &acceptHoister{count: map[string]int{}, names: map[string]string{}}
+	h := &acceptHoister{count: map[string]int{}, names: map[string]string{}, titled: map[string]string{}}
 	var bodies []*model.Type
 	for _, f := range m.Frames {
 		if f.Direction == model.HostToApp {
@@ -282,7 +289,9 @@ func prepareAcceptors(m *model.Model, d *data) error {
 	// Counted once more, so an object with an acceptor of its own is hoisted
 	// and its export and the frames share one expression.
 	for _, o := range titled {
-		h.count[h.inline(&model.Type{Kind: model.Struct, Object: o})]++
+		key := h.inline(&model.Type{Kind: model.Struct, Object: o})
+		h.count[key]++
+		h.titled[key] = o.Name
 	}
 	if h.err != nil {
 		return fmt.Errorf("js: host→app frames: %w", h.err)
@@ -301,8 +310,10 @@ func prepareAcceptors(m *model.Model, d *data) error {
 		d.Accepts = append(d.Accepts, acceptData{Type: f.Type, Fn: "accept" + f.Title, Lit: lit})
 	}
 	for _, o := range titled {
-		d.AcceptObjects = append(d.AcceptObjects, acceptData{Type: o.Name, Fn: "accept" + o.Name,
-			Lit: h.typ(&model.Type{Kind: model.Struct, Object: o})})
+		fn := "accept" + o.Name
+		if lit := h.typ(&model.Type{Kind: model.Struct, Object: o}); lit != fn {
+			d.AcceptObjects = append(d.AcceptObjects, acceptData{Type: o.Name, Fn: fn, Lit: lit})
+		}
 	}
 	if h.err != nil {
 		return fmt.Errorf("js: %w", h.err)

@@ -160,22 +160,26 @@ export const APP_TO_HOST = { "snug:app-announce": validateAppAnnounce, "snug:app
 
 const a0 = /* @__PURE__ */ aString(1,128);
 const a1 = /* @__PURE__ */ anInteger();
-const a2 = /* @__PURE__ */ aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBoolean,"openUrl":aBoolean,"saveFile":aBoolean},3);
-const a3 = /* @__PURE__ */ aStruct({"mode":/* @__PURE__ */ oneOf(["light","dark"]),"tokens":/* @__PURE__ */ aMap(aText,64)},1);
+/** Whether a Capabilities object is valid: validateCapabilities(value) finds nothing. */
+export const acceptCapabilities = /* @__PURE__ */ aStruct({"streaming":aBoolean,"db":aBoolean,"auth":aBoolean,"net":aBoolean,"openUrl":aBoolean,"saveFile":aBoolean},3);
+/** Whether a Theme object is valid: validateTheme(value) finds nothing. */
+export const acceptTheme = /* @__PURE__ */ aStruct({"mode":/* @__PURE__ */ oneOf(["light","dark"]),"tokens":/* @__PURE__ */ aMap(aText,64)},1);
 const a4 = /* @__PURE__ */ anInteger(0);
 const a5 = /* @__PURE__ */ aString(1,64);
-const a6 = /* @__PURE__ */ aStruct({"code":a5,"message":/* @__PURE__ */ aString(0,1000),"retryable":aBoolean,"rawExcerpt":/* @__PURE__ */ aString(0,200),"attemptsRemaining":a4,"retryAfterMs":a4},3);
-const a7 = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"rows":/* @__PURE__ */ anArray(/* @__PURE__ */ anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":/* @__PURE__ */ is("sqlite3"),"found":aBoolean,"value":anything},0);
+/** Whether a Error object is valid: validateError(value) finds nothing. */
+export const acceptError = /* @__PURE__ */ aStruct({"code":a5,"message":/* @__PURE__ */ aString(0,1000),"retryable":aBoolean,"rawExcerpt":/* @__PURE__ */ aString(0,200),"attemptsRemaining":a4,"retryAfterMs":a4},3);
+/** Whether a DBResult object is valid: validateDBResult(value) finds nothing. */
+export const acceptDBResult = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"rows":/* @__PURE__ */ anArray(/* @__PURE__ */ anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":/* @__PURE__ */ is("sqlite3"),"found":aBoolean,"value":anything},0);
 const a8 = /* @__PURE__ */ aString(0,300);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
-export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":a2,"theme":a3,"locale":/* @__PURE__ */ aString(2,35,/^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u)},4);
+export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":acceptCapabilities,"theme":acceptTheme,"locale":/* @__PURE__ */ aString(2,35,/^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
-export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":a6},2,[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]);
+export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
-export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":a7,"error":a6},2,[["ok",true,["result"]],["ok",false,["error"]]]);
+export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":acceptDBResult,"error":acceptError},2,[["ok",true,["result"]],["ok",false,["error"]]]);
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
-export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":a6},2,[["ok",true,["status","headers","body"]],["ok",false,["error"]]]);
+export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":acceptError},2,[["ok",true,["status","headers","body"]],["ok",false,["error"]]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
 export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":a8},2);
 /** Whether a snug:save-file-result frame is valid: validateSaveFileResult(frame) finds nothing. */
@@ -183,14 +187,6 @@ export const acceptSaveFileResult = /* @__PURE__ */ aStruct({"requestId":a0,"sta
 /** Whether a snug:host-event frame is valid: validateHostEvent(frame) finds nothing. */
 export const acceptHostEvent = /* @__PURE__ */ aStruct({"event":a5,"data":isObject},1);
 
-/** Whether a Capabilities object is valid: validateCapabilities(value) finds nothing. */
-export const acceptCapabilities = a2;
-/** Whether a Theme object is valid: validateTheme(value) finds nothing. */
-export const acceptTheme = a3;
-/** Whether a Error object is valid: validateError(value) finds nothing. */
-export const acceptError = a6;
-/** Whether a DBResult object is valid: validateDBResult(value) finds nothing. */
-export const acceptDBResult = a7;
 
 /** The acceptor of each host→app frame type (no other key, not even inherited). */
 export const HOST_TO_APP = { __proto__: null, "snug:host-ready": acceptHostReady, "snug:app-response": acceptAppResponse, "snug:db-response": acceptDBResponse, "snug:net-response": acceptNetResponse, "snug:open-url-result": acceptOpenURLResult, "snug:save-file-result": acceptSaveFileResult, "snug:host-event": acceptHostEvent, };
