@@ -22,6 +22,10 @@
 //     an ask-only app and an ask + db + forms app, the MCP flavour, and the
 //     @modelcontextprotocol/ext-apps app client bundled the same way.
 //
+// snuggen and the process-start floor binary are built as the README
+// installs snuggen, with CGO_ENABLED=0 (one static file, as the npm esbuild
+// binary is); the output's header says so.
+//
 // npm packages (vite, vite-plugin-singlefile, esbuild,
 // @modelcontextprotocol/ext-apps) are installed into bench/.cache on first
 // use; when npm cannot install them, their rows are skipped with a note.
@@ -101,6 +105,7 @@ func main() {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bench/all on %d CPUs, %s/%s, load average %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+	fmt.Printf("snuggen and the floor binary built as installed: CGO_ENABLED=0 go build (static, %s)\n", runtime.Version())
 
 	npmOK := !*noNPM && npmInstall(cache)
 	buildRows(root, cache, npmOK)
@@ -192,7 +197,7 @@ func verdict(ok bool) string {
 func buildRows(root, cache string, npmOK bool) {
 	progress("building snuggen ...")
 	bin := filepath.Join(cache, "snuggen")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/snuggen").CombinedOutput(); err != nil {
+	if out, err := staticBuild("-o", bin, "./cmd/snuggen").CombinedOutput(); err != nil {
 		fatal("go build: " + string(out))
 	}
 	out, err := os.MkdirTemp("", "bench-all-")
@@ -272,6 +277,15 @@ export default { plugins: [viteSingleFile()], logLevel: "silent", build: { empty
 	}
 }
 
+// staticBuild is `go build args...` as the README installs snuggen: without
+// cgo, so the binary is one static file (no dynamic loader, no libc
+// resolver), like the npm esbuild binary it is measured against.
+func staticBuild(args ...string) *exec.Cmd {
+	cmd := exec.Command("go", append([]string{"build"}, args...)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
+}
+
 func s0(t *timing, root, bin string) error { return t.run(root, bin, "version") }
 
 // floorBinary builds the floor of process start: a main package that
@@ -324,7 +338,7 @@ func floorBinary(root, cache string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(cache, "floor")
-	cmd := exec.Command("go", "build", "-overlay", overlay, "-o", bin, "./bench/all/floor")
+	cmd := staticBuild("-overlay", overlay, "-o", bin, "./bench/all/floor")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, b)
