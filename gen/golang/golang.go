@@ -57,6 +57,7 @@ func Generate(m *model.Model) ([]model.File, error) {
 		{"frames.go", g.frames},
 		{"decode.go", g.parse},
 		{"dispatch.go", g.dispatch},
+		{"encoders.go", g.encode},
 	} {
 		f := jen.NewFilePathName(ImportPath, "frame")
 		f.HeaderComment(Header)

@@ -6,6 +6,7 @@ package broker_test
 //	BenchmarkKVGet/direct         store.KVGet on the same SQLite file
 //	BenchmarkKVGet/parse          frame.ParseOwned of the kvGet request
 //	BenchmarkKVGet/answer         frame.Marshal of its answer and the parse-back that checks it
+//	BenchmarkKVGet/encode         frame.Encode of its answer (generated, sure without a parse-back)
 //	BenchmarkKVGet/broker-only    Session.Receive → store → terminal, in process (no WebSocket)
 //	BenchmarkKVGet/relay-1        one page: WebSocket → relay → broker → store → back
 //	BenchmarkKVGet/relay-16       16 pages at once (kvGet/s)
@@ -193,6 +194,18 @@ func BenchmarkKVGet(b *testing.B) {
 			}
 			if f, err := frame.ParseOwned(raw); f == nil || err != nil {
 				b.Fatal(f, err)
+			}
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		value, found, err := st.KVGet(ctx, "bench", "prefs")
+		if err != nil || !found {
+			b.Fatal(err, found)
+		}
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			if raw, sure := frame.Encode(&frame.DBResponse{RequestID: "k1", OK: true, Result: &frame.DBResult{Found: &found, Value: value}}); !sure || raw == nil {
+				b.Fatal("not sure")
 			}
 		}
 	})

@@ -504,9 +504,9 @@ func (s *Session) sendHostReady() {
 	s.send(hostReady(s.instanceID, s.b.opts, s.b.CurrentTheme(), locale))
 }
 
-// send marshals f, enforces its size class and checks it with the generated
-// parser (and a host-event with events.Check) before it hands it to the
-// port, unless the instance is dead: the app never receives a frame its
+// send encodes f, enforces its size class and makes sure the generated
+// parser accepts it (and a host-event passes events.Check) before it hands
+// it to the port, unless the instance is dead: the app never receives a frame its
 // runtime would reject. A terminal frame that fails (a host's own handler
 // may build a wrong one: ok:true without data, an over-long message) is
 // replaced by the pair's error answer; any other (host-ready, a host-event,
@@ -518,11 +518,18 @@ func (s *Session) send(f frame.Frame) bool {
 	if s.dead.Load() {
 		return false
 	}
-	raw, err := frame.Marshal(f)
+	// The generated encoder writes what it is sure of (Marshal's bytes, a
+	// frame Parse accepts: frame.Encode), so it needs no parse-back;
+	// anything else is Marshal's and is parsed back.
+	raw, sure := frame.Encode(f)
+	var err error
+	if !sure {
+		raw, err = frame.Marshal(f)
+	}
 	if err == nil && len(raw) > frame.SizeClass(f.FrameType()) {
 		err = errTooLarge
 	}
-	if err == nil {
+	if err == nil && !sure {
 		// Streaming text is checked on the struct (the generated Validate,
 		// no second pass over text that grows with every frame); every other
 		// frame is parsed back from its wire form.

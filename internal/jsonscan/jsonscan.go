@@ -61,6 +61,11 @@ type Decoder struct {
 // Reset makes d read s from the beginning.
 func (d *Decoder) Reset(s string) { *d = Decoder{s: s} }
 
+// ResetDepth makes d read s, a value found inside depth levels of arrays
+// and objects of a larger document: its own nesting counts from there
+// toward MaxDepth, as it would in that document.
+func (d *Decoder) ResetDepth(s string, depth int) { *d = Decoder{s: s, depth: depth} }
+
 // Offset is the current byte offset.
 func (d *Decoder) Offset() int { return d.i }
 
