@@ -3,6 +3,7 @@ package frame
 import (
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/snuggen/snuggen/internal/jsonscan"
 )
@@ -169,8 +170,9 @@ func (e *encoder) raw(v json.RawMessage, depth int, object bool) {
 		e.b = append(e.b, "null"...)
 		return
 	}
+	// Read in place: the decoder keeps nothing of v past this call.
 	var d jsonscan.Decoder
-	d.ResetDepth(string(v), depth)
+	d.ResetDepth(unsafe.String(unsafe.SliceData(v), len(v)), depth)
 	if object && d.Peek() != jsonscan.Object {
 		e.bad = true
 		return
