@@ -105,8 +105,34 @@ func group(c *cobra.Command, subs ...*cobra.Command) *cobra.Command {
 	return c
 }
 
-// NewRoot builds the root command wired to io.
-func NewRoot(io *IO) *cobra.Command {
+// verbs are snuggen's commands in the order help lists them (not sorted);
+// gen is hidden (it works only in a snuggen source tree). Each name is its
+// command's Use (TestVerbNamesAreTheCommands).
+var verbs = []struct {
+	name  string
+	build func(*IO) *cobra.Command
+}{
+	{"new", newNewCmd},
+	{"build", newBuildCmd},
+	{"serve", newServeCmd},
+	{"mcp", newMCPCmd},
+	{"check", newCheckCmd},
+	{"conform", newConformCmd},
+	{"prompt", newPromptCmd},
+	{"net", newNetCmd},
+	{"version", newVersionCmd},
+	{"gen", newGenCmd},
+}
+
+// NewRoot builds the root command wired to io, with every verb.
+func NewRoot(io *IO) *cobra.Command { return newRoot(io, "") }
+
+// newRoot builds the root command with every verb, or with only the verb
+// named only when that is not empty: a process runs one verb, and building
+// the others' commands and flag sets was a third of `snuggen version`'s own
+// instructions. Help for the root, suggestions and completion scripts need
+// every verb; verbFor leaves only empty for them.
+func newRoot(io *IO, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "snuggen",
 		Short: "The Go toolchain for Snug: build micro-apps, serve them, check frames",
@@ -125,21 +151,33 @@ sandboxed single-file HTML micro-apps.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &FlagError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	// Every verb, in the order help lists them (not sorted); gen is hidden
-	// (it works only in a snuggen source tree).
 	cobra.EnableCommandSorting = false
-	return group(root,
-		newNewCmd(io),
-		newBuildCmd(io),
-		newServeCmd(io),
-		newMCPCmd(io),
-		newCheckCmd(io),
-		newConformCmd(io),
-		newPromptCmd(io),
-		newNetCmd(io),
-		newVersionCmd(io),
-		newGenCmd(io),
-	)
+	var subs []*cobra.Command
+	for _, v := range verbs {
+		if only == "" || v.name == only {
+			subs = append(subs, v.build(io))
+		}
+	}
+	return group(root, subs...)
+}
+
+// verbFor returns the verb args run when their first word names one, also
+// after help or a completion request (`help build`, `__complete build
+// --`); "" for anything else: the root's help, a completion script, a
+// misspelt verb's suggestions and a flag before the verb (cobra may take
+// the next word as the flag's value: `-h new` is the root's help).
+func verbFor(args []string) string {
+	if len(args) > 1 && (args[0] == "help" || args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		args = args[1:]
+	}
+	if len(args) > 0 {
+		for _, v := range verbs {
+			if v.name == args[0] {
+				return args[0]
+			}
+		}
+	}
+	return ""
 }
 
 // Main runs snuggen with args and returns the process exit code.
@@ -151,7 +189,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Ctrl-C does (a test runs snuggen mcp --http in its own process this way).
 func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	io := &IO{In: stdin, Out: stdout, Err: stderr}
-	root := NewRoot(io)
+	root := newRoot(io, verbFor(args))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
