@@ -3,6 +3,7 @@ package netgate
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 )
 
 // blockedRange is one row of the SSRF tables: a prefix the host never dials
@@ -22,43 +23,46 @@ func mustRanges(rows ...[2]string) []blockedRange {
 
 // The tables are explicit on purpose: netip's IsGlobalUnicast calls 0/8,
 // 198.18/15, 240/4, 2001:db8::/32 and more "global". Rows are checked in
-// order, so a narrower row that names the range better comes first.
+// order, so a narrower row that names the range better comes first. They
+// are parsed on first use, not in every snuggen process's start.
+var blockedRanges = sync.OnceValues(func() (blocked4, blocked6 []blockedRange) {
+	return mustRanges(
+			[2]string{"0.0.0.0/8", "unspecified (\"this network\")"},
+			[2]string{"10.0.0.0/8", "private"},
+			[2]string{"100.64.0.0/10", "carrier-grade NAT (shared)"},
+			[2]string{"127.0.0.0/8", "loopback"},
+			[2]string{"169.254.0.0/16", "link-local, where cloud metadata lives"},
+			[2]string{"172.16.0.0/12", "private"},
+			[2]string{"192.0.0.0/24", "IETF protocol assignments (reserved)"},
+			[2]string{"192.0.2.0/24", "documentation (TEST-NET-1)"},
+			[2]string{"192.88.99.0/24", "6to4 relay anycast (reserved)"},
+			[2]string{"192.168.0.0/16", "private"},
+			[2]string{"198.18.0.0/15", "benchmarking"},
+			[2]string{"198.51.100.0/24", "documentation (TEST-NET-2)"},
+			[2]string{"203.0.113.0/24", "documentation (TEST-NET-3)"},
+			[2]string{"224.0.0.0/4", "multicast"},
+			[2]string{"255.255.255.255/32", "broadcast"},
+			[2]string{"240.0.0.0/4", "reserved (240/4)"},
+		), mustRanges(
+			[2]string{"::/128", "unspecified"},
+			[2]string{"::1/128", "loopback"},
+			[2]string{"::/96", "IPv4-compatible (deprecated)"},
+			[2]string{"64:ff9b:1::/48", "local-use NAT64"},
+			[2]string{"100::/64", "discard-only (reserved)"},
+			[2]string{"2001::/32", "Teredo"},
+			[2]string{"2001:2::/48", "benchmarking"},
+			[2]string{"2001:db8::/32", "documentation"},
+			[2]string{"2001::/23", "IETF protocol assignments (reserved)"},
+			[2]string{"3fff::/20", "documentation"},
+			[2]string{"5f00::/16", "SRv6 segment identifiers (reserved)"},
+			[2]string{"fc00::/7", "unique local (ULA)"},
+			[2]string{"fe80::/10", "link-local"},
+			[2]string{"fec0::/10", "site-local (deprecated)"},
+			[2]string{"ff00::/8", "multicast"},
+		)
+})
+
 var (
-	blocked4 = mustRanges(
-		[2]string{"0.0.0.0/8", "unspecified (\"this network\")"},
-		[2]string{"10.0.0.0/8", "private"},
-		[2]string{"100.64.0.0/10", "carrier-grade NAT (shared)"},
-		[2]string{"127.0.0.0/8", "loopback"},
-		[2]string{"169.254.0.0/16", "link-local, where cloud metadata lives"},
-		[2]string{"172.16.0.0/12", "private"},
-		[2]string{"192.0.0.0/24", "IETF protocol assignments (reserved)"},
-		[2]string{"192.0.2.0/24", "documentation (TEST-NET-1)"},
-		[2]string{"192.88.99.0/24", "6to4 relay anycast (reserved)"},
-		[2]string{"192.168.0.0/16", "private"},
-		[2]string{"198.18.0.0/15", "benchmarking"},
-		[2]string{"198.51.100.0/24", "documentation (TEST-NET-2)"},
-		[2]string{"203.0.113.0/24", "documentation (TEST-NET-3)"},
-		[2]string{"224.0.0.0/4", "multicast"},
-		[2]string{"255.255.255.255/32", "broadcast"},
-		[2]string{"240.0.0.0/4", "reserved (240/4)"},
-	)
-	blocked6 = mustRanges(
-		[2]string{"::/128", "unspecified"},
-		[2]string{"::1/128", "loopback"},
-		[2]string{"::/96", "IPv4-compatible (deprecated)"},
-		[2]string{"64:ff9b:1::/48", "local-use NAT64"},
-		[2]string{"100::/64", "discard-only (reserved)"},
-		[2]string{"2001::/32", "Teredo"},
-		[2]string{"2001:2::/48", "benchmarking"},
-		[2]string{"2001:db8::/32", "documentation"},
-		[2]string{"2001::/23", "IETF protocol assignments (reserved)"},
-		[2]string{"3fff::/20", "documentation"},
-		[2]string{"5f00::/16", "SRv6 segment identifiers (reserved)"},
-		[2]string{"fc00::/7", "unique local (ULA)"},
-		[2]string{"fe80::/10", "link-local"},
-		[2]string{"fec0::/10", "site-local (deprecated)"},
-		[2]string{"ff00::/8", "multicast"},
-	)
 	// Every IPv6 global unicast address is inside 2000::/3 today; anything
 	// outside it that no row above or below explains is reserved.
 	global6 = netip.MustParsePrefix("2000::/3")
@@ -78,6 +82,7 @@ func Classify(a netip.Addr) (blocked bool, reason string) {
 		return true, fmt.Sprintf("%s carries an IPv6 zone", a)
 	}
 	orig := a
+	blocked4, blocked6 := blockedRanges()
 	// netip.Prefix.Contains misses ::ffff:127.0.0.1 unless unmapped first.
 	a = a.Unmap()
 	if a.Is4() {

@@ -3,6 +3,7 @@ package netgate
 import (
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -103,46 +104,49 @@ func credentialedHeaders(conn *connection, hdr map[string]string) *failure {
 }
 
 // Request headers refused on a credentialed request, with the reason the
-// refusal gives. Exact names first, then prefixes.
+// refusal gives. Exact names first, then prefixes. The map is built on
+// first use, not in every snuggen process's start.
 var (
-	credentialRefusedNames = map[string]string{
-		"range":    "a range request returns a piece of the answer, and pieces asked one by one pass the scrub",
-		"if-range": "a range request returns a piece of the answer, and pieces asked one by one pass the scrub",
-		// Rewrites: the server answers another path than the one the
-		// credential was matched to.
-		"x-original-url":          "it makes some servers route to another path than the URL's",
-		"x-rewrite-url":           "it makes some servers route to another path than the URL's",
-		"x-override-url":          "it makes some servers route to another path than the URL's",
-		"x-original-uri":          "it makes some servers route to another path than the URL's",
-		"x-envoy-original-path":   "it makes some servers route to another path than the URL's",
-		"x-middleware-subrequest": "it makes some frameworks skip their own middleware (and its checks)",
-		"x-http-method-override":  "it makes some servers run another method than the request's",
-		"x-http-method":           "it makes some servers run another method than the request's",
-		"x-method-override":       "it makes some servers run another method than the request's",
-		"x-original-method":       "it makes some servers run another method than the request's",
-		"forwarded":               "forwarding headers are the host's to set, not the app's",
-		"x-real-ip":               "forwarding headers are the host's to set, not the app's",
-		"x-client-ip":             "forwarding headers are the host's to set, not the app's",
-		"client-ip":               "forwarding headers are the host's to set, not the app's",
-		"true-client-ip":          "forwarding headers are the host's to set, not the app's",
-		"x-cluster-client-ip":     "forwarding headers are the host's to set, not the app's",
-		"x-originating-ip":        "forwarding headers are the host's to set, not the app's",
-		"x-remote-ip":             "forwarding headers are the host's to set, not the app's",
-		"x-remote-addr":           "forwarding headers are the host's to set, not the app's",
-		"x-host":                  "forwarding headers are the host's to set, not the app's",
-		"x-original-host":         "forwarding headers are the host's to set, not the app's",
-		"x-proxyuser-ip":          "forwarding headers are the host's to set, not the app's",
-		"cf-connecting-ip":        "forwarding headers are the host's to set, not the app's",
-		"fastly-client-ip":        "forwarding headers are the host's to set, not the app's",
-		"via":                     "forwarding headers are the host's to set, not the app's",
-	}
+	credentialRefusedNames = sync.OnceValue(func() map[string]string {
+		return map[string]string{
+			"range":    "a range request returns a piece of the answer, and pieces asked one by one pass the scrub",
+			"if-range": "a range request returns a piece of the answer, and pieces asked one by one pass the scrub",
+			// Rewrites: the server answers another path than the one the
+			// credential was matched to.
+			"x-original-url":          "it makes some servers route to another path than the URL's",
+			"x-rewrite-url":           "it makes some servers route to another path than the URL's",
+			"x-override-url":          "it makes some servers route to another path than the URL's",
+			"x-original-uri":          "it makes some servers route to another path than the URL's",
+			"x-envoy-original-path":   "it makes some servers route to another path than the URL's",
+			"x-middleware-subrequest": "it makes some frameworks skip their own middleware (and its checks)",
+			"x-http-method-override":  "it makes some servers run another method than the request's",
+			"x-http-method":           "it makes some servers run another method than the request's",
+			"x-method-override":       "it makes some servers run another method than the request's",
+			"x-original-method":       "it makes some servers run another method than the request's",
+			"forwarded":               "forwarding headers are the host's to set, not the app's",
+			"x-real-ip":               "forwarding headers are the host's to set, not the app's",
+			"x-client-ip":             "forwarding headers are the host's to set, not the app's",
+			"client-ip":               "forwarding headers are the host's to set, not the app's",
+			"true-client-ip":          "forwarding headers are the host's to set, not the app's",
+			"x-cluster-client-ip":     "forwarding headers are the host's to set, not the app's",
+			"x-originating-ip":        "forwarding headers are the host's to set, not the app's",
+			"x-remote-ip":             "forwarding headers are the host's to set, not the app's",
+			"x-remote-addr":           "forwarding headers are the host's to set, not the app's",
+			"x-host":                  "forwarding headers are the host's to set, not the app's",
+			"x-original-host":         "forwarding headers are the host's to set, not the app's",
+			"x-proxyuser-ip":          "forwarding headers are the host's to set, not the app's",
+			"cf-connecting-ip":        "forwarding headers are the host's to set, not the app's",
+			"fastly-client-ip":        "forwarding headers are the host's to set, not the app's",
+			"via":                     "forwarding headers are the host's to set, not the app's",
+		}
+	})
 	credentialRefusedPrefixes = []string{"x-forwarded-", "x-envoy-"}
 )
 
 // credentialRefused says why a header (lower case) is refused on a
 // credentialed request, or "" when it is not.
 func credentialRefused(lower string) string {
-	if why, ok := credentialRefusedNames[lower]; ok {
+	if why, ok := credentialRefusedNames()[lower]; ok {
 		return why
 	}
 	for _, p := range credentialRefusedPrefixes {
