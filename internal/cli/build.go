@@ -349,12 +349,13 @@ func buildOne(ctx context.Context, o *buildOptions, job appJob) appResult {
 }
 
 // writeAtomic writes data beside path and renames it into place, so a failed
-// write never leaves a partial file.
+// write never leaves a partial file. A build's output is derived, so it is
+// not synced (atomicfile.Replace), as no other build tool syncs its output.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
-	if err := atomicfile.Write(path, data, 0o644); err != nil {
+	if err := atomicfile.Replace(path, data, 0o644); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
 	return nil
