@@ -501,13 +501,11 @@ type inspectMsg struct {
 	Entry inspectEntry `json:"entry"`
 }
 
-// entryEncoder encodes inspector rows with encoding/json (the bytes
-// json.Marshal writes) into a buffer it reuses: a writer encodes the rows
-// it takes one at a time, each written before the next is encoded.
+// entryEncoder encodes inspector rows into a buffer it reuses: a writer
+// encodes the rows it takes one at a time, each written before the next is
+// encoded.
 type entryEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-	m   inspectMsg
+	buf []byte
 }
 
 // message is it's message: its bytes, or its entry's row encoded into e's
@@ -516,17 +514,46 @@ func (e *entryEncoder) message(it *qitem) []byte {
 	if it.ent == nil {
 		return it.msg
 	}
-	if e.enc == nil {
-		e.enc = json.NewEncoder(&e.buf)
-		e.m.T = "inspect"
+	e.buf = appendRow(e.buf[:0], it.ent)
+	return e.buf
+}
+
+// appendRow appends ent's row, {"t":"inspect","entry":{…}}: the bytes
+// json.Marshal writes for inspectMsg{"inspect", *ent} with its time in UTC
+// (TestRowIsJSONMarshal, FuzzRowIsJSONMarshal), without reflection. A time
+// encoding/json refuses (a year outside 0–9999; the relay's times come
+// from Options.Now) panics with its error, as encoding/json's path did.
+func appendRow(b []byte, ent *inspectEntry) []byte {
+	t := ent.Time.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		_, err := t.MarshalJSON()
+		panic(fmt.Sprintf("relay: encode an inspector row: %v", err))
 	}
-	e.buf.Reset()
-	e.m.Entry = *it.ent
-	e.m.Entry.Time = e.m.Entry.Time.UTC()
-	if err := e.enc.Encode(&e.m); err != nil {
-		panic(fmt.Sprintf("relay: encode an inspector row: %v", err)) // strings and a time always encode
+	b = append(b, `{"t":"inspect","entry":{"time":"`...)
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","dir":`...)
+	b = appendJSONString(b, ent.Dir)
+	b = append(b, `,"slot":`...)
+	b = appendJSONString(b, ent.Slot)
+	if ent.Type != "" {
+		b = append(b, `,"type":`...)
+		b = appendJSONString(b, ent.Type)
 	}
-	return bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
+	if ent.RequestID != "" {
+		b = append(b, `,"requestId":`...)
+		b = appendJSONString(b, ent.RequestID)
+	}
+	b = append(b, `,"verdict":`...)
+	b = appendJSONString(b, ent.Verdict)
+	if ent.Code != "" {
+		b = append(b, `,"code":`...)
+		b = appendJSONString(b, ent.Code)
+	}
+	if ent.Message != "" {
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, ent.Message)
+	}
+	return append(b, "}}"...)
 }
 
 // entrySize bounds the length of e's row as the queue counts it before it
