@@ -108,10 +108,14 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// str writes s as encoding/json writes a string: HTML-safe, invalid UTF-8
-// as U+FFFD, U+2028 and U+2029 escaped.
-func (e *encoder) str(s string) {
-	b := append(e.b, '"')
+// str writes s as encoding/json writes a string (AppendString).
+func (e *encoder) str(s string) { e.b = AppendString(e.b, s) }
+
+// AppendString appends s as encoding/json writes a string: HTML-safe,
+// invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped. The generated
+// encoders and the relay's inspector rows write their strings with it.
+func AppendString(b []byte, s string) []byte {
+	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
@@ -156,7 +160,7 @@ func (e *encoder) str(s string) {
 		start = i
 	}
 	b = append(b, s[start:]...)
-	e.b = append(b, '"')
+	return append(b, '"')
 }
 
 // raw writes a raw JSON value found inside depth levels of its frame, as

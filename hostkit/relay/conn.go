@@ -532,26 +532,26 @@ func appendRow(b []byte, ent *inspectEntry) []byte {
 	b = append(b, `{"t":"inspect","entry":{"time":"`...)
 	b = t.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","dir":`...)
-	b = appendJSONString(b, ent.Dir)
+	b = frame.AppendString(b, ent.Dir)
 	b = append(b, `,"slot":`...)
-	b = appendJSONString(b, ent.Slot)
+	b = frame.AppendString(b, ent.Slot)
 	if ent.Type != "" {
 		b = append(b, `,"type":`...)
-		b = appendJSONString(b, ent.Type)
+		b = frame.AppendString(b, ent.Type)
 	}
 	if ent.RequestID != "" {
 		b = append(b, `,"requestId":`...)
-		b = appendJSONString(b, ent.RequestID)
+		b = frame.AppendString(b, ent.RequestID)
 	}
 	b = append(b, `,"verdict":`...)
-	b = appendJSONString(b, ent.Verdict)
+	b = frame.AppendString(b, ent.Verdict)
 	if ent.Code != "" {
 		b = append(b, `,"code":`...)
-		b = appendJSONString(b, ent.Code)
+		b = frame.AppendString(b, ent.Code)
 	}
 	if ent.Message != "" {
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, ent.Message)
+		b = frame.AppendString(b, ent.Message)
 	}
 	return append(b, "}}"...)
 }
