@@ -133,9 +133,12 @@ func (bp *benchPage) open(b testing.TB, slot, app string) (string, chan []byte) 
 	return string(rest[:bytes.IndexByte(rest, '"')]), ch
 }
 
-// terminalOf reports whether a frame message is the terminal for rid.
+// terminalOf reports whether a message is the frame message with the
+// terminal for rid. An inspector row names the request too: it is not the
+// answer (a client that took the request's row for its answer would send
+// its next request before the answer came).
 func terminalOf(data []byte, rid string) bool {
-	return bytes.Contains(data, []byte(`"requestId":"`+rid+`"`)) && !bytes.Contains(data, []byte(`"streaming":true`))
+	return bytes.HasPrefix(data, []byte(`{"t":"frame"`)) && bytes.Contains(data, []byte(`"requestId":"`+rid+`"`)) && !bytes.Contains(data, []byte(`"streaming":true`))
 }
 
 // cpuPerOp starts counting the process's CPU time; the func it returns
