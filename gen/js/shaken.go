@@ -32,13 +32,19 @@ const DirShaken = "runtime-js/dist/shaken/"
 // route of an <a download> click to it. Wraps names the member a member
 // without a request wraps: onPartial is the reader of ask's onPartial option
 // (src/partial.js), kept for an app that names it.
-var ShakeMembers = []struct{ Member, Request, With, Wraps string }{
-	{"ask", "app-message", "", ""},
-	{"db", "db-request", "", ""},
-	{"net", "net-request", "", ""},
-	{"openUrl", "open-url-request", "links", ""},
-	{"saveFile", "save-file-request", "downloads", ""},
-	{"onPartial", "", "", "ask"},
+// Reasons marks a member whose answer refuses with a "CODE: message" reason
+// (src/snug.js settled): a Snug variant with one passes the transport's
+// registry to install, for R5 on that code.
+var ShakeMembers = []struct {
+	Member, Request, With, Wraps string
+	Reasons                      bool
+}{
+	{"ask", "app-message", "", "", false},
+	{"db", "db-request", "", "", false},
+	{"net", "net-request", "", "", false},
+	{"openUrl", "open-url-request", "links", "", true},
+	{"saveFile", "save-file-request", "downloads", "", true},
+	{"onPartial", "", "", "ask", false},
 }
 
 // memberBit is the bit of member in a variant's mask.
@@ -151,7 +157,7 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 				// The transport first: its modules (constants, the acceptors)
 				// then come first in the bundle, which gzip takes 9–18 B
 				// better. None of them runs anything when loaded.
-				e.WriteString(`import { connect } from "./transport-snug.js";` + "\n")
+				e.WriteString(`import { connect, registry } from "./transport-snug.js";` + "\n")
 			}
 			e.WriteString("import { install")
 			for _, mb := range imports {
@@ -176,7 +182,14 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 				for _, t := range types {
 					e.WriteString(", " + jsonText(t) + ": " + acceptor[t])
 				}
-				e.WriteString(" }, " + strings.Join(regs, ` + " " + `) + "), { " + strings.Join(members, ", ") + " });\n")
+				codes := strings.Join(regs, ` + " " + `)
+				reasons := ""
+				for i, sm := range ShakeMembers {
+					if mask&(1<<i) != 0 && sm.Reasons && reasons == "" {
+						reasons = ", registry(" + codes + ")"
+					}
+				}
+				e.WriteString(" }, " + codes + "), { " + strings.Join(members, ", ") + " }" + reasons + ");\n")
 			} else {
 				// ui/download-file is a part of the transport only saveFile uses.
 				save := ""

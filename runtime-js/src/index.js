@@ -6,12 +6,12 @@
 // bundle, they compress better), then the forms, which ran before the rest
 // when they were a part of snug.js (a tree-shaken runtime gets
 // dist/forms.js before it).
-import { connect } from "./transport-snug.js";
+import { connect, registry } from "./transport-snug.js";
 import "./forms.js";
 import { CODES_KNOWN } from "../gen/constants.mjs";
 import { HOST_TO_APP } from "../gen/validate.mjs";
 import { ask, db, downloads, install, links, net, onPartial, openUrl, saveFile } from "./snug.js";
 
-globalThis.snug = install(connect(HOST_TO_APP, CODES_KNOWN), { ask: onPartial(ask), db, net, openUrl, saveFile });
+globalThis.snug = install(connect(HOST_TO_APP, CODES_KNOWN), { ask: onPartial(ask), db, net, openUrl, saveFile }, registry(CODES_KNOWN));
 links(globalThis.snug);
 downloads(globalThis.snug);

@@ -78,6 +78,7 @@ let tokens = [];
 let height;
 let resizeTimer;
 let send; // the transport's: takes one app→host frame
+let known; // the transport's registry (R5) for a refusal's code, if it has one
 
 const ready = new Promise((r) => (resolveReady = r));
 
@@ -160,13 +161,13 @@ async function request(type, max, expect, fields, cap, { signal, onText } = {}) 
 // settled is the status of an answer that refuses by status (open-url,
 // save-file): a refusal rejects with a SnugError. Its reason is
 // "CODE: message" when it has a code (rules.json refusal): the error has
-// that code when the transport knows it (send.known, the Snug transport's
+// that code when the transport knows it (known, the Snug transport's
 // registry, R5; an MCP server renders codes this runtime may not know as
 // HOST_ERROR itself), else HOST_ERROR, and reason keeps the text as sent.
 const settled = (f, [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(f.reason || "")) => {
   if (f.status != STATUS_REFUSED) return f.status;
   throw Object.assign(
-    new SnugError({ code: code && (send.known?.(code) ?? 1) ? code : CODE_HOST_ERROR, hostCode: code, message: message || "refused by the host", retryable: false }),
+    new SnugError({ code: code && (known?.(code) ?? 1) ? code : CODE_HOST_ERROR, hostCode: code, message: message || "refused by the host", retryable: false }),
     { reason: f.reason },
   );
 };
@@ -219,9 +220,11 @@ const receive = (f) => {
  * The parts that come with a member are exports the entry applies itself:
  * onPartial wraps ask (the reader behind its onPartial option), links(snug)
  * routes link clicks and window.open to openUrl, downloads(snug) an
- * <a download> to saveFile. Returns the `snug` global.
+ * <a download> to saveFile. registry, when the transport has one, says
+ * whether it knows an error code (R5): openUrl and saveFile read the code of
+ * a refusal's reason with it. Returns the `snug` global.
  */
-export const install = (connect, members) => ((send = connect(receive)), Object.assign(snug, members));
+export const install = (connect, members, registry) => ((send = connect(receive)), (known = registry), Object.assign(snug, members));
 
 // The height, reported as resize app-events (sent once the handshake is
 // done): debounced, and only when it changed.

@@ -22,7 +22,7 @@ import { acceptError, acceptTheme } from "../gen/validate.mjs";
  * @returns {(receive: (frame: object) => void) => (frame: object) => void}
  */
 export const connect = (accept, codes) => (receive) => {
-  const known = (code) => codes.split(" ").includes(code);
+  const known = registry(codes);
   addEventListener("message", (e) => {
     let f = e.data;
     if (e.source != parent || f?.v !== VERSION) return;
@@ -36,7 +36,15 @@ export const connect = (accept, codes) => (receive) => {
     if (err && !known(err.code)) f.error = { ...err, code: CODE_HOST_ERROR, hostCode: err.code };
     receive(f);
   });
-  // known is R5 for the code a refusal's reason carries (the API layer
-  // reads it: snug.js settled).
-  return Object.assign((f) => parent.postMessage(f, "*"), { known });
+  return (f) => parent.postMessage(f, "*");
 };
+
+/**
+ * registry(codes) says whether a code is one of codes (space-separated): R5
+ * for the errors connect passes on, and for the code a refusal's reason
+ * carries (the entry of a runtime with openUrl or saveFile passes it to
+ * install for snug.js's settled; a runtime without them carries no hook).
+ * @param {string} codes
+ * @returns {(code: string) => boolean}
+ */
+export const registry = (codes) => (code) => codes.split(" ").includes(code);

@@ -283,7 +283,8 @@ export const aScalar = (v) => v === null || typeof v != "object";
 export const anything = () => true;
 export const is = (value) => (v) => v === value;
 export const oneOf = (values) => (v) => values.includes(v);
-export const anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every((x) => item(x));
+// item is an acceptor, which takes one argument: every() passes it more.
+export const anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every(item);
 export const aMap = (value, most, keyLo, keyHi) => (v) =>
   isObject(v) && within((v = Object.entries(v)).length, 0, most) && v.every(([k, x]) => within(length(k), keyLo, keyHi) && value(x));
 export const aStruct = (fields, required, conds = []) => (v) =>
