@@ -105,7 +105,7 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 			}
 			re := "void 0"
 			if t.Pattern != "" {
-				re = regexLiteral(t.Pattern)
+				re = acceptRegex(t.Pattern)
 			}
 			return call("aString", lo, num(t.MaxLength), re), nil
 		}
@@ -320,4 +320,122 @@ func prepareAcceptors(m *model.Model, d *data) error {
 	}
 	d.AcceptShared = h.shared
 	return nil
+}
+
+// acceptRegex is the pattern p as the acceptors' JS literal: case-folded
+// when that is the same language in fewer bytes, else regexLiteral(p). A
+// pattern of ASCII classes, each holding both cases of every letter it
+// holds (the BCP 47 locale's [A-Za-z], [A-Za-z0-9], [Xx]), with no letter,
+// escape, dot, negated class or flag outside them, reads the same under the
+// i flag without u with each class's upper case left out: without u a
+// string is read by UTF-16 code units, which only a dot, a negated class or
+// a class with a non-ASCII member would tell from code points, and i folds
+// no non-ASCII character onto an ASCII one (ſ, K, ı stay themselves; with
+// u they would match s, k, i). TestLocaleRegexFolded holds the two to one
+// verdict.
+func acceptRegex(p string) string {
+	if f, ok := foldedRegex(p); ok {
+		return f
+	}
+	return regexLiteral(p)
+}
+
+func foldedRegex(p string) (string, bool) {
+	var b strings.Builder
+	b.WriteByte('/')
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '[':
+			end := strings.IndexByte(p[i:], ']')
+			if end < 2 {
+				return "", false
+			}
+			class, ok := foldedClass(p[i+1 : i+end])
+			if !ok {
+				return "", false
+			}
+			b.WriteString(class)
+			i += end
+		case c == '(' && strings.HasPrefix(p[i:], "(?") && !strings.HasPrefix(p[i:], "(?:"):
+			return "", false // a flag group or a named group
+		case strings.IndexByte("()?:{},|^$*+-0123456789", c) >= 0:
+			b.WriteByte(c)
+		default:
+			return "", false // a letter, an escape, a dot, a slash, …
+		}
+	}
+	return b.String() + "/i", true
+}
+
+// foldedClass renders the members of a bracket class (without its
+// brackets) with its letters in lower case only, or says it cannot: a
+// negated class, an escape, a non-ASCII member, a letter without its other
+// case.
+func foldedClass(body string) (string, bool) {
+	var set [128]bool
+	for i := 0; i < len(body); i++ {
+		lo, hi := body[i], body[i]
+		if i+2 < len(body) && body[i+1] == '-' {
+			hi = body[i+2]
+			i += 2
+		}
+		if lo > hi || hi >= 128 || lo == '\\' || lo == '^' && i == 0 || lo == '[' || hi == '\\' {
+			return "", false
+		}
+		for c := lo; c <= hi; c++ {
+			set[c] = true
+		}
+	}
+	var members []byte
+	for c := byte(0); c < 128; c++ {
+		if !set[c] {
+			continue
+		}
+		switch {
+		case 'A' <= c && c <= 'Z':
+			if !set[c+'a'-'A'] {
+				return "", false
+			}
+		case 'a' <= c && c <= 'z':
+			if !set[c-'a'+'A'] {
+				return "", false
+			}
+			members = append(members, c)
+		case '0' <= c && c <= '9' || c == '-' || c == '_':
+			members = append(members, c)
+		default:
+			return "", false
+		}
+	}
+	if len(members) == 1 && members[0] != '-' {
+		return string(members), true // [Xx] is x under the i flag
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < len(members); {
+		j := i
+		for j+1 < len(members) && members[j+1] == members[j]+1 {
+			j++
+		}
+		switch {
+		case members[i] == '0' && members[j] == '9':
+			b.WriteString(`\d`)
+		case j-i >= 2:
+			b.WriteString(string(members[i]) + "-" + string(members[j]))
+		default:
+			j = i
+			if members[i] == '-' {
+				b.WriteString(`\-`)
+			} else {
+				b.WriteByte(members[i])
+			}
+		}
+		i = j + 1
+	}
+	b.WriteByte(']')
+	if b.Len() == 4 && strings.HasPrefix(b.String(), `[\d`) {
+		return `\d`, true
+	}
+	return b.String(), true
 }

@@ -118,3 +118,26 @@ func TestFramesBundleCarriesNoAcceptors(t *testing.T) {
 		}
 	}
 }
+
+// acceptRegex case-folds only a pattern whose language does not change:
+// ASCII classes that hold both cases of each letter, and nothing a fold or
+// the loss of u could read differently (TestNode's case-folded locale test
+// holds the locale pattern to the schema's on every short string).
+func TestAcceptRegex(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"^[A-Za-z]{2,3}(?:-[Xx])?$", "/^[a-z]{2,3}(?:-x)?$/i"},
+		{"^[0-9A-WYZa-wyz]-[A-Za-z0-9]{1,8}$", `/^[\da-wyz]-[\da-z]{1,8}$/i`},
+		{"^[0-9]+$", `/^\d+$/i`},
+		{"^[a-z]+$", "/^[a-z]+$/u"},         // one case only
+		{"^[A-Za-z]+x$", "/^[A-Za-z]+x$/u"}, // a letter outside a class
+		{"^[^A-Za-z]$", "/^[^A-Za-z]$/u"},   // negated
+		{`^[A-Za-z]\d$`, `/^[A-Za-z]\d$/u`}, // an escape
+		{"^[A-Za-z].$", "/^[A-Za-z].$/u"},   // a dot
+		{"^(?i)[A-Za-z]$", "/^(?i)[A-Za-z]$/u"},
+		{"^[A-Za-zé]$", "/^[A-Za-zé]$/u"},
+	} {
+		if got := acceptRegex(c.in); got != c.want {
+			t.Errorf("acceptRegex(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}

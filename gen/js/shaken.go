@@ -33,8 +33,8 @@ const DirShaken = "runtime-js/dist/shaken/"
 // without a request wraps: onPartial is the reader of ask's onPartial option
 // (src/partial.js), kept for an app that names it.
 // Reasons marks a member whose answer refuses with a "CODE: message" reason
-// (src/snug.js settled): a Snug variant with one passes the transport's
-// registry to install, for R5 on that code.
+// (src/snug.js settled): a Snug variant with one hands the transport's
+// registry to knownCodes, for R5 on that code.
 var ShakeMembers = []struct {
 	Member, Request, With, Wraps string
 	Reasons                      bool
@@ -159,7 +159,7 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 				// better. None of them runs anything when loaded.
 				e.WriteString(`import { connect, registry } from "./transport-snug.js";` + "\n")
 			}
-			e.WriteString("import { install")
+			e.WriteString("import { install, knownCodes")
 			for _, mb := range imports {
 				e.WriteString(", " + mb)
 			}
@@ -183,13 +183,13 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 					e.WriteString(", " + jsonText(t) + ": " + acceptor[t])
 				}
 				codes := strings.Join(regs, ` + " " + `)
-				reasons := ""
+				e.WriteString(" }, " + codes + "), { " + strings.Join(members, ", ") + " });\n")
 				for i, sm := range ShakeMembers {
-					if mask&(1<<i) != 0 && sm.Reasons && reasons == "" {
-						reasons = ", registry(" + codes + ")"
+					if mask&(1<<i) != 0 && sm.Reasons {
+						e.WriteString("knownCodes(registry(" + codes + "));\n")
+						break
 					}
 				}
-				e.WriteString(" }, " + codes + "), { " + strings.Join(members, ", ") + " }" + reasons + ");\n")
 			} else {
 				// ui/download-file is a part of the transport only saveFile uses.
 				save := ""

@@ -173,7 +173,7 @@ export const acceptDBResult = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */
 const a8 = /* @__PURE__ */ aString(0,300);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
-export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":acceptCapabilities,"theme":acceptTheme,"locale":/* @__PURE__ */ aString(2,35,/^(?:(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(?:-[0-9A-WYZa-wyz](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?|[Xx](?:-[A-Za-z0-9]{1,8})+)$/u)},4);
+export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":acceptCapabilities,"theme":acceptTheme,"locale":/* @__PURE__ */ aString(2,35,/^(?:(?:[a-z]{2,3}(?:-[a-z]{3}){0,3}|[a-z]{4,8})(?:-[a-z]{4})?(?:-(?:[a-z]{2}|\d{3}))?(?:-(?:[\da-z]{5,8}|\d[\da-z]{3}))*(?:-[\da-wyz](?:-[\da-z]{2,8})+)*(?:-x(?:-[\da-z]{1,8})+)?|x(?:-[\da-z]{1,8})+)$/i)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
 export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */

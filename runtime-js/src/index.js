@@ -10,8 +10,9 @@ import { connect, registry } from "./transport-snug.js";
 import "./forms.js";
 import { CODES_KNOWN } from "../gen/constants.mjs";
 import { HOST_TO_APP } from "../gen/validate.mjs";
-import { ask, db, downloads, install, links, net, onPartial, openUrl, saveFile } from "./snug.js";
+import { ask, db, downloads, install, knownCodes, links, net, onPartial, openUrl, saveFile } from "./snug.js";
 
-globalThis.snug = install(connect(HOST_TO_APP, CODES_KNOWN), { ask: onPartial(ask), db, net, openUrl, saveFile }, registry(CODES_KNOWN));
+globalThis.snug = install(connect(HOST_TO_APP, CODES_KNOWN), { ask: onPartial(ask), db, net, openUrl, saveFile });
+knownCodes(registry(CODES_KNOWN));
 links(globalThis.snug);
 downloads(globalThis.snug);

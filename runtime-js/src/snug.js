@@ -220,11 +220,14 @@ const receive = (f) => {
  * The parts that come with a member are exports the entry applies itself:
  * onPartial wraps ask (the reader behind its onPartial option), links(snug)
  * routes link clicks and window.open to openUrl, downloads(snug) an
- * <a download> to saveFile. registry, when the transport has one, says
- * whether it knows an error code (R5): openUrl and saveFile read the code of
- * a refusal's reason with it. Returns the `snug` global.
+ * <a download> to saveFile. Returns the `snug` global.
  */
-export const install = (connect, members, registry) => ((send = connect(receive)), (known = registry), Object.assign(snug, members));
+export const install = (connect, members) => ((send = connect(receive)), Object.assign(snug, members));
+
+// knownCodes hands the transport's registry to settled: the Snug entries
+// with openUrl or saveFile call it (an MCP server renders codes itself, and
+// a runtime without those members carries neither the call nor the hook).
+export const knownCodes = (registry) => (known = registry);
 
 // The height, reported as resize app-events (sent once the handshake is
 // done): debounced, and only when it changed.

@@ -42,8 +42,8 @@ export const connect = (accept, codes) => (receive) => {
 /**
  * registry(codes) says whether a code is one of codes (space-separated): R5
  * for the errors connect passes on, and for the code a refusal's reason
- * carries (the entry of a runtime with openUrl or saveFile passes it to
- * install for snug.js's settled; a runtime without them carries no hook).
+ * carries (the entry of a runtime with openUrl or saveFile hands it to
+ * snug.js's knownCodes, for settled).
  * @param {string} codes
  * @returns {(code: string) => boolean}
  */

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { checkFrame } from "../dist/frames.mjs";
-import { HOST_TO_APP, validateOpenURLRequest } from "../gen/validate.mjs";
+import { HOST_TO_APP, acceptHostReady, validateHostReady, validateOpenURLRequest } from "../gen/validate.mjs";
 
 const rules = (v) => v.errors.map((e) => e.rule).sort();
 
@@ -234,4 +234,55 @@ test("the registries and size-class constants are the registry and sizeClass, sp
     const name = "MAX_BYTES_" + type.slice(5).toUpperCase().replace(/-/g, "_");
     assert.equal(c[name], c.sizeClass(type), name);
   }
+});
+
+// The acceptors carry the BCP 47 locale pattern case-folded (gen/js
+// acceptRegex: [a-z] under the i flag without u, which folds no non-ASCII
+// letter onto an ASCII one); the validator carries the schema's pattern
+// under u. Every string of up to three characters over an alphabet with the
+// tag's characters and the letters that fold onto ASCII ones under iu (ſ,
+// K, ı, İ), a surrogate pair and a lone surrogate, then a million random
+// tags built from the grammar's parts and mutated: one verdict.
+test("the acceptors' case-folded locale pattern accepts what the schema's does", () => {
+  const ready = (locale) => ({ v: 1, type: "snug:host-ready", instanceId: "i", protocolVersions: [1], capabilities: { streaming: true, db: true, auth: false }, theme: { mode: "dark" }, locale });
+  const same = (s) => {
+    const f = ready(s);
+    const want = validateHostReady(f).length == 0;
+    if (acceptHostReady(f) !== want) assert.fail(`locale ${JSON.stringify(s)}: acceptor ${!want}, validator ${want}`);
+    return want;
+  };
+  const alphabet = ["a", "z", "A", "Z", "x", "X", "i", "I", "k", "K", "s", "S", "0", "9", "-", "_", " ", "\u017f", "\u212a", "\u0131", "\u0130", "\u00e9", "\ud83e\udd8a", "\ud800"];
+  let accepted = 0;
+  const walk = (prefix, depth) => {
+    if (same(prefix)) accepted++;
+    if (depth) for (const c of alphabet) walk(prefix + c, depth - 1);
+  };
+  walk("", 3);
+  assert.ok(accepted > 100, `only ${accepted} short tags accepted`);
+  let seed = 1;
+  const rnd = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  const pick = (a) => a[rnd(a.length)];
+  const run = (chars, lo, hi) => Array.from({ length: lo + rnd(hi - lo + 1) }, () => pick(chars)).join("");
+  const letters = "abcxyzABCXYZ", digits = "0189", alnum = letters + digits;
+  const tag = () => {
+    if (rnd(10) == 0) return pick("xX") + "-" + run(alnum, 1, 8);
+    const p = [rnd(4) ? run(letters, 2, 3) + (rnd(3) ? "" : "-" + run(letters, 3, 3)) : run(letters, 4, 8)];
+    if (rnd(2)) p.push(run(letters, 4, 4));
+    if (rnd(2)) p.push(rnd(2) ? run(letters, 2, 2) : run(digits, 3, 3));
+    for (let k = rnd(3); k--; ) p.push(rnd(2) ? run(alnum, 5, 8) : pick(digits) + run(alnum, 3, 3));
+    for (let k = rnd(2); k--; ) p.push(pick("abyzAB1xX") + "-" + run(alnum, 2, 8));
+    if (rnd(3) == 0) p.push(pick("xX") + "-" + run(alnum, 1, 8));
+    return p.join("-");
+  };
+  const weird = ["\u017f", "\u212a", "\u0131", "\u0130", "_", "-", "s", "k", "\ud83e\udd8a"];
+  let tags = 0;
+  for (let n = 0; n < 2e5; n++) {
+    let s = tag();
+    if (rnd(3) == 0) {
+      const at = rnd(s.length + 1);
+      s = s.slice(0, at) + pick(weird) + s.slice(at + rnd(2));
+    }
+    if (same(s)) tags++;
+  }
+  assert.ok(tags > 5e4, `only ${tags} random tags accepted`);
 });
