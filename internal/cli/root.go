@@ -152,6 +152,9 @@ sandboxed single-file HTML micro-apps.
 		return &FlagError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	cobra.EnableCommandSorting = false
+	// cobra adds its completion command (with a subcommand per shell) on
+	// every run; a run of one named verb never shows or reaches it.
+	root.CompletionOptions.DisableDefaultCmd = only != ""
 	var subs []*cobra.Command
 	for _, v := range verbs {
 		if only == "" || v.name == only {
