@@ -28,8 +28,12 @@ export const connect = (accept, codes) => (receive) => {
     if (e.source != parent || f?.v !== VERSION) return;
     if (!accept[f.type]?.(f)) {
       if (f.ok !== false || f.type == TYPE_HOST_READY || f.type == TYPE_HOST_EVENT || !accept[f.type]) return;
-      const message = `the host ended the request with an invalid ${f.type}`;
-      f = { type: f.type, requestId: f.requestId, ok: false, error: acceptError(f.error) ? f.error : { code: CODE_HOST_ERROR, message, retryable: false } };
+      f = {
+        type: f.type,
+        requestId: f.requestId,
+        ok: false,
+        error: acceptError(f.error) ? f.error : { code: CODE_HOST_ERROR, message: `the host ended the request with an invalid ${f.type}`, retryable: false },
+      };
     }
     const { error: err, data } = f;
     if (f.event == EVENT_THEME_CHANGE && !acceptTheme(data?.theme)) f.data = { ...data, theme: undefined };
