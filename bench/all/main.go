@@ -318,7 +318,7 @@ func staticBuild(dir, bin string, args ...string) error {
 
 // rewrite writes a fresh copy of the executable src to dst in one write(2).
 // How a binary's file was written changes how fast it starts while its
-// pages stay cached (the page cache keeps the folios the writes made): the
+// pages stay cached (likely the page cache's folio sizes): the
 // same snuggen bytes ran `snuggen version` in 8.0 ms of CPU as the linker
 // wrote them (through mmap), 6.4–6.8 ms copied by cp, 5.3–5.8 ms written in
 // one write; npm's esbuild file 6.2 ms, one write 3.6 ms. bench/all times
