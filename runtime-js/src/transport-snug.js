@@ -35,9 +35,8 @@ export const connect = (accept, codes) => (receive) => {
         error: acceptError(f.error) ? f.error : { code: CODE_HOST_ERROR, message: `the host ended the request with an invalid ${f.type}`, retryable: false },
       };
     }
-    const { error: err, data } = f;
-    if (f.event == EVENT_THEME_CHANGE && !acceptTheme(data?.theme)) f.data = { ...data, theme: undefined };
-    if (err && !known(err.code)) f.error = { ...err, code: CODE_HOST_ERROR, hostCode: err.code };
+    if (f.event == EVENT_THEME_CHANGE && !acceptTheme(f.data?.theme)) f.data = { ...f.data, theme: undefined };
+    if (f.error && !known(f.error.code)) f.error = { ...f.error, code: CODE_HOST_ERROR, hostCode: f.error.code };
     receive(f);
   });
   return (f) => parent.postMessage(f, "*");
