@@ -24,17 +24,25 @@ const (
 	outDir   = "/snug-out"   // virtual: nothing is written
 )
 
-// loaders maps a file extension to the esbuild loader that reads it.
-var loaders = map[string]api.Loader{
-	".js": api.LoaderJS, ".mjs": api.LoaderJS, ".cjs": api.LoaderJS, ".jsx": api.LoaderJSX,
-	".ts": api.LoaderTS, ".mts": api.LoaderTS, ".cts": api.LoaderTS, ".tsx": api.LoaderTSX,
-	".css": api.LoaderCSS, ".json": api.LoaderJSON, ".txt": api.LoaderText,
-}
-
+// loaderFor returns the esbuild loader that reads the file p: by its
+// extension (a switch, not a map built in every process's start), or
+// data-URL for an asset.
 func loaderFor(p string) (api.Loader, bool) {
-	ext := strings.ToLower(path.Ext(p))
-	if l, ok := loaders[ext]; ok {
-		return l, true
+	switch strings.ToLower(path.Ext(p)) {
+	case ".js", ".mjs", ".cjs":
+		return api.LoaderJS, true
+	case ".jsx":
+		return api.LoaderJSX, true
+	case ".ts", ".mts", ".cts":
+		return api.LoaderTS, true
+	case ".tsx":
+		return api.LoaderTSX, true
+	case ".css":
+		return api.LoaderCSS, true
+	case ".json":
+		return api.LoaderJSON, true
+	case ".txt":
+		return api.LoaderText, true
 	}
 	if isAsset(p) {
 		return api.LoaderDataURL, true

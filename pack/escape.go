@@ -94,8 +94,14 @@ func (s *jsScanner) literal(end int) {
 	}
 }
 
-var regexAfterWord = map[string]bool{"return": true, "typeof": true, "case": true, "do": true, "else": true, "in": true,
-	"of": true, "new": true, "delete": true, "void": true, "throw": true, "instanceof": true, "yield": true, "await": true}
+// regexAfterWord reports whether a / after the word w starts a regexp.
+func regexAfterWord(w string) bool {
+	switch w {
+	case "return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw", "instanceof", "yield", "await":
+		return true
+	}
+	return false
+}
 
 func isIdent(c byte) bool {
 	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
@@ -135,7 +141,7 @@ func (s *jsScanner) run() string {
 			if s.word.Len() > 0 {
 				lastWord = s.word.String()
 				s.word.Reset()
-				s.regexOK = regexAfterWord[lastWord]
+				s.regexOK = regexAfterWord(lastWord)
 			}
 			switch c {
 			case ' ', '\t', '\n', '\r':

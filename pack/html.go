@@ -539,8 +539,14 @@ func (b *builder) checkHandlers(t html.Token, raw string, start int) {
 	}
 }
 
-var jsTypes = map[string]bool{"": true, "text/javascript": true, "application/javascript": true, "module": true,
-	"text/ecmascript": true, "application/ecmascript": true, "application/x-javascript": true}
+// jsType reports whether a script's type attribute makes it JavaScript.
+func jsType(typ string) bool {
+	switch typ {
+	case "", "text/javascript", "application/javascript", "module", "text/ecmascript", "application/ecmascript", "application/x-javascript":
+		return true
+	}
+	return false
+}
 
 func (b *builder) script(t html.Token, raw string, start int, content string, contentAt int, end string, scriptN, modN *int, attrAt func(string) int) {
 	typ, _ := getAttr(t, "type")
@@ -556,7 +562,7 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 		b.parts = append(b.parts, part{slot: u.slot})
 		return
 	}
-	if !jsTypes[typ] {
+	if !jsType(typ) {
 		// A data block (JSON, a template): not run, kept as written.
 		b.parts = append(b.parts, part{text: raw + content + end})
 		return

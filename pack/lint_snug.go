@@ -242,16 +242,20 @@ func findThemeData(code string) [][]int {
 	})
 }
 
-// eventGuesses maps event names models try to the one that works.
-var eventGuesses = map[string]string{
-	"theme": frame.EventThemeChange, "themechange": frame.EventThemeChange, "theme-changed": frame.EventThemeChange,
-	"themeChange": frame.EventThemeChange, "theme_change": frame.EventThemeChange, "color-scheme": frame.EventThemeChange,
-	"colorscheme": frame.EventThemeChange, "mode": frame.EventThemeChange, "dark-mode": frame.EventThemeChange,
-	"ready": frame.TypeHostReady, "host-ready": frame.TypeHostReady, "hostready": frame.TypeHostReady, "init": frame.TypeHostReady,
-	"connected": frame.TypeHostReady, "load": frame.TypeHostReady,
-	"visibilitychange": frame.EventVisibility, "visible": frame.EventVisibility, "hidden": frame.EventVisibility,
-	"show": frame.EventVisibility, "hide": frame.EventVisibility,
-	"connection": frame.EventConnection, "connection-change": frame.EventConnection,
+// eventGuess returns the event that works for a name models try ("" for
+// a name it does not know).
+func eventGuess(name string) string {
+	switch name {
+	case "theme", "themechange", "theme-changed", "themeChange", "theme_change", "color-scheme", "colorscheme", "mode", "dark-mode":
+		return frame.EventThemeChange
+	case "ready", "host-ready", "hostready", "init", "connected", "load":
+		return frame.TypeHostReady
+	case "visibilitychange", "visible", "hidden", "show", "hide":
+		return frame.EventVisibility
+	case "connection", "connection-change":
+		return frame.EventConnection
+	}
+	return ""
 }
 
 // lintSnug runs the snug checks over one unit of the app's code.
@@ -283,7 +287,7 @@ func (b *builder) lintSnug(u lintUnit) {
 			continue
 		}
 		fix := fmt.Sprintf("listen for one of %s", quoteAll(known))
-		switch right := eventGuesses[name]; {
+		switch right := eventGuess(name); {
 		case right == frame.TypeHostReady:
 			fix = fmt.Sprintf("await snug.ready (it resolves with host-ready), or snug.on(%q, …) for every later one", right)
 		case right == frame.EventThemeChange:

@@ -70,28 +70,67 @@ func quote(s string) string {
 	return "\"" + s + "\""
 }
 
-// mimeTypes is fixed (not the system's mime table) so output is the same on
-// every machine.
-var mimeTypes = map[string]string{
-	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-	".webp": "image/webp", ".avif": "image/avif", ".svg": "image/svg+xml", ".ico": "image/x-icon",
-	".bmp":  "image/bmp",
-	".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".otf": "font/otf",
-	".eot": "application/vnd.ms-fontobject",
-	".mp3": "audio/mpeg", ".wav": "audio/wav", ".ogg": "audio/ogg", ".m4a": "audio/mp4",
-	".mp4": "video/mp4", ".webm": "video/webm",
-	".vtt": "text/vtt", ".txt": "text/plain", ".json": "application/json",
+// mimeType is fixed (not the system's mime table) so output is the same on
+// every machine; "" for an extension it does not know. A switch, not a map
+// built in every process's start.
+func mimeType(ext string) string {
+	switch ext {
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	case ".gif":
+		return "image/gif"
+	case ".webp":
+		return "image/webp"
+	case ".avif":
+		return "image/avif"
+	case ".svg":
+		return "image/svg+xml"
+	case ".ico":
+		return "image/x-icon"
+	case ".bmp":
+		return "image/bmp"
+	case ".woff":
+		return "font/woff"
+	case ".woff2":
+		return "font/woff2"
+	case ".ttf":
+		return "font/ttf"
+	case ".otf":
+		return "font/otf"
+	case ".eot":
+		return "application/vnd.ms-fontobject"
+	case ".mp3":
+		return "audio/mpeg"
+	case ".wav":
+		return "audio/wav"
+	case ".ogg":
+		return "audio/ogg"
+	case ".m4a":
+		return "audio/mp4"
+	case ".mp4":
+		return "video/mp4"
+	case ".webm":
+		return "video/webm"
+	case ".vtt":
+		return "text/vtt"
+	case ".txt":
+		return "text/plain"
+	case ".json":
+		return "application/json"
+	}
+	return ""
 }
 
 func isAsset(p string) bool {
 	ext := strings.ToLower(path.Ext(p))
-	_, ok := mimeTypes[ext]
-	return ok && ext != ".json" && ext != ".txt"
+	return mimeType(ext) != "" && ext != ".json" && ext != ".txt"
 }
 
 func dataURI(p string, data []byte) string {
-	mt, ok := mimeTypes[strings.ToLower(path.Ext(p))]
-	if !ok {
+	mt := mimeType(strings.ToLower(path.Ext(p)))
+	if mt == "" {
 		mt = "application/octet-stream"
 	}
 	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(data)
