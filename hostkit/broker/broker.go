@@ -141,7 +141,8 @@ type Options struct {
 
 // Port is the broker's line to one iframe, implemented by the transport.
 // Send gets the frame and its JSON encoding (already checked against the
-// frame's size class). Send must not block: it is called while the request's
+// frame's size class); raw is the port's to keep, the broker does not touch
+// it again. Send must not block: it is called while the request's
 // terminal latch is held, so that a request's frames stay in order.
 type Port interface {
 	Send(f frame.Frame, raw []byte)

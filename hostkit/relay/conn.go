@@ -153,6 +153,7 @@ func (c *conn) write() {
 				break
 			}
 		}
+		enc.release()
 		if uerr := c.cc.uncork(); err == nil {
 			err = uerr
 		}
@@ -189,6 +190,7 @@ func (c *conn) flush() {
 			break
 		}
 	}
+	c.enc.release()
 	rest := false
 	if err == nil {
 		rest, err = c.cc.tryUncork()
@@ -213,10 +215,12 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	if c.rl.isClosed() {
 		return // closing: nothing new is accepted, only queued answers go out
 	}
-	var m inMsg
 	if slot, fr, ok := frameMsg(data); ok {
-		m.T, m.Slot, m.Frame = "frame", slot, fr
-	} else if err := json.Unmarshal(data, &m); err != nil {
+		c.frame(ctx, slot, fr)
+		return
+	}
+	var m inMsg
+	if err := json.Unmarshal(data, &m); err != nil {
 		return // not a relay message; the page never sends one
 	}
 	switch m.T {
@@ -232,27 +236,7 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			}
 		}
 	case "frame":
-		p := c.slot(m.Slot)
-		if p == nil {
-			if validSlot(m.Slot) {
-				c.inspect(inspectEntry{Time: c.rl.opts.Now(), Dir: "in", Slot: m.Slot, Verdict: "ignore", Message: "no app is mounted in this slot"})
-			}
-			return
-		}
-		at := c.rl.opts.Now()
-		inspecting := !c.rl.opts.NoInspect
-		if inspecting {
-			c.q.hold() // the frame's row goes before what the broker answers
-		}
-		// The message was read for this call alone: the broker may keep the
-		// frame's strings in it (no copy).
-		v := p.sess.ReceiveOwned(ctx, m.Frame)
-		if inspecting {
-			c.received(inspectEntry{Time: at, Dir: "in", Slot: m.Slot, Type: v.Type, RequestID: v.RequestID, Verdict: v.Verdict, Code: v.Code, Message: v.Message}, v.Verdict == "accept" && v.RequestID != "")
-		}
-		if v.Verdict == "accept" && v.Type == frame.TypeAppAnnounce {
-			c.announced(p)
-		}
+		c.frame(ctx, []byte(m.Slot), m.Frame)
 	case "unmount":
 		c.mu.Lock()
 		p := c.slots[m.Slot]
@@ -326,6 +310,35 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	}
 }
 
+// frame hands fr, a frame message's frame for the slot named slot, to that
+// slot's session. The slot is looked up by its bytes (no string is made for
+// it: the slot's own name is used from then on).
+func (c *conn) frame(ctx context.Context, slot []byte, fr []byte) {
+	c.mu.Lock()
+	p := c.slots[string(slot)]
+	c.mu.Unlock()
+	if p == nil {
+		if s := string(slot); validSlot(s) {
+			c.inspect(inspectEntry{Time: c.rl.opts.Now(), Dir: "in", Slot: s, Verdict: "ignore", Message: "no app is mounted in this slot"})
+		}
+		return
+	}
+	at := c.rl.opts.Now()
+	inspecting := !c.rl.opts.NoInspect
+	if inspecting {
+		c.q.hold() // the frame's row goes before what the broker answers
+	}
+	// The message was read for this call alone: the broker may keep the
+	// frame's strings in it (no copy).
+	v := p.sess.ReceiveOwned(ctx, fr)
+	if inspecting {
+		c.received(inspectEntry{Time: at, Dir: "in", Slot: p.slot, Type: v.Type, RequestID: v.RequestID, Verdict: v.Verdict, Code: v.Code, Message: v.Message}, v.Verdict == "accept" && v.RequestID != "")
+	}
+	if v.Verdict == "accept" && v.Type == frame.TypeAppAnnounce {
+		c.announced(p)
+	}
+}
+
 // framePrefix and frameKey are how the runner page writes a frame message:
 // {"t":"frame","slot":"<slot>","frame":<the frame>} (JSON.stringify of an
 // object built in that order).
@@ -340,20 +353,20 @@ const (
 // the broker as it is (frame.Parse judges it; it is JSON.stringify's output
 // of the app's frame, so nothing follows it). Any other message, or a slot
 // that is not a valid name, is left to encoding/json (ok false).
-func frameMsg(data []byte) (slot string, fr []byte, ok bool) {
+func frameMsg(data []byte) (slot []byte, fr []byte, ok bool) {
 	rest, found := bytes.CutPrefix(data, []byte(framePrefix))
 	if !found {
-		return "", nil, false
+		return nil, nil, false
 	}
 	i := bytes.IndexByte(rest, '"')
 	if i < 0 || !validSlot(string(rest[:i])) {
-		return "", nil, false
+		return nil, nil, false
 	}
 	body, found := bytes.CutPrefix(rest[i:], []byte(frameKey))
 	if !found || len(body) < 3 || body[0] != '{' || body[len(body)-2] != '}' || body[len(body)-1] != '}' {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return string(rest[:i]), body[:len(body)-1], true
+	return rest[:i], body[:len(body)-1], true
 }
 
 // announced tells the page what the app in p's slot accepted announce says
@@ -501,21 +514,65 @@ type inspectMsg struct {
 	Entry inspectEntry `json:"entry"`
 }
 
-// entryEncoder encodes inspector rows into a buffer it reuses: a writer
-// encodes the rows it takes one at a time, each written before the next is
-// encoded.
+// entryEncoder writes inspector rows and frame messages into a buffer it
+// reuses: a writer encodes the items it takes one at a time, each written
+// before the next is encoded. The buffer comes from msgBufs and goes back
+// there with release, at the end of a drain: an idle connection keeps none.
 type entryEncoder struct {
-	buf []byte
+	bp *[]byte
 }
 
-// message is it's message: its bytes, or its entry's row encoded into e's
-// buffer (valid until the next call).
+// msgBufs holds the encoders' buffers; one past msgBufMax is not kept.
+var msgBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const msgBufMax = 64 << 10
+
+// message is it's message: its bytes, or its entry's row or its frame
+// message encoded into e's buffer (valid until the next call).
 func (e *entryEncoder) message(it *qitem) []byte {
-	if it.ent == nil {
+	if it.ent == nil && !it.framed {
 		return it.msg
 	}
-	e.buf = appendRow(e.buf[:0], it.ent)
-	return e.buf
+	if e.bp == nil {
+		e.bp = msgBufs.Get().(*[]byte)
+	}
+	b := (*e.bp)[:0]
+	if it.ent != nil {
+		b = appendRow(b, it.ent)
+	} else {
+		b = appendFrameMessage(b, it.slot, it.msg)
+	}
+	*e.bp = b
+	return b
+}
+
+// release gives e's buffer back (the drain's messages are written).
+func (e *entryEncoder) release() {
+	if e.bp == nil {
+		return
+	}
+	if cap(*e.bp) <= msgBufMax {
+		*e.bp = (*e.bp)[:0]
+		msgBufs.Put(e.bp)
+	}
+	e.bp = nil
+}
+
+// appendFrameMessage appends {"t":"frame","slot":…,"frame":raw}, spliced
+// rather than encoded: raw is the broker's JSON of the frame, which
+// encoding/json would copy and scan again (up to a MiB, for every frame),
+// and the slot is a validSlot name, JSON as it is.
+func appendFrameMessage(b []byte, slot string, raw []byte) []byte {
+	b = append(b, framePrefix...)
+	b = append(b, slot...)
+	b = append(b, frameKey...)
+	b = append(b, raw...)
+	return append(b, '}')
+}
+
+// frameMessageLen is the length of appendFrameMessage's message.
+func frameMessageLen(slot string, raw []byte) int {
+	return len(framePrefix) + len(slot) + len(frameKey) + len(raw) + 1
 }
 
 // appendRow appends ent's row, {"t":"inspect","entry":{…}}: the bytes
@@ -603,25 +660,18 @@ type slotPort struct {
 	loaded bool
 }
 
-// Send queues {"t":"frame","slot":…,"frame":raw}, then its inspect entry.
-// This one message is spliced rather than encoded: raw is frame.Marshal's
-// JSON, which encoding/json would copy and scan again (up to a MiB, for
-// every frame), and the slot is a validSlot name, JSON as it is. A streaming app-response (cumulative text)
-// replaces the same request's streaming frame still waiting in the queue,
-// and its entry that one's entry (see queue).
+// Send queues {"t":"frame","slot":…,"frame":raw} (appendFrameMessage,
+// written from raw when the writer takes it: raw is the broker's and never
+// changes), then its inspect entry. A streaming app-response (cumulative
+// text) replaces the same request's streaming frame still waiting in the
+// queue, and its entry that one's entry (see queue).
 func (p *slotPort) Send(f frame.Frame, raw []byte) {
-	msg := make([]byte, 0, len(raw)+len(p.slot)+32)
-	msg = append(msg, `{"t":"frame","slot":"`...)
-	msg = append(msg, p.slot...)
-	msg = append(msg, `","frame":`...)
-	msg = append(msg, raw...)
-	msg = append(msg, '}')
 	rid := frame.RequestIDOf(f)
 	var key coalesceKey
 	if r, ok := f.(*frame.AppResponse); ok && r.OK && r.Streaming != nil && *r.Streaming {
 		key.rid = rid
 	}
-	if !p.c.q.pushQuiet(p.slot, key, msg) {
+	if !p.c.q.pushFrame(p.slot, key, raw) {
 		return // the slot was ended, or the connection is closing
 	}
 	code := ""

@@ -27,6 +27,13 @@ type corkConn struct {
 	// rc is Conn's descriptor for tryUncork's write that does not wait; nil
 	// when there is none (then every batch goes through a writer goroutine).
 	rc syscall.RawConn
+	// now is tryUncork's call under rc, made once (a closure made per
+	// write would be allocated, with the variables it sets, per answer);
+	// nowBuf, nowN and nowErr are its argument and results, used under mu.
+	now    func(fd uintptr) bool
+	nowBuf []byte
+	nowN   int
+	nowErr error
 }
 
 // newCorkConn wraps nc.
@@ -35,6 +42,7 @@ func newCorkConn(nc net.Conn) *corkConn {
 	if sc, ok := nc.(syscall.Conn); ok && writeNow != nil {
 		if rc, err := sc.SyscallConn(); err == nil {
 			c.rc = rc
+			c.now = c.writeNow
 		}
 	}
 	return c
@@ -97,12 +105,11 @@ func (c *corkConn) tryUncork() (rest bool, err error) {
 	}
 	bp := c.buf
 	b := *bp
-	var n int
-	var werr error
-	if err := c.rc.Write(func(fd uintptr) bool {
-		n, werr = writeNow(fd, b)
-		return true // never wait for the poller
-	}); err != nil {
+	c.nowBuf = b
+	err = c.rc.Write(c.now)
+	n, werr := c.nowN, c.nowErr
+	c.nowBuf, c.nowErr = nil, nil
+	if err != nil {
 		return false, err
 	}
 	if werr != nil {
@@ -119,6 +126,13 @@ func (c *corkConn) tryUncork() (rest bool, err error) {
 		corkBufs.Put(bp)
 	}
 	return false, nil
+}
+
+// writeNow is tryUncork's write under rc: what of nowBuf the socket takes
+// at once. It never waits for the poller.
+func (c *corkConn) writeNow(fd uintptr) bool {
+	c.nowN, c.nowErr = writeNow(fd, c.nowBuf)
+	return true
 }
 
 // discard uncorks dropping what was kept (the connection is ending).

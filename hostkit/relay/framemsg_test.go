@@ -15,7 +15,7 @@ func TestFrameMsg(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot, fr, ok := frameMsg([]byte(kvGetMsg))
-	if !ok || slot != m.Slot || string(fr) != string(m.Frame) {
+	if !ok || string(slot) != m.Slot || string(fr) != string(m.Frame) {
 		t.Fatalf("frameMsg = %q %q %v, encoding/json read %q %q", slot, fr, ok, m.Slot, m.Frame)
 	}
 	for _, other := range []string{

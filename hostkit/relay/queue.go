@@ -36,8 +36,10 @@ type queue struct {
 	ended   []string // slots ended since the writer last took
 	busy    bool     // the writer is writing what it took
 	// spare is the slice the writer wrote last, given back for the next
-	// messages while a writer runs (an idle connection keeps none).
+	// messages while a writer runs; an idle connection keeps none, it goes
+	// back to itemBufs (in box, the holder it came in) for the next drain.
 	spare  []qitem
+	box    *[]qitem
 	closed bool
 	wake   chan struct{}
 
@@ -77,8 +79,11 @@ type qitem struct {
 	msg  []byte
 	slot string
 	key  coalesceKey
-	size int64         // len(msg), or entrySize's bound for an entry
+	size int64         // the message's length, or entrySize's bound for an entry
 	ent  *inspectEntry // non-nil: msg is nil and the message is this row
+	// framed says msg is a frame of slot, whose message (frameMessage)
+	// is spliced when written.
+	framed bool
 }
 
 // coalesceKey names a replaceable message of a slot: the streaming frame of
@@ -117,10 +122,12 @@ func (q *queue) pushSlot(slot string, key coalesceKey, msg []byte) bool {
 	return q.pushItem(qitem{msg: msg, slot: slot, key: key, size: int64(len(msg))}, true)
 }
 
-// pushQuiet is pushSlot without starting a writer: the caller pushes more
-// and then calls claim (or signal) itself.
-func (q *queue) pushQuiet(slot string, key coalesceKey, msg []byte) bool {
-	return q.pushItem(qitem{msg: msg, slot: slot, key: key, size: int64(len(msg))}, false)
+// pushFrame queues the frame message of raw for slot (the message
+// frameMessage writes, spliced when the writer takes it) as pushSlot would,
+// without starting a writer: the caller pushes more and then calls claim
+// (or signal) itself.
+func (q *queue) pushFrame(slot string, key coalesceKey, raw []byte) bool {
+	return q.pushItem(qitem{msg: raw, framed: true, slot: slot, key: key, size: int64(frameMessageLen(slot, raw))}, false)
 }
 
 // pushEntry is pushSlot for the inspector row of e (slot e.Slot), encoded
@@ -154,7 +161,7 @@ func (q *queue) pushLocked(it qitem, atHold bool) bool {
 	if slot != "" {
 		sq = q.slots[slot]
 		if sq == nil {
-			sq = &slotQueue{}
+			sq = slotQueues.Get().(*slotQueue)
 			q.slots[slot] = sq
 		}
 		if sq.ended {
@@ -210,7 +217,8 @@ func (q *queue) pushLocked(it qitem, atHold bool) bool {
 	if q.items == nil {
 		q.items, q.spare = q.spare, nil
 		if q.items == nil {
-			q.items = make([]qitem, 0, firstItems)
+			bp := itemBufs.Get().(*[]qitem)
+			q.items, *bp, q.box = *bp, nil, bp
 		}
 	}
 	q.items = slices.Insert(q.items, at, it)
@@ -324,7 +332,8 @@ func (q *queue) release(more bool) {
 	if more || !q.held && (len(q.items) > 0 || len(q.ended) > 0 || q.closed) {
 		q.start() // running stays true: the writer is now that goroutine
 	} else {
-		q.running, q.spare = false, nil // as next: an idle connection keeps none
+		q.running = false
+		q.dropSpare() // as next: an idle connection keeps none
 	}
 	q.mu.Unlock()
 }
@@ -405,6 +414,7 @@ func (q *queue) take() (msgs [][]byte, ended []string, ok bool) {
 			for i := range items {
 				msgs = append(msgs, bytes.Clone(enc.message(&items[i])))
 			}
+			enc.release()
 			return msgs, ended, true
 		}
 		closed := q.closed
@@ -427,7 +437,8 @@ func (q *queue) next() (items []qitem, ended []string, done, final bool) {
 		return items, ended, false, false
 	}
 	// Held: unhold starts the next writer.
-	q.busy, q.running, q.spare = false, false, nil
+	q.busy, q.running = false, false
+	q.dropSpare()
 	if q.closed && !q.held {
 		q.finished = true
 	}
@@ -450,9 +461,33 @@ func (q *queue) takeLocked() (items []qitem, ended []string) {
 	for s, sq := range q.slots {
 		if !sq.ended {
 			delete(q.slots, s)
+			*sq = slotQueue{}
+			slotQueues.Put(sq)
 		}
 	}
 	return items, ended
+}
+
+// itemBufs and slotQueues hold the items' slices and the slots' shares of
+// drains in progress, so that a round trip allocates neither while an idle
+// connection keeps none.
+var (
+	itemBufs   = sync.Pool{New: func() any { b := make([]qitem, 0, firstItems); return &b }}
+	slotQueues = sync.Pool{New: func() any { return new(slotQueue) }}
+)
+
+// dropSpare gives the spare slice back to itemBufs (the caller holds mu).
+func (q *queue) dropSpare() {
+	if q.spare == nil {
+		return
+	}
+	bp := q.box
+	if bp == nil {
+		bp = new([]qitem)
+	}
+	*bp = q.spare
+	q.spare, q.box = nil, nil
+	itemBufs.Put(bp)
 }
 
 // written reports that the writer wrote everything it took, and gives the
