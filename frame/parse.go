@@ -3,6 +3,7 @@ package frame
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -102,11 +103,29 @@ func ParseOwned(raw []byte) (Frame, error) {
 	return parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
 }
 
+// parseState is what parse reads with, taken from parseStates: handed to a
+// frame's decode through the Frame interface, a decoder and a collector of
+// parse's own would be allocated for every frame.
+type parseState struct {
+	d jsonscan.Decoder
+	c violation.Collector
+}
+
+var parseStates = sync.Pool{New: func() any { return new(parseState) }}
+
 func parse(s string) (Frame, error) {
-	var d jsonscan.Decoder
+	st := parseStates.Get().(*parseState)
+	f, err := st.parse(s)
+	*st = parseState{} // the frame and the error hold nothing of it
+	parseStates.Put(st)
+	return f, err
+}
+
+func (st *parseState) parse(s string) (Frame, error) {
+	d, c := &st.d, &st.c
 	d.Reset(s)
 	var h header
-	if !h.scan(&d) {
+	if !h.scan(d) {
 		return nil, frameReject(s, "", RuleFrameJSON, "")
 	}
 	switch {
@@ -130,10 +149,9 @@ func parse(s string) (Frame, error) {
 	if len(s) > limit {
 		return nil, frameReject(s, h.typ, RuleFrameSize, "")
 	}
-	var c violation.Collector
 	d.Reset(s)
 	d.BeginObject()
-	f.decode(&d, &c)
+	f.decode(d, c)
 	if !d.End() {
 		return nil, frameReject(s, "", RuleFrameJSON, "")
 	}
@@ -149,10 +167,10 @@ func parse(s string) (Frame, error) {
 		}
 	}
 	if c.Len() == 0 {
-		f.check(&c)
+		f.check(c)
 	}
 	if c.Len() > 0 {
-		return nil, reject(s, h.typ, &c)
+		return nil, reject(s, h.typ, c)
 	}
 	return f, nil
 }

@@ -92,7 +92,24 @@ func (d storeDB) DBRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse {
 	if !ok {
 		return nil
 	}
-	return d.response(context.Background(), r, kvResult(v, found), err)
+	if err != nil {
+		return d.response(context.Background(), r, nil, err)
+	}
+	// The answer, its result and found in one allocation.
+	a := &kvAnswer{found: found}
+	if !found {
+		v = json.RawMessage("null")
+	}
+	a.res = frame.DBResult{Found: &a.found, Value: v}
+	a.resp = frame.DBResponse{RequestID: r.RequestID, OK: true, Result: &a.res}
+	return &a.resp
+}
+
+// kvAnswer holds a kvGet's answer and what it points to.
+type kvAnswer struct {
+	resp  frame.DBResponse
+	res   frame.DBResult
+	found bool
 }
 
 func kvResult(v json.RawMessage, found bool) *frame.DBResult {

@@ -222,9 +222,8 @@ func (s *Session) receive(ctx context.Context, raw []byte, parse func([]byte) (f
 	d := dispatcher{s: s}
 	fr, err := parse(raw)
 	err = frame.Handle(ctx, fr, err, &d, d.reply)
-	var rej *frame.RejectError
-	switch {
-	case errors.As(err, &rej):
+	switch rej := rejectOf(err); {
+	case rej != nil:
 		v := Verdict{Type: rej.Type, RequestID: rej.RequestID, Verdict: "reject", Code: rej.Code, Message: rej.Error()}
 		if d.v.Message != "" { // the answer was withheld
 			v.Message += "; " + d.v.Message
@@ -565,6 +564,27 @@ func (s *Session) send(f frame.Frame) bool {
 		s.b.logf("app %s: %s %s refused: %s", s.app, f.FrameType(), frame.RequestIDOf(f), reason)
 	}
 	return true
+}
+
+// rejectOf is err's *frame.RejectError, if it is or wraps one. errors.As
+// is reached only for an error that is not one itself: its target would be
+// allocated for every frame, accepted ones included.
+func rejectOf(err error) *frame.RejectError {
+	if err == nil {
+		return nil
+	}
+	if rej, ok := err.(*frame.RejectError); ok {
+		return rej
+	}
+	return asReject(err)
+}
+
+func asReject(err error) *frame.RejectError {
+	var rej *frame.RejectError
+	if errors.As(err, &rej) {
+		return rej
+	}
+	return nil
 }
 
 // Port is the transport's line to this instance, as given to Open.
