@@ -22,7 +22,6 @@ import { acceptError, acceptTheme } from "../gen/validate.mjs";
  * @returns {(receive: (frame: object) => void) => (frame: object) => void}
  */
 export const connect = (accept, codes) => (receive) => {
-  const known = registry(codes);
   addEventListener("message", (e) => {
     let f = e.data;
     if (e.source != parent || f?.v !== VERSION) return;
@@ -36,7 +35,7 @@ export const connect = (accept, codes) => (receive) => {
       };
     }
     if (f.event == EVENT_THEME_CHANGE && !acceptTheme(f.data?.theme)) f.data = { ...f.data, theme: undefined };
-    if (f.error && !known(f.error.code)) f.error = { ...f.error, code: CODE_HOST_ERROR, hostCode: f.error.code };
+    if (f.error && !registry(codes)(f.error.code)) f.error = { ...f.error, code: CODE_HOST_ERROR, hostCode: f.error.code };
     receive(f);
   });
   return (f) => parent.postMessage(f, "*");
