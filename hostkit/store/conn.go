@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -46,6 +47,10 @@ type appDB struct {
 	lock chan struct{} // one slot: held for the length of a call
 
 	lastUsed atomic.Uint64 // Store.clock at the last acquire
+	// quick says the lock's holder is a call that does not wait (doNow: a
+	// bounded primary-key read on a transport's read loop), which lets go
+	// within microseconds; tryAcquire looks again behind such a holder.
+	quick atomic.Bool
 
 	// Below: owned by the lock holder.
 	open    atomic.Bool   // conn != nil, readable without the lock
@@ -85,6 +90,7 @@ func (s *Store) doNow(app, op string, fn func(*appDB) error) (ok bool, err error
 	if d == nil {
 		return false, nil
 	}
+	d.quick.Store(true)
 	return true, s.held(context.Background(), d, app, op, false, true, fn)
 }
 
@@ -92,6 +98,7 @@ func (s *Store) doNow(app, op string, fn func(*appDB) error) (ok bool, err error
 // lock when it returns.
 func (s *Store) held(ctx context.Context, d *appDB, app, op string, timed, open bool, fn func(*appDB) error) (err error) {
 	defer func() {
+		d.quick.Store(false)
 		<-d.lock
 		if s.openConns.Load() > int64(s.opts.MaxOpen) {
 			s.closeIdle()
@@ -294,9 +301,7 @@ func (s *Store) tryAcquire(app string) *appDB {
 	if d == nil || !d.open.Load() || s.closed.Load() {
 		return nil
 	}
-	select {
-	case d.lock <- struct{}{}:
-	default:
+	if !d.take() {
 		return nil
 	}
 	if s.closed.Load() || d.conn == nil {
@@ -306,6 +311,32 @@ func (s *Store) tryAcquire(app string) *appDB {
 	d.lastUsed.Store(s.clock.Add(1))
 	return d
 }
+
+// quickLooks bounds how many times take looks again for a lock held by a
+// quick call (at 16 pages reading one app's kv, a quarter of the kvGets
+// found it so and went to a worker).
+const quickLooks = 4
+
+// take takes d's lock if it is free, or once a quick holder (see quick)
+// has let go: it yields to the other goroutines between looks, a bounded
+// number of times, and gives up at once when the holder is any other call
+// (it never waits behind a query, whatever its length).
+func (d *appDB) take() bool {
+	for i := 0; ; i++ {
+		select {
+		case d.lock <- struct{}{}:
+			return true
+		default:
+		}
+		if i == quickLooks || !d.quick.Load() {
+			return false
+		}
+		yieldToHolder()
+	}
+}
+
+// yieldToHolder is take's yield (a test's hook).
+var yieldToHolder = runtime.Gosched
 
 // acquire finds or makes the appDB for app and takes its lock. Finding
 // one takes the store's lock for reading only: calls of every app pass

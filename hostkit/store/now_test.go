@@ -67,3 +67,64 @@ func TestKVGetNowDoesNotWait(t *testing.T) {
 		t.Fatal("KVGetNow read from a closed store")
 	}
 }
+
+// A kvGet that finds the database held by another quick call (a KVGetNow
+// on another read loop) looks again after yielding, a bounded number of
+// times, and reads once the holder let go; behind any other call it gives
+// up without yielding at all.
+func TestKVGetNowLooksAgainOnlyBehindAQuickCall(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	if err := s.KVSet(context.Background(), "a", "k", []byte(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.RLock()
+	d := s.dbs["a"]
+	s.mu.RUnlock()
+	yields := 0
+	release := 0 // the yield at which the holder lets go (0: never)
+	old := yieldToHolder
+	t.Cleanup(func() { yieldToHolder = old })
+	yieldToHolder = func() {
+		yields++
+		if yields == release {
+			d.quick.Store(false)
+			<-d.lock
+		}
+	}
+	hold := func(quick bool) {
+		d.lock <- struct{}{}
+		d.quick.Store(quick)
+	}
+
+	// A quick holder that lets go at the second yield: read.
+	hold(true)
+	yields, release = 0, 2
+	if v, _, ok, err := s.KVGetNow("a", "k"); !ok || err != nil || string(v) != "1" {
+		t.Fatalf("behind a quick call that let go: ok %v, %v", ok, err)
+	}
+	if yields != 2 {
+		t.Fatalf("yields %d, want 2", yields)
+	}
+	// A quick holder that does not let go: a bounded number of looks.
+	hold(true)
+	yields, release = 0, 0
+	if _, _, ok, _ := s.KVGetNow("a", "k"); ok {
+		t.Fatal("read while the quick call held the database")
+	}
+	if yields != quickLooks {
+		t.Fatalf("yields %d, want %d", yields, quickLooks)
+	}
+	// Any other holder (a query, a write): no second look.
+	d.quick.Store(false)
+	yields = 0
+	if _, _, ok, _ := s.KVGetNow("a", "k"); ok || yields != 0 {
+		t.Fatalf("behind a call that is not quick: ok %v after %d yields", ok, yields)
+	}
+	<-d.lock
+	if _, _, ok, err := s.KVGetNow("a", "k"); !ok || err != nil {
+		t.Fatalf("on the free database: ok %v, %v", ok, err)
+	}
+	if d.quick.Load() {
+		t.Fatal("quick left set after the call")
+	}
+}
