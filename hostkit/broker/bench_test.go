@@ -107,12 +107,6 @@ func (bp *benchPage) read(b testing.TB) []byte {
 	return data
 }
 
-// await reads a dialDirect page's messages until the terminal for rid.
-func (bp *benchPage) await(b testing.TB, rid string) {
-	for !terminalOf(bp.read(b), rid) {
-	}
-}
-
 func (bp *benchPage) send(b testing.TB, msg []byte) {
 	if err := bp.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		b.Fatal(err)
