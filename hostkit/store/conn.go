@@ -66,6 +66,14 @@ type appDB struct {
 	trusted bool                   // the store's own statements: the authorizer allows all
 	denied  string                 // why the authorizer last refused, for the message
 	newFTS  [][2]string            // schema and name of each fts5 table the running statement creates
+	// kvCache holds values kvGet read (kvCacheBytes of keys and values in
+	// all), while the connection is open and only under exclusive locking,
+	// where no other connection can write the file: every write of
+	// _snug_kv is the store's own kvSet on this connection (the app's SQL
+	// cannot name it), which drops its key; opening and closing the
+	// connection (an import's swap, a release, a hard stop) drops them all.
+	kvCache      map[string]string
+	kvCacheBytes int
 }
 
 // do runs fn on app's database under the call's lock and, when timed, the
@@ -227,6 +235,7 @@ func (d *appDB) abandonConn() {
 	d.kvGetSt, d.kvPutSt, d.kvDelSt = nil, nil, nil
 	_ = d.eng.release() // a failed close is the file's: the next open reports it
 	d.conn, d.eng = nil, nil
+	d.dropKVCache()
 	d.open.Store(false)
 	d.s.openConns.Add(-1)
 }
@@ -583,6 +592,7 @@ func (d *appDB) openConn() error {
 		return errors.Join(fmt.Errorf("open database: %w", err), noPanic(c.Close))
 	}
 	d.conn, d.eng = c, eng
+	d.dropKVCache()
 	d.open.Store(true)
 	d.s.openConns.Add(1)
 	d.trusted = true
@@ -634,6 +644,7 @@ func (d *appDB) closeConn() error {
 	d.conn.SetInterrupt(context.Background())
 	errs = append(errs, noPanic(d.conn.Close))
 	d.conn, d.eng = nil, nil
+	d.dropKVCache()
 	d.open.Store(false)
 	d.s.openConns.Add(-1)
 	if err := errors.Join(errs...); err != nil {

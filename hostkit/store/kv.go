@@ -26,6 +26,9 @@ func (d *appDB) kvGet(key string) (json.RawMessage, bool, error) {
 	if err := checkKey(key); err != nil {
 		return nil, false, err
 	}
+	if v, ok := d.kvCache[key]; ok {
+		return json.RawMessage(v), true, nil
+	}
 	d.trusted = true
 	defer func() { d.trusted = false }()
 	st := d.kvGetSt
@@ -44,7 +47,45 @@ func (d *appDB) kvGet(key string) (json.RawMessage, bool, error) {
 	if !json.Valid(raw) {
 		return nil, false, fmt.Errorf("kv value under %q is not JSON", key)
 	}
+	d.cacheKV(key, raw)
 	return json.RawMessage(bytes.Clone(raw)), true, nil
+}
+
+// The bounds of an open database's kv cache (appDB.kvCache): a value
+// larger than kvCacheValueMax is not kept, and the cache is emptied
+// before it would hold more than kvCacheMax bytes.
+const (
+	kvCacheValueMax = 4 << 10
+	kvCacheMax      = 64 << 10
+)
+
+// cacheKV keeps the value kvGet just read under key (see kvCache).
+func (d *appDB) cacheKV(key string, raw []byte) {
+	if len(raw) > kvCacheValueMax || d.s.opts.LockingMode != LockingExclusive {
+		return
+	}
+	n := len(key) + len(raw)
+	if d.kvCacheBytes+n > kvCacheMax {
+		d.dropKVCache()
+	}
+	if d.kvCache == nil {
+		d.kvCache = make(map[string]string)
+	}
+	d.kvCache[key] = string(raw)
+	d.kvCacheBytes += n
+}
+
+// uncacheKV drops key's cached value (it is being written).
+func (d *appDB) uncacheKV(key string) {
+	if v, ok := d.kvCache[key]; ok {
+		delete(d.kvCache, key)
+		d.kvCacheBytes -= len(key) + len(v)
+	}
+}
+
+// dropKVCache empties the kv cache.
+func (d *appDB) dropKVCache() {
+	d.kvCache, d.kvCacheBytes = nil, 0
 }
 
 func (d *appDB) kvSet(key string, value json.RawMessage) error {
@@ -55,6 +96,8 @@ func (d *appDB) kvSet(key string, value json.RawMessage) error {
 	if err := json.Compact(&buf, value); err != nil {
 		return sqlErr("the kv value is not JSON: %v", err)
 	}
+	// Whatever the write's outcome, the next read goes to the database.
+	d.uncacheKV(key)
 	d.trusted = true
 	defer func() { d.trusted = false }()
 	if buf.String() == "null" {
