@@ -149,7 +149,7 @@ func (c *conn) write() {
 		for i := range items {
 			// The library copies the message before Write returns, so
 			// enc's buffer is reused for the next row.
-			if err = c.ws.Write(context.Background(), websocket.MessageText, enc.message(&items[i])); err != nil {
+			if err = c.writeText(enc.message(&items[i])); err != nil {
 				break
 			}
 		}
@@ -164,6 +164,16 @@ func (c *conn) write() {
 		}
 		c.q.written(items)
 	}
+}
+
+// writeText writes msg, a text message, into the corked connection: its
+// frame built by the cork itself (keepText), or by the library when the
+// cork declines it.
+func (c *conn) writeText(msg []byte) error {
+	if c.cc.keepText(msg) {
+		return nil
+	}
+	return c.ws.Write(context.Background(), websocket.MessageText, msg)
 }
 
 // flush writes what waits on the calling goroutine (a session's, with an
@@ -186,7 +196,7 @@ func (c *conn) flush() {
 	c.cc.cork()
 	var err error
 	for i := range items {
-		if err = c.ws.Write(context.Background(), websocket.MessageText, c.enc.message(&items[i])); err != nil {
+		if err = c.writeText(c.enc.message(&items[i])); err != nil {
 			break
 		}
 	}

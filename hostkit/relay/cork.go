@@ -3,6 +3,7 @@ package relay
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -34,6 +35,9 @@ type corkConn struct {
 	nowBuf []byte
 	nowN   int
 	nowErr error
+	// closeSeen says a write that may be the library's close frame went
+	// through (see keepText).
+	closeSeen bool
 }
 
 // newCorkConn wraps nc.
@@ -58,6 +62,14 @@ var corkBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(p) > 0 && p[0] == 0x88 {
+		// A close frame's first byte (FIN, opcode 8): the library writes
+		// every control frame whole, in one Write, since one fits in its
+		// buffer (writeBufSize). A payload chunk of a library-written
+		// message may start with that byte too: then keepText merely
+		// leaves the rest of the connection's messages to the library.
+		c.closeSeen = true
+	}
 	if c.corked && (c.buf == nil || len(*c.buf)+len(p) <= corkMax) {
 		if c.buf == nil {
 			c.buf = corkBufs.Get().(*[]byte)
@@ -76,6 +88,37 @@ func (c *corkConn) writeLocked(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.Conn.SetWriteDeadline(time.Time{})
 	return n, err
+}
+
+// keepText keeps msg as one WebSocket text message, its frame (header and
+// payload, unmasked as a server's) built here in the bytes the library
+// would write for it, instead of going through the library's Write (its two
+// locks, its buffer and the Writes it makes of it). false: nothing kept,
+// the caller writes msg through the library instead; so when not corked,
+// when the cork would pass corkMax (the library then writes through), and
+// once a close frame may have gone out, after which the library refuses
+// messages (RFC 6455 5.5.1) and so must keepText.
+func (c *corkConn) keepText(msg []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.corked || c.closeSeen || c.buf != nil && len(*c.buf)+wsHeaderMax+len(msg) > corkMax {
+		return false
+	}
+	if c.buf == nil {
+		c.buf = corkBufs.Get().(*[]byte)
+	}
+	b := *c.buf
+	switch n := len(msg); {
+	case n <= 125:
+		b = append(b, 0x81, byte(n))
+	case n <= 0xffff:
+		b = append(b, 0x81, 126, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0x81, 127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	*c.buf = append(b, msg...)
+	return true
 }
 
 func (c *corkConn) cork() {
