@@ -149,7 +149,7 @@ func (c *conn) write() {
 		for i := range items {
 			// The library copies the message before Write returns, so
 			// enc's buffer is reused for the next row.
-			if err = c.writeText(enc.message(&items[i])); err != nil {
+			if err = c.writeItem(&enc, &items[i]); err != nil {
 				break
 			}
 		}
@@ -166,10 +166,14 @@ func (c *conn) write() {
 	}
 }
 
-// writeText writes msg, a text message, into the corked connection: its
-// frame built by the cork itself (keepText), or by the library when the
-// cork declines it.
-func (c *conn) writeText(msg []byte) error {
+// writeItem writes it, a text message, into the corked connection: its
+// frame built by the cork itself (keepFrame, keepText; a frame message
+// straight into the cork), or by the library when the cork declines it.
+func (c *conn) writeItem(enc *entryEncoder, it *qitem) error {
+	if it.framed && it.ent == nil && c.cc.keepFrame(it.slot, it.msg) {
+		return nil
+	}
+	msg := enc.message(it)
 	if c.cc.keepText(msg) {
 		return nil
 	}
@@ -196,7 +200,7 @@ func (c *conn) flush() {
 	c.cc.cork()
 	var err error
 	for i := range items {
-		if err = c.writeText(c.enc.message(&items[i])); err != nil {
+		if err = c.writeItem(&c.enc, &items[i]); err != nil {
 			break
 		}
 	}

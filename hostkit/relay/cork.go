@@ -101,24 +101,44 @@ func (c *corkConn) writeLocked(p []byte) (int, error) {
 func (c *corkConn) keepText(msg []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.corked || c.closeSeen || c.buf != nil && len(*c.buf)+wsHeaderMax+len(msg) > corkMax {
-		return false
+	b, ok := c.headerLocked(len(msg))
+	if ok {
+		*c.buf = append(b, msg...)
+	}
+	return ok
+}
+
+// keepFrame is keepText of appendFrameMessage(slot, raw), spliced straight
+// into the cork instead of into a message buffer first.
+func (c *corkConn) keepFrame(slot string, raw []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.headerLocked(frameMessageLen(slot, raw))
+	if ok {
+		*c.buf = appendFrameMessage(b, slot, raw)
+	}
+	return ok
+}
+
+// headerLocked returns the cork's bytes with the header of an n-byte text
+// message appended, for the caller to append the message to; false as
+// keepText's.
+func (c *corkConn) headerLocked(n int) ([]byte, bool) {
+	if !c.corked || c.closeSeen || c.buf != nil && len(*c.buf)+wsHeaderMax+n > corkMax {
+		return nil, false
 	}
 	if c.buf == nil {
 		c.buf = corkBufs.Get().(*[]byte)
 	}
 	b := *c.buf
-	switch n := len(msg); {
+	switch {
 	case n <= 125:
-		b = append(b, 0x81, byte(n))
+		return append(b, 0x81, byte(n)), true
 	case n <= 0xffff:
-		b = append(b, 0x81, 126, byte(n>>8), byte(n))
+		return append(b, 0x81, 126, byte(n>>8), byte(n)), true
 	default:
-		b = append(b, 0x81, 127)
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
+		return binary.BigEndian.AppendUint64(append(b, 0x81, 127), uint64(n)), true
 	}
-	*c.buf = append(b, msg...)
-	return true
 }
 
 func (c *corkConn) cork() {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestKeepTextWritesTheLibrarysBytes: a message the cork frames itself
-// (keepText) goes on the wire in the very bytes the WebSocket library
+// (keepText, keepFrame) goes on the wire in the very bytes the WebSocket library
 // writes for it, at every length class of the header (7-bit, 16-bit,
 // 64-bit), and arrives whole at a client; once a close frame may have gone
 // out, keepText declines and leaves the message to the library.
@@ -51,6 +51,20 @@ func TestKeepTextWritesTheLibrarysBytes(t *testing.T) {
 				return
 			}
 		}
+		// A frame message spliced straight into the cork is the same
+		// message framed the same way.
+		for _, n := range sizes {
+			raw := bytes.Repeat([]byte{'f'}, n)
+			cc.cork()
+			cc.keepText(appendFrameMessage(nil, "s0", raw))
+			text := bytes.Clone(*cc.buf)
+			cc.discard()
+			cc.cork()
+			if !cc.keepFrame("s0", raw) || !bytes.Equal(*cc.buf, text) {
+				t.Errorf("keepFrame of a %d-byte frame differs from keepText of its message", n)
+			}
+			cc.discard()
+		}
 		// What the library writes for a close frame (its first byte) stops
 		// keepText for the rest of the connection.
 		cc.cork()
@@ -79,4 +93,38 @@ func TestKeepTextWritesTheLibrarysBytes(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// BenchmarkKeepFrame: an answer's frame message into the cork, encoded into
+// the writer's buffer and copied (keepText) against spliced in place
+// (keepFrame), the two in one process.
+func BenchmarkKeepFrame(b *testing.B) {
+	raw := []byte(`{"v":1,"type":"snug:db-response","requestId":"k12345","instanceId":"0123456789abcdef0123456789abcdef","ok":true,"result":{"value":{"theme":"dark","size":14}}}`)
+	it := qitem{msg: raw, framed: true, slot: "s0"}
+	cc := &corkConn{}
+	b.Run("keepText", func(b *testing.B) {
+		var enc entryEncoder
+		for b.Loop() {
+			cc.cork()
+			cc.keepText(enc.message(&it))
+			enc.release()
+			cc.discardKeep()
+		}
+	})
+	b.Run("keepFrame", func(b *testing.B) {
+		for b.Loop() {
+			cc.cork()
+			cc.keepFrame(it.slot, it.msg)
+			cc.discardKeep()
+		}
+	})
+}
+
+// discardKeep is discard giving the buffer back to the pool, as a write of
+// it would.
+func (c *corkConn) discardKeep() {
+	bp := c.buf
+	c.discard()
+	*bp = (*bp)[:0]
+	corkBufs.Put(bp)
 }
