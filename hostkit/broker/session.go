@@ -356,8 +356,10 @@ func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
 	if n, ok := h.(DBNowHandler); ok {
 		now = func(c Call) frame.Frame { return answer(n.DBRequestNow(c, f)) }
 	}
-	d.startNow(f, f.InstanceID, h != nil, "db", now, func(ctx context.Context, c Call, r *request) frame.Frame {
-		return answer(h.DBRequest(ctx, c, f))
+	d.startNow(f, f.InstanceID, h != nil, "db", now, func() handlerFunc {
+		return func(ctx context.Context, c Call, r *request) frame.Frame {
+			return answer(h.DBRequest(ctx, c, f))
+		}
 	})
 }
 
@@ -415,14 +417,17 @@ func (d *dispatcher) AppEvent(ctx context.Context, f *frame.AppEvent) {
 // wire marks the requestId used, like an accepted request, so no later frame
 // can carry that id again.
 func (d *dispatcher) start(req frame.Frame, iid string, offered bool, what string, run func(ctx context.Context, c Call, r *request) frame.Frame) {
-	d.startNow(req, iid, offered, what, nil, run)
+	d.startNow(req, iid, offered, what, nil, func() handlerFunc { return run })
 }
+
+// handlerFunc is a request's handler as a worker runs it.
+type handlerFunc = func(ctx context.Context, c Call, r *request) frame.Frame
 
 // startNow is start with now, the handler's answer without waiting (nil
 // when it has none): an accepted request is offered to now first, on this
-// goroutine, and goes to a worker (run) only when now has no answer at
-// once. Either way it is in flight, under its latch, until its terminal.
-func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, now func(Call) frame.Frame, run func(ctx context.Context, c Call, r *request) frame.Frame) {
+// goroutine, and goes to a worker (with the handler run makes) only when
+// now has no answer at once. Either way it is in flight, under its latch, until its terminal.
+func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, now func(Call) frame.Frame, run func() handlerFunc) {
 	respType, typ, rid := frame.AnswerType(req.FrameType()), req.FrameType(), frame.RequestIDOf(req)
 	d.accept(typ, rid)
 	s := d.s
@@ -456,13 +461,17 @@ func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what st
 		s.send(errorFrame(respType, rid, refusal))
 		return
 	}
-	r := newRequest(s, rid, respType, Call{User: s.user, App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}, run)
+	r := newRequest(s, rid, respType, Call{User: s.user, App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}, nil)
 	s.inflight[rid] = r
 	s.b.wg.Add(1)
 	s.mu.Unlock()
 	if now != nil && r.runNow(now) {
 		return
 	}
+	// The handler is made only for a request that goes to a worker (a
+	// closure over the frame, an allocation a request answered now skips);
+	// only the worker reads it, after dispatch.
+	r.handle = run()
 	r.arm()
 	s.b.dispatch(r)
 }
