@@ -2,6 +2,7 @@ package frame
 
 import (
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 	"unsafe"
 
@@ -59,30 +60,7 @@ func (e *encoder) boolean(v bool) {
 }
 
 func (e *encoder) int(v int) {
-	e.b = appendInt(e.b, int64(v))
-}
-
-func appendInt(b []byte, v int64) []byte {
-	if v >= 0 && v < 10 {
-		return append(b, byte('0'+v))
-	}
-	var buf [20]byte
-	i := len(buf)
-	u := uint64(v)
-	if v < 0 {
-		u = uint64(-v)
-	}
-	for u >= 10 {
-		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
-	}
-	i--
-	buf[i] = byte('0' + u)
-	if v < 0 {
-		b = append(b, '-')
-	}
-	return append(b, buf[i:]...)
+	e.b = strconv.AppendInt(e.b, int64(v), 10)
 }
 
 // marshal writes v with encoding/json: a kind whose Go type admits more
