@@ -100,22 +100,18 @@ func (g *gen) appendMembers(f *jen.File, name string, o *model.Object) {
 			body = append(body, jen.If(jen.Len(v.Clone()).Op("!=").Lit(0)).Block(write...))
 		}
 	}
-	fields := map[string]*model.Field{}
-	for _, fl := range o.Fields {
-		fields[fl.Name] = fl
-	}
 	for _, c := range o.Conds {
 		if len(c.Require) == 0 {
 			continue // pins are Validate's (the value stage)
 		}
-		disc := fields[c.Field]
+		disc := fieldByName(o, c.Field)
 		cond := jen.Id("f").Dot(goName(c.Field)).Op("==").Lit(c.Equals)
 		if !disc.Required {
 			cond = jen.Id("f").Dot(goName(c.Field)).Op("!=").Nil().Op("&&").Op("*").Id("f").Dot(goName(c.Field)).Op("==").Lit(c.Equals)
 		}
 		var missing jen.Code
 		for _, r := range c.Require {
-			fl := fields[r]
+			fl := fieldByName(o, r)
 			if fl.Required {
 				continue
 			}
