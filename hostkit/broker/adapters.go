@@ -95,28 +95,26 @@ func (d storeDB) DBRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse {
 	if err != nil {
 		return d.response(context.Background(), r, nil, err)
 	}
-	// The answer, its result and found in one allocation.
-	a := &kvAnswer{found: found}
-	if !found {
-		v = json.RawMessage("null")
-	}
-	a.res = frame.DBResult{Found: &a.found, Value: v}
-	a.resp = frame.DBResponse{RequestID: r.RequestID, OK: true, Result: &a.res}
-	return &a.resp
+	return &newKVAnswer(r.RequestID, v, found).resp
 }
 
-// kvAnswer holds a kvGet's answer and what it points to.
+// kvAnswer holds a kvGet's answer and what it points to, in one allocation.
 type kvAnswer struct {
 	resp  frame.DBResponse
 	res   frame.DBResult
 	found bool
 }
 
-func kvResult(v json.RawMessage, found bool) *frame.DBResult {
+// newKVAnswer is the answer to request id of a kvGet that found v (found) or
+// nothing (the value null).
+func newKVAnswer(id string, v json.RawMessage, found bool) *kvAnswer {
+	a := &kvAnswer{found: found}
 	if !found {
 		v = json.RawMessage("null")
 	}
-	return &frame.DBResult{Found: &found, Value: v}
+	a.res = frame.DBResult{Found: &a.found, Value: v}
+	a.resp = frame.DBResponse{RequestID: id, OK: true, Result: &a.res}
+	return a
 }
 
 func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame.DBResult, error) {
@@ -140,7 +138,7 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 		if err != nil {
 			return nil, err
 		}
-		return kvResult(v, found), nil
+		return &newKVAnswer(r.RequestID, v, found).res, nil
 	case frame.OpKvSet:
 		v := r.Value
 		if len(v) == 0 {
