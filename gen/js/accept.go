@@ -331,8 +331,9 @@ func prepareAcceptors(m *model.Model, d *data) error {
 // string is read by UTF-16 code units, which only a dot, a negated class or
 // a class with a non-ASCII member would tell from code points, and i folds
 // no non-ASCII character onto an ASCII one (ſ, K, ı stay themselves; with
-// u they would match s, k, i). TestLocaleRegexFolded holds the two to one
-// verdict.
+// u they would match s, k, i). TestAcceptRegex holds the rewrite, and the
+// node test of the case-folded locale pattern (runtime-js/test) holds the
+// two to one verdict.
 func acceptRegex(p string) string {
 	if f, ok := foldedRegex(p); ok {
 		return f
