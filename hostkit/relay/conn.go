@@ -30,8 +30,9 @@ type conn struct {
 	// runs at a time).
 	writers sync.WaitGroup
 	// enc and inflight belong to whoever is the writer (the queue's
-	// running): flush's encoder, and the items whose bytes flush left in
-	// the cork for the writer goroutine it handed over to.
+	// running: a writer goroutine or flush's claimant): the encoder of the
+	// batch being written, and the items whose bytes flush left in the cork
+	// for the writer goroutine it handed over to.
 	enc      entryEncoder
 	inflight []qitem
 
@@ -129,7 +130,6 @@ func (c *conn) write() {
 		}
 		c.q.written(items)
 	}
-	var enc entryEncoder
 	for {
 		items, ended, done, final := c.q.next()
 		if done {
@@ -144,16 +144,7 @@ func (c *conn) write() {
 		// One syscall for the whole batch (see corkConn), which also bounds
 		// it by writeTimeout: the connection's write deadline, set once per
 		// batch instead of a context (and its timer) per message.
-		c.cc.cork()
-		var err error
-		for i := range items {
-			// The library copies the message before Write returns, so
-			// enc's buffer is reused for the next row.
-			if err = c.writeItem(&enc, &items[i]); err != nil {
-				break
-			}
-		}
-		enc.release()
+		err := c.corkItems(items)
 		if uerr := c.cc.uncork(); err == nil {
 			err = uerr
 		}
@@ -166,14 +157,30 @@ func (c *conn) write() {
 	}
 }
 
+// corkItems corks the connection and writes items into it, in order, for
+// the writer (a writer goroutine or flush's claimant), which then uncorks;
+// it stops at the first failed write. The encoder's buffer, reused from one
+// item to the next (each is copied into the cork before the next is
+// encoded), goes back at the end.
+func (c *conn) corkItems(items []qitem) error {
+	c.cc.cork()
+	defer c.enc.release()
+	for i := range items {
+		if err := c.writeItem(&items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeItem writes it, a text message, into the corked connection: its
 // frame built by the cork itself (keepFrame, keepText; a frame message
 // straight into the cork), or by the library when the cork declines it.
-func (c *conn) writeItem(enc *entryEncoder, it *qitem) error {
+func (c *conn) writeItem(it *qitem) error {
 	if it.framed && it.ent == nil && c.cc.keepFrame(it.slot, it.msg) {
 		return nil
 	}
-	msg := enc.message(it)
+	msg := c.enc.message(it)
 	if c.cc.keepText(msg) {
 		return nil
 	}
@@ -197,14 +204,7 @@ func (c *conn) flush() {
 	if !ok {
 		return
 	}
-	c.cc.cork()
-	var err error
-	for i := range items {
-		if err = c.writeItem(&c.enc, &items[i]); err != nil {
-			break
-		}
-	}
-	c.enc.release()
+	err := c.corkItems(items)
 	rest := false
 	if err == nil {
 		rest, err = c.cc.tryUncork()
