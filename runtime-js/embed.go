@@ -87,11 +87,11 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 	}
 	var known, want []string
 	for _, name := range names {
-		for ms := variantMembers(name, target); ms != ""; {
-			var m string
-			m, ms, _ = strings.Cut(ms, "-")
-			if !slices.Contains(known, m) {
-				known = append(known, m)
+		if ms, ok := variantMembers(name, target); ok && ms != "" {
+			for m := range strings.SplitSeq(ms, "-") {
+				if !slices.Contains(known, m) {
+					known = append(known, m)
+				}
 			}
 		}
 	}
@@ -105,20 +105,7 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 		return full, true
 	}
 	for _, name := range names {
-		ms, n := variantMembers(name, target), 0
-		if ms == "" && name != target+"-base.js" {
-			continue
-		}
-		for ms != "" {
-			var m string
-			m, ms, _ = strings.Cut(ms, "-")
-			if !slices.Contains(want, m) {
-				n = -1
-				break
-			}
-			n++
-		}
-		if n != len(want) {
+		if ms, ok := variantMembers(name, target); !ok || !sameMembers(ms, want) {
 			continue
 		}
 		b, err := shaken.ReadFile("dist/shaken/" + name)
@@ -134,13 +121,29 @@ func Shaken(target string, used func(member string) bool) (script []byte, ok boo
 }
 
 // variantMembers returns the members a variant's file name lists, joined
-// by "-" as written ("" for the target's base and for another target's file).
-func variantMembers(file, target string) string {
-	name, found := strings.CutPrefix(strings.TrimSuffix(file, ".js"), target+"-")
-	if !found || name == "base" {
-		return ""
+// by "-" as written ("" for the target's base); ok is false for another
+// target's file.
+func variantMembers(file, target string) (members string, ok bool) {
+	name, ok := strings.CutPrefix(strings.TrimSuffix(file, ".js"), target+"-")
+	if !ok || name == "base" {
+		return "", ok
 	}
-	return name
+	return name, true
+}
+
+// sameMembers reports whether members (variantMembers's) are want's, in
+// any order.
+func sameMembers(members string, want []string) bool {
+	n := 0
+	if members != "" {
+		for m := range strings.SplitSeq(members, "-") {
+			if !slices.Contains(want, m) {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(want)
 }
 
 // Injected is a bundle as a page carries it: without its first line when
