@@ -14,7 +14,18 @@ type bundleOptions struct {
 	format api.Format
 	minify bool
 	banner string
+	// lacks are the capability members (ShakeMembers) the bundle is built
+	// without: each one's SNUG_<MEMBER> (memberFlag) is false in it, every
+	// other member's true, so code only a member can run is dropped from
+	// a runtime without it (a variant, shaken.go).
+	lacks []string
 }
+
+// memberFlag is the identifier the runtime's sources test to know whether
+// the bundle has member (SNUG_DB, SNUG_OPEN_URL, …): esbuild defines it as
+// true or false (bundleOptions.lacks), so a branch only that member runs is
+// dead code in a runtime without it.
+func memberFlag(member string) string { return "SNUG_" + screaming(member) }
 
 // bundle runs esbuild over an in-memory tree: files maps slash paths (relative
 // to runtime-js/) to their contents, so generated modules that are not on
@@ -58,6 +69,13 @@ func bundle(files map[string]string, o bundleOptions) ([]byte, error) {
 		TreeShaking:       api.TreeShakingTrue,
 		LogLevel:          api.LogLevelSilent,
 		Plugins:           []api.Plugin{memfs},
+		Define:            map[string]string{},
+	}
+	for _, m := range ShakeMembers {
+		opts.Define[memberFlag(m.Member)] = "true"
+	}
+	for _, m := range o.lacks {
+		opts.Define[memberFlag(m)] = "false"
 	}
 	res := api.Build(opts)
 	if len(res.Errors) > 0 {

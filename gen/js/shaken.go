@@ -57,9 +57,6 @@ func memberBit(member string) int {
 	panic("js: ShakeMembers has no " + member)
 }
 
-// saveFileBit is saveFile's bit in a variant's mask.
-var saveFileBit = memberBit("saveFile")
-
 // ShakenTargets are the runtimes a variant is built for: the Snug transport
 // (frames checked by the acceptors) and the MCP Apps one (the server checks).
 var ShakenTargets = []string{"snug", "mcp"}
@@ -119,11 +116,12 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 	full := 1<<len(ShakeMembers) - 1
 	type job struct {
 		name, entry string
+		lacks       []string
 	}
 	var jobs []job
 	for _, target := range ShakenTargets {
 		for mask := 0; mask <= full; mask++ {
-			var imports, global, withs, types []string
+			var imports, global, withs, types, lacks []string
 			types = append(types, base...)
 			wraps := map[string]string{} // member → its wrapped form
 			for i, sm := range ShakeMembers {
@@ -133,6 +131,7 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 			}
 			for i, sm := range ShakeMembers {
 				if mask&(1<<i) == 0 || sm.Wraps != "" && wraps[sm.Wraps] == "" {
+					lacks = append(lacks, sm.Member)
 					continue
 				}
 				imports = append(imports, sm.Member)
@@ -191,16 +190,13 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 					}
 				}
 			} else {
-				// ui/download-file is a part of the transport only saveFile uses.
-				save := ""
-				if mask&(1<<saveFileBit) != 0 {
-					save = "save"
-				}
-				e.WriteString(`import { connect, save } from "./transport-mcp.js";` + "\n")
-				e.WriteString("globalThis.snug = install(connect(" + save + "), { " + strings.Join(members, ", ") + " });\n")
+				// The transport's parts only some members use (ui/download-file,
+				// ui/open-link) go with SNUG_<MEMBER> (bundleOptions.lacks).
+				e.WriteString(`import { connect } from "./transport-mcp.js";` + "\n")
+				e.WriteString("globalThis.snug = install(connect, { " + strings.Join(members, ", ") + " });\n")
 			}
 			e.WriteString(strings.Join(withs, ""))
-			jobs = append(jobs, job{DirShaken + ShakenName(target, mask), e.String()})
+			jobs = append(jobs, job{DirShaken + ShakenName(target, mask), e.String(), lacks})
 		}
 	}
 	// The bundles are independent: built side by side, kept in order.
@@ -218,7 +214,7 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 			for k, v := range src {
 				all[k] = v
 			}
-			script, err := bundle(all, bundleOptions{entry: entry, format: api.FormatIIFE, minify: true, banner: Header})
+			script, err := bundle(all, bundleOptions{entry: entry, format: api.FormatIIFE, minify: true, banner: Header, lacks: j.lacks})
 			files[i], errs[i] = model.File{Name: j.name, Contents: script}, err
 		}()
 	}

@@ -4,8 +4,8 @@
 // runtime gets dist/forms.js before it).
 import "./forms.js";
 import { ask, db, downloads, install, links, net, onPartial, openUrl, saveFile } from "./snug.js";
-import { connect, save } from "./transport-mcp.js";
+import { connect } from "./transport-mcp.js";
 
-globalThis.snug = install(connect(save), { ask: onPartial(ask), db, net, openUrl, saveFile });
+globalThis.snug = install(connect, { ask: onPartial(ask), db, net, openUrl, saveFile });
 links(globalThis.snug);
 downloads(globalThis.snug);

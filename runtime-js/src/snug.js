@@ -126,9 +126,12 @@ function announce(a = {}) {
 // request sends one request frame of size class max and settles with its
 // terminal answer of type `expect`. cap names a capability the host must
 // advertise; the last argument is the caller's options (signal, onText).
+// Only the members db, net, openUrl and saveFile name one: a runtime built
+// without them (SNUG_<MEMBER> false, gen/js bundle.go) carries no check.
 async function request(type, max, expect, fields, cap, { signal, onText } = {}) {
   const info = await ready;
-  if (cap && !info.capabilities[cap]) throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
+  if ((SNUG_DB || SNUG_NET || SNUG_OPEN_URL || SNUG_SAVE_FILE) && cap && !info.capabilities[cap])
+    throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
   if (type == TYPE_APP_MESSAGE) fields.appId = app.appId;
   const ids = { requestId: "r" + ++lastId, instanceId: info.instanceId };
   return new Promise((resolve, reject) => {

@@ -40,11 +40,15 @@ import {
 } from "../gen/constants.mjs";
 
 /**
- * save is the part that carries save-file (saveFile's, below), or none for
- * an app without saveFile.
- * @returns {(receive: (frame: object) => void) => (frame: object) => void}
+ * connect(receive) starts the transport and returns the function that sends
+ * one frame. The parts only some members use are dropped from a runtime
+ * built without them (SNUG_<MEMBER> false, gen/js bundle.go): ui/open-link
+ * (open, below) with net's grant pages and openUrl, ui/download-file (save)
+ * with saveFile.
+ * @param {(frame: object) => void} receive
+ * @returns {(frame: object) => void}
  */
-export const connect = (save) => (receive) => {
+export const connect = (receive) => {
   const calls = {}; // JSON-RPC id -> (result, error) => void; Snug requestId -> JSON-RPC id
   let id = 0;
   let host; // the host's capabilities, once ui/initialize was answered
@@ -53,7 +57,6 @@ export const connect = (save) => (receive) => {
 
   const post = (m) => parent.postMessage({ jsonrpc: "2.0", ...m }, "*");
   const call = (method, params, fn) => ((calls[++id] = fn), post({ id, method, params }), id);
-  const saveFile = save?.(call, receive);
   const tools = () => (host.serverTools && session?.tools) || {};
   const theme = () => ({ mode: ctx.theme == MODE_DARK ? MODE_DARK : MODE_LIGHT, tokens: ctx.styles?.variables });
   const ready = () =>
@@ -75,12 +78,6 @@ export const connect = (save) => (receive) => {
       theme: theme(),
       locale: ctx.locale,
     });
-  // open asks the host to open a URL the server passed; its answer decides.
-  const open = (url, fn) =>
-    call("ui/open-link", { url }, (r, e) =>
-      fn(e || r?.isError ? { status: /deni|declin/i.test(e?.message) ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : {}),
-    );
-
   // request calls the app-only tool of f's type; every way it ends answers f
   // exactly once (a frame without a type is this request's failure).
   const request = (f, name = tools()[f.type], text = "") => {
@@ -92,13 +89,12 @@ export const connect = (save) => (receive) => {
         ? (calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
             if (e || r.isError) return fail(e?.message || r.content?.[0]?.text);
             const a = r.structuredContent || {};
-            const grant = r._meta?.["snug/grant"];
             text += a.part || "";
             if (a.next) return tool(tools().part, { transfer: a.next });
-            if (grant && host.openLinks) open(grant, () => 0);
+            if (SNUG_NET && host.openLinks && r._meta?.["snug/grant"]) open(call, r._meta["snug/grant"], () => 0);
             // A refusal's reason ("CODE: message") is read by the API layer.
             const g = text ? JSON.parse(text) : a;
-            g.type == TYPE_OPEN_URL_RESULT && g.status == STATUS_OPENED ? open(f.url, (o) => receive({ ...g, ...o })) : receive(g);
+            SNUG_OPEN_URL && g.type == TYPE_OPEN_URL_RESULT && g.status == STATUS_OPENED ? open(call, f.url, (o) => receive({ ...g, ...o })) : receive(g);
           }))
         : queueMicrotask(() => fail("this host does not offer " + f.type)); // after the API layer's pending.set
     tool(name, { frame: f });
@@ -133,15 +129,22 @@ export const connect = (save) => (receive) => {
         ? post({ method: "notifications/cancelled", params: { requestId: calls[f.requestId] } })
         : f.type == TYPE_APP_EVENT
           ? f.event == EVENT_RESIZE && post({ method: "ui/notifications/size-changed", params: f.data })
-          : saveFile && f.type == TYPE_SAVE_FILE_REQUEST
-            ? (calls[f.requestId] = saveFile(f))
+          : SNUG_SAVE_FILE && f.type == TYPE_SAVE_FILE_REQUEST
+            ? (calls[f.requestId] = save(call, receive, f))
             : request(f);
 };
 
+// open asks the host to open a URL the server passed (a net grant page, an
+// open-url the server checked); its answer decides.
+const open = (call, url, fn) =>
+  call("ui/open-link", { url }, (r, e) =>
+    fn(e || r?.isError ? { status: /deni|declin/i.test(e?.message) ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : {}),
+  );
+
 // save asks the host to download a save-file request's file
 // (ui/download-file, advertised as hostCapabilities.downloadFile): the host
-// asks the user. A part of its own, passed to connect only with saveFile.
-export const save = (call, receive) => (f) =>
+// asks the user.
+const save = (call, receive, f) =>
   call(
     "ui/download-file",
     { contents: [{ type: "resource", resource: { uri: "file:///" + encodeURIComponent(f.name), mimeType: f.mimeType, blob: f.data } }] },
