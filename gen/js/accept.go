@@ -3,6 +3,7 @@ package js
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -144,7 +145,10 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 			}
 			return "isObject", nil
 		}
-		return call("aMap", elem(), num(t.MaxProperties), num(t.KeyMinLength), num(t.KeyMaxLength)), nil
+		if t.KeyMinLength != nil || t.KeyMaxLength != nil {
+			return call("aKeyedMap", elem(), num(t.MaxProperties), num(t.KeyMinLength), num(t.KeyMaxLength)), nil
+		}
+		return call("aMap", elem(), num(t.MaxProperties)), nil
 	case model.Array:
 		if err := only("minItems", "maxItems"); err != nil {
 			return "", err
@@ -184,11 +188,44 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 	if len(o.Conds) > 0 {
 		var conds []string
 		for _, c := range o.Conds {
-			conds = append(conds, "["+strings.Join(condParts(c), ",")+"]")
+			cond, err := condAcceptor(c)
+			if err != nil {
+				return "", err
+			}
+			conds = append(conds, "["+jsonText(c.Field)+","+jsonText(c.Equals)+","+cond+"]")
 		}
 		s += ",[" + strings.Join(conds, ",") + "]"
 	}
 	return s + ")", nil
+}
+
+// condAcceptor renders what a condition asks of the whole object as an
+// aStruct of its own: the fields it requires (anything, as the object's
+// own fields check their values) and, optional, the fields it pins
+// (is(value): absent, or that value). aStruct applies it when the field
+// equals the condition's value: one combinator for fields and conditions.
+func condAcceptor(c model.Cond) (string, error) {
+	var fields []string
+	for _, n := range c.Require {
+		fields = append(fields, jsonText(n)+":anything")
+	}
+	for _, p := range c.Pins {
+		fields = append(fields, jsonText(p.Field)+":"+pure+"is("+jsonText(p.Equals)+")")
+	}
+	for _, n := range append(slices.Clone(c.Require), pinFields(c.Pins)...) {
+		if indexKey().MatchString(n) {
+			return "", fmt.Errorf("field %q is an array index, which JS orders first: aStruct relies on field order", n)
+		}
+	}
+	return pure + "aStruct({" + strings.Join(fields, ",") + "}," + fmt.Sprint(len(c.Require)) + ")", nil
+}
+
+func pinFields(pins []model.Pin) []string {
+	var names []string
+	for _, p := range pins {
+		names = append(names, p.Field)
+	}
+	return names
 }
 
 // acceptHoister renders acceptors and hoists every expression that occurs
@@ -358,7 +395,12 @@ func foldedRegex(p string) (string, bool) {
 			}
 			b.WriteString(class)
 			i += end
-		case c == '(' && strings.HasPrefix(p[i:], "(?") && !strings.HasPrefix(p[i:], "(?:"):
+		case c == '(' && strings.HasPrefix(p[i:], "(?:"):
+			// A group captures: the same language for test(), two bytes
+			// less (no escape here, so no backreference reads it).
+			b.WriteByte(c)
+			i += 2
+		case c == '(' && strings.HasPrefix(p[i:], "(?"):
 			return "", false // a flag group or a named group
 		case strings.IndexByte("()?:{},|^$*+-0123456789", c) >= 0:
 			b.WriteByte(c)

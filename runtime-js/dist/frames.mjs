@@ -34,7 +34,7 @@ var RTL_SCRIPTS = ["Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elyma
 var STRIP_HEADERS = ["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"];
 
 // snug-runtime:src/validate-core.js
-var isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
+var isObject = (v) => typeof v == "object" && !!v && !Array.isArray(v);
 var has = Object.hasOwn;
 var codePoints = (s) => {
   let n = 0;

@@ -16,7 +16,7 @@
 import { STRIP_HEADERS } from "./constants.mjs";
 import {
   run, forbidWhen, keysNotIn, keysUnique, urlReadIdentically,
-  isObject, aString, anInteger, aNumber, aBoolean, aScalar, aText, anything, is, oneOf, anArray, aMap, aStruct,
+  isObject, aString, anInteger, aNumber, aBoolean, aScalar, aText, anything, is, oneOf, anArray, aMap, aKeyedMap, aStruct,
 } from "../src/validate-core.js";
 
 // ---- descriptors ---------------------------------------------------------------
@@ -173,13 +173,13 @@ export const acceptDBResult = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */
 const a8 = /* @__PURE__ */ aString(0,300);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
-export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":acceptCapabilities,"theme":acceptTheme,"locale":/* @__PURE__ */ aString(2,35,/^(?:(?:[a-z]{2,3}(?:-[a-z]{3}){0,3}|[a-z]{4,8})(?:-[a-z]{4})?(?:-(?:[a-z]{2}|\d{3}))?(?:-(?:[\da-z]{5,8}|\d[\da-z]{3}))*(?:-[\da-wyz](?:-[\da-z]{2,8})+)*(?:-x(?:-[\da-z]{1,8})+)?|x(?:-[\da-z]{1,8})+)$/i)},4);
+export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":acceptCapabilities,"theme":acceptTheme,"locale":/* @__PURE__ */ aString(2,35,/^(([a-z]{2,3}(-[a-z]{3}){0,3}|[a-z]{4,8})(-[a-z]{4})?(-([a-z]{2}|\d{3}))?(-([\da-z]{5,8}|\d[\da-z]{3}))*(-[\da-wyz](-[\da-z]{2,8})+)*(-x(-[\da-z]{1,8})+)?|x(-[\da-z]{1,8})+)$/i)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
-export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]);
+export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"streaming":anything},1)],["ok",false,/* @__PURE__ */ aStruct({"error":anything,"streaming":/* @__PURE__ */ is(false)},1)],["streaming",true,/* @__PURE__ */ aStruct({"text":anything},1)],["streaming",false,/* @__PURE__ */ aStruct({"data":anything},1)]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
-export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":acceptDBResult,"error":acceptError},2,[["ok",true,["result"]],["ok",false,["error"]]]);
+export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":acceptDBResult,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"result":anything},1)],["ok",false,/* @__PURE__ */ aStruct({"error":anything},1)]]);
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
-export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":acceptError},2,[["ok",true,["status","headers","body"]],["ok",false,["error"]]]);
+export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"status":anything,"headers":anything,"body":anything},3)],["ok",false,/* @__PURE__ */ aStruct({"error":anything},1)]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
 export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":a8},2);
 /** Whether a snug:save-file-result frame is valid: validateSaveFileResult(frame) finds nothing. */

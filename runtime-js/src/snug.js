@@ -117,7 +117,7 @@ function announce(a = {}) {
   app = {};
   // Each field from the argument, else from <meta name="snug:kebab-name">.
   for (const k of ["appId", "displayName", "description", "iconEmoji", "iconColor"])
-    app[k] = a[k] || D.querySelector(`meta[name="snug:${k.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}"]`)?.content;
+    app[k] = a[k] || D.querySelector(`meta[name="snug:${k.replace(/[A-Z]/g, "-$&").toLowerCase()}"]`)?.content;
   app.appId ||= "app";
   app.displayName ||= D.title || app.appId;
   post(TYPE_APP_ANNOUNCE, MAX_BYTES_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
@@ -257,10 +257,7 @@ const snug = {
   get capabilities() {
     return host?.capabilities;
   },
-  on(event, fn) {
-    (listeners[event] ||= new Set()).add(fn);
-    return () => snug.off(event, fn);
-  },
+  on: (event, fn) => ((listeners[event] ||= new Set()).add(fn), () => snug.off(event, fn)),
   off: (event, fn) => listeners[event]?.delete(fn),
   emit,
 };

@@ -27,10 +27,10 @@ export const connect = (accept, codes) => (receive) => {
     if (e.source != parent || f?.v !== VERSION) return;
     if (!accept[f.type]?.(f)) {
       if (f.ok !== false || f.type == TYPE_HOST_READY || f.type == TYPE_HOST_EVENT || !accept[f.type]) return;
+      // A copy (the event's data is the app's too): the API layer reads its
+      // type, requestId, ok and error.
       f = {
-        type: f.type,
-        requestId: f.requestId,
-        ok: false,
+        ...f,
         error: acceptError(f.error) ? f.error : { code: CODE_HOST_ERROR, message: `the host ended the request with an invalid ${f.type}`, retryable: false },
       };
     }
