@@ -1,8 +1,10 @@
 package frame
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -23,15 +25,25 @@ import (
 // writes here (a number, a scalar, a map, an array of those) that only
 // Parse can judge. The size class is the caller's to check.
 func Encode(f Frame) (raw []byte, sure bool) {
-	e := encoder{b: make([]byte, 0, 256)}
+	bp := encodeBufs.Get().(*[]byte)
+	defer encodeBufs.Put(bp)
+	e := encoder{b: (*bp)[:0]}
 	if !encodeFrame(&e, f) || e.bad || e.unsure {
 		return nil, false
 	}
 	if v, ok := f.(interface{ Validate() error }); !ok || v.Validate() != nil {
 		return nil, false
 	}
-	return e.b, true
+	if cap(e.b) != cap(*bp) {
+		return e.b, true // grown past the buffer: new memory, the caller's
+	}
+	return bytes.Clone(e.b), true
 }
+
+// encodeBufs holds the buffers Encode writes a frame into before it copies
+// the frame out at its length: a frame is handed over (a port keeps it), and
+// a buffer of a guessed size would keep the guess's memory with it.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // encoder is what the generated appendMembers write into.
 type encoder struct {

@@ -219,9 +219,11 @@ func (s *Session) receive(ctx context.Context, raw []byte, parse func([]byte) (f
 		v.Verdict, v.Message = "ignore", "the app instance is dead (it navigated or was closed)"
 		return v
 	}
-	d := dispatcher{s: s}
+	d := dispatchers.Get().(*dispatcher)
+	defer func() { *d = dispatcher{}; dispatchers.Put(d) }()
+	d.s = s
 	fr, err := parse(raw)
-	err = frame.Handle(ctx, fr, err, &d, d.reply)
+	err = frame.Handle(ctx, fr, err, d, d.reply)
 	switch rej := rejectOf(err); {
 	case rej != nil:
 		v := Verdict{Type: rej.Type, RequestID: rej.RequestID, Verdict: "reject", Code: rej.Code, Message: rej.Error()}
@@ -268,6 +270,12 @@ type dispatcher struct {
 	called bool
 	v      Verdict
 }
+
+// dispatchers holds the dispatchers of Receive calls in progress: handed to
+// frame.Handle as Handlers, one would be allocated per frame. Nothing keeps
+// a dispatcher past its call (the handlers' closures take the frame and
+// the session, never it).
+var dispatchers = sync.Pool{New: func() any { return new(dispatcher) }}
 
 // reply sends Dispatch's R1 answer to a frame that failed parsing, unless
 // its recovered requestId is in flight or used: the answer would carry that

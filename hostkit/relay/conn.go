@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -85,10 +86,8 @@ type inMsg struct {
 func (c *conn) serve() {
 	ctx := c.rl.ctx
 	for {
-		// No context on the read: one would cost a context.AfterFunc per
-		// message; Close ends a connection by closing it instead.
 		c.idle.wait()
-		typ, data, err := c.ws.Read(context.Background())
+		typ, data, err := readMsg(c.ws)
 		if err != nil {
 			break
 		}
@@ -112,6 +111,45 @@ func (c *conn) serve() {
 	c.q.close()
 	c.writers.Wait()
 	c.ws.CloseNow()
+}
+
+// readBufs holds the buffer a read loop reads a message into: an idle
+// connection keeps none.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// readMsg is the library's Read (Reader, then the whole message) reading
+// into a pooled buffer and returning a copy of the message's length: the
+// library's io.ReadAll starts at 512 bytes, so a kvGet of some 150 bytes
+// took 512 of memory, and the broker keeps the message (ParseOwned's
+// strings share it). A message past the buffer grows it as ReadAll would
+// and is returned as it is, without the copy.
+func readMsg(ws *websocket.Conn) (websocket.MessageType, []byte, error) {
+	// No context on the read: one would cost a context.AfterFunc per
+	// message; Close ends a connection by closing it instead.
+	typ, r, err := ws.Reader(context.Background())
+	if err != nil {
+		return 0, nil, err
+	}
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	b := (*bp)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // a new array: *bp stays the pool's
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	if cap(b) != cap(*bp) {
+		return typ, b, nil
+	}
+	return typ, bytes.Clone(b), nil
 }
 
 // write sends queued messages in order until nothing waits; once the queue
