@@ -375,9 +375,10 @@ func (c *conn) frame(ctx context.Context, slot []byte, fr []byte) {
 		}
 		return
 	}
-	at := c.rl.opts.Now()
+	var at time.Time // the row's time, read only when there is a row
 	inspecting := !c.rl.opts.NoInspect
 	if inspecting {
+		at = c.rl.opts.Now()
 		c.q.hold() // the frame's row goes before what the broker answers
 	}
 	// The message was read for this call alone: the broker may keep the
@@ -725,6 +726,10 @@ func (p *slotPort) Send(f frame.Frame, raw []byte) {
 	}
 	if !p.c.q.pushFrame(p.slot, key, raw) {
 		return // the slot was ended, or the connection is closing
+	}
+	if p.c.rl.opts.NoInspect {
+		p.c.flush() // no row: nothing of the entry is made, not even its clock reading
+		return
 	}
 	code := ""
 	if e := frame.ErrorOf(f); e != nil {
