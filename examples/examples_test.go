@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/offline"
@@ -417,6 +419,91 @@ func TestNotesSearch(t *testing.T) {
 		t.Fatalf("index after delete: %s", got)
 	}
 	waitHits("lake", `[["No notes match.",[]]]`)
+}
+
+// heldAnswer holds back the first db-response the host sends once armed,
+// as a loaded host answers late: the app's request stays in flight until
+// the test lets its answer go. Its tap wraps the real broker's port.
+type heldAnswer struct {
+	mu    sync.Mutex
+	armed bool
+	port  broker.Port
+	f     frame.Frame
+	raw   []byte
+	held  chan struct{} // closed once an answer is held
+}
+
+func newHeldAnswer() *heldAnswer { return &heldAnswer{held: make(chan struct{})} }
+
+func (h *heldAnswer) tap(_ string, p broker.Port) broker.Port {
+	return portFunc(func(f frame.Frame, raw []byte) {
+		h.mu.Lock()
+		if _, ok := f.(*frame.DBResponse); ok && h.armed && h.port == nil {
+			h.port, h.f, h.raw = p, f, raw
+			h.mu.Unlock()
+			close(h.held)
+			return
+		}
+		h.mu.Unlock()
+		p.Send(f, raw)
+	})
+}
+
+func (h *heldAnswer) arm() {
+	h.mu.Lock()
+	h.armed = true
+	h.mu.Unlock()
+}
+
+// wait returns once an answer is held.
+func (h *heldAnswer) wait(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-h.held:
+	case <-time.After(browsertest.WaitTimeout):
+		t.Fatalf("the host never answered %s", what)
+	}
+}
+
+// release sends the held answer on.
+func (h *heldAnswer) release() {
+	h.mu.Lock()
+	p, f, raw := h.port, h.f, h.raw
+	h.mu.Unlock()
+	p.Send(f, raw)
+}
+
+// portFunc is a broker.Port made of a function.
+type portFunc func(f frame.Frame, raw []byte)
+
+func (p portFunc) Send(f frame.Frame, raw []byte) { p(f, raw) }
+
+// TestNotesSavedMeansSaved: "saved" shows once the note's latest text is
+// stored and indexed, however late the host answers a save. A save still
+// waiting for its answer when the user types on (held here, as a loaded
+// host is slow) is not overtaken by the next save, and does not say
+// "saved" for text it did not store. Before, the two saves ran at once: the
+// late one finished last and left its older text in the search index, and
+// its "saved" came while the latest edit was still unsaved (TestNotesSearch
+// failed now and then on a loaded machine, its index a note short).
+func TestNotesSavedMeansSaved(t *testing.T) {
+	hold := newHeldAnswer()
+	h := serve(t, "notes", hostkit.WithDataDir(t.TempDir()), hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Tap = hold.tap }))
+	_, a := open(t, h, "notes")
+	a.waitFor("the first note", `document.querySelectorAll('#list li').length === 1`)
+	hold.arm()
+	a.fill("#text", "Groceries\nmilk")
+	hold.wait(t, "the first save") // its answer held: the save is in flight
+	browsertest.Do(t, a.f, "type on", chromedp.SendKeys(chromedp.CSS("#text"), ", eggs and coffee"))
+	hold.release()
+	a.waitText("#saved", "saved")
+	const want = "Groceries\nmilk, eggs and coffee"
+	if got := a.rows("select body from notes_fts"); got != fmt.Sprintf(`[{"body":%q}]`, want) {
+		t.Errorf("the index when the app said saved: %s, want the latest text once", got)
+	}
+	if got := a.eval(`snug.db.get("notes").then(ids => snug.db.get("note:" + ids[0])).then(n => n.text)`); got != want {
+		t.Errorf("the note when the app said saved: %q, want %q", got, want)
+	}
 }
 
 // namesApp reports whether a dialog's app label names the app: the host
