@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/text/unicode/norm"
 
@@ -277,6 +278,69 @@ func TestKitCatchesPlantedBugs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A driver that reaches the kit's frame late still chooses the cases: in a
+// browser under automation (navigator.webdriver, as the driver's Chromium
+// and this test's are) the kit waits for its driver instead of starting
+// after a second, so a loaded machine's slow attach (here the driver comes
+// a second and a half after the kit began to wait) is not a run of every
+// case. Before, the kit started every case after one second and the
+// control of TestKitCatchesPlantedBugs failed now and then under load
+// ("the kit ran every case").
+func TestKitWaitsForALateDriver(t *testing.T) {
+	h := kitHost(t)
+	tab := browsertest.NewTab(t)
+	browsertest.Do(t, tab, "open the runner", chromedp.Navigate(h.AppURL(AppKey)))
+	runner := browsertest.Attach(t, tab)
+	runner.WaitFor("the kit's instance", `document.querySelectorAll('article.instance[data-instance-id]').length === 1`)
+	kit := runner.Frame(0)
+	browsertest.WaitFor(t, kit, "the kit waiting for a driver", `document.getElementById("status").textContent === "starting…"`)
+	if !browsertest.Eval[bool](t, kit, `navigator.webdriver === true`) {
+		t.Fatal("navigator.webdriver is not true in the kit's frame of a browser under automation")
+	}
+	// The driver is slow to come: the kit's own clock, past its old second.
+	browsertest.Eval[bool](t, kit, `new Promise(ok => setTimeout(() => ok(true), 1500))`)
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
+	defer cancel()
+	r, err := Drive(ctx, DriveOptions{Only: []string{"handshake.theme"}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Only) != 1 || len(r.Cases) != 1 || r.Cases[0].ID != "handshake.theme" || r.Cases[0].Status != Pass {
+		t.Errorf("the late driver chose %v; the kit ran %d cases", r.Only, len(r.Cases))
+	}
+}
+
+// The driver answers a dialog of a host page that another tab hid: it
+// brings the page to the front, where the dialog arms. An allowed open-url
+// opens such a tab, and its target may be listed only after the dialog
+// closed, so the driver cannot count on having seen it open (before, the
+// next dialog, a save-file's, stayed unarmed and the run failed under load).
+func TestDriverAnswersTheDialogOfAHiddenPage(t *testing.T) {
+	h := kitHost(t)
+	tab := browsertest.NewTab(t)
+	browsertest.Do(t, tab, "open the runner", chromedp.Navigate(h.AppURL(AppKey)))
+	runner := browsertest.Attach(t, tab)
+	runner.WaitFor("the kit's instance", `document.querySelectorAll('article.instance[data-instance-id]').length === 1`)
+	// A tab of the runner's window takes the front.
+	other, err := chromedp.CallBrowser(tab, target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
+	if err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = chromedp.CallBrowser(tab, target.CloseTarget, target.CloseTargetParams{TargetID: other.TargetID})
+	})
+	runner.WaitFor("the runner hidden", `document.visibilityState === 'hidden'`)
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
+	defer cancel()
+	r, err := Drive(ctx, DriveOptions{Only: []string{"save-file.dialog-deny"}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Case("save-file.dialog-deny"); c == nil || c.Status != Pass {
+		t.Errorf("save-file.dialog-deny: %+v, want pass", c)
 	}
 }
 

@@ -131,10 +131,15 @@ type DriveOptions struct {
 
 // The kit's side of the driver protocol, evaluated in its frame.
 const (
-	isKitJS    = `typeof snugConform === "object" && snugConform !== null && snugConform.kit === "snug-conform"`
-	stateJS    = `JSON.stringify(snugConform.state())`
-	reportJS   = `document.getElementById("report").textContent`
-	dialogWait = 10 * time.Second // how long a dialog the kit asked for may take to appear
+	isKitJS  = `typeof snugConform === "object" && snugConform !== null && snugConform.kit === "snug-conform"`
+	stateJS  = `JSON.stringify(snugConform.state())`
+	reportJS = `document.getElementById("report").textContent`
+	// dialogWait bounds how long a dialog the kit asked for may take to
+	// appear, and armWait how long it may take to arm once shown; both only
+	// end a wait for a host that shows none (the kit's own wait for the
+	// driver's word is longer), so they are generous for a loaded machine.
+	dialogWait = 20 * time.Second
+	armWait    = 15 * time.Second
 )
 
 // dialogJS reads the host's dialog in the top page by the contract of
@@ -381,9 +386,16 @@ func (d *driver) answer(decision string) error {
 		if !before.Open {
 			return nil
 		}
-		for deadline := time.Now().Add(5 * time.Second); !before.Armed; {
+		// A dialog arms only while its page is shown. An allowed open-url
+		// opened a tab that took the front, and its target may be listed
+		// only after the dialog closed (noteOpened missed it): the user
+		// comes back to the host's page, as the driver does now.
+		if err := d.front(); err != nil {
+			return err
+		}
+		for deadline := time.Now().Add(armWait); !before.Armed; {
 			if time.Now().After(deadline) {
-				return errors.New("conform: the host's dialog never armed (data-armed stayed false)")
+				return fmt.Errorf("conform: the host's dialog never armed (data-armed stayed false for %s)", armWait)
 			}
 			time.Sleep(50 * time.Millisecond)
 			if before, err = d.dialog(); err != nil {
@@ -409,6 +421,23 @@ func (d *driver) answer(decision string) error {
 		}
 	}
 	return fmt.Errorf("conform: the host's dialog ignored 5 clicks on %s", sel)
+}
+
+// front brings the host's page to the front when it is hidden.
+func (d *driver) front() error {
+	state, err := eval[string](d.tab, `document.visibilityState`)
+	if err != nil {
+		return fmt.Errorf("conform: read the page's visibility: %w", err)
+	}
+	if state == "visible" {
+		return nil
+	}
+	c, cancel := context.WithTimeout(d.tab, 10*time.Second)
+	defer cancel()
+	if _, err := chromedp.Call(c, page.BringToFront, cdp.Empty{}); err != nil {
+		return fmt.Errorf("conform: bring the host's page to the front: %w", err)
+	}
+	return nil
 }
 
 func (d *driver) dialog() (dialogState, error) {
