@@ -214,3 +214,126 @@ func BenchmarkIdleConn(b *testing.B) {
 		runtime.KeepAlive(ps)
 	}
 }
+
+// BenchmarkEchoBroker is the floor of BenchmarkKVGet/relay-*-noinspect
+// measured in place: BenchmarkEcho's server (coder/websocket's Read and
+// Write and nothing else of the relay: no idle wait, queue, cork or write
+// that does not wait) with the broker's work between them. The page's frame
+// message is cut to its frame and handed to a broker session (ReceiveOwned,
+// as the relay hands it), and the answer (a kvGet answered on the read
+// loop) goes back in the relay's frame message; the clients are the relay
+// benchmark's. What relay-N-noinspect costs over ws-N here is the relay's
+// own work; what ws-N here costs over BenchmarkEcho/ws-N is the broker's,
+// as it runs between a socket's read and write.
+func BenchmarkEchoBroker(b *testing.B) {
+	st := openStore(b)
+	ctx := context.Background()
+	if err := st.KVSet(ctx, "bench", "prefs", []byte(`{"theme":"dark","size":14,"recent":["a","b","c"]}`)); err != nil {
+		b.Fatal(err)
+	}
+	br := broker.New(broker.Options{DB: broker.Store(st)})
+	defer br.Shutdown(ctx)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		port := chanPort(make(chan []byte, 1))
+		s, err := br.Open("bench", port)
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		slot := r.URL.Query().Get("slot")
+		var out []byte
+		send := func(raw []byte) error {
+			out = append(append(append(out[:0], `{"t":"frame","slot":"`+slot+`","frame":`...), raw...), '}')
+			return ws.Write(ctx, websocket.MessageText, out)
+		}
+		s.Load()
+		if send(<-port) != nil {
+			return
+		}
+		key := []byte(`,"frame":`)
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			i := bytes.Index(data, key)
+			if i < 0 {
+				return
+			}
+			s.ReceiveOwned(ctx, data[i+len(key):len(data)-1])
+			if send(<-port) != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	for _, clients := range []int{1, 16} {
+		b.Run("ws-"+strconv.Itoa(clients), func(b *testing.B) {
+			type client struct {
+				ws   *websocket.Conn
+				inst string
+			}
+			cs := make([]client, clients)
+			for i := range cs {
+				ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"?slot=s"+strconv.Itoa(i), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer ws.CloseNow()
+				ws.SetReadLimit(-1)
+				_, hr, err := ws.Read(ctx)
+				j := bytes.Index(hr, []byte(`"instanceId":"`))
+				if err != nil || j < 0 {
+					b.Fatal("host-ready", err)
+				}
+				rest := hr[j+len(`"instanceId":"`):]
+				cs[i] = client{ws, string(rest[:bytes.IndexByte(rest, '"')])}
+			}
+			var wg sync.WaitGroup
+			per := b.N / clients
+			b.ResetTimer()
+			defer cpuPerOp(b)()
+			start := time.Now()
+			for i := range cs {
+				c := cs[i]
+				n := per
+				if i == 0 {
+					n += b.N % clients
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					// As BenchmarkKVGet/relay-N's pages.
+					head := []byte(`{"t":"frame","slot":"s` + strconv.Itoa(i) + `","frame":{"v":1,"type":"snug:db-request","requestId":"k`)
+					tail := `","instanceId":"` + c.inst + `","op":"kvGet","key":"prefs"}}`
+					var msg, want []byte
+					for j := 0; j < n; j++ {
+						msg = append(strconv.AppendInt(append(msg[:0], head...), int64(j), 10), tail...)
+						want = append(strconv.AppendInt(append(want[:0], `"requestId":"k`...), int64(j), 10), '"')
+						if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+							b.Error(err)
+							return
+						}
+						for {
+							_, data, err := c.ws.Read(ctx)
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if terminalMsg(data, want) {
+								break
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "kvGet/s")
+		})
+	}
+}

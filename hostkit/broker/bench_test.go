@@ -10,6 +10,7 @@ package broker_test
 //	BenchmarkKVGet/broker-only    Session.Receive → store → terminal, in process (no WebSocket)
 //	BenchmarkKVGet/relay-1        one page: WebSocket → relay → broker → store → back
 //	BenchmarkKVGet/relay-16       16 pages at once (kvGet/s)
+//	BenchmarkEchoBroker/ws-1      the echo with the broker between its read and write (the floor in place)
 //	BenchmarkAppMessage/mock-100  100 instances asking the offline mock agent at once (p50/p99)
 //
 // The relay variants run with the inspector on (the runner's default: one
