@@ -106,22 +106,14 @@ func (a *app) fill(sel, value string) {
 	browsertest.Do(a.t, a.f, "type into "+sel, chromedp.SendKeys(chromedp.CSS(sel), value))
 }
 
-// click clicks sel with the mouse. It first lets the runner fit the frame
-// to its content (resize events): a frame that grows between the click's
-// aim and its landing would drop the click somewhere else.
+// click clicks sel with the mouse once it is laid out and still in a frame
+// the runner has fitted to its content (browsertest.WaitStill): a frame
+// that grows between the click's aim and its landing would drop the click
+// somewhere else.
 func (a *app) click(sel string) {
 	a.t.Helper()
-	a.settle()
+	browsertest.WaitStill(a.t, a.f, sel)
 	browsertest.Do(a.t, a.f, "click "+sel, chromedp.Click(chromedp.CSS(sel)))
-}
-
-// settle waits (up to 2 s) until the runner has fitted the frame to its
-// content.
-func (a *app) settle() {
-	a.t.Helper()
-	browsertest.Eval[bool](a.t, a.f, `new Promise(done => { const until = Date.now() + 2000;
-		const check = () => document.documentElement.scrollHeight <= innerHeight || Date.now() > until ? done(true) : setTimeout(check, 20);
-		check(); })`)
 }
 
 func (a *app) text(sel string) string {
@@ -217,7 +209,7 @@ func TestTodo(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Import… opens the file chooser; the user picks the backup.
-	a.settle()
+	browsertest.WaitStill(t, a.f, "#import")
 	browsertest.ChooseFiles(t, a.f, "#import", []string{file})
 	a.waitText("#status", "imported todo-backup.sqlite")
 	a.waitFor("both rows back", `document.querySelectorAll('#list li').length === 2`)
@@ -389,7 +381,7 @@ func TestNotesSearch(t *testing.T) {
 		a.waitFor(fmt.Sprintf("the hits for %q", q), fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('#list li')].map(li => [li.textContent, [...li.querySelectorAll('mark')].map(m => m.textContent)])) === %q`, want))
 	}
 	// Typed as the user types: a prefix, without the diacritic.
-	a.settle()
+	browsertest.WaitStill(t, a.f, "#search")
 	browsertest.Do(t, a.f, "type into the search box", chromedp.SendKeys(chromedp.CSS("#search"), "zur"))
 	a.waitFor("one hit", `document.querySelectorAll('#list li mark').length === 1`)
 	if got := hits(); got != `[["Trip to Zürich\ntrain tickets, a café by the river",["Zürich"]]]` {

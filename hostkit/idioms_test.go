@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,25 +41,11 @@ func startApp(t *testing.T, name string, opts ...hostkit.Option) (*hostkit.Host,
 }
 
 // clickIn clicks the element sel in ctx (an app's frame) as a user does:
-// a real mouse click at its centre, with opts (a modifier, another button).
-// It first waits until the element is laid out and has stayed where it is
-// over several readings, in a frame whose size fits its page: an app that
-// has just inserted it reports its new height, and until the runner has
-// resized the frame the page scrolls inside it, so a click aimed then lands
-// where the element was once the frame grows (seen: 10 px above a link).
-// A page taller than the runner lets a frame be must stay still longer.
+// a real mouse click at its centre, with opts (a modifier, another button),
+// once the element is laid out and still (browsertest.WaitStill).
 func clickIn(t *testing.T, ctx context.Context, sel string, opts ...chromedp.MouseOption) {
 	t.Helper()
-	browsertest.WaitFor(t, ctx, sel+" laid out and still", `(() => {
-		const e = document.querySelector(`+strconv.Quote(sel)+`);
-		const r = e && e.getBoundingClientRect();
-		const h = document.documentElement.scrollHeight;
-		const k = r && r.width > 0 && r.height > 0 ? [r.x, r.y, r.width, r.height, innerWidth, innerHeight, h, scrollY].join() : "";
-		const w = window.__clickInStill || (window.__clickInStill = {k: "", n: 0});
-		w.n = k !== "" && k === w.k ? w.n + 1 : 0;
-		w.k = k;
-		return w.n >= (h <= innerHeight ? 2 : 20);
-	})()`)
+	browsertest.WaitStill(t, ctx, sel)
 	qctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
 	defer cancel()
 	nodes, err := chromedp.Run(qctx, chromedp.Nodes(chromedp.CSS(sel)))

@@ -25,8 +25,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,6 +177,34 @@ func WaitFor(t testing.TB, ctx context.Context, what, js string) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+var stillWaits atomic.Int64
+
+// WaitStill waits until the element sel (a CSS selector) in ctx (an app's
+// frame) is laid out and has stayed where it is over several readings, in
+// a frame whose size fits its page, so that a click aimed at it lands
+// there: an app that has just inserted it reports its new height, and
+// until the runner has resized the frame the page scrolls inside it, so a
+// click aimed then lands where the element was once the frame grows (seen:
+// 10 px above a link). A page taller than the runner lets a frame be must
+// stay still longer. It waits for the layout, not for a time: a loaded
+// machine only takes more readings.
+func WaitStill(t testing.TB, ctx context.Context, sel string) {
+	t.Helper()
+	// Each wait counts its own readings.
+	key := strconv.Quote(strconv.FormatInt(stillWaits.Add(1), 10))
+	WaitFor(t, ctx, sel+" laid out and still", `(() => {
+		const e = document.querySelector(`+strconv.Quote(sel)+`);
+		const r = e && e.getBoundingClientRect();
+		const h = document.documentElement.scrollHeight;
+		const k = r && r.width > 0 && r.height > 0 ? [r.x, r.y, r.width, r.height, innerWidth, innerHeight, h, scrollY].join() : "";
+		const w = window.__snugStill || (window.__snugStill = {});
+		const s = w[`+key+`] || (w[`+key+`] = {k: "", n: 0});
+		s.n = k !== "" && k === s.k ? s.n + 1 : 0;
+		s.k = k;
+		return s.n >= (h <= innerHeight ? 2 : 20);
+	})()`)
 }
 
 // PageTargets lists the browser's page targets (its tabs and windows).
