@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -495,6 +496,41 @@ func TestNotesSavedMeansSaved(t *testing.T) {
 	}
 	if got := a.eval(`snug.db.get("notes").then(ids => snug.db.get("note:" + ids[0])).then(n => n.text)`); got != want {
 		t.Errorf("the note when the app said saved: %q, want %q", got, want)
+	}
+}
+
+// TestNotesSearchShowsTheLatestQuery: the list shows the hits for what the
+// search box says, whichever search the host answers last. The answer to a
+// search for "milk" is held back (as a loaded host answers late) until the
+// user has searched for "eggs" and seen its hits; when it comes, the list
+// stays with "eggs". Before, every render wrote the list when its answer
+// came, so the late one put the hits for "milk" under a box that says
+// "eggs" (TestNotesSearch failed now and then on a loaded machine: a list
+// that never showed the hits it waited for).
+func TestNotesSearchShowsTheLatestQuery(t *testing.T) {
+	hold := newHeldAnswer()
+	h := serve(t, "notes", hostkit.WithDataDir(t.TempDir()), hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Tap = hold.tap }))
+	_, a := open(t, h, "notes")
+	a.waitFor("the first note", `document.querySelectorAll('#list li').length === 1`)
+	a.fill("#text", "Groceries\nmilk, eggs and coffee")
+	a.waitText("#saved", "saved")
+	a.waitText("#list li", "Groceries") // the render after the save has read the host's answers
+	search := func(q string) {
+		t.Helper()
+		a.eval(fmt.Sprintf(`(() => { const s = document.getElementById('search'); s.value = %q; s.dispatchEvent(new Event('input')); return ''; })()`, q))
+	}
+	hits := `JSON.stringify([...document.querySelectorAll('#list li')].map(li => [li.textContent, [...li.querySelectorAll('mark')].map(m => m.textContent)]))`
+	const eggs = `[["Groceries\nmilk, eggs and coffee",["eggs"]]]`
+	hold.arm()
+	search("milk")
+	hold.wait(t, "the search for milk")
+	search("eggs")
+	a.waitFor("the hits for eggs", hits+` === `+strconv.Quote(eggs))
+	hold.release()
+	// A round trip after the held answer: the app has had that answer.
+	a.rows("select 1")
+	if got := a.eval(hits); got != eggs {
+		t.Errorf("the list under a box that says eggs: %s, want %s", got, eggs)
 	}
 }
 
