@@ -117,10 +117,8 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 				return "", fmt.Errorf("value %q is outside the string's own length bounds", v)
 			}
 		}
-		if t.Const != nil {
-			return pure + "is(" + jsonText(*t.Const) + ")", nil
-		}
-		return pure + "oneOf(" + jsonText(t.Enum) + ")", nil
+		// A const is the one value of a list: one combinator for both.
+		return pure + "oneOf(" + jsonText(fixed) + ")", nil
 	case model.Integer, model.Number:
 		if err := only("minimum", "maximum"); err != nil {
 			return "", err
@@ -188,7 +186,7 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 	if len(o.Conds) > 0 {
 		var conds []string
 		for _, c := range o.Conds {
-			cond, err := condAcceptor(c)
+			cond, err := condAcceptor(o, c, sub)
 			if err != nil {
 				return "", err
 			}
@@ -199,18 +197,34 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 	return s + ")", nil
 }
 
-// condAcceptor renders what a condition asks of the whole object as an
-// aStruct of its own: the fields it requires (anything, as the object's
-// own fields check their values) and, optional, the fields it pins
-// (is(value): absent, or that value). aStruct applies it when the field
-// equals the condition's value: one combinator for fields and conditions.
-func condAcceptor(c model.Cond) (string, error) {
+// condAcceptor renders what a condition asks of the whole object o as an
+// aStruct of its own: the fields it requires and, optional, the fields it
+// pins (oneOf([value]): absent, or that value). aStruct applies it when the
+// field equals the condition's value: one combinator for fields and
+// conditions. A required field's value is checked by o's own fields, so
+// any acceptor true of its valid values would do: its own when that is a
+// one-step check (the same text as in o's fields, which gzip takes for
+// less), isObject for an object (not its fields again: a db result can be
+// megabytes), else anything.
+func condAcceptor(o *model.Object, c model.Cond, sub func(*model.Type) string) (string, error) {
 	var fields []string
 	for _, n := range c.Require {
-		fields = append(fields, jsonText(n)+":anything")
+		accept := "anything"
+		for _, f := range o.Fields {
+			if f.Name != n {
+				continue
+			}
+			switch own := sub(f.Type); {
+			case slices.Contains([]string{"aBoolean", "aText", "aScalar", "isObject"}, own):
+				accept = own
+			case f.Type.Kind == model.Struct || f.Type.Kind == model.Map || f.Type.Kind == model.RawObject:
+				accept = "isObject"
+			}
+		}
+		fields = append(fields, jsonText(n)+":"+accept)
 	}
 	for _, p := range c.Pins {
-		fields = append(fields, jsonText(p.Field)+":"+pure+"is("+jsonText(p.Equals)+")")
+		fields = append(fields, jsonText(p.Field)+":"+pure+"oneOf(["+jsonText(p.Equals)+"])")
 	}
 	for _, n := range append(slices.Clone(c.Require), pinFields(c.Pins)...) {
 		if indexKey().MatchString(n) {

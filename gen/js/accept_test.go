@@ -31,7 +31,7 @@ func TestAcceptorRendering(t *testing.T) {
 		{str(&model.Type{MinLength: ip(1), MaxLength: ip(128)}), "aString(1,128)"},
 		{str(&model.Type{MinLength: ip(2)}), "aString(2)"},
 		{str(&model.Type{Enum: []string{"light", "dark"}}), `oneOf(["light","dark"])`},
-		{str(&model.Type{Const: sp("sqlite3")}), `is("sqlite3")`},
+		{str(&model.Type{Const: sp("sqlite3")}), `oneOf(["sqlite3"])`},
 		{&model.Type{Kind: model.Integer, Minimum: i64(100), Maximum: i64(599)}, "anInteger(100,599)"},
 		{&model.Type{Kind: model.Integer, Maximum: i64(5)}, "anInteger(void 0,5)"},
 		{&model.Type{Kind: model.Number}, "aNumber()"},
@@ -48,7 +48,19 @@ func TestAcceptorRendering(t *testing.T) {
 				{Name: "ok", Required: true, Type: &model.Type{Kind: model.Boolean}},
 			},
 			Conds: []model.Cond{{Field: "ok", Equals: true, Require: []string{"text"}}},
-		}}, `aStruct({"ok":aBoolean,"text":aText},1,[["ok",true,aStruct({"text":anything},1)]])`},
+		}}, `aStruct({"ok":aBoolean,"text":aText},1,[["ok",true,aStruct({"text":aText},1)]])`},
+		// A condition's own fields: a one-step check as it is, an object as
+		// isObject (not its fields again), anything else anything; a pin is
+		// the one value it may have.
+		{&model.Type{Kind: model.Struct, Object: &model.Object{
+			Fields: []*model.Field{
+				{Name: "ok", Required: true, Type: &model.Type{Kind: model.Boolean}},
+				{Name: "n", Type: &model.Type{Kind: model.Integer}},
+				{Name: "e", Type: &model.Type{Kind: model.Struct, Object: &model.Object{Fields: []*model.Field{{Name: "code", Type: &model.Type{Kind: model.String}}}}}},
+				{Name: "s", Type: &model.Type{Kind: model.Boolean}},
+			},
+			Conds: []model.Cond{{Field: "ok", Equals: false, Require: []string{"n", "e"}, Pins: []model.Pin{{Field: "s", Equals: false}}}},
+		}}, `aStruct({"ok":aBoolean,"n":anInteger(),"e":aStruct({"code":aText},0),"s":aBoolean},1,[["ok",false,aStruct({"n":anything,"e":isObject,"s":oneOf([false])},2)]])`},
 	} {
 		got, err := inlineAcceptor(t, c.typ)
 		if err != nil {

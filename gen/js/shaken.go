@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -176,10 +177,15 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 						regs = append(regs, "CODES_"+screaming(sm.Member))
 					}
 				}
-				e.WriteString("import { " + strings.Join(regs, ", ") + ` } from "../gen/constants.mjs";` + "\n")
+				// The table's keys are the type constants the bundle has anyway.
+				consts := slices.Clone(regs)
+				for _, t := range types {
+					consts = append(consts, typeConst(t))
+				}
+				e.WriteString("import { " + strings.Join(consts, ", ") + ` } from "../gen/constants.mjs";` + "\n")
 				e.WriteString("globalThis.snug = install(connect({ __proto__: null")
 				for _, t := range types {
-					e.WriteString(", " + jsonText(t) + ": " + acceptor[t])
+					e.WriteString(", [" + typeConst(t) + "]: " + acceptor[t])
 				}
 				codes := strings.Join(regs, ` + " " + `)
 				e.WriteString(" }, " + codes + "), { " + strings.Join(members, ", ") + " });\n")

@@ -16,7 +16,7 @@
 import { STRIP_HEADERS } from "./constants.mjs";
 import {
   run, forbidWhen, keysNotIn, keysUnique, urlReadIdentically,
-  isObject, aString, anInteger, aNumber, aBoolean, aScalar, aText, anything, is, oneOf, anArray, aMap, aKeyedMap, aStruct,
+  isObject, aString, anInteger, aNumber, aBoolean, aScalar, aText, anything, oneOf, anArray, aMap, aKeyedMap, aStruct,
 } from "../src/validate-core.js";
 
 // ---- descriptors ---------------------------------------------------------------
@@ -169,17 +169,17 @@ const a5 = /* @__PURE__ */ aString(1,64);
 /** Whether a Error object is valid: validateError(value) finds nothing. */
 export const acceptError = /* @__PURE__ */ aStruct({"code":a5,"message":/* @__PURE__ */ aString(0,1000),"retryable":aBoolean,"rawExcerpt":/* @__PURE__ */ aString(0,200),"attemptsRemaining":a4,"retryAfterMs":a4},3);
 /** Whether a DBResult object is valid: validateDBResult(value) finds nothing. */
-export const acceptDBResult = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"rows":/* @__PURE__ */ anArray(/* @__PURE__ */ anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":/* @__PURE__ */ is("sqlite3"),"found":aBoolean,"value":anything},0);
+export const acceptDBResult = /* @__PURE__ */ aStruct({"columns":/* @__PURE__ */ anArray(aText),"rows":/* @__PURE__ */ anArray(/* @__PURE__ */ anArray(aScalar)),"changes":a4,"lastInsertRowid":a1,"data":aText,"bytes":a4,"format":/* @__PURE__ */ oneOf(["sqlite3"]),"found":aBoolean,"value":anything},0);
 const a8 = /* @__PURE__ */ aString(0,300);
 
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
 export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":acceptCapabilities,"theme":acceptTheme,"locale":/* @__PURE__ */ aString(2,35,/^(([a-z]{2,3}(-[a-z]{3}){0,3}|[a-z]{4,8})(-[a-z]{4})?(-([a-z]{2}|\d{3}))?(-([\da-z]{5,8}|\d[\da-z]{3}))*(-[\da-wyz](-[\da-z]{2,8})+)*(-x(-[\da-z]{1,8})+)?|x(-[\da-z]{1,8})+)$/i)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
-export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"streaming":anything},1)],["ok",false,/* @__PURE__ */ aStruct({"error":anything,"streaming":/* @__PURE__ */ is(false)},1)],["streaming",true,/* @__PURE__ */ aStruct({"text":anything},1)],["streaming",false,/* @__PURE__ */ aStruct({"data":anything},1)]]);
+export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"streaming":aBoolean},1)],["ok",false,/* @__PURE__ */ aStruct({"error":isObject,"streaming":/* @__PURE__ */ oneOf([false])},1)],["streaming",true,/* @__PURE__ */ aStruct({"text":aText},1)],["streaming",false,/* @__PURE__ */ aStruct({"data":isObject},1)]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
-export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":acceptDBResult,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"result":anything},1)],["ok",false,/* @__PURE__ */ aStruct({"error":anything},1)]]);
+export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":acceptDBResult,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"result":isObject},1)],["ok",false,/* @__PURE__ */ aStruct({"error":isObject},1)]]);
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
-export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"status":anything,"headers":anything,"body":anything},3)],["ok",false,/* @__PURE__ */ aStruct({"error":anything},1)]]);
+export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"status":anything,"headers":isObject,"body":aText},3)],["ok",false,/* @__PURE__ */ aStruct({"error":isObject},1)]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
 export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":a8},2);
 /** Whether a snug:save-file-result frame is valid: validateSaveFileResult(frame) finds nothing. */

@@ -102,7 +102,7 @@ const refusal = (code, message = code) => new SnugError({ code, message, retryab
 // only names starting with -- (a host that sent "color" or "background-image"
 // would otherwise restyle the page itself).
 const applyTheme = (theme) => {
-  root.setAttribute("data-theme", theme.mode);
+  root.dataset.theme = theme.mode;
   for (const name of tokens) root.style.removeProperty(name);
   tokens = Object.keys(theme.tokens || {}).filter((name) => name.startsWith("--"));
   for (const name of tokens) root.style.setProperty(name, theme.tokens[name]);

@@ -275,13 +275,12 @@ export const urlReadIdentically = (f, out, field, ids) => {
 export const within = (n, lo, hi) => !(n < lo || n > hi);
 export const length = (s) => [...s].length; // in code points
 export const aText = (v) => typeof v == "string";
-export const aString = (lo, hi, re) => (v) => aText(v) && within(length(v), lo, hi) && (!re || re.test(v));
+export const aString = (lo, hi, re) => (v) => aText(v) && within([...v].length, lo, hi) && (!re || re.test(v)); // length in code points
 export const anInteger = (lo, hi) => (v) => Number.isInteger(v) && within(v, lo, hi);
 export const aNumber = (lo, hi) => (v) => typeof v == "number" && within(v, lo, hi);
 export const aBoolean = (v) => typeof v == "boolean";
 export const aScalar = (v) => v === null || typeof v != "object";
 export const anything = () => true;
-export const is = (value) => (v) => v === value;
 export const oneOf = (values) => (v) => values.includes(v);
 // item is an acceptor, which takes one argument: every() passes it more.
 export const anArray = (item, lo, hi) => (v) => Array.isArray(v) && within(v.length, lo, hi) && v.every(item);
