@@ -39,6 +39,14 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
   const root = {
     setAttribute: (k, v) => (attrs[k] = String(v)),
     getAttribute: (k) => attrs[k] ?? null,
+    // dataset as the DOM has it: a camelCase key is a data-kebab-case attribute.
+    dataset: new Proxy(
+      {},
+      {
+        set: (_, k, v) => ((attrs["data-" + k.replace(/[A-Z]/g, "-$&").toLowerCase()] = String(v)), true),
+        get: (_, k) => attrs["data-" + String(k).replace(/[A-Z]/g, "-$&").toLowerCase()],
+      },
+    ),
     style: {
       setProperty: (k, v) => (styles[k] = v),
       removeProperty: (k) => delete styles[k],
