@@ -113,7 +113,7 @@ const applyTheme = (theme) => {
  * <meta name="snug:…"> tags. Called on its own once the document is parsed;
  * calling it again re-announces (the host supersedes in-flight work, R4).
  */
-function announce(a = {}) {
+const announce = (a = {}) => {
   app = {};
   // Each field from the argument, else from <meta name="snug:kebab-name">.
   for (const k of ["appId", "displayName", "description", "iconEmoji", "iconColor"])
@@ -121,18 +121,19 @@ function announce(a = {}) {
   app.appId ||= "app";
   app.displayName ||= D.title || app.appId;
   post(TYPE_APP_ANNOUNCE, MAX_BYTES_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
-}
+};
 
 // request sends one request frame of size class max and settles with its
 // terminal answer of type `expect`. cap names a capability the host must
 // advertise; the last argument is the caller's options (signal, onText).
 // Only the members db, net, openUrl and saveFile name one: a runtime built
 // without them (SNUG_<MEMBER> false, gen/js bundle.go) carries no check.
-async function request(type, max, expect, fields, cap, { signal, onText } = {}) {
+const request = async (type, max, expect, fields, cap, { signal, onText } = {}) => {
   const info = await ready;
   if ((SNUG_DB || SNUG_NET || SNUG_OPEN_URL || SNUG_SAVE_FILE) && cap && !info.capabilities[cap])
     throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
-  if (type == TYPE_APP_MESSAGE) fields.appId = app.appId;
+  // ask, the one member that names no capability, sends app-message.
+  if (!cap) fields.appId = app.appId;
   const ids = { requestId: "r" + ++lastId, instanceId: info.instanceId };
   return new Promise((resolve, reject) => {
     const cancelled = () => reject(refusal(CODE_CANCELLED));
@@ -159,7 +160,7 @@ async function request(type, max, expect, fields, cap, { signal, onText } = {}) 
       : (done(), resolve(f)),
     );
   });
-}
+};
 
 // settled is the status of an answer that refuses by status (open-url,
 // save-file): a refusal rejects with a SnugError. Its reason is
@@ -203,7 +204,7 @@ const receive = (f) => {
     // host-ready before our announce is the load-time greeting; the ack of
     // the announce follows, and requests wait for it.
     if (app) resolveReady(host);
-    fire(f.type, host);
+    fire(TYPE_HOST_READY, host);
   } else if (f.type == TYPE_HOST_EVENT) {
     // theme-change's data.theme: the transport left it only when valid.
     const theme = f.data?.theme;
@@ -231,20 +232,6 @@ export const install = (connect, members) => ((send = connect(receive)), Object.
 // with openUrl or saveFile call it (an MCP server renders codes itself, and
 // a runtime without those members carries neither the call nor the hook).
 export const knownCodes = (registry) => (known = registry);
-
-// The height, reported as resize app-events (sent once the handshake is
-// done): debounced, and only when it changed.
-new ResizeObserver(() => {
-  clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => {
-    const h = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
-    if (h != height) emit(EVENT_RESIZE, { height: (height = h) });
-  }, 60);
-}).observe(root);
-
-const auto = () => app || announce();
-if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);
-else setTimeout(auto);
 
 /**
  * The global the build injects; see snug.d.ts for the documented API. The
@@ -326,3 +313,18 @@ export const saveFile = async (name, data, mimeType) =>
     ),
   );
 export { onPartial } from "./partial.js";
+
+// What runs when the runtime loads comes last, after every declaration
+// (a bundle then joins them into one).
+const auto = () => app || announce();
+// The height, reported as resize app-events (sent once the handshake is
+// done): debounced, and only when it changed.
+new ResizeObserver(() => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    const h = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
+    if (h != height) emit(EVENT_RESIZE, { height: (height = h) });
+  }, 60);
+}).observe(root);
+if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);
+else setTimeout(auto);
