@@ -1,7 +1,9 @@
 package runtimejs
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,13 +14,16 @@ import (
 )
 
 // formsHost frames the app at the top-left corner, so page coordinates are
-// the app's, and records the app's reports.
+// the app's, and records the app's reports (log) apart from its acks of the
+// test's commands (acks).
 const formsHost = `<!doctype html><body style="margin:0">
 <iframe sandbox="SANDBOX" src="/app" style="position:absolute;left:0;top:0;width:400px;height:300px;border:0"></iframe>
-<script>window.log = []; addEventListener("message", (e) => typeof e.data == "string" && log.push(e.data));</script>`
+<script>window.log = []; window.acks = [];
+addEventListener("message", (e) => typeof e.data == "string" && (e.data.startsWith("ack ") ? acks : log).push(e.data));</script>`
 
 // formsApp has a form with a required field and a submit button, and a form
-// with one field and no button; it reports every submit event it sees.
+// with one field and no button; it reports every submit event it sees, and
+// acks each command of the test ("fill#3") once it has carried it out.
 const formsApp = `<!doctype html><html><head><meta charset="utf-8">
 <meta name="snug:app-id" content="com.example.forms"><meta name="snug:display-name" content="Forms">
 <script>RUNTIME</script></head><body style="margin:0">
@@ -28,9 +33,11 @@ const formsApp = `<!doctype html><html><head><meta charset="utf-8">
 const report = (m) => parent.postMessage(m, "*");
 addEventListener("submit", (e) => { e.preventDefault(); report("submit " + e.target.id + " by " + (e.submitter ? e.submitter.id : "none")); });
 addEventListener("message", (e) => {
-  if (e.data == "fill") { i1.value = "x"; i1.focus(); }
-  if (e.data == "focus2") i2.focus();
-  if (e.data == "request") f2.requestSubmit();
+  const cmd = String(e.data).split("#")[0];
+  if (cmd == "fill") { i1.value = "x"; i1.focus(); }
+  if (cmd == "focus2") i2.focus();
+  if (cmd == "request") f2.requestSubmit();
+  report("ack " + e.data);
 });
 report("loaded");
 </script></body></html>`
@@ -55,10 +62,54 @@ func testFormsSubmit(t *testing.T, sandbox string) {
 	})
 	ctx := browsertest.NewTab(t)
 
-	post := func(m string) chromedp.Action[chromedp.Void] {
-		return chromedp.Evaluate[chromedp.Void](`document.querySelector("iframe").contentWindow.postMessage("` + m + `", "*")`)
+	// do posts the command m to the app and waits until the app has carried
+	// it out (its ack): a message and its effects in the frame, not a time.
+	commands := 0
+	do := func(m string) {
+		t.Helper()
+		commands++
+		m = fmt.Sprintf("%s#%d", m, commands)
+		browsertest.Eval[bool](t, ctx, `(document.querySelector("iframe").contentWindow.postMessage(`+strconv.Quote(m)+`, "*"), true)`)
+		browsertest.WaitFor(t, ctx, "the app's ack of "+m, `acks.includes(`+strconv.Quote("ack "+m)+`)`)
 	}
-	// waitLog waits until the app has reported n lines.
+	// settled returns the app's reports once it has handled all input given
+	// so far: a submit a click or key caused is reported in the event's
+	// task, before the app handles (and acks) a message posted after it.
+	settled := func() []string {
+		t.Helper()
+		do("ping")
+		return browsertest.Eval[[]string](t, ctx, `log`)
+	}
+
+	browsertest.Do(t, ctx, "open the host page", chromedp.Navigate(base+"/"))
+	browsertest.WaitFor(t, ctx, "the app loaded", `log.length >= 1`)
+	// The first field is required and empty: a click submits nothing.
+	browsertest.Do(t, ctx, "click the submit button of the invalid form", chromedp.MouseClickXY(50, 45))
+	if log := settled(); len(log) != 1 {
+		t.Fatalf("an invalid form was submitted: %q", log)
+	}
+	steps := []struct {
+		name    string
+		command string
+		do      []chromedp.Action[chromedp.Void]
+		report  string
+	}{
+		{"click on the submit button", "fill", []chromedp.Action[chromedp.Void]{chromedp.MouseClickXY(50, 45)}, "submit f1 by b1"},
+		{"Enter in a field of a form with a button", "fill", []chromedp.Action[chromedp.Void]{chromedp.KeyEvent("\r")}, "submit f1 by b1"},
+		{"Enter in a form without a button", "focus2", []chromedp.Action[chromedp.Void]{chromedp.KeyEvent("\r")}, "submit f2 by none"},
+		{"requestSubmit()", "request", nil, "submit f2 by none"},
+	}
+	for i, s := range steps {
+		do(s.command)
+		if len(s.do) > 0 {
+			browsertest.Do(t, ctx, s.name, s.do...)
+		}
+		if log := settled(); len(log) != i+2 || log[i+1] != s.report {
+			t.Fatalf("%s: the app saw %q, want exactly one more line %q", s.name, log, s.report)
+		}
+	}
+	// waitLog waits until the app has reported n lines, or 10 s: a
+	// submission that navigated the frame reports "loaded" again.
 	waitLog := func(n int) []string {
 		t.Helper()
 		var log []string
@@ -69,32 +120,6 @@ func testFormsSubmit(t *testing.T, sandbox string) {
 			}
 		}
 		return log
-	}
-	settle := chromedp.Sleep(300 * time.Millisecond)
-
-	browsertest.Do(t, ctx, "open the host page", chromedp.Navigate(base+"/"))
-	waitLog(1)
-	// The first field is required and empty: a click submits nothing.
-	browsertest.Do(t, ctx, "click the submit button of the invalid form", chromedp.MouseClickXY(50, 45), settle)
-	if log := waitLog(1); len(log) != 1 {
-		t.Fatalf("an invalid form was submitted: %q", log)
-	}
-	steps := []struct {
-		name   string
-		do     []chromedp.Action[chromedp.Void]
-		report string
-	}{
-		{"click on the submit button", []chromedp.Action[chromedp.Void]{post("fill"), settle, chromedp.MouseClickXY(50, 45)}, "submit f1 by b1"},
-		{"Enter in a field of a form with a button", []chromedp.Action[chromedp.Void]{post("fill"), settle, chromedp.KeyEvent("\r")}, "submit f1 by b1"},
-		{"Enter in a form without a button", []chromedp.Action[chromedp.Void]{post("focus2"), settle, chromedp.KeyEvent("\r")}, "submit f2 by none"},
-		{"requestSubmit()", []chromedp.Action[chromedp.Void]{post("request")}, "submit f2 by none"},
-	}
-	for i, s := range steps {
-		browsertest.Do(t, ctx, s.name, append(s.do, settle)...)
-		log := waitLog(i + 2)
-		if len(log) != i+2 || log[i+1] != s.report {
-			t.Fatalf("%s: the app saw %q, want exactly one more line %q", s.name, log, s.report)
-		}
 	}
 	if log := waitLog(len(steps) + 1); slices.Contains(log[1:], "loaded") {
 		t.Fatalf("the app reloaded: a submission navigated the frame: %q", log)
