@@ -293,7 +293,7 @@ func TestFlashcards(t *testing.T) {
 	}
 	r.WaitFor("the host's CANCELLED answer", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
 		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
-	for deadline := time.Now().Add(5 * time.Second); !cancelled.Load(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(browsertest.WaitTimeout); !cancelled.Load(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the agent's request was never cancelled")
 		}
@@ -567,7 +567,7 @@ func TestLinks(t *testing.T) {
 	}
 	r.Answer("once")
 	a.waitText("#note", "Guide: opened")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(browsertest.WaitTimeout)
 	for len(browsertest.PageTargets(t, r.Tab)) != before+1 {
 		if time.Now().After(deadline) {
 			t.Fatal("no window opened after Open")

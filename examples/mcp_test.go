@@ -252,7 +252,7 @@ func TestAPIViewerInAnMCPAppsHost(t *testing.T) {
 	a.click("#send")
 	a.waitFor("the refusal", `document.getElementById('status').textContent.startsWith('NET_NOT_APPROVED: ')`)
 	var grant string
-	for deadline := time.Now().Add(5 * time.Second); grant == ""; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(browsertest.WaitTimeout); grant == ""; time.Sleep(20 * time.Millisecond) {
 		if got := h.opened(); len(got) > 0 {
 			grant = got[len(got)-1]
 		} else if time.Now().After(deadline) {

@@ -493,7 +493,7 @@ func TestOpenURLConfirm(t *testing.T) {
 	if got := browsertest.Eval[string](t, frame, `window.openResult`); got != "opened" {
 		t.Fatalf("openUrl = %q, want opened", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(browsertest.WaitTimeout)
 	for len(browsertest.PageTargets(t, runner.Tab)) != before+1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no new window after the click: %d pages", len(browsertest.PageTargets(t, runner.Tab)))

@@ -273,9 +273,11 @@ func TestBuildWatchRebuildsOnChange(t *testing.T) {
 	}
 }
 
+// waitUntil waits for cond; the deadline only bounds a hang (a loaded
+// machine, or the race detector, takes longer to get there).
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
