@@ -298,7 +298,11 @@ func TestFlashcards(t *testing.T) {
 			t.Fatal("the agent's request was never cancelled")
 		}
 	}
-	if c := r.Counts(); c.InByType["snug:app-cancel"] != 1 || c.InByType["snug:app-message"] != 2 {
+	// Each count once its entries have arrived, not after a fixed wait.
+	c := r.CountsWhen("the app-cancel and both app-messages in", func(c browsertest.Counts) bool {
+		return c.InByType["snug:app-cancel"] >= 1 && c.InByType["snug:app-message"] >= 2
+	})
+	if c.InByType["snug:app-cancel"] != 1 || c.InByType["snug:app-message"] != 2 {
 		t.Errorf("inspector: %d app-message, %d app-cancel in; want 2 and 1", c.InByType["snug:app-message"], c.InByType["snug:app-cancel"])
 	}
 }
