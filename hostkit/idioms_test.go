@@ -186,7 +186,10 @@ func TestIdiomUnicodeURLs(t *testing.T) {
 	if r.Code != "MALFORMED" || !strings.Contains(r.Message, "https://") || !strings.HasPrefix(r.Reason, "MALFORMED: ") {
 		t.Errorf(`openUrl("http://…") = %+v, want MALFORMED with the host's reason`, r)
 	}
-	if n := runner.Counts().InByType["snug:open-url-request"]; n != before+1 {
+	// Counted once the refused request's entry has arrived (it follows the
+	// host's answer), not after a fixed wait.
+	c := runner.CountsWhen("the refused open-url request in", func(c browsertest.Counts) bool { return c.InByType["snug:open-url-request"] >= before+1 })
+	if n := c.InByType["snug:open-url-request"]; n != before+1 {
 		t.Errorf("the host saw %d open-url requests, want 1 (relative URLs never leave the app)", n-before)
 	}
 }
