@@ -245,10 +245,10 @@ func BenchmarkEchoBroker(b *testing.B) {
 			return
 		}
 		defer s.Close()
-		slot := r.URL.Query().Get("slot")
+		head := `{"t":"frame","slot":"` + r.URL.Query().Get("slot") + `","frame":`
 		var out []byte
 		send := func(raw []byte) error {
-			out = append(append(append(out[:0], `{"t":"frame","slot":"`+slot+`","frame":`...), raw...), '}')
+			out = append(append(append(out[:0], head...), raw...), '}')
 			return ws.Write(ctx, websocket.MessageText, out)
 		}
 		s.Load()
