@@ -1,10 +1,10 @@
 package js
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -177,8 +177,28 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 						regs = append(regs, "CODES_"+screaming(sm.Member))
 					}
 				}
+				// The codes it knows: CODES_CORE (with the constants, first in
+				// the bundle), or with a member's registry one literal of their
+				// values joined, not a concatenation at load (8 B less).
+				var known []string
+				for _, r := range regs {
+					for _, nv := range d.Registries {
+						if nv.Name == r {
+							var v string
+							if err := json.Unmarshal([]byte(nv.Value), &v); err != nil {
+								return nil, fmt.Errorf("js: shaken runtimes: %s: %w", r, err)
+							}
+							known = append(known, v)
+						}
+					}
+				}
+				codes := jsonText(strings.Join(known, " "))
 				// The table's keys are the type constants the bundle has anyway.
-				consts := slices.Clone(regs)
+				var consts []string
+				if len(regs) == 1 {
+					codes = regs[0]
+					consts = append(consts, codes)
+				}
 				for _, t := range types {
 					consts = append(consts, typeConst(t))
 				}
@@ -187,7 +207,6 @@ func shaken(m *model.Model, d *data, src map[string]string) ([]model.File, error
 				for _, t := range types {
 					e.WriteString(", [" + typeConst(t) + "]: " + acceptor[t])
 				}
-				codes := strings.Join(regs, ` + " " + `)
 				e.WriteString(" }, " + codes + "), { " + strings.Join(members, ", ") + " });\n")
 				for i, sm := range ShakeMembers {
 					if mask&(1<<i) != 0 && sm.Reasons {

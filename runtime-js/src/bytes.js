@@ -9,6 +9,6 @@ export const fromBase64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0)
 export const toBase64 = (b) => {
   b = new Uint8Array(b.buffer || b, b.byteOffset, b.byteLength); // a view's bytes, a buffer, or an array of numbers
   let s = "";
-  for (let i = 0; i < b.length; i += 32768) s += String.fromCharCode(...b.subarray(i, i + 32768));
+  for (let i = 0; i < b.length; ) s += String.fromCharCode(...b.subarray(i, (i += 32768)));
   return btoa(s);
 };
