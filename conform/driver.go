@@ -127,6 +127,10 @@ type DriveOptions struct {
 	Only []string
 	// Logf, when set, gets the driver's progress.
 	Logf func(format string, args ...any)
+
+	// afterState, in tests, runs between a step's reading of the kit's
+	// state and its reading of the page's dialog.
+	afterState func(st kitState)
 }
 
 // The kit's side of the driver protocol, evaluated in its frame.
@@ -201,7 +205,7 @@ func Drive(tab context.Context, o DriveOptions) (*Report, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	d := &driver{tab: tab, logf: logf, only: o.Only, probed: map[target.ID]bool{}, handled: map[string]bool{}, wantSince: map[string]time.Time{}}
+	d := &driver{tab: tab, logf: logf, only: o.Only, afterState: o.afterState, probed: map[target.ID]bool{}, handled: map[string]bool{}, wantSince: map[string]time.Time{}}
 	defer d.close()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -244,6 +248,8 @@ type driver struct {
 	handled   map[string]bool
 	wantSince map[string]time.Time
 	opened    []target.ID // tabs an allowed open-url opened
+
+	afterState func(st kitState)
 }
 
 func (d *driver) close() {
@@ -304,13 +310,9 @@ func (d *driver) find() error {
 
 // step does one round: reads the kit's state and the page's dialog, acts.
 func (d *driver) step() (*Report, error) {
-	raw, err := eval[string](d.kit, stateJS)
+	st, err := d.state()
 	if err != nil {
-		return nil, fmt.Errorf("conform: read the kit's state (did its frame go away?): %w", err)
-	}
-	var st kitState
-	if err := json.Unmarshal([]byte(raw), &st); err != nil {
-		return nil, fmt.Errorf("conform: the kit's state %q: %w", raw, err)
+		return nil, err
 	}
 	if st.Status == "done" {
 		rep, err := eval[string](d.kit, reportJS)
@@ -319,16 +321,26 @@ func (d *driver) step() (*Report, error) {
 		}
 		return ParseReport([]byte(rep))
 	}
-	raw, err = eval[string](d.tab, dialogJS)
-	if err != nil {
-		return nil, fmt.Errorf("conform: read the page's dialog: %w", err)
+	if d.afterState != nil {
+		d.afterState(st)
 	}
-	var dl dialogState
-	if err := json.Unmarshal([]byte(raw), &dl); err != nil {
-		return nil, fmt.Errorf("conform: the dialog's state %q: %w", raw, err)
+	dl, err := d.dialog()
+	if err != nil {
+		return nil, err
 	}
 	w := st.Wants
 	pending := w != nil && !d.handled[w.ID]
+	if dl.Open && !(pending && asking(w.Kind)) {
+		// The state was read before the dialog: the kit may have asked
+		// for it since (it sets what it wants before it sends the request
+		// that opens the dialog), so its state read now says whether it
+		// did. Only a dialog the kit does not want then is unexpected.
+		if st, err = d.state(); err != nil {
+			return nil, err
+		}
+		w = st.Wants
+		pending = w != nil && !d.handled[w.ID]
+	}
 	switch {
 	case dl.Open && pending && asking(w.Kind):
 		if err := d.answer(w.Decision); err != nil {
@@ -359,6 +371,19 @@ func (d *driver) step() (*Report, error) {
 		return nil, d.tell(fmt.Sprintf(`snugConform.provoked(%s)`, jsArg(map[string]any{"id": w.ID, "none": n == 0, "what": "theme toggled twice"})))
 	}
 	return nil, nil
+}
+
+// state reads the kit's state.
+func (d *driver) state() (kitState, error) {
+	var st kitState
+	raw, err := eval[string](d.kit, stateJS)
+	if err != nil {
+		return st, fmt.Errorf("conform: read the kit's state (did its frame go away?): %w", err)
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return st, fmt.Errorf("conform: the kit's state %q: %w", raw, err)
+	}
+	return st, nil
 }
 
 func (d *driver) tell(js string) error {
