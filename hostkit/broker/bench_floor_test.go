@@ -274,12 +274,9 @@ func BenchmarkEchoBroker(b *testing.B) {
 	defer srv.Close()
 	for _, clients := range []int{1, 16} {
 		b.Run("ws-"+strconv.Itoa(clients), func(b *testing.B) {
-			type client struct {
-				ws   *websocket.Conn
-				inst string
-			}
-			cs := make([]client, clients)
-			for i := range cs {
+			wss := make([]*websocket.Conn, clients)
+			insts := make([]string, clients)
+			for i := range wss {
 				ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"?slot=s"+strconv.Itoa(i), nil)
 				if err != nil {
 					b.Fatal(err)
@@ -292,48 +289,24 @@ func BenchmarkEchoBroker(b *testing.B) {
 					b.Fatal("host-ready", err)
 				}
 				rest := hr[j+len(`"instanceId":"`):]
-				cs[i] = client{ws, string(rest[:bytes.IndexByte(rest, '"')])}
+				wss[i], insts[i] = ws, string(rest[:bytes.IndexByte(rest, '"')])
 			}
-			var wg sync.WaitGroup
-			per := b.N / clients
-			b.ResetTimer()
-			defer cpuPerOp(b)()
-			start := time.Now()
-			for i := range cs {
-				c := cs[i]
-				n := per
-				if i == 0 {
-					n += b.N % clients
+			// As BenchmarkKVGet/relay-N's pages, reading their socket
+			// through the library.
+			kvGetPages(b, insts, func(i int, msg, want []byte) error {
+				if err := wss[i].Write(ctx, websocket.MessageText, msg); err != nil {
+					return err
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					// As BenchmarkKVGet/relay-N's pages.
-					head := []byte(`{"t":"frame","slot":"s` + strconv.Itoa(i) + `","frame":{"v":1,"type":"snug:db-request","requestId":"k`)
-					tail := `","instanceId":"` + c.inst + `","op":"kvGet","key":"prefs"}}`
-					var msg, want []byte
-					for j := 0; j < n; j++ {
-						msg = append(strconv.AppendInt(append(msg[:0], head...), int64(j), 10), tail...)
-						want = append(strconv.AppendInt(append(want[:0], `"requestId":"k`...), int64(j), 10), '"')
-						if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
-							b.Error(err)
-							return
-						}
-						for {
-							_, data, err := c.ws.Read(ctx)
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							if terminalMsg(data, want) {
-								break
-							}
-						}
+				for {
+					_, data, err := wss[i].Read(ctx)
+					if err != nil {
+						return err
 					}
-				}()
-			}
-			wg.Wait()
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "kvGet/s")
+					if terminalMsg(data, want) {
+						return nil
+					}
+				}
+			})
 		})
 	}
 }

@@ -141,6 +141,45 @@ func terminalMsg(data, want []byte) bool {
 	return bytes.HasPrefix(data, []byte(`{"t":"frame"`)) && bytes.Contains(data, want) && !bytes.Contains(data, []byte(`"streaming":true`))
 }
 
+// kvGetPages runs b.N kvGet round trips spread over one page per instance
+// in insts (page i's slot is "s<i>"), each page sending its next request
+// when the answer to its last one came, and reports kvGet/s and the CPU per
+// round trip. The request and the requestId member its answer carries are
+// written into buffers reused for every round trip, so that a page costs
+// what the echo's client does but for the unique id and the look for it.
+// roundTrip sends msg on page i and reads until the message terminalMsg
+// finds want in.
+func kvGetPages(b *testing.B, insts []string, roundTrip func(i int, msg, want []byte) error) {
+	var wg sync.WaitGroup
+	per := b.N / len(insts)
+	b.ResetTimer()
+	defer cpuPerOp(b)()
+	start := time.Now()
+	for i, inst := range insts {
+		n := per
+		if i == 0 {
+			n += b.N % len(insts)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			head := []byte(`{"t":"frame","slot":"s` + strconv.Itoa(i) + `","frame":{"v":1,"type":"snug:db-request","requestId":"k`)
+			tail := `","instanceId":"` + inst + `","op":"kvGet","key":"prefs"}}`
+			var msg, want []byte
+			for j := 0; j < n; j++ {
+				msg = append(strconv.AppendInt(append(msg[:0], head...), int64(j), 10), tail...)
+				want = append(strconv.AppendInt(append(want[:0], `"requestId":"k`...), int64(j), 10), '"')
+				if err := roundTrip(i, msg, want); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "kvGet/s")
+}
+
 // cpuPerOp starts counting the process's CPU time; the func it returns
 // reports it per op ("cpu-ns/op": both ends of the socket, since the page
 // runs in the same process).
@@ -241,48 +280,18 @@ func BenchmarkKVGet(b *testing.B) {
 		for _, clients := range []int{1, 16} {
 			b.Run(fmt.Sprintf("relay-%d%s", clients, suffix), func(b *testing.B) {
 				h := newHost(b, broker.Options{DB: broker.Store(st)}, relay.Options{NoInspect: !inspect})
-				type client struct {
-					bp   *benchPage
-					inst string
+				pages := make([]*benchPage, clients)
+				insts := make([]string, clients)
+				for i := range pages {
+					pages[i] = dialDirect(b, h)
+					insts[i] = pages[i].openDirect(b, "s"+strconv.Itoa(i), "bench")
 				}
-				cs := make([]client, clients)
-				for i := range cs {
-					bp := dialDirect(b, h)
-					cs[i] = client{bp, bp.openDirect(b, "s"+strconv.Itoa(i), "bench")}
-				}
-				var wg sync.WaitGroup
-				per := b.N / clients
-				b.ResetTimer()
-				defer cpuPerOp(b)()
-				start := time.Now()
-				for i := range cs {
-					c := cs[i]
-					n := per
-					if i == 0 {
-						n += b.N % clients
+				kvGetPages(b, insts, func(i int, msg, want []byte) error {
+					pages[i].send(b, msg)
+					for !terminalMsg(pages[i].read(b), want) {
 					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						// The request and the answer's requestId member are
-						// written into buffers reused for every round trip,
-						// so that the page costs what the echo's client does
-						// but for the unique id and the look for it.
-						head := []byte(`{"t":"frame","slot":"s` + strconv.Itoa(i) + `","frame":{"v":1,"type":"snug:db-request","requestId":"k`)
-						tail := `","instanceId":"` + c.inst + `","op":"kvGet","key":"prefs"}}`
-						var msg, want []byte
-						for j := 0; j < n; j++ {
-							msg = append(strconv.AppendInt(append(msg[:0], head...), int64(j), 10), tail...)
-							want = append(strconv.AppendInt(append(want[:0], `"requestId":"k`...), int64(j), 10), '"')
-							c.bp.send(b, msg)
-							for !terminalMsg(c.bp.read(b), want) {
-							}
-						}
-					}()
-				}
-				wg.Wait()
-				elapsed := time.Since(start)
-				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "kvGet/s")
+					return nil
+				})
 			})
 		}
 	}
