@@ -329,8 +329,9 @@ func TestDriverAnswersTheDialogOfAHiddenPage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open a tab: %v", err)
 	}
+	otherID := other.TargetID
 	t.Cleanup(func() {
-		_, _ = chromedp.CallBrowser(tab, target.CloseTarget, target.CloseTargetParams{TargetID: other.TargetID})
+		_, _ = chromedp.CallBrowser(tab, target.CloseTarget, target.CloseTargetParams{TargetID: otherID})
 	})
 	runner.WaitFor("the runner hidden", `document.visibilityState === 'hidden'`)
 	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
