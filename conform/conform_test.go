@@ -290,11 +290,8 @@ func TestKitCatchesPlantedBugs(t *testing.T) {
 // control of TestKitCatchesPlantedBugs failed now and then under load
 // ("the kit ran every case").
 func TestKitWaitsForALateDriver(t *testing.T) {
-	h := kitHost(t)
-	tab := browsertest.NewTab(t)
-	browsertest.Do(t, tab, "open the runner", chromedp.Navigate(h.AppURL(AppKey)))
-	runner := browsertest.Attach(t, tab)
-	runner.WaitFor("the kit's instance", `document.querySelectorAll('article.instance[data-instance-id]').length === 1`)
+	runner := browsertest.OpenRunner(t, kitHost(t).URL(), AppKey)
+	tab := runner.Tab
 	kit := runner.Frame(0)
 	browsertest.WaitFor(t, kit, "the kit waiting for a driver", `document.getElementById("status").textContent === "starting…"`)
 	if !browsertest.Eval[bool](t, kit, `navigator.webdriver === true`) {
@@ -319,11 +316,8 @@ func TestKitWaitsForALateDriver(t *testing.T) {
 // closed, so the driver cannot count on having seen it open (before, the
 // next dialog, a save-file's, stayed unarmed and the run failed under load).
 func TestDriverAnswersTheDialogOfAHiddenPage(t *testing.T) {
-	h := kitHost(t)
-	tab := browsertest.NewTab(t)
-	browsertest.Do(t, tab, "open the runner", chromedp.Navigate(h.AppURL(AppKey)))
-	runner := browsertest.Attach(t, tab)
-	runner.WaitFor("the kit's instance", `document.querySelectorAll('article.instance[data-instance-id]').length === 1`)
+	runner := browsertest.OpenRunner(t, kitHost(t).URL(), AppKey)
+	tab := runner.Tab
 	// A tab of the runner's window takes the front.
 	other, err := chromedp.CallBrowser(tab, target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
 	if err != nil {

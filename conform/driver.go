@@ -493,10 +493,9 @@ func (d *driver) noteOpened(before []*target.Info) {
 	if opened {
 		// The opened page took the front: the host's page is hidden, and a
 		// dialog it shows next would not arm (nor a frame paint) until the
-		// user came back to it, as the driver does now.
-		c, cancel := context.WithTimeout(d.tab, 5*time.Second)
-		_, _ = chromedp.Call(c, page.BringToFront, cdp.Empty{})
-		cancel()
+		// user came back to it, as the driver does now. A failure here is
+		// not the run's: answer brings the page back again before a dialog.
+		_ = d.front()
 	}
 }
 
