@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/relay"
 )
@@ -102,5 +103,36 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		if _, err := relay.New(b, o); err == nil {
 			t.Errorf("relay.New(%+v) accepted", o)
 		}
+	}
+}
+
+// A page that sends a message past the relay's read limit (twice the
+// largest frame's size class) is closed with 1009, message too big: the read
+// loop reads into its pooled buffer through the library's Reader, which
+// keeps the limit, and never takes the message in.
+func TestMessagePastTheReadLimitClosesTheConnection(t *testing.T) {
+	addr, origin := serve(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+	if err != nil {
+		t.Fatalf("dial the relay: %v", err)
+	}
+	defer ws.CloseNow()
+	big := make([]byte, 2*frame.MaxDBFrameBytes+1)
+	for i := range big {
+		big[i] = 'a'
+	}
+	// The relay may close before the whole message is written.
+	_ = ws.Write(ctx, websocket.MessageText, big)
+	for {
+		_, _, err := ws.Read(ctx)
+		if err == nil {
+			continue // host-ready and anything before the close
+		}
+		if s := websocket.CloseStatus(err); s != websocket.StatusMessageTooBig {
+			t.Fatalf("the connection ended with %v (status %v), want %v", err, s, websocket.StatusMessageTooBig)
+		}
+		return
 	}
 }
