@@ -14,24 +14,26 @@
 // form submission"), and a host whose sandbox allows forms, as some MCP
 // Apps hosts' do, would deliver a second "submit" and navigate the frame.
 // (A <form method="dialog"> closing its <dialog> is in modals.js.)
-const submit = (form, submitter, e) => {
-  e?.preventDefault();
-  (form.noValidate || submitter?.formNoValidate || form.reportValidity()) &&
-    form.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
+
+// requestSubmit is the browser's, less what the sandbox blocks: the
+// validity check (unless novalidate), then the submit event; a click on a
+// submit button and Enter in a form without one submit through it.
+HTMLFormElement.prototype.requestSubmit = function (submitter) {
+  (this.noValidate || submitter?.formNoValidate || this.reportValidity()) &&
+    this.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
 };
 addEventListener("click", (e) => {
   const b = e.target.closest?.("button,input");
-  if (b?.form && b.type == "submit" && !e.defaultPrevented) submit(b.form, b, e);
+  if (b?.form && b.type == "submit" && !e.defaultPrevented) e.preventDefault(), b.form.requestSubmit(b);
 });
+// A form has no default button when none of its elements (those outside it
+// with form= too) is a submit button.
 addEventListener("keydown", (e) => {
   const t = e.target;
-  if (e.key == "Enter" && t.form && t.tagName == "INPUT" && !t.form.querySelector("[type=submit],button:not([type])"))
-    submit(t.form, null, e);
+  if (e.key == "Enter" && t.tagName == "INPUT" && t.form && ![...t.form.elements].some((b) => b.type == "submit"))
+    e.preventDefault(), t.form.requestSubmit();
 });
 // The browser's own submit event (a sandbox that allows forms, as some MCP
 // Apps hosts' do, fires one after ours for Enter in a form without a
 // button) is stopped before the app sees it, and its navigation with it.
 addEventListener("submit", (e) => e.isTrusted && (e.preventDefault(), e.stopImmediatePropagation()), true);
-HTMLFormElement.prototype.requestSubmit = function (s) {
-  submit(this, s);
-};

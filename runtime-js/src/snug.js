@@ -308,7 +308,7 @@ export const saveFile = async (name, data, mimeType) =>
       TYPE_SAVE_FILE_RESULT,
       // A file past the limit is refused by the host (the frame's data
       // maxLength), or before it is sent when its frame is past the size class.
-      { name: String(name), mimeType: mimeType || data.type || undefined, data: toBase64(new Uint8Array(await new Blob([data]).arrayBuffer())) },
+      { name: String(name), mimeType: mimeType || data.type || undefined, data: toBase64(await new Blob([data]).arrayBuffer()) },
       "saveFile",
     ),
   );
