@@ -796,12 +796,28 @@ func TestCloseInterruptsAndRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, s, "a")
+	if _, _, ok, err := s.KVGetNow("a", "k"); !ok || err != nil {
+		t.Fatalf("KVGetNow on the idle database: ok %v, %v", ok, err)
+	}
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.Exec(bg, "a", "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r", nil)
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Close once the query holds the database (KVGetNow would wait for it):
+	// a call that has not reached it yet is refused, not interrupted.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		_, _, ok, err := s.KVGetNow("a", "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow query never held the database")
+		}
+	}
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

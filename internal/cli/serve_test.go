@@ -133,7 +133,22 @@ func TestServeWatchRebuildsAndReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.CloseNow()
-	time.Sleep(100 * time.Millisecond) // the relay registers the connection
+	// The relay broadcasts a reload to the connections it has registered. It
+	// registers one before serving it, so an answer on this connection (the
+	// inspector's row for a frame to a slot with no app) shows it registered.
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"t":"frame","slot":"fence","frame":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("no answer to the fence frame: %v", err)
+		}
+		var m struct{ T string }
+		if json.Unmarshal(data, &m) == nil && m.T == "inspect" {
+			break
+		}
+	}
 	if err := os.WriteFile(file, []byte(strings.Replace(helloApp, ">one<", ">two<", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
