@@ -65,8 +65,9 @@ func TestSandboxEscapesFail(t *testing.T) {
 	before := len(browsertest.PageTargets(t, runner.Tab))
 	frame := runner.Frame(0)
 	results := browsertest.Eval[map[string]string](t, frame, `window.escapeRun`)
-	// Give anything that left late (a ping, a beacon, STUN retries) time to land.
-	time.Sleep(1500 * time.Millisecond)
+	// Give anything that left late (a ping, a beacon, STUN retries) time to
+	// land: an absence window (see settle).
+	time.Sleep(settle)
 
 	for name, want := range map[string]string{
 		"fetch":              "blocked:TypeError",
@@ -152,7 +153,7 @@ func TestFrameNavigationsSendNothing(t *testing.T) {
 		doc := escapeDoc(t, "nested.html", can.port(), 0)
 		h := startHost(t, hostkit.WithApps(hostkit.BuiltApp("nested", doc, hostkit.Meta{DisplayName: "Nested"})))
 		openRunnerRaw(t, h, "nested")
-		time.Sleep(time.Second)
+		time.Sleep(settle) // an absence window: see settle
 		if n, paths := can.hits(); n != 0 {
 			t.Errorf("nested frames made %d connections: %q", n, paths)
 		}
@@ -164,7 +165,7 @@ func TestFrameNavigationsSendNothing(t *testing.T) {
 		doc := escapeDoc(t, "refresh.html", can.port(), 0)
 		h := startHost(t, hostkit.WithApps(hostkit.BuiltApp("refresh", doc, hostkit.Meta{DisplayName: "Refresh"})))
 		runner := openRunnerRaw(t, h, "refresh")
-		time.Sleep(time.Second)
+		time.Sleep(settle) // an absence window: see settle
 		if n, paths := can.hits(); n != 0 {
 			t.Errorf("the refresh made %d connections: %q", n, paths)
 		}
@@ -174,22 +175,36 @@ func TestFrameNavigationsSendNothing(t *testing.T) {
 	})
 	t.Run("self navigation", func(t *testing.T) {
 		can := newCanary(t)
-		h := startHost(t)
-		runner := browsertest.OpenRunner(t, h.URL(), "probe")
-		frame := runner.Frame(0)
+		h := startHost(t, hostkit.WithDataDir(t.TempDir()))
+		// The second instance stays live: its requests fence the first's.
+		runner := browsertest.OpenRunner(t, h.URL(), "probe", "probe")
+		ss := runner.Slots()
+		frame, live := runner.SlotFrame(ss[0]), runner.SlotFrame(ss[1])
 		browsertest.Eval[bool](t, frame, fmt.Sprintf(`(() => { location.href = "http://nav-canary.test:%d/self"; return true; })()`, can.port()))
-		runner.WaitFor("the instance to die", `document.querySelector('article.instance').dataset.state === 'dead'`)
-		time.Sleep(500 * time.Millisecond)
+		runner.WaitFor("the instance to die", fmt.Sprintf(`document.querySelector('article.instance[data-slot=%q]').dataset.state === 'dead'`, ss[0]))
+		time.Sleep(settle) // an absence window: see settle
 		if n := can.requests.Load(); n != 0 {
 			_, paths := can.hits()
 			t.Errorf("the self-navigation sent %d requests: %q", n, paths)
 		}
-		// The host marked the instance dead: it sends it nothing more.
-		outBefore := runner.Counts().Out
+		// The host marked the instance dead: it sends it nothing more. The
+		// theme goes to every live instance at once, as the relay reads the
+		// page's message; the live instance's get, read after it, is
+		// answered after anything sent then, and its entry comes last.
+		outTo := func(slot string) int {
+			return browsertest.Eval[int](t, runner.Tab, fmt.Sprintf(`document.querySelectorAll('#frames tbody tr[data-dir="out"][data-slot=%q]').length`, slot))
+		}
+		base := runner.CountsWhen("the instances' handshakes in", func(c browsertest.Counts) bool { return c.InByType["snug:app-announce"] >= 2 })
+		deadBefore := outTo(ss[0])
+		theme := browsertest.Eval[string](t, runner.Tab, `document.documentElement.dataset.theme`)
 		runner.Click("#theme-toggle")
-		time.Sleep(300 * time.Millisecond)
-		if out := runner.Counts().Out; out != outBefore {
-			t.Errorf("the host sent %d frames to a dead instance", out-outBefore)
+		runner.WaitFor("the theme toggled", fmt.Sprintf(`document.documentElement.dataset.theme !== %q`, theme))
+		browsertest.Eval[string](t, live, `snug.db.get("fence").then(() => "", e => e.code)`)
+		runner.CountsWhen("the live instance's theme event out and its get in", func(c browsertest.Counts) bool {
+			return c.OutByType["snug:host-event"] >= base.OutByType["snug:host-event"]+1 && c.InByType["snug:db-request"] >= base.InByType["snug:db-request"]+1
+		})
+		if out := outTo(ss[0]) - deadBefore; out != 0 {
+			t.Errorf("the host sent %d frames to a dead instance", out)
 		}
 		t.Logf("self navigation: %d bare connections (residual), 0 requests", can.conns.Load())
 	})
@@ -229,7 +244,9 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 		const on = (e) => { if (e.source === parent && e.data && e.data.requestId && e.data.requestId.startsWith("forged")) answers.push(e.data); };
 		window.addEventListener("message", on);
 		for (const f of frames) parent.postMessage(f, "*");
-		await new Promise(r => setTimeout(r, 400));
+		// A fence: A's own request after them. The host answers A's frames
+		// in the order they came, so once this answer is in, theirs are.
+		await snug.db.get("fence").catch(() => {});
 		window.removeEventListener("message", on);
 		return {answers};
 	})`
@@ -263,7 +280,10 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 
 	// A window that is not an app frame: the runner itself and an extra
 	// frame in it post a well-formed announce. The page ignores both.
-	before := runner.Counts().InByType["snug:app-announce"]
+	// The baseline, once the entry of the last frame before it (B's get, the
+	// fourth db-request of the test) is in: entries come in frame order.
+	base := runner.CountsWhen("B's get in", func(c browsertest.Counts) bool { return c.InByType["snug:db-request"] >= 4 })
+	before := base.InByType["snug:app-announce"]
 	const announce = `({v: 1, type: "snug:app-announce", appId: "evil", displayName: "Evil"})`
 	browsertest.Eval[bool](t, runner.Tab, `(() => { window.postMessage(`+announce+`, "*"); document.body.append(Object.assign(document.createElement("iframe"), {id: "stranger"})); return true; })()`)
 	nodes, err := chromedp.Run(runner.Tab, chromedp.Nodes(chromedp.CSS("#stranger")))
@@ -280,9 +300,15 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("post from the extra frame: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond)
-	if after := runner.Counts().InByType["snug:app-announce"]; after != before {
-		t.Errorf("announces from non-app windows reached the host: %d → %d", before, after)
+	// A fence: an announce from the app's own frame, posted after both. The
+	// page handles the window's messages in the order they were posted (the
+	// two above were queued before this call), relays in that order, and the
+	// host's entries come back in it: once this one is counted, any of
+	// theirs would be.
+	browsertest.Eval[bool](t, a, `(snug.announce({displayName: "Fence"}), true)`)
+	after := runner.CountsWhen("the app's own announce in", func(c browsertest.Counts) bool { return c.InByType["snug:app-announce"] >= before+1 })
+	if n := after.InByType["snug:app-announce"]; n != before+1 {
+		t.Errorf("announces from non-app windows reached the host: %d → %d, want only the app's own", before, n)
 	}
 }
 

@@ -41,8 +41,12 @@ func TestExamplesRunInTheRunner(t *testing.T) {
 	}
 	browsertest.ServeHost(t, h)
 	runner := browsertest.OpenRunner(t, h.URL(), h.Apps.Keys()...)
-	time.Sleep(500 * time.Millisecond)
-	c := runner.Counts()
+	n := len(h.Apps.Keys())
+	runner.CountsWhen("every example's announce in", func(c browsertest.Counts) bool { return c.InByType["snug:app-announce"] >= n })
+	// An absence window (see settle): an example sends its load-time frames
+	// in its own time, so no later frame of ours fences them.
+	time.Sleep(settle)
+	c := runner.CountsWhen("every example's announce in", func(c browsertest.Counts) bool { return c.InByType["snug:app-announce"] >= n })
 	if c.Reject != 0 {
 		rows := browsertest.Eval[[]string](t, runner.Tab, `[...document.querySelectorAll('#frames tbody tr[data-verdict="reject"]')].map(tr => tr.textContent)`)
 		t.Errorf("the host rejected %d frames from the examples: %q", c.Reject, rows)

@@ -127,7 +127,9 @@ func TestSoakTenInstances(t *testing.T) {
 		apps[i] = "probe"
 	}
 	runner := browsertest.OpenRunner(t, h.URL(), apps...)
-	start := runner.Counts()
+	start := runner.CountsWhen("every instance's announce in", func(c browsertest.Counts) bool {
+		return c.InByType["snug:app-announce"] >= instances
+	})
 	ss := runner.Slots()
 	frames := make([]context.Context, len(ss))
 	for i, s := range ss {
@@ -159,7 +161,19 @@ func TestSoakTenInstances(t *testing.T) {
 	}
 	elapsed := time.Since(t0)
 	runnerBusy := runnerTaskSeconds(t, runner.Tab) - taskBefore
-	c := runner.Counts()
+	// Each count waits for what the apps saw; an extra one would show in
+	// the equalities below.
+	c := runner.CountsWhen("every frame the apps sent and received counted", func(c browsertest.Counts) bool {
+		if c.Terminal-start.Terminal < total || c.InByType["snug:app-cancel"]-start.InByType["snug:app-cancel"] < cancels {
+			return false
+		}
+		for typ, n := range sent {
+			if c.InByType[typ]-start.InByType[typ] < n {
+				return false
+			}
+		}
+		return true
+	})
 	if got := c.Terminal - start.Terminal; got != total {
 		t.Errorf("inspector counted %d terminal frames delivered, the apps received %d", got, total)
 	}

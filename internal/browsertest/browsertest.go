@@ -352,28 +352,21 @@ type Counts struct {
 	OutByType map[string]int `json:"outByType"`
 }
 
-// Counts reads the inspector's counters once the inspector has drawn what
-// it has seen so far: it batches rows and counts and draws every 200 ms
-// (DRAW_MS in site/src/inspector.js), so this waits 450 ms first.
-func (r *Runner) Counts() Counts {
-	r.t.Helper()
-	raw := Eval[string](r.t, r.Tab, `new Promise(ok => setTimeout(() => ok(document.getElementById('counts').dataset.counts || '{}'), 450))`)
-	var c Counts
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		r.t.Fatalf("inspector counts %q: %v", raw, err)
-	}
-	return c
-}
-
 // CountsWhen reads the inspector's counters once ok holds for them (an
 // event the test knows comes last), failing the test after WaitTimeout with
-// what and the last counts. The page counts a frame it delivers (terminal,
-// streaming) and the host's inspect entry of it (out, by type) from two
-// relay messages, frame then entry, and a draw may fall between them; the
-// entry of a frame the app sent (in, by type) comes after any answer the
-// host sent while handling it. So a test waits for each count it asserts:
-// the terminal's entry, for instance, has arrived once the app-responses
-// out outnumber the streaming ones delivered.
+// what and the last counts. There is no reading "after a while": the
+// inspector draws its counts every 200 ms (DRAW_MS in site/src/inspector.js)
+// from entries the host sends when it gets to them, so a fixed wait says
+// nothing about what has arrived. The page counts a frame it delivers
+// (terminal, streaming) and the host's inspect entry of it (out, by type)
+// from two relay messages, frame then entry, and a draw may fall between
+// them; the entry of a frame the app sent (in, by type) comes after any
+// answer the host sent while handling it, and the entries of one page come
+// in the order its frames went. So a test waits for each count it asserts,
+// or for a later one that fences it: the terminal's entry, for instance,
+// has arrived once the app-responses out outnumber the streaming ones
+// delivered. A baseline is read the same way, once the entry of the last
+// frame before it has arrived.
 func (r *Runner) CountsWhen(what string, ok func(Counts) bool) Counts {
 	r.t.Helper()
 	deadline := time.Now().Add(WaitTimeout)
