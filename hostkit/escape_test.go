@@ -273,6 +273,10 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 	if got := browsertest.Eval[string](t, b, `snug.db.get("owner")`); got != "b" {
 		t.Fatalf("B's data was changed by A's forged frame: owner = %q", got)
 	}
+	// The entries of A's forged frames are in, and drawn with the counts,
+	// once the entry of B's get, relayed after them, is (the test's fourth
+	// db-request): entries come in the order the page relayed the frames.
+	base := runner.CountsWhen("B's get in", func(c browsertest.Counts) bool { return c.InByType["snug:db-request"] >= 4 })
 	rejects := browsertest.Eval[int](t, runner.Tab, `[...document.querySelectorAll('#frames tbody tr')].filter(tr => tr.dataset.verdict === 'reject' && tr.dataset.slot === '`+ss[0]+`').length`)
 	if rejects < 3 {
 		t.Errorf("inspector shows %d rejected frames from A, want 3", rejects)
@@ -280,9 +284,6 @@ func TestForgedIdentityIsRejected(t *testing.T) {
 
 	// A window that is not an app frame: the runner itself and an extra
 	// frame in it post a well-formed announce. The page ignores both.
-	// The baseline, once the entry of the last frame before it (B's get, the
-	// fourth db-request of the test) is in: entries come in frame order.
-	base := runner.CountsWhen("B's get in", func(c browsertest.Counts) bool { return c.InByType["snug:db-request"] >= 4 })
 	before := base.InByType["snug:app-announce"]
 	const announce = `({v: 1, type: "snug:app-announce", appId: "evil", displayName: "Evil"})`
 	browsertest.Eval[bool](t, runner.Tab, `(() => { window.postMessage(`+announce+`, "*"); document.body.append(Object.assign(document.createElement("iframe"), {id: "stranger"})); return true; })()`)
