@@ -32,9 +32,17 @@ func rtcNestedDoc(t *testing.T, port int) []byte {
 	return []byte(strings.ReplaceAll(doc, "TURN_PORT", fmt.Sprint(port)))
 }
 
-// settle is how long the defended tests listen for what must not come: an
-// absence has no event to wait for. The controls show every leak arriving
-// well inside it (they wait for each leak itself, not for this).
+// settle is the one absence window of this package's browser tests: how
+// long a test listens for what must not come where no fence exists. A
+// fence (a later action whose effect comes after the forbidden one's
+// would) is used wherever the system orders things: frames on one relay
+// connection, an app's requests on its session. What these tests listen
+// for has no such order: the browser's own network traffic (a TURN
+// allocation, a TLS ClientHello of a blocked navigation or a hint, a
+// beacon or STUN retry) leaves when the browser gets to it, on no path a
+// later frame or request shares, and an app sends its load-time frames in
+// its own time. The controls show every leak arriving well inside it (they
+// wait for each leak itself, not for this).
 const settle = 2 * time.Second
 
 // runNested runs every attempt in the app's frame and returns what each

@@ -48,6 +48,9 @@ func TestBlockedNavigationsLeakOnlyHostNames(t *testing.T) {
 			runner := openRunnerRaw(t, h, "residual")
 			frame := runner.Frame(0)
 			started := browsertest.Eval[any](t, frame, fmt.Sprintf(`window.channels[%q](%d)`, channel, window.Milliseconds()))
+			// The app's loop runs for window (the measurement's length, not
+			// a wait on an event); then settle for its last names to land
+			// (an absence window: see settle).
 			time.Sleep(window + settle)
 			names := can.sniNames()
 			_, lines := can.hits()
