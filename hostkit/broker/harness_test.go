@@ -126,10 +126,11 @@ type page struct {
 	t  testing.TB
 	ws *websocket.Conn
 
-	mu   sync.Mutex
-	cond *sync.Cond
-	log  []msg
-	err  error
+	mu     sync.Mutex
+	cond   *sync.Cond
+	log    []msg
+	err    error
+	fences int // fence's count, for a fresh slot each time
 }
 
 func (h *host) page(t testing.TB) *page {
@@ -299,18 +300,22 @@ func (p *page) start(slot, app string) string {
 	return hr.InstanceID
 }
 
-// settle waits until no message arrived for d (to assert that nothing more
-// comes).
-func (p *page) settle(d time.Duration) {
-	n := p.count()
-	for {
-		time.Sleep(d)
-		m := p.count()
-		if m == n {
-			return
-		}
-		n = m
-	}
+// fence returns once the relay has handled everything this page sent
+// before it, and the page has read everything the host sent while handling
+// it: a test asserts that nothing more came, for what the relay's reader
+// does (frame checks, refusals, ignored frames, answers from the page's
+// messages), without a quiet window. It sends a frame for a slot with no
+// app, which the relay's reader answers with an inspector row on the same
+// queue, in order. Work a handler does on a worker later is not fenced: a
+// test waits for that work's own end (an agent call gone, a terminal).
+func (p *page) fence() {
+	p.t.Helper()
+	p.mu.Lock()
+	p.fences++
+	slot := fmt.Sprintf("fence-%d", p.fences)
+	p.mu.Unlock()
+	p.send(map[string]any{"t": "frame", "slot": slot, "frame": json.RawMessage(`{}`)})
+	p.wait(0, waitLimit, func(m msg) bool { return m.T == "inspect" && m.Entry.Slot == slot })
 }
 
 func appMessage(inst, rid, action string) string {
