@@ -95,7 +95,7 @@ func (r *request) run() {
 // request with that answer. It reports false, having done nothing, when now
 // has no answer at once (nil): the request then goes to a worker. A panic
 // in now finishes the request with HOST_ERROR, as on a worker.
-func (r *request) runNow(now func(Call) frame.Frame) (answered bool) {
+func (r *request) runNow(now func(Call) (frame.Frame, vouch)) (answered bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.s.b.logf("broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, debug.Stack())
@@ -106,12 +106,12 @@ func (r *request) runNow(now func(Call) frame.Frame) (answered bool) {
 			r.s.b.wg.Done()
 		}
 	}()
-	f := now(r.call)
+	f, v := now(r.call)
 	if f == nil {
 		return false
 	}
 	frame.SetRequestID(f, r.id)
-	r.finish(f, errAnswered)
+	r.finishVouched(f, v, errAnswered)
 	return true
 }
 
@@ -131,6 +131,12 @@ func (r *request) stream(text string) {
 // the request; every later call reports false and sends nothing. The
 // handler's context ends with cause.
 func (r *request) finish(f frame.Frame, cause error) bool {
+	return r.finishVouched(f, vouch{}, cause)
+}
+
+// finishVouched is finish of an answer that may hold v's value
+// (Session.sendVouched).
+func (r *request) finishVouched(f frame.Frame, v vouch, cause error) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -143,7 +149,7 @@ func (r *request) finish(f frame.Frame, cause error) bool {
 	// Leave the in-flight set before the terminal goes out, so the app may
 	// send its next request the moment it sees this answer.
 	r.s.remove(r)
-	r.s.send(f)
+	r.s.sendVouched(f, v)
 	if r.cancel != nil {
 		r.cancel(cause)
 	}

@@ -360,9 +360,14 @@ func (d *dispatcher) AppMessage(ctx context.Context, f *frame.AppMessage) {
 // DBRequest sends the request to the app's database.
 func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
 	h := d.s.b.opts.DB
-	var now func(Call) frame.Frame
-	if n, ok := h.(DBNowHandler); ok {
-		now = func(c Call) frame.Frame { return answer(n.DBRequestNow(c, f)) }
+	var now func(Call) (frame.Frame, vouch)
+	if n, ok := h.(vouchedNow); ok {
+		now = func(c Call) (frame.Frame, vouch) {
+			resp, v := n.dbRequestNow(c, f)
+			return answer(resp), v
+		}
+	} else if n, ok := h.(DBNowHandler); ok {
+		now = func(c Call) (frame.Frame, vouch) { return answer(n.DBRequestNow(c, f)), vouch{} }
 	}
 	d.startNow(f, f.InstanceID, h != nil, "db", now, func() handlerFunc {
 		return func(ctx context.Context, c Call, r *request) frame.Frame {
@@ -435,7 +440,7 @@ type handlerFunc = func(ctx context.Context, c Call, r *request) frame.Frame
 // when it has none): an accepted request is offered to now first, on this
 // goroutine, and goes to a worker (with the handler run makes) only when
 // now has no answer at once. Either way it is in flight, under its latch, until its terminal.
-func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, now func(Call) frame.Frame, run func() handlerFunc) {
+func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, now func(Call) (frame.Frame, vouch), run func() handlerFunc) {
 	respType, typ, rid := frame.AnswerType(req.FrameType()), req.FrameType(), frame.RequestIDOf(req)
 	d.accept(typ, rid)
 	s := d.s
@@ -528,7 +533,11 @@ func (s *Session) sendHostReady() {
 // replaced by the pair's error answer; any other (host-ready, a host-event,
 // streaming text) is not sent, and Options.Logf says why. It reports whether
 // a frame went out. An answer that refuses is logged too (Options.Logf).
-func (s *Session) send(f frame.Frame) bool {
+func (s *Session) send(f frame.Frame) bool { return s.sendVouched(f, vouch{}) }
+
+// sendVouched is send of a frame that may hold v's value, which the
+// encoder then writes without reading it again (frame.EncodeVouched).
+func (s *Session) sendVouched(f frame.Frame, v vouch) bool {
 	s.sendMu.RLock()
 	defer s.sendMu.RUnlock()
 	if s.dead.Load() {
@@ -537,7 +546,13 @@ func (s *Session) send(f frame.Frame) bool {
 	// The generated encoder writes what it is sure of (Marshal's bytes, a
 	// frame Parse accepts: frame.Encode), so it needs no parse-back;
 	// anything else is Marshal's and is parsed back.
-	raw, sure := frame.Encode(f)
+	var raw []byte
+	var sure bool
+	if v.v != nil {
+		raw, sure = frame.EncodeVouched(f, v.v, v.verdict)
+	} else {
+		raw, sure = frame.Encode(f)
+	}
 	var err error
 	if !sure {
 		raw, err = frame.Marshal(f)

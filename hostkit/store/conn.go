@@ -72,7 +72,7 @@ type appDB struct {
 	// _snug_kv is the store's own kvSet on this connection (the app's SQL
 	// cannot name it), which drops its key; opening and closing the
 	// connection (an import's swap, a release, a hard stop) drops them all.
-	kvCache      map[string]string
+	kvCache      map[string]kvEntry
 	kvCacheBytes int
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unsafe"
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/bytesize"
@@ -22,33 +23,37 @@ func checkKey(key string) error {
 	return nil
 }
 
-func (d *appDB) kvGet(key string) (json.RawMessage, bool, error) {
+// kvGet reads key's value: shared (see KVValue), from the cache when it
+// is there.
+func (d *appDB) kvGet(key string) (KVValue, error) {
 	if err := checkKey(key); err != nil {
-		return nil, false, err
+		return KVValue{}, err
 	}
-	if v, ok := d.kvCache[key]; ok {
-		return json.RawMessage(v), true, nil
+	if e, ok := d.kvCache[key]; ok {
+		return e.value(), nil
 	}
 	d.trusted = true
 	defer func() { d.trusted = false }()
 	st := d.kvGetSt
 	defer st.Reset()
 	if err := st.BindText(1, key); err != nil {
-		return nil, false, err
+		return KVValue{}, err
 	}
 	if !st.Step() {
-		return nil, false, st.Err()
+		return KVValue{}, st.Err()
 	}
 	raw := st.ColumnRawText(0)
 	if jsonStringLen(key)+len(raw) > resultBudget() {
-		return nil, false, &Error{Code: frame.CodeDBResultTooLarge, Message: fmt.Sprintf(
+		return KVValue{}, &Error{Code: frame.CodeDBResultTooLarge, Message: fmt.Sprintf(
 			"the value under this key is %s: it cannot fit the db frame", bytesize.Text(int64(len(raw))))}
 	}
 	if !json.Valid(raw) {
-		return nil, false, fmt.Errorf("kv value under %q is not JSON", key)
+		return KVValue{}, fmt.Errorf("kv value under %q is not JSON", key)
 	}
-	d.cacheKV(key, raw)
-	return json.RawMessage(bytes.Clone(raw)), true, nil
+	if e, ok := d.cacheKV(key, raw); ok {
+		return e.value(), nil
+	}
+	return KVValue{Raw: json.RawMessage(bytes.Clone(raw)), Found: true}, nil
 }
 
 // The bounds of an open database's kv cache (appDB.kvCache): a value
@@ -59,27 +64,45 @@ const (
 	kvCacheMax      = 64 << 10
 )
 
-// cacheKV keeps the value kvGet just read under key (see kvCache).
-func (d *appDB) cacheKV(key string, raw []byte) {
+// kvEntry is a cached kv value: its text, which every reader shares and
+// nothing changes (a write replaces the entry), and what frame.CheckRaw
+// found of it once, when it was cached.
+type kvEntry struct {
+	v       string
+	verdict frame.RawVerdict
+	checked bool
+}
+
+// value is e as kvGet hands it out: the cached text itself, no copy.
+func (e kvEntry) value() KVValue {
+	return KVValue{Raw: unsafe.Slice(unsafe.StringData(e.v), len(e.v)), Found: true, Verdict: e.verdict, Checked: e.checked}
+}
+
+// cacheKV keeps the value kvGet just read under key (see kvCache), and
+// reports the entry when it did.
+func (d *appDB) cacheKV(key string, raw []byte) (kvEntry, bool) {
 	if len(raw) > kvCacheValueMax || d.s.opts.LockingMode != LockingExclusive {
-		return
+		return kvEntry{}, false
 	}
 	n := len(key) + len(raw)
 	if d.kvCacheBytes+n > kvCacheMax {
 		d.dropKVCache()
 	}
 	if d.kvCache == nil {
-		d.kvCache = make(map[string]string)
+		d.kvCache = make(map[string]kvEntry)
 	}
-	d.kvCache[key] = string(raw)
+	e := kvEntry{v: string(raw)}
+	e.verdict, e.checked = frame.CheckRaw(raw)
+	d.kvCache[key] = e
 	d.kvCacheBytes += n
+	return e, true
 }
 
 // uncacheKV drops key's cached value (it is being written).
 func (d *appDB) uncacheKV(key string) {
-	if v, ok := d.kvCache[key]; ok {
+	if e, ok := d.kvCache[key]; ok {
 		delete(d.kvCache, key)
-		d.kvCacheBytes -= len(key) + len(v)
+		d.kvCacheBytes -= len(key) + len(e.v)
 	}
 }
 

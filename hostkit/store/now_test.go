@@ -11,21 +11,21 @@ import (
 // at once having done nothing; on a free, open database it reads as KVGet.
 func TestKVGetNowDoesNotWait(t *testing.T) {
 	s, _ := newStore(t, Options{StatementTimeout: time.Minute})
-	if _, _, ok, err := s.KVGetNow("a", "k"); ok || err != nil {
+	if _, _, ok, err := kvGetNow(s, "a", "k"); ok || err != nil {
 		t.Fatalf("KVGetNow on a database never opened: ok %v, %v", ok, err)
 	}
 	bg := context.Background()
 	if err := s.KVSet(bg, "a", "k", []byte(`[1,2]`)); err != nil {
 		t.Fatal(err)
 	}
-	v, found, ok, err := s.KVGetNow("a", "k")
+	v, found, ok, err := kvGetNow(s, "a", "k")
 	if !ok || err != nil || !found || string(v) != `[1,2]` {
 		t.Fatalf("KVGetNow on a free database: %s %v %v %v", v, found, ok, err)
 	}
-	if _, found, ok, err := s.KVGetNow("a", "nothing"); !ok || err != nil || found {
+	if _, found, ok, err := kvGetNow(s, "a", "nothing"); !ok || err != nil || found {
 		t.Fatalf("KVGetNow of a missing key: found %v ok %v %v", found, ok, err)
 	}
-	if _, _, ok, err := s.KVGetNow("a", ""); !ok || err == nil {
+	if _, _, ok, err := kvGetNow(s, "a", ""); !ok || err == nil {
 		t.Fatalf("KVGetNow of an empty key: ok %v, %v", ok, err)
 	}
 
@@ -39,7 +39,7 @@ func TestKVGetNowDoesNotWait(t *testing.T) {
 	// does, KVGetNow returns without waiting for it.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		_, _, ok, err := s.KVGetNow("a", "k")
+		_, _, ok, err := kvGetNow(s, "a", "k")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,11 +59,11 @@ func TestKVGetNowDoesNotWait(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("the cancelled query succeeded")
 	}
-	if _, _, ok, err := s.KVGetNow("a", "k"); !ok || err != nil {
+	if _, _, ok, err := kvGetNow(s, "a", "k"); !ok || err != nil {
 		t.Fatalf("KVGetNow once the query ended: ok %v, %v", ok, err)
 	}
 	s.Close()
-	if _, _, ok, _ := s.KVGetNow("a", "k"); ok {
+	if _, _, ok, _ := kvGetNow(s, "a", "k"); ok {
 		t.Fatal("KVGetNow read from a closed store")
 	}
 }
@@ -99,7 +99,7 @@ func TestKVGetNowLooksAgainOnlyBehindAQuickCall(t *testing.T) {
 	// A quick holder that lets go at the second yield: read.
 	hold(true)
 	yields, release = 0, 2
-	if v, _, ok, err := s.KVGetNow("a", "k"); !ok || err != nil || string(v) != "1" {
+	if v, _, ok, err := kvGetNow(s, "a", "k"); !ok || err != nil || string(v) != "1" {
 		t.Fatalf("behind a quick call that let go: ok %v, %v", ok, err)
 	}
 	if yields != 2 {
@@ -108,7 +108,7 @@ func TestKVGetNowLooksAgainOnlyBehindAQuickCall(t *testing.T) {
 	// A quick holder that does not let go: a bounded number of looks.
 	hold(true)
 	yields, release = 0, 0
-	if _, _, ok, _ := s.KVGetNow("a", "k"); ok {
+	if _, _, ok, _ := kvGetNow(s, "a", "k"); ok {
 		t.Fatal("read while the quick call held the database")
 	}
 	if yields != quickLooks {
@@ -117,11 +117,11 @@ func TestKVGetNowLooksAgainOnlyBehindAQuickCall(t *testing.T) {
 	// Any other holder (a query, a write): no second look.
 	d.quick.Store(false)
 	yields = 0
-	if _, _, ok, _ := s.KVGetNow("a", "k"); ok || yields != 0 {
+	if _, _, ok, _ := kvGetNow(s, "a", "k"); ok || yields != 0 {
 		t.Fatalf("behind a call that is not quick: ok %v after %d yields", ok, yields)
 	}
 	<-d.lock
-	if _, _, ok, err := s.KVGetNow("a", "k"); !ok || err != nil {
+	if _, _, ok, err := kvGetNow(s, "a", "k"); !ok || err != nil {
 		t.Fatalf("on the free database: ok %v, %v", ok, err)
 	}
 	if d.quick.Load() {

@@ -111,6 +111,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/snuggen/snuggen/frame"
 )
 
 // Defaults for Options fields left zero.
@@ -347,11 +349,27 @@ func (s *Store) Exec(ctx context.Context, app, sql string, params []any) (*ExecR
 	return res, err
 }
 
+// KVValue is a kv value as the store hands it out. Raw may be shared: the
+// store's kv cache and every reader of the key since it was cached hold
+// the same bytes, so nobody may change them (a later KVSet makes new
+// bytes and leaves them as they were). Checked reports that the value came
+// from the cache, where frame.CheckRaw accepted it once with Verdict: a
+// caller may hand Raw and Verdict to frame.EncodeVouched.
+type KVValue struct {
+	Raw     json.RawMessage // nil when not found
+	Found   bool
+	Verdict frame.RawVerdict
+	Checked bool
+}
+
 // KVGet reads the JSON value stored under key. A key never set (or set to
-// null, which deletes) gives found == false and a nil value.
+// null, which deletes) gives found == false and a nil value. The value
+// may be shared with the store's cache and other callers: it must not be
+// changed (see KVValue).
 func (s *Store) KVGet(ctx context.Context, app, key string) (value json.RawMessage, found bool, err error) {
-	err = s.do(ctx, app, "kvGet", false, true, func(d *appDB) (err error) {
-		value, found, err = d.kvGet(key)
+	err = s.do(ctx, app, "kvGet", false, true, func(d *appDB) error {
+		v, err := d.kvGet(key)
+		value, found = v.Raw, v.Found
 		return err
 	})
 	return value, found, err
@@ -361,13 +379,14 @@ func (s *Store) KVGet(ctx context.Context, app, key string) (value json.RawMessa
 // transport's read loop: it reads only when app's database is open and no
 // other call is using it, and otherwise returns ok false having done
 // nothing (the caller then uses KVGet, which waits its turn). The read is
-// one primary-key lookup, bounded by the value's size limit.
-func (s *Store) KVGetNow(app, key string) (value json.RawMessage, found, ok bool, err error) {
+// one primary-key lookup, bounded by the value's size limit. The value is
+// shared, not to be changed (see KVValue).
+func (s *Store) KVGetNow(app, key string) (v KVValue, ok bool, err error) {
 	ok, err = s.doNow(app, "kvGet", func(d *appDB) (err error) {
-		value, found, err = d.kvGet(key)
+		v, err = d.kvGet(key)
 		return err
 	})
-	return value, found, ok, err
+	return v, ok, err
 }
 
 // KVSet stores value (any JSON, kept compacted) under key; the JSON null
