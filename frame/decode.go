@@ -226,11 +226,11 @@ func lowerInStripHeadersASCII(s string) bool {
 	return false
 }
 
-// decode reads the members of a AppAnnounce after its '{'.
-func (f *AppAnnounce) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a AppAnnounce after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *AppAnnounce) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -311,11 +311,11 @@ func (f *AppAnnounce) Validate() error {
 	return validated(&c, TypeAppAnnounce, "")
 }
 
-// decode reads the members of a HostReady after its '{'.
-func (f *HostReady) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a HostReady after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *HostReady) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -405,11 +405,11 @@ func (f *HostReady) Validate() error {
 	return validated(&c, TypeHostReady, "")
 }
 
-// decode reads the members of a AppMessage after its '{'.
-func (f *AppMessage) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a AppMessage after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *AppMessage) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -473,11 +473,11 @@ func (f *AppMessage) Validate() error {
 	return validated(&c, TypeAppMessage, f.RequestID)
 }
 
-// decode reads the members of a AppCancel after its '{'.
-func (f *AppCancel) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a AppCancel after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *AppCancel) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -520,12 +520,12 @@ func (f *AppCancel) Validate() error {
 	return validated(&c, TypeAppCancel, f.RequestID)
 }
 
-// decode reads the members of a AppResponse after its '{'.
-func (f *AppResponse) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a AppResponse after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *AppResponse) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
 	var have uint64
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -629,12 +629,12 @@ func (f *AppResponse) Validate() error {
 	return validated(&c, TypeAppResponse, f.RequestID)
 }
 
-// decode reads the members of a DBRequest after its '{'.
-func (f *DBRequest) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a DBRequest after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *DBRequest) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
 	var have uint64
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -760,12 +760,12 @@ func (f *DBRequest) Validate() error {
 	return validated(&c, TypeDBRequest, f.RequestID)
 }
 
-// decode reads the members of a DBResponse after its '{'.
-func (f *DBResponse) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a DBResponse after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *DBResponse) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
 	var have uint64
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -845,11 +845,11 @@ func (f *DBResponse) Validate() error {
 	return validated(&c, TypeDBResponse, f.RequestID)
 }
 
-// decode reads the members of a NetRequest after its '{'.
-func (f *NetRequest) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a NetRequest after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *NetRequest) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -979,12 +979,12 @@ func (f *NetRequest) Validate() error {
 	return validated(&c, TypeNetRequest, f.RequestID)
 }
 
-// decode reads the members of a NetResponse after its '{'.
-func (f *NetResponse) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a NetResponse after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *NetResponse) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
 	var have uint64
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -1113,11 +1113,11 @@ func (f *NetResponse) Validate() error {
 	return validated(&c, TypeNetResponse, f.RequestID)
 }
 
-// decode reads the members of a OpenURLRequest after its '{'.
-func (f *OpenURLRequest) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a OpenURLRequest after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *OpenURLRequest) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -1193,11 +1193,11 @@ func (f *OpenURLRequest) Validate() error {
 	return validated(&c, TypeOpenURLRequest, f.RequestID)
 }
 
-// decode reads the members of a OpenURLResult after its '{'.
-func (f *OpenURLResult) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a OpenURLResult after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *OpenURLResult) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -1251,11 +1251,11 @@ func (f *OpenURLResult) Validate() error {
 	return validated(&c, TypeOpenURLResult, f.RequestID)
 }
 
-// decode reads the members of a SaveFileRequest after its '{'.
-func (f *SaveFileRequest) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a SaveFileRequest after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *SaveFileRequest) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -1318,11 +1318,11 @@ func (f *SaveFileRequest) Validate() error {
 	return validated(&c, TypeSaveFileRequest, f.RequestID)
 }
 
-// decode reads the members of a SaveFileResult after its '{'.
-func (f *SaveFileResult) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a SaveFileResult after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *SaveFileResult) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -1376,11 +1376,11 @@ func (f *SaveFileResult) Validate() error {
 	return validated(&c, TypeSaveFileResult, f.RequestID)
 }
 
-// decode reads the members of a HostEvent after its '{'.
-func (f *HostEvent) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a HostEvent after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *HostEvent) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return
@@ -1420,11 +1420,11 @@ func (f *HostEvent) Validate() error {
 	return validated(&c, TypeHostEvent, "")
 }
 
-// decode reads the members of a AppEvent after its '{'.
-func (f *AppEvent) decode(d *jsonscan.Decoder, c *violation.Collector) {
-	var got uint64
+// decode reads the members of a AppEvent after its '{', or after the members got
+// names (v and type, read by Parse's header) when they led the object.
+func (f *AppEvent) decode(d *jsonscan.Decoder, c *violation.Collector, got uint64) {
 	var unknown jsonscan.KeySet
-	for first := true; d.ObjMore(first); first = false {
+	for first := got == 0; d.ObjMore(first); first = false {
 		key, ok := d.Key()
 		if !ok {
 			return

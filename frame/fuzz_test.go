@@ -1,11 +1,13 @@
 package frame
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/internal/vectors"
 )
 
@@ -28,6 +30,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		sameParse(t, raw)
 		fr, err := Parse(raw)
 		if err != nil {
 			re, ok := err.(*RejectError)
@@ -83,4 +86,92 @@ func FuzzParse(f *testing.F) {
 
 func validate(f Frame) error {
 	return f.(interface{ Validate() error }).Validate()
+}
+
+// vTypeLast is raw, a JSON object, with its v and type members moved after
+// the others (ok false for a text that is not one readable object): Parse
+// reads it without the header's lead, from the object's start again.
+func vTypeLast(raw []byte) ([]byte, bool) {
+	var d jsonscan.Decoder
+	d.Reset(string(raw))
+	if !d.BeginObject() {
+		return nil, false
+	}
+	var head, tail [][]byte
+	for first := true; d.ObjMore(first); first = false {
+		start := d.Offset()
+		k, ok := d.Key()
+		if !ok {
+			return nil, false
+		}
+		if _, ok := d.Skip(); !ok {
+			return nil, false
+		}
+		m := []byte(strings.TrimLeft(string(raw[start:d.Offset()]), ", \t\r\n"))
+		if k == "v" || k == "type" {
+			tail = append(tail, m)
+		} else {
+			head = append(head, m)
+		}
+	}
+	if !d.End() || len(head) == 0 || len(tail) == 0 {
+		return nil, false
+	}
+	return []byte("{" + string(bytes.Join(append(head, tail...), []byte(","))) + "}"), true
+}
+
+// sameParse fails unless raw and its vTypeLast reading get the same
+// verdict from Parse: the same frame, or the same rejection.
+func sameParse(t *testing.T, raw []byte) {
+	t.Helper()
+	other, ok := vTypeLast(raw)
+	if !ok {
+		return
+	}
+	f1, err1 := Parse(raw)
+	f2, err2 := Parse(other)
+	if !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(err1, err2) {
+		t.Fatalf("Parse differs with v and type last:\n%s\n%v %v\n%s\n%v %v", raw, f1, err1, other, f2, err2)
+	}
+}
+
+// TestParseLeadIsTheFullRead: Parse's one pass (the frame's decoder going
+// on after v and type when they lead the object) gives the verdict the
+// full read from the object's start gives, on every vector.
+func TestParseLeadIsTheFullRead(t *testing.T) {
+	vs, err := vectors.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range vs {
+		text, err := v.Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := vTypeLast(text); ok {
+			n++
+		}
+		sameParse(t, text)
+	}
+	if n < 100 {
+		t.Fatalf("only %d vectors compared", n)
+	}
+	// v or type again after the lead, values the header does not take.
+	kv := `"requestId":"k1","instanceId":"i1","op":"kvGet","key":"prefs"`
+	for _, text := range []string{
+		`{"v":1,"type":"snug:db-request",` + kv + `}`,
+		`{"type":"snug:db-request","v":1,` + kv + `}`,
+		`{"v":1,"type":"snug:db-request",` + kv + `,"type":"snug:db-request"}`,
+		`{"v":1,"type":"snug:db-request",` + kv + `,"v":1}`,
+		`{"v":1,"type":"snug:db-request","type":"snug:db-request",` + kv + `}`,
+		`{"v":1.0,"type":"snug:db-request",` + kv + `}`,
+		`{"v":1,"type":"snug:db\u002drequest",` + kv + `}`,
+		`{"v":2,"type":"snug:db-request",` + kv + `}`,
+		`{"v":1,"type":"snug:nothing",` + kv + `}`,
+		`{"v":1,"type":"snug:db-request",` + kv + `,}`,
+		`{"v":1,"type":"snug:db-request"` + kv + `}`,
+	} {
+		sameParse(t, []byte(text))
+	}
 }

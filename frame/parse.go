@@ -80,7 +80,7 @@ func AnswerFor(req Frame, e *Error) Frame {
 // after its '{' (the shape stage), check runs the value and refinement stages.
 type body interface {
 	Frame
-	decode(d *jsonscan.Decoder, c *violation.Collector)
+	decode(d *jsonscan.Decoder, c *violation.Collector, got uint64)
 	check(c *violation.Collector)
 }
 
@@ -149,9 +149,15 @@ func (st *parseState) parse(s string) (Frame, error) {
 	if len(s) > limit {
 		return nil, frameReject(s, h.typ, RuleFrameSize, "")
 	}
-	d.Reset(s)
-	d.BeginObject()
-	f.decode(d, c)
+	if h.lead {
+		// v and type led the object and were read once, by the header: the
+		// frame's decoder goes on after them.
+		f.decode(d, c, 1<<0|1<<1)
+	} else {
+		d.Reset(s)
+		d.BeginObject()
+		f.decode(d, c, 0)
+	}
 	if !d.End() {
 		return nil, frameReject(s, "", RuleFrameJSON, "")
 	}
@@ -180,6 +186,9 @@ type header struct {
 	seenV, vInt, seenType, hasType bool
 	v                              int64
 	typ                            string
+	// lead: v (an integer) and type (a string) are the object's first two
+	// members, in either order, and the decoder stands right after them.
+	lead bool
 }
 
 // scan reads top-level members until it has seen v and type; false when the
@@ -188,6 +197,7 @@ func (h *header) scan(d *jsonscan.Decoder) bool {
 	if !d.BeginObject() {
 		return false
 	}
+	lead := true
 	for first := true; d.ObjMore(first); first = false {
 		k, ok := d.Key()
 		if !ok {
@@ -209,12 +219,14 @@ func (h *header) scan(d *jsonscan.Decoder) bool {
 				d.Skip()
 			}
 		default:
+			lead = false
 			d.Skip()
 		}
 		if d.Err != nil {
 			return false
 		}
 		if h.seenV && h.seenType {
+			h.lead = lead && h.vInt && h.hasType
 			return true
 		}
 	}

@@ -211,16 +211,31 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 		}
 		after = append(after, jen.If(cond).Block(reqs...))
 	}
-	vars := []jen.Code{jen.Var().Id("got").Uint64(), jen.Var().Id("unknown").Qual(jsonscanPkg, "KeySet")}
+	vars := []jen.Code{jen.Var().Id("unknown").Qual(jsonscanPkg, "KeySet")}
+	params := []jen.Code{jen.Id("d").Op("*").Qual(jsonscanPkg, "Decoder"), jen.Id("c").Op("*").Qual(violationPkg, "Collector")}
+	firstIs := jen.True()
+	if top {
+		// Parse's header read v and type; when they led the object it goes
+		// on from there (got has their bits) instead of reading them again.
+		params = append(params, jen.Id("got").Uint64())
+		firstIs = jen.Id("got").Op("==").Lit(0)
+	} else {
+		vars = append([]jen.Code{jen.Var().Id("got").Uint64()}, vars...)
+	}
 	if len(reqConds) > 0 {
 		vars = append(vars, jen.Var().Id("have").Uint64())
 	}
-	f.Commentf("decode reads the members of a %s after its '{'.", name)
-	f.Func().Params(jen.Id("f").Op("*").Id(name)).Id("decode").Params(jen.Id("d").Op("*").Qual(jsonscanPkg, "Decoder"), jen.Id("c").Op("*").Qual(violationPkg, "Collector")).BlockFunc(func(b *jen.Group) {
+	if top {
+		f.Commentf("decode reads the members of a %s after its '{', or after the members got", name)
+		f.Comment("names (v and type, read by Parse's header) when they led the object.")
+	} else {
+		f.Commentf("decode reads the members of a %s after its '{'.", name)
+	}
+	f.Func().Params(jen.Id("f").Op("*").Id(name)).Id("decode").Params(params...).BlockFunc(func(b *jen.Group) {
 		for _, v := range vars {
 			b.Add(v)
 		}
-		b.For(jen.Id("first").Op(":=").True(), jen.Id("d").Dot("ObjMore").Call(jen.Id("first")), jen.Id("first").Op("=").False()).Block(
+		b.For(jen.Id("first").Op(":=").Add(firstIs), jen.Id("d").Dot("ObjMore").Call(jen.Id("first")), jen.Id("first").Op("=").False()).Block(
 			jen.List(jen.Id("key"), jen.Id("ok")).Op(":=").Id("d").Dot("Key").Call(),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Return()),
 			jen.Switch(jen.Id("key")).Block(cases...),
