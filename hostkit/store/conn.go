@@ -47,7 +47,7 @@ type appDB struct {
 	lock chan struct{} // one slot: held for the length of a call
 
 	lastUsed atomic.Uint64 // Store.clock at the last acquire
-	// quick says the lock's holder is a call that does not wait (doNow: a
+	// quick says the lock's holder is a call that does not wait (KVGetNow: a
 	// bounded primary-key read on a transport's read loop), which lets go
 	// within microseconds; tryAcquire looks again behind such a holder.
 	quick atomic.Bool
@@ -90,28 +90,19 @@ func (s *Store) do(ctx context.Context, app, op string, timed, open bool, fn fun
 	return s.held(ctx, d, app, op, timed, open, fn)
 }
 
-// doNow is do for a call that must not wait (see KVGetNow): it runs fn
-// only when app's database is open and no other call holds it, and
-// reports ok false, having done nothing, otherwise. It is never timed.
-func (s *Store) doNow(app, op string, fn func(*appDB) error) (ok bool, err error) {
-	d := s.tryAcquire(app)
-	if d == nil {
-		return false, nil
+// release lets go of d's lock, which the caller holds.
+func (s *Store) release(d *appDB) {
+	d.quick.Store(false)
+	<-d.lock
+	if s.openConns.Load() > int64(s.opts.MaxOpen) {
+		s.closeIdle()
 	}
-	d.quick.Store(true)
-	return true, s.held(context.Background(), d, app, op, false, true, fn)
 }
 
 // held is do's call on d, whose lock the caller took; it lets go of the
 // lock when it returns.
 func (s *Store) held(ctx context.Context, d *appDB, app, op string, timed, open bool, fn func(*appDB) error) (err error) {
-	defer func() {
-		d.quick.Store(false)
-		<-d.lock
-		if s.openConns.Load() > int64(s.opts.MaxOpen) {
-			s.closeIdle()
-		}
-	}()
+	defer s.release(d)
 
 	opCtx := ctx
 	d.watch = nil

@@ -382,11 +382,22 @@ func (s *Store) KVGet(ctx context.Context, app, key string) (value json.RawMessa
 // one primary-key lookup, bounded by the value's size limit. The value is
 // shared, not to be changed (see KVValue).
 func (s *Store) KVGetNow(app, key string) (v KVValue, ok bool, err error) {
-	ok, err = s.doNow(app, "kvGet", func(d *appDB) (err error) {
+	d := s.tryAcquire(app)
+	if d == nil {
+		return KVValue{}, false, nil
+	}
+	d.quick.Store(true)
+	if e, hit := d.kvCache[key]; hit {
+		// A value in the cache (whose keys are all valid) needs nothing of
+		// a call but the lock: no engine, no interrupt, no recovery.
+		s.release(d)
+		return e.value(), true, nil
+	}
+	err = s.held(context.Background(), d, app, "kvGet", false, true, func(d *appDB) (err error) {
 		v, err = d.kvGet(key)
 		return err
 	})
-	return v, ok, err
+	return v, true, err
 }
 
 // KVSet stores value (any JSON, kept compacted) under key; the JSON null
