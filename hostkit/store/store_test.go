@@ -796,7 +796,7 @@ func TestCloseInterruptsAndRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, s, "a")
-	if _, _, ok, err := s.KVGetNow("a", "k"); !ok || err != nil {
+	if _, _, ok, err := kvGetNow(s, "a", "k"); !ok || err != nil {
 		t.Fatalf("KVGetNow on the idle database: ok %v, %v", ok, err)
 	}
 	done := make(chan error, 1)
@@ -807,7 +807,7 @@ func TestCloseInterruptsAndRefuses(t *testing.T) {
 	// Close once the query holds the database (KVGetNow would wait for it):
 	// a call that has not reached it yet is refused, not interrupted.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
-		_, _, ok, err := s.KVGetNow("a", "k")
+		_, _, ok, err := kvGetNow(s, "a", "k")
 		if err != nil {
 			t.Fatal(err)
 		}
