@@ -30,7 +30,7 @@ addEventListener("click", (e) => {
 // with form= too) is a submit button.
 addEventListener("keydown", (e) => {
   const t = e.target;
-  if (e.key == "Enter" && t.tagName == "INPUT" && t.form && ![...t.form.elements].some((b) => b.type == "submit"))
+  if (e.key == "Enter" && t.localName == "input" && t.form && ![...t.form.elements].some((b) => b.type == "submit"))
     e.preventDefault(), t.form.requestSubmit();
 });
 // The browser's own submit event (a sandbox that allows forms, as some MCP

@@ -10,56 +10,38 @@
 
 /**
  * The object the text is writing so far; undefined before its "{", or when
- * the text is no JSON.
+ * the text is no JSON. The text from the "{" is scanned to the object's end
+ * or the text's, and what is cut off is trimmed from the end; the closers
+ * still owed (quote, brackets) are added and the result parsed as JSON.
  *
  * @param {string} t
  * @returns {object|undefined}
  */
 export const partial = (t) => {
   const n = t.length,
-    fence = t.indexOf("```");
-  let i = t.indexOf("{");
-  const ws = () => {
-    while (/\s/.test(t[i] || "x")) i++;
-  };
-  // A string at t[i], to its end or to the last whole character so far.
-  const str = (s = /"((?:[^"\\]|\\[^u]|\\u[\da-f]{4})*)"?/iy) => {
-    s.lastIndex = i;
-    const m = s.exec(t);
-    i = s.lastIndex;
-    return JSON.parse(`"${m[1]}"`);
-  };
-  const val = () => {
-    ws();
-    const c = t[i];
-    if (c == '"') return str();
-    if (c == "{" || c == "[") {
-      const arr = c == "[",
-        v = arr ? [] : {};
-      for (i++; ; ) {
-        ws();
-        if (t[i] == (arr ? "]" : "}")) return i++, v;
-        let k = arr || t[i] != '"' ? 0 : str();
-        if (!arr) {
-          ws();
-          if (t[i++] != ":") return v;
-        }
-        const x = val();
-        if (x === undefined) return v;
-        arr ? v.push(x) : (v[k] = x);
-        ws();
-        if (t[i++] != ",") return v;
-      }
-    }
-    // A number or literal, when something follows it (else it may be cut).
-    const m = /[\w.+-]+/y;
-    m.lastIndex = i;
-    if (m.exec(t) && m.lastIndex < n) return JSON.parse(t.slice(i, (i = m.lastIndex)));
-  };
+    fence = t.indexOf("```"),
+    open = []; // the closers owed, innermost last
+  let i = t.indexOf("{"),
+    j,
+    q, // in a string
+    e; // where the string's last escape began
   // A fence before the object: the object starts after the fence's line.
   if (fence >= 0 && fence < i) i = t.indexOf("{", t.indexOf("\n", fence) + 1 || n);
+  if (i < 0) return;
+  for (j = i; j < t.length; j++) {
+    if (q) t[j] == "\\" ? (j += t[(e = j) + 1] == "u" ? 5 : 1) : (q = t[j] != '"');
+    else if (t[j] == '"') q = 1;
+    else if (t[j] == "{" || t[j] == "[") open.push(t[j] == "{" ? "}" : "]");
+    else if ((t[j] == "}" || t[j] == "]") && (open.pop(), !open[0])) break;
+  }
+  // Cut off: half an escape; a number or true/false/null the text may go
+  // on with; a key whose value has not begun; a comma.
+  let x = t.slice(i, j > t.length ? e : j + 1) + (q ? '"' : "");
+  if (!q) x = x.replace(/[\w.+-]+$/, "");
+  if (open.at(-1) == "}") x = x.replace(/([{,]\s*)"(?:[^"\\]|\\.)*"\s*:?\s*$/, "$1");
   try {
-    if (i >= 0) return val();
+    // A value too deep to write back is none (onPartial writes it).
+    return JSON.stringify((x = JSON.parse(x.replace(/,\s*$/, "") + open.reverse().join("")))), x;
   } catch {}
 };
 

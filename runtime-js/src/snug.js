@@ -96,7 +96,7 @@ const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
 
 // refusal is the runtime's own error: never retryable; the code is the
 // message unless one is given.
-const refusal = (code, message = code) => new SnugError({ code, message, retryable: false });
+const refusal = (code, message = code) => new SnugError({ code, retryable: false, message });
 
 // applyTheme sets data-theme and the theme's tokens as custom properties:
 // only names starting with -- (a host that sent "color" or "background-image"
@@ -326,5 +326,5 @@ new ResizeObserver(() => {
     if (h != height) emit(EVENT_RESIZE, { height: (height = h) });
   }, 60);
 }).observe(root);
-if (D.readyState == "loading") D.addEventListener("DOMContentLoaded", auto);
+if (D.readyState == "loading") addEventListener("DOMContentLoaded", auto);
 else setTimeout(auto);

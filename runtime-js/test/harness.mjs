@@ -118,10 +118,11 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
     posted,
     attrs,
     styles,
-    /** Fires DOMContentLoaded. */
+    /** Fires DOMContentLoaded at the document; it bubbles to the window. */
     domReady() {
       document.readyState = "interactive";
       docListeners.DOMContentLoaded.forEach((fn) => fn());
+      listeners.DOMContentLoaded?.forEach((fn) => fn());
     },
     /** Delivers data to the app as a message from source (default: the parent). */
     async send(data, source = parent) {
