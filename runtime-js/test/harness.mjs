@@ -83,6 +83,28 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
   class HTMLAnchorElement {
     click() {}
   }
+  // The runtime's timers, tracked so that a test can wait until those set
+  // so far have run (afterTimers) instead of for a while.
+  const timers = new Map(); // id -> its promise's resolve
+  const setTimeoutTracked = (fn, ms, ...args) => {
+    let done;
+    const ran = new Promise((r) => (done = r));
+    const id = setTimeout(() => {
+      try {
+        fn(...args);
+      } finally {
+        timers.delete(id);
+        done();
+      }
+    }, ms);
+    timers.set(id, { ran, done });
+    return id;
+  };
+  const clearTimeoutTracked = (id) => {
+    clearTimeout(id);
+    timers.get(id)?.done();
+    timers.delete(id);
+  };
   const g = {
     document,
     parent,
@@ -97,8 +119,8 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
     TextDecoder,
     atob,
     btoa,
-    setTimeout,
-    clearTimeout,
+    setTimeout: setTimeoutTracked,
+    clearTimeout: clearTimeoutTracked,
     queueMicrotask,
     structuredClone,
     console,
@@ -153,6 +175,15 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
         }, timeoutMs);
         waiters.push(w);
       });
+    },
+    /**
+     * Resolves once every timer the runtime has set so far has run (or was
+     * cleared), and what they started in promises has settled: a fence for
+     * "nothing was posted", in place of a wait.
+     */
+    async afterTimers() {
+      await Promise.all([...timers.values()].map((t) => t.ran));
+      await new Promise((r) => setImmediate(r));
     },
     /** Frames of this type posted so far. */
     sent: (type) => posted.filter((f) => f.type === type),

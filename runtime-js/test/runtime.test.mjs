@@ -831,7 +831,7 @@ test("resize app-events: debounced, only on change", async () => {
   assert.deepEqual(e.data, { height: 181 });
   assert.equal(e.event, "resize");
   env.resize(181);
-  await new Promise((r) => setTimeout(r, 150));
+  await env.afterTimers(); // the debounce's timer has run: a report would be out
   assert.equal(env.sent("snug:app-event").length, 1, "no event when the height did not change");
   env.resize(40);
   assert.deepEqual((await env.next("snug:app-event")).data, { height: 40 });
