@@ -293,11 +293,7 @@ func TestFlashcards(t *testing.T) {
 	}
 	r.WaitFor("the host's CANCELLED answer", `[...document.querySelectorAll('#frames tbody tr')].some(tr =>
 		tr.dataset.dir === 'out' && tr.dataset.type === 'snug:app-response' && tr.querySelector('.code').textContent === 'CANCELLED')`)
-	for deadline := time.Now().Add(browsertest.WaitTimeout); !cancelled.Load(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent's request was never cancelled")
-		}
-	}
+	browsertest.Until(t, "the agent's request cancelled", cancelled.Load)
 	// Each count once its entries have arrived, not after a fixed wait.
 	c := r.CountsWhen("the app-cancel and both app-messages in", func(c browsertest.Counts) bool {
 		return c.InByType["snug:app-cancel"] >= 1 && c.InByType["snug:app-message"] >= 2
@@ -571,13 +567,7 @@ func TestLinks(t *testing.T) {
 	}
 	r.Answer("once")
 	a.waitText("#note", "Guide: opened")
-	deadline := time.Now().Add(browsertest.WaitTimeout)
-	for len(browsertest.PageTargets(t, r.Tab)) != before+1 {
-		if time.Now().After(deadline) {
-			t.Fatal("no window opened after Open")
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	browsertest.Until(t, "a window opened after Open", func() bool { return len(browsertest.PageTargets(t, r.Tab)) == before+1 })
 	for _, p := range browsertest.PageTargets(t, r.Tab) {
 		if strings.HasPrefix(p.URL, "https://docs.example.com/") || p.URL == "about:blank" {
 			_, _ = chromedp.CallBrowser(r.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})

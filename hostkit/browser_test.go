@@ -497,19 +497,8 @@ func TestOpenURLConfirm(t *testing.T) {
 	if got := browsertest.Eval[string](t, frame, `window.openResult`); got != "opened" {
 		t.Fatalf("openUrl = %q, want opened", got)
 	}
-	deadline := time.Now().Add(browsertest.WaitTimeout)
-	for len(browsertest.PageTargets(t, runner.Tab)) != before+1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no new window after the click: %d pages", len(browsertest.PageTargets(t, runner.Tab)))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	for can.requests.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the new window never reached the link's host")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	browsertest.Until(t, "a new window after the click", func() bool { return len(browsertest.PageTargets(t, runner.Tab)) == before+1 })
+	browsertest.Until(t, "the new window to reach the link's host", func() bool { return can.requests.Load() > 0 })
 	for _, p := range browsertest.PageTargets(t, runner.Tab) {
 		if p.URL != runnerURL && p.URL != "about:blank" {
 			_, _ = chromedp.CallBrowser(runner.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})

@@ -178,17 +178,10 @@ func TestWebRTCStaysGoneInABuiltFile(t *testing.T) {
 		tab := browsertest.NewTab(t)
 		browsertest.Do(t, tab, "open the undefended built file", chromedp.Navigate(srv.URL))
 		browsertest.WaitFor(t, undefendedFrame(t, tab), "the attempt", `window.attempt === "ran"`)
-		deadline := time.Now().Add(browsertest.WaitTimeout)
-		for {
+		browsertest.Until(t, "a TURN username from the built file's child without the defences (else the test below proves nothing)", func() bool {
 			users, _ := can.leaks()
-			if len(users) > len(before) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the built file's child sent no TURN username without the defences; the test below proves nothing")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return len(users) > len(before)
+		})
 	})
 	// The same app for a second canary, defended this time.
 	can2 := newTURNCanary(t)

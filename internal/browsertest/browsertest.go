@@ -179,6 +179,18 @@ func WaitFor(t testing.TB, ctx context.Context, what, js string) {
 	}
 }
 
+// Until polls cond, a condition the test reads on its own side (a count, a
+// canary's record, the browser's targets), until it holds, failing the test
+// after WaitTimeout with what. The deadline only bounds a hang.
+func Until(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(WaitTimeout); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: it did not happen within %s", what, WaitTimeout)
+		}
+	}
+}
+
 var stillWaits atomic.Int64
 
 // WaitStill waits until the element sel (a CSS selector) in ctx (an app's
