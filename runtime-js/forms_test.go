@@ -21,14 +21,16 @@ const formsHost = `<!doctype html><body style="margin:0">
 <script>window.log = []; window.acks = [];
 addEventListener("message", (e) => typeof e.data == "string" && (e.data.startsWith("ack ") ? acks : log).push(e.data));</script>`
 
-// formsApp has a form with a required field and a submit button, and a form
-// with one field and no button; it reports every submit event it sees, and
-// acks each command of the test ("fill#3") once it has carried it out.
+// formsApp has a form with a required field and a submit button, a form
+// with one field and no button, and a form whose submit button is outside
+// it (form=); it reports every submit event it sees, and acks each command
+// of the test ("fill#3") once it has carried it out.
 const formsApp = `<!doctype html><html><head><meta charset="utf-8">
 <meta name="snug:app-id" content="com.example.forms"><meta name="snug:display-name" content="Forms">
 <script>RUNTIME</script></head><body style="margin:0">
 <form id="f1"><input id="i1" required style="display:block;height:30px"><button id="b1" style="display:block;height:30px;width:100px">Go</button></form>
 <form id="f2"><input id="i2" style="display:block;height:30px"></form>
+<form id="f3"><input id="i3" style="display:block;height:30px"></form><button id="b3" form="f3">Go</button>
 <script>
 const report = (m) => parent.postMessage(m, "*");
 addEventListener("submit", (e) => { e.preventDefault(); report("submit " + e.target.id + " by " + (e.submitter ? e.submitter.id : "none")); });
@@ -36,6 +38,7 @@ addEventListener("message", (e) => {
   const cmd = String(e.data).split("#")[0];
   if (cmd == "fill") { i1.value = "x"; i1.focus(); }
   if (cmd == "focus2") i2.focus();
+  if (cmd == "focus3") i3.focus();
   if (cmd == "request") f2.requestSubmit();
   report("ack " + e.data);
 });
@@ -44,7 +47,8 @@ report("loaded");
 
 // TestBrowserFormsSubmit proves the runtime's form support in a real
 // sandboxed iframe, where Chromium itself fires no submit event: a click on
-// the submit button, Enter in a field, Enter in a form without a button and
+// the submit button, Enter in a field, Enter in a form without a button,
+// Enter in a form whose submit button is outside it (form=) and
 // requestSubmit() each fire exactly one submit event, and an invalid form
 // fires none. The same holds in a frame that allows forms, as some MCP Apps
 // hosts' do: the runtime stops the browser's own submission, so the app
@@ -98,6 +102,9 @@ func testFormsSubmit(t *testing.T, sandbox string) {
 		{"Enter in a field of a form with a button", "fill", []chromedp.Action[chromedp.Void]{chromedp.KeyEvent("\r")}, "submit f1 by b1"},
 		{"Enter in a form without a button", "focus2", []chromedp.Action[chromedp.Void]{chromedp.KeyEvent("\r")}, "submit f2 by none"},
 		{"requestSubmit()", "request", nil, "submit f2 by none"},
+		// Its default button is the one outside it: the browser clicks
+		// that, and the form is submitted once, by it.
+		{"Enter in a form whose button is outside it", "focus3", []chromedp.Action[chromedp.Void]{chromedp.KeyEvent("\r")}, "submit f3 by b3"},
 	}
 	for i, s := range steps {
 		do(s.command)
