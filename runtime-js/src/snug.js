@@ -170,10 +170,7 @@ const request = async (type, max, expect, fields, cap, { signal, onText } = {}) 
 // HOST_ERROR itself), else HOST_ERROR, and reason keeps the text as sent.
 const settled = (f, [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(f.reason || "")) => {
   if (f.status != STATUS_REFUSED) return f.status;
-  throw Object.assign(
-    new SnugError({ code: code && (known?.(code) ?? 1) ? code : CODE_HOST_ERROR, hostCode: code, message: message || "refused by the host", retryable: false }),
-    { reason: f.reason },
-  );
+  throw Object.assign(refusal(code && (known?.(code) ?? 1) ? code : CODE_HOST_ERROR, message || "refused by the host"), { hostCode: code, reason: f.reason });
 };
 
 const dbOp = (op, fields) => request(TYPE_DB_REQUEST, MAX_BYTES_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);

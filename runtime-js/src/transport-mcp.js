@@ -88,13 +88,13 @@ export const connect = (receive) => {
       name
         ? (calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
             if (e || r.isError) return fail(e?.message || r.content?.[0]?.text);
-            const a = r.structuredContent || {};
+            let a = r.structuredContent || {};
             text += a.part || "";
             if (a.next) return tool(tools().part, { transfer: a.next });
             if (SNUG_NET && host.openLinks && r._meta?.["snug/grant"]) open(call, r._meta["snug/grant"], () => 0);
             // A refusal's reason ("CODE: message") is read by the API layer.
-            const g = text ? JSON.parse(text) : a;
-            SNUG_OPEN_URL && g.type == TYPE_OPEN_URL_RESULT && g.status == STATUS_OPENED ? open(call, f.url, (o) => receive({ ...g, ...o })) : receive(g);
+            a = text ? JSON.parse(text) : a;
+            SNUG_OPEN_URL && a.type == TYPE_OPEN_URL_RESULT && a.status == STATUS_OPENED ? open(call, f.url, (o) => receive({ ...a, ...o })) : receive(a);
           }))
         : queueMicrotask(() => fail("this host does not offer " + f.type)); // after the API layer's pending.set
     tool(name, { frame: f });

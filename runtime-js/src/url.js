@@ -31,10 +31,12 @@ export const absoluteURL = (u, fail) => {
   // it is, for the host to refuse with its reason.
   if (!/^https?:$/.test(url.protocol)) return href;
   const path = href.indexOf("/", url.protocol.length + 2);
+  // What is left to encode is ASCII (the parser encoded the rest), and for
+  // ASCII escape() writes exactly %XX, upper-case.
   return (
     href.slice(0, path) +
     href.slice(path).replace(/%(?![\da-f]{2})|#|[^\w.~!$&'()*+,;=:@/?%-]/gi, (c) =>
-      c == "#" && !fragment++ ? c : "%" + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, 0),
+      c == "#" && !fragment++ ? c : escape(c),
     )
   );
 };
