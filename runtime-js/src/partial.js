@@ -9,13 +9,15 @@
 // object or array still open with the members so far. Never throws.
 
 /**
- * The object the text is writing so far; undefined before its "{", or when
- * the text is no JSON. The text from the "{" is scanned to the object's end
- * or the text's, and what is cut off is trimmed from the end; the closers
- * still owed (quote, brackets) are added and the result parsed as JSON.
+ * The object the text is writing so far, as JSON (written back by
+ * JSON.stringify, so one reading is one string); undefined before its "{",
+ * or when the text is no JSON or too deep to write back. The text from the
+ * "{" is scanned to the object's end or the text's, and what is cut off is
+ * trimmed from the end; the closers still owed (quote, brackets) are added
+ * and the result parsed.
  *
  * @param {string} t
- * @returns {object|undefined}
+ * @returns {string|undefined}
  */
 export const partial = (t) => {
   const n = t.length,
@@ -40,8 +42,7 @@ export const partial = (t) => {
   if (!q) x = x.replace(/[\w.+-]+$/, "");
   if (open.at(-1) == "}") x = x.replace(/([{,]\s*)"(?:[^"\\]|\\.)*"\s*:?\s*$/, "$1");
   try {
-    // A value too deep to write back is none (onPartial writes it).
-    return JSON.stringify((x = JSON.parse(x.replace(/,\s*$/, "") + open.reverse().join("")))), x;
+    return JSON.stringify(JSON.parse(x.replace(/,\s*$/, "") + open.reverse().join("")));
   } catch {}
 };
 
@@ -60,9 +61,9 @@ export const onPartial =
       o.onPartial
         ? {
             ...o,
-            onText: (t, p = partial(t), j = JSON.stringify(p)) => {
+            onText: (t, j = partial(t)) => {
               o.onText?.(t);
-              if (p && j != last) o.onPartial(p, (last = j));
+              if (j && j != last) o.onPartial(JSON.parse((last = j)), j);
             },
           }
         : o,
