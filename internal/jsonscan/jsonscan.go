@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -221,22 +222,24 @@ func (d *Decoder) String() (string, bool) {
 func (d *Decoder) str() (string, bool) {
 	start := d.i + 1
 	j := start
-	// Past a short string's length (a key, an id), eight bytes at a time
-	// while none of them ends the plain run (a quote, a backslash, a
-	// control byte or a non-ASCII byte); the loop below finds which one
-	// does. Base64 data and long text go about three times faster.
-	for end := min(j+16, len(d.s)); j < end; j++ {
-		if c := d.s[j]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-			goto bytes
-		}
-	}
+	// Eight bytes at a time: the lowest byte specials8 marks is exactly the
+	// first that ends the plain run (a quote, a backslash, a control byte
+	// or a non-ASCII byte), so a short string (a key, an id) ends within
+	// its first word and base64 data or long text goes some three times
+	// faster than byte by byte. The last few bytes of the text go byte by
+	// byte.
 	for s := d.s; j+8 <= len(s); j += 8 {
-		if special8(uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
-			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56) {
-			break
+		m := specials8(uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56)
+		if m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			if s[j] == '"' {
+				d.i = j + 1
+				return s[start:j], true
+			}
+			return d.slowStr(start)
 		}
 	}
-bytes:
 	for j < len(d.s) {
 		c := d.s[j]
 		if c == '"' {
@@ -251,13 +254,15 @@ bytes:
 	return d.slowStr(start)
 }
 
-// special8 reports whether one of the eight bytes in x may be a quote, a
-// backslash, below 0x20 or 0x80 and above (never false when one is; a true
-// only sends the caller to its byte loop).
-func special8(x uint64) bool {
+// specials8 marks, in the high bit of its byte, each of the eight bytes in
+// x that may be a quote, a backslash, below 0x20 or 0x80 and above: the
+// lowest mark is exact (a byte is marked wrongly only above one that is
+// marked rightly, where a subtraction's borrow reaches), so it is the
+// first such byte; 0 when there is none.
+func specials8(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
-	return (zero(x^(ones*'"'))|zero(x^(ones*'\\'))|((x-ones*0x20)&^x)|x)&highs != 0
+	return (zero(x^(ones*'"')) | zero(x^(ones*'\\')) | ((x - ones*0x20) &^ x) | x) & highs
 }
 
 func (d *Decoder) slowStr(start int) (string, bool) {

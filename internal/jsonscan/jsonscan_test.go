@@ -179,8 +179,8 @@ func BenchmarkParseIntHuge(b *testing.B) {
 
 // TestStrFastPathIsTheByteLoop: the word-at-a-time scan of a string finds
 // the same end, value and error as the byte loop (slowStr) for every byte
-// that ends a plain run, at every position across the 16-byte prefix and
-// the eight-byte words after it.
+// that ends a plain run, at every position of the eight-byte words and of
+// the last bytes of the text, read one by one.
 func TestStrFastPathIsTheByteLoop(t *testing.T) {
 	specials := []string{`"`, `\n`, `\"`, `\\`, `\u00e9`, "\x00", "\x1f", "\x7f", " ", "~", "é", "\xff", "\u2028", `\ud800`}
 	for n := 0; n < 48; n++ {
