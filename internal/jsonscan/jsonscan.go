@@ -229,8 +229,9 @@ func (d *Decoder) str() (string, bool) {
 	// faster than byte by byte. The last few bytes of the text go byte by
 	// byte.
 	for s := d.s; j+8 <= len(s); j += 8 {
-		m := specials8(uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
-			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56)
+		w := s[j : j+8] // one bounds check, one load
+		m := specials8(uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56)
 		if m != 0 {
 			j += bits.TrailingZeros64(m) >> 3
 			if s[j] == '"' {
