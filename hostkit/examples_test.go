@@ -77,7 +77,10 @@ func TestRunnerScreenshot(t *testing.T) {
 		browsertest.WaitFor(t, frame, "saved", `document.getElementById("saved").textContent === "saved"`)
 	}
 	browsertest.WaitFor(t, frame, "two notes", `document.querySelectorAll('#list li').length >= 2`)
-	time.Sleep(300 * time.Millisecond)
+	// The picture once the list is laid out and the inspector has drawn the
+	// saves (their entries come after their answers, which the app has).
+	browsertest.WaitStill(t, frame, "#list li:nth-child(2)")
+	runner.CountsWhen("the saves drawn in the inspector", func(c browsertest.Counts) bool { return c.InByType["snug:db-request"] >= 2 })
 	buf, err := chromedp.Run(runner.Tab, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
