@@ -474,7 +474,24 @@ func TestOpenURLConfirm(t *testing.T) {
 	runner := browsertest.OpenRunner(t, h.URL(), "probe")
 	frame := runner.Frame(0)
 	runnerURL := browsertest.Eval[string](t, runner.Tab, `location.href`)
-	before := len(browsertest.PageTargets(t, runner.Tab))
+	// Pages are told apart by target, not counted: another test's tab may
+	// still be closing.
+	pagesNow := func() map[target.ID]bool {
+		ids := map[target.ID]bool{}
+		for _, p := range browsertest.PageTargets(t, runner.Tab) {
+			ids[p.TargetID] = true
+		}
+		return ids
+	}
+	opened := func(before map[target.ID]bool) (n int) {
+		for id := range pagesNow() {
+			if !before[id] {
+				n++
+			}
+		}
+		return n
+	}
+	before := pagesNow()
 	link := fmt.Sprintf("https://docs-canary.test:%d/guide?x=1#part", can.port())
 
 	browsertest.Eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
@@ -490,20 +507,22 @@ func TestOpenURLConfirm(t *testing.T) {
 	// No wait: window.open makes its window (a page target) before it
 	// returns, and the page would have called it before showing the dialog,
 	// which is up; with no window, nothing can reach the link's host.
-	if n := len(browsertest.PageTargets(t, runner.Tab)); n != before || can.conns.Load() != 0 {
-		t.Fatalf("a window opened before the click: %d pages, had %d; %d connections to the link's host", n, before, can.conns.Load())
+	if n := opened(before); n != 0 || can.conns.Load() != 0 {
+		t.Fatalf("a window opened before the click: %d new pages; %d connections to the link's host", n, can.conns.Load())
 	}
 	runner.Answer("once")
 	if got := browsertest.Eval[string](t, frame, `window.openResult`); got != "opened" {
 		t.Fatalf("openUrl = %q, want opened", got)
 	}
-	browsertest.Until(t, "a new window after the click", func() bool { return len(browsertest.PageTargets(t, runner.Tab)) == before+1 })
+	browsertest.Until(t, "a new window after the click", func() bool { return opened(before) == 1 })
 	browsertest.Until(t, "the new window to reach the link's host", func() bool { return can.requests.Load() > 0 })
 	for _, p := range browsertest.PageTargets(t, runner.Tab) {
 		if p.URL != runnerURL && p.URL != "about:blank" {
 			_, _ = chromedp.CallBrowser(runner.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
 		}
 	}
+	// Gone, so that it connects to the link's host no more.
+	browsertest.Until(t, "the opened window closed", func() bool { return opened(before) == 0 })
 	if now := browsertest.Eval[string](t, runner.Tab, `location.href`); now != runnerURL {
 		t.Fatalf("the runner navigated to %s", now)
 	}
@@ -512,7 +531,7 @@ func TestOpenURLConfirm(t *testing.T) {
 	}
 
 	// Cancel answers declined and opens nothing.
-	before = len(browsertest.PageTargets(t, runner.Tab))
+	before = pagesNow()
 	reached := can.conns.Load()
 	browsertest.Eval[bool](t, frame, fmt.Sprintf(`window.openResult = snug.openUrl(%q).catch(e => e.code); true`, link))
 	runner.WaitFor("the open-url dialog", `document.getElementById('confirm').open`)
@@ -523,8 +542,8 @@ func TestOpenURLConfirm(t *testing.T) {
 	// No wait: a window the cancel opened would exist before the app heard
 	// "declined" (window.open makes it before it returns, in the click's
 	// handler, which sends the answer the app heard).
-	if n := len(browsertest.PageTargets(t, runner.Tab)); n > before || can.conns.Load() != reached {
-		t.Fatalf("cancel opened a window: %d pages, had %d", n, before)
+	if n := opened(before); n != 0 || can.conns.Load() != reached {
+		t.Fatalf("cancel opened a window: %d new pages; %d connections to the link's host, had %d", n, can.conns.Load(), reached)
 	}
 }
 
