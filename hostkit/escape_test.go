@@ -151,30 +151,29 @@ func TestEscapeControlWithoutDefencesLeaks(t *testing.T) {
 // host cannot close, measured in docs/security.md. The app frame that
 // navigated itself is dead.
 func TestFrameNavigationsSendNothing(t *testing.T) {
+	// The nested frames and the meta refresh load side by side, a canary
+	// each, and share one absence window (see settle).
+	nestedCan, refreshCan := newCanary(t), newCanary(t)
+	h := startHost(t, hostkit.WithApps(
+		hostkit.BuiltApp("nested", escapeDoc(t, "nested.html", nestedCan.port(), 0), hostkit.Meta{DisplayName: "Nested"}),
+		hostkit.BuiltApp("refresh", escapeDoc(t, "refresh.html", refreshCan.port(), 0), hostkit.Meta{DisplayName: "Refresh"})))
+	runner := browsertest.OpenRunnerUntil(t, h.URL(), "both frames to load",
+		`[...document.querySelectorAll('article.instance')].filter(a => a.dataset.state === 'live').length === 2`, "nested", "refresh")
+	time.Sleep(settle)
 	t.Run("nested frames", func(t *testing.T) {
 		// The server removes the <iframe> from the markup and the prelude
 		// refuses the one made by script: nothing connects.
-		can := newCanary(t)
-		doc := escapeDoc(t, "nested.html", can.port(), 0)
-		h := startHost(t, hostkit.WithApps(hostkit.BuiltApp("nested", doc, hostkit.Meta{DisplayName: "Nested"})))
-		openRunnerRaw(t, h, "nested")
-		time.Sleep(settle) // an absence window: see settle
-		if n, paths := can.hits(); n != 0 {
+		if n, paths := nestedCan.hits(); n != 0 {
 			t.Errorf("nested frames made %d connections: %q", n, paths)
 		}
 	})
 	t.Run("meta refresh", func(t *testing.T) {
 		// The server removes the refresh from the markup: the frame stays
 		// where it is and connects nowhere.
-		can := newCanary(t)
-		doc := escapeDoc(t, "refresh.html", can.port(), 0)
-		h := startHost(t, hostkit.WithApps(hostkit.BuiltApp("refresh", doc, hostkit.Meta{DisplayName: "Refresh"})))
-		runner := openRunnerRaw(t, h, "refresh")
-		time.Sleep(settle) // an absence window: see settle
-		if n, paths := can.hits(); n != 0 {
+		if n, paths := refreshCan.hits(); n != 0 {
 			t.Errorf("the refresh made %d connections: %q", n, paths)
 		}
-		if state := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance').dataset.state`); state != "live" {
+		if state := browsertest.Eval[string](t, runner.Tab, `document.querySelector('article.instance[data-app="refresh"]').dataset.state`); state != "live" {
 			t.Errorf("the instance is %s: the refresh navigated it", state)
 		}
 	})
@@ -187,11 +186,7 @@ func TestFrameNavigationsSendNothing(t *testing.T) {
 		frame, live := runner.SlotFrame(ss[0]), runner.SlotFrame(ss[1])
 		browsertest.Eval[bool](t, frame, fmt.Sprintf(`(() => { location.href = "http://nav-canary.test:%d/self"; return true; })()`, can.port()))
 		runner.WaitFor("the instance to die", fmt.Sprintf(`document.querySelector('article.instance[data-slot=%q]').dataset.state === 'dead'`, ss[0]))
-		time.Sleep(settle) // an absence window: see settle
-		if n := can.requests.Load(); n != 0 {
-			_, paths := can.hits()
-			t.Errorf("the self-navigation sent %d requests: %q", n, paths)
-		}
+		died := time.Now()
 		// The host marked the instance dead: it sends it nothing more. The
 		// theme goes to every live instance at once, as the relay reads the
 		// page's message; the live instance's get, read after it, is
@@ -210,6 +205,12 @@ func TestFrameNavigationsSendNothing(t *testing.T) {
 		})
 		if out := outTo(ss[0]) - deadBefore; out != 0 {
 			t.Errorf("the host sent %d frames to a dead instance", out)
+		}
+		// An absence window (see settle) from the death, run out here.
+		time.Sleep(time.Until(died.Add(settle)))
+		if n := can.requests.Load(); n != 0 {
+			_, paths := can.hits()
+			t.Errorf("the self-navigation sent %d requests: %q", n, paths)
 		}
 		t.Logf("self navigation: %d bare connections (residual), 0 requests", can.conns.Load())
 	})
