@@ -37,19 +37,7 @@ func TestKVGetNowDoesNotWait(t *testing.T) {
 	}()
 	// Until the query holds the database KVGetNow may still read; once it
 	// does, KVGetNow returns without waiting for it.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, _, ok, err := kvGetNow(s, "a", "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the slow query never held the database")
-		}
-	}
+	untilHeld(t, s, "a")
 	select {
 	case err := <-done:
 		t.Fatalf("the query ended before it was cancelled: %v", err)
@@ -126,5 +114,23 @@ func TestKVGetNowLooksAgainOnlyBehindAQuickCall(t *testing.T) {
 	}
 	if d.quick.Load() {
 		t.Fatal("quick left set after the call")
+	}
+}
+
+// untilHeld returns once app's database is held by a statement still
+// running: KVGetNow, which never waits for one, then answers not ok.
+func untilHeld(t *testing.T, s *Store, app string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		_, _, ok, err := kvGetNow(s, app, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow query never held the database")
+		}
 	}
 }

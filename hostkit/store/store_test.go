@@ -806,18 +806,7 @@ func TestCloseInterruptsAndRefuses(t *testing.T) {
 	}()
 	// Close once the query holds the database (KVGetNow would wait for it):
 	// a call that has not reached it yet is refused, not interrupted.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
-		_, _, ok, err := kvGetNow(s, "a", "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the slow query never held the database")
-		}
-	}
+	untilHeld(t, s, "a")
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
