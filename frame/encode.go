@@ -25,19 +25,25 @@ import (
 // writes here (a number, a scalar, a map, an array of those) that only
 // Parse can judge. The size class is the caller's to check.
 func Encode(f Frame) (raw []byte, sure bool) {
-	bp := encodeBufs.Get().(*[]byte)
-	defer encodeBufs.Put(bp)
-	e := encoder{b: (*bp)[:0]}
-	return e.encode(f, bp)
+	return EncodeVouched(f, nil, RawVerdict{}) // no value vouched for: every one is checked
 }
 
-// encode writes f into e, whose buffer is *bp's, and returns Encode's
-// answer.
-func (e *encoder) encode(f Frame, bp *[]byte) ([]byte, bool) {
-	if !encodeFrame(e, f) || e.bad || e.unsure {
+// EncodeVouched is Encode of a frame holding v, a raw JSON value the caller
+// vouches for: CheckRaw accepted it with verdict, and its bytes have not
+// changed since (the caller shares them with nobody who writes). Where the
+// encoders meet v itself (the same memory and length) at a depth its
+// nesting fits, they write it without checking it again, as it is when it
+// is Verbatim; every other raw value is checked as Encode checks it. The
+// bytes and sure are Encode's. A nil v vouches for nothing (an empty raw
+// value is never read as one).
+func EncodeVouched(f Frame, v []byte, verdict RawVerdict) (raw []byte, sure bool) {
+	bp := encodeBufs.Get().(*[]byte)
+	defer encodeBufs.Put(bp)
+	e := encoder{b: (*bp)[:0], vouched: v, verdict: verdict}
+	if !encodeFrame(&e, f) || e.bad || e.unsure {
 		return nil, false
 	}
-	if v, ok := f.(interface{ Validate() error }); !ok || v.Validate() != nil {
+	if vf, ok := f.(interface{ Validate() error }); !ok || vf.Validate() != nil {
 		return nil, false
 	}
 	if cap(e.b) != cap(*bp) {
@@ -104,20 +110,6 @@ func shape(v []byte) (nesting int, verbatim bool) {
 		}
 	}
 	return nesting, verbatim
-}
-
-// EncodeVouched is Encode of a frame holding v, a raw JSON value the caller
-// vouches for: CheckRaw accepted it with verdict, and its bytes have not
-// changed since (the caller shares them with nobody who writes). Where the
-// encoders meet v itself (the same memory and length) at a depth its
-// nesting fits, they write it without checking it again, as it is when it
-// is Verbatim; every other raw value is checked as Encode checks it. The
-// bytes and sure are Encode's.
-func EncodeVouched(f Frame, v []byte, verdict RawVerdict) (raw []byte, sure bool) {
-	bp := encodeBufs.Get().(*[]byte)
-	defer encodeBufs.Put(bp)
-	e := encoder{b: (*bp)[:0], vouched: v, verdict: verdict}
-	return e.encode(f, bp)
 }
 
 // encodeBufs holds the buffers Encode writes a frame into before it copies

@@ -546,13 +546,7 @@ func (s *Session) sendVouched(f frame.Frame, v vouch) bool {
 	// The generated encoder writes what it is sure of (Marshal's bytes, a
 	// frame Parse accepts: frame.Encode), so it needs no parse-back;
 	// anything else is Marshal's and is parsed back.
-	var raw []byte
-	var sure bool
-	if v.v != nil {
-		raw, sure = frame.EncodeVouched(f, v.v, v.verdict)
-	} else {
-		raw, sure = frame.Encode(f)
-	}
+	raw, sure := frame.EncodeVouched(f, v.v, v.verdict)
 	var err error
 	if !sure {
 		raw, err = frame.Marshal(f)
