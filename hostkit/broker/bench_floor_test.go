@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,33 +79,18 @@ func BenchmarkEcho(b *testing.B) {
 				defer ws.CloseNow()
 				wss[i] = ws
 			}
-			var wg sync.WaitGroup
-			per := b.N / clients
-			b.ResetTimer()
-			defer cpuPerOp(b)()
-			start := time.Now()
-			for i, ws := range wss {
-				n := per
-				if i == 0 {
-					n += b.N % clients
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for j := 0; j < n; j++ {
-						if err := ws.Write(context.Background(), websocket.MessageText, req); err != nil {
-							b.Error(err)
-							return
-						}
-						if _, _, err := ws.Read(context.Background()); err != nil {
-							b.Error(err)
-							return
-						}
+			spread(b, clients, "msg/s", func(i, n int) {
+				for j := 0; j < n; j++ {
+					if err := wss[i].Write(context.Background(), websocket.MessageText, req); err != nil {
+						b.Error(err)
+						return
 					}
-				}()
-			}
-			wg.Wait()
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msg/s")
+					if _, _, err := wss[i].Read(context.Background()); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }

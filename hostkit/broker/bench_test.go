@@ -150,34 +150,44 @@ func terminalMsg(data, want []byte) bool {
 // roundTrip sends msg on page i and reads until the message terminalMsg
 // finds want in.
 func kvGetPages(b *testing.B, insts []string, roundTrip func(i int, msg, want []byte) error) {
+	spread(b, len(insts), "kvGet/s", func(i, n int) {
+		head := []byte(`{"t":"frame","slot":"s` + strconv.Itoa(i) + `","frame":{"v":1,"type":"snug:db-request","requestId":"k`)
+		tail := `","instanceId":"` + insts[i] + `","op":"kvGet","key":"prefs"}}`
+		var msg, want []byte
+		for j := 0; j < n; j++ {
+			msg = append(strconv.AppendInt(append(msg[:0], head...), int64(j), 10), tail...)
+			want = append(strconv.AppendInt(append(want[:0], `"requestId":"k`...), int64(j), 10), '"')
+			if err := roundTrip(i, msg, want); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// spread runs b.N round trips over clients goroutines, client i making n
+// of them in a row (client 0 also the remainder), and reports their rate
+// as unit and the CPU per round trip: the one loop the relay's pages, the
+// echo's clients and the floor's share, so their figures compare.
+func spread(b *testing.B, clients int, unit string, client func(i, n int)) {
 	var wg sync.WaitGroup
-	per := b.N / len(insts)
+	per := b.N / clients
 	b.ResetTimer()
 	defer cpuPerOp(b)()
 	start := time.Now()
-	for i, inst := range insts {
+	for i := range clients {
 		n := per
 		if i == 0 {
-			n += b.N % len(insts)
+			n += b.N % clients
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			head := []byte(`{"t":"frame","slot":"s` + strconv.Itoa(i) + `","frame":{"v":1,"type":"snug:db-request","requestId":"k`)
-			tail := `","instanceId":"` + inst + `","op":"kvGet","key":"prefs"}}`
-			var msg, want []byte
-			for j := 0; j < n; j++ {
-				msg = append(strconv.AppendInt(append(msg[:0], head...), int64(j), 10), tail...)
-				want = append(strconv.AppendInt(append(want[:0], `"requestId":"k`...), int64(j), 10), '"')
-				if err := roundTrip(i, msg, want); err != nil {
-					b.Error(err)
-					return
-				}
-			}
+			client(i, n)
 		}()
 	}
 	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "kvGet/s")
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), unit)
 }
 
 // cpuPerOp starts counting the process's CPU time; the func it returns
