@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/snuggen/snuggen/internal/browsertest"
 	"github.com/snuggen/snuggen/internal/turncanary"
@@ -150,16 +149,15 @@ func TestWebRTCStaysGoneInAnMCPAppsHost(t *testing.T) {
 		}
 		waitAttempts := func(id string) map[string]string {
 			t.Helper()
-			for deadline := time.Now().Add(browsertest.WaitTimeout); ; time.Sleep(20 * time.Millisecond) {
-				var r map[string]string
+			var r map[string]string
+			if !browsertest.Poll(func() bool {
+				r = nil
 				_ = json.Unmarshal([]byte(inFrame(id, `JSON.stringify(w.R || {})`)), &r)
-				if len(r) == len(rtcAttempts) {
-					return r
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: the app in #%s made %d of %d attempts: %v", sb.name, id, len(r), len(rtcAttempts), r)
-				}
+				return len(r) == len(rtcAttempts)
+			}) {
+				t.Fatalf("%s: the app in #%s made %d of %d attempts: %v", sb.name, id, len(r), len(rtcAttempts), r)
 			}
+			return r
 		}
 
 		// The control: the app as built without the defences, in the same
@@ -177,15 +175,13 @@ func TestWebRTCStaysGoneInAnMCPAppsHost(t *testing.T) {
 			document.body.append(f);
 		})()`)
 		results := waitAttempts(control)
-		for deadline := time.Now().Add(browsertest.WaitTimeout); ; time.Sleep(20 * time.Millisecond) {
+		var missing []string
+		if !browsertest.Poll(func() bool {
 			users, _ := v.control.Leaks()
-			missing := slices.DeleteFunc(slices.Clone(sb.leaky), func(a string) bool { return slices.Contains(users, "leak-"+a) })
-			if len(missing) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: without the defences %q sent no TURN username (attempts %v); the check below proves nothing for them", sb.name, missing, results)
-			}
+			missing = slices.DeleteFunc(slices.Clone(sb.leaky), func(a string) bool { return slices.Contains(users, "leak-"+a) })
+			return len(missing) == 0
+		}) {
+			t.Fatalf("%s: without the defences %q sent no TURN username (attempts %v); the check below proves nothing for them", sb.name, missing, results)
 		}
 		users, n := v.control.Leaks()
 		t.Logf("%s, undefended: %d datagrams, usernames %q; attempts %v", sb.name, n, users, results)
@@ -223,11 +219,9 @@ func TestWebRTCStaysGoneInAnMCPAppsHost(t *testing.T) {
 			pc.createOffer().then((o) => pc.setLocalDescription(o));
 			(window.sentinels = window.sentinels || []).push(pc);
 		})()`, v.defended.Port()))
-		for deadline := time.Now().Add(browsertest.WaitTimeout); !v.defended.OnlyFrom("sentinel"); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				users, n := v.defended.Leaks()
-				t.Fatalf("%s: the canary got %d datagrams from %d sources, usernames %q: not only the trusted client's", sb.name, n, v.defended.Sources(), users)
-			}
+		if !browsertest.Poll(func() bool { return v.defended.OnlyFrom("sentinel") }) {
+			users, n := v.defended.Leaks()
+			t.Fatalf("%s: the canary got %d datagrams from %d sources, usernames %q: not only the trusted client's", sb.name, n, v.defended.Sources(), users)
 		}
 		_, n = v.defended.Leaks()
 		t.Logf("%s, defended: attempts %v; the canary got only the trusted client's %d datagrams", sb.name, results, n)

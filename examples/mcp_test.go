@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -252,13 +251,12 @@ func TestAPIViewerInAnMCPAppsHost(t *testing.T) {
 	a.click("#send")
 	a.waitFor("the refusal", `document.getElementById('status').textContent.startsWith('NET_NOT_APPROVED: ')`)
 	var grant string
-	for deadline := time.Now().Add(browsertest.WaitTimeout); grant == ""; time.Sleep(20 * time.Millisecond) {
+	browsertest.Until(t, "the grant page to open", func() bool {
 		if got := h.opened(); len(got) > 0 {
 			grant = got[len(got)-1]
-		} else if time.Now().After(deadline) {
-			t.Fatal("the grant page was never opened")
 		}
-	}
+		return grant != ""
+	})
 	if !strings.HasPrefix(grant, hs.URL+"/snug/grant/") || hits.Load() != 0 {
 		t.Fatalf("opened %q (the API saw %d requests), want the grant page first", grant, hits.Load())
 	}

@@ -128,11 +128,7 @@ func TestEscapeControlWithoutDefencesLeaks(t *testing.T) {
 	tab := browsertest.NewTab(t)
 	browsertest.Do(t, tab, "open the undefended document", chromedp.Navigate(srv.URL))
 	// Waits for both leaks themselves (the deadline only bounds a hang).
-	for deadline := time.Now().Add(browsertest.WaitTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if n, _ := can.hits(); n > 0 && datagrams.Load() > 0 {
-			break
-		}
-	}
+	browsertest.Poll(func() bool { n, _ := can.hits(); return n > 0 && datagrams.Load() > 0 })
 	if n := datagrams.Load(); n == 0 {
 		t.Error("without the prelude no STUN datagram left; the WebRTC test proves nothing")
 	}

@@ -40,7 +40,7 @@ var hintPathsThatConnect = []string{
 // of names, or until browsertest.WaitTimeout has passed; the caller then
 // checks which arrived.
 func awaitHints(c *canary, names []string) {
-	for deadline := time.Now().Add(browsertest.WaitTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	browsertest.Poll(func() bool {
 		got := map[string]bool{}
 		for _, n := range hintNames(c) {
 			got[strings.ToLower(n)] = true
@@ -49,10 +49,8 @@ func awaitHints(c *canary, names []string) {
 		for _, n := range names {
 			all = all && got[strings.ToLower(n)]
 		}
-		if all {
-			return
-		}
-	}
+		return all
+	})
 }
 
 func hintNames(c *canary) []string {

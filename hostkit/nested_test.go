@@ -67,16 +67,14 @@ func listen(bool) { time.Sleep(settle) }
 // name ("leak-" + name), or until browsertest.WaitTimeout has passed; the
 // caller then checks which arrived.
 func awaitUsernames(can *turnCanary, names []string) {
-	for deadline := time.Now().Add(browsertest.WaitTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	browsertest.Poll(func() bool {
 		users, _ := can.leaks()
 		all := true
 		for _, n := range names {
 			all = all && slices.Contains(users, "leak-"+n)
 		}
-		if all {
-			return
-		}
-	}
+		return all
+	})
 }
 
 // The contexts that leak without the host's defences (the control).

@@ -184,11 +184,21 @@ func WaitFor(t testing.TB, ctx context.Context, what, js string) {
 // after WaitTimeout with what. The deadline only bounds a hang.
 func Until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
+	if !Poll(cond) {
+		t.Fatalf("waiting for %s: it did not happen within %s", what, WaitTimeout)
+	}
+}
+
+// Poll is Until for a caller that says itself what went wrong: it reports
+// whether cond held within WaitTimeout (read every 20 ms, and once more at
+// the deadline), and the caller then checks, or fails with, what it saw.
+func Poll(cond func() bool) bool {
 	for deadline := time.Now().Add(WaitTimeout); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: it did not happen within %s", what, WaitTimeout)
+			return cond()
 		}
 	}
+	return true
 }
 
 var stillWaits atomic.Int64
