@@ -24,9 +24,13 @@ import (
 // transform's source map.
 
 type lintRule struct {
-	code  string
-	sev   Severity
-	names []string // global names, without the window./globalThis./self. forms
+	code string
+	sev  Severity
+	// names are global names, without the window./globalThis./self.
+	// forms. A name written "x =" counts only as an assignment's target
+	// (location.href = url navigates; reading it does not), and not when
+	// what is assigned is an in-page "#…".
+	names []string
 	why   string
 	fix   string
 }
@@ -53,7 +57,11 @@ var baseRules = []lintRule{
 	{"sandbox.navigation", SeverityWarning, []string{"open"},
 		"window.open returns null here, and the runtime hands the URL to snug.openUrl",
 		"use await snug.openUrl(url): the host confirms, opens it in the user's browser and says whether it did"},
-	{"sandbox.navigation", SeverityWarning, []string{"location.assign", "location.replace", "location.reload"},
+	{"sandbox.navigation", SeverityWarning, []string{"location =", "location.href =", "document.location =", "document.location.href ="},
+		navigatesAway, openInstead},
+	{"sandbox.navigation", SeverityWarning, []string{"location.assign", "location.replace", "document.location.assign", "document.location.replace"},
+		navigatesAway, openInstead},
+	{"sandbox.navigation", SeverityWarning, []string{"location.reload", "document.location.reload"},
 		"the host treats a frame that navigates or reloads as gone and stops talking to it",
 		"keep the app on one page: update the DOM instead, and open other sites with await snug.openUrl(url)"},
 	// alert() needs no rule: the runtime shows its message in the page.
@@ -66,6 +74,13 @@ var baseRules = []lintRule{
 		"the host lets an app write the clipboard on a click but never read it",
 		`let the user paste: listen for the paste event and read e.clipboardData.getData("text")`},
 }
+
+// What the rules on a navigation of the app's own document say.
+const (
+	navigatesAway = "it navigates the app's own frame away, and the host treats a frame that navigates as gone and stops talking to it"
+	openInstead   = "open the site with await snug.openUrl(url): the host confirms and opens it in the user's browser; " +
+		"to show another view, update this page (an app is one page; #id jumps within it)"
+)
 
 // capabilityNames maps a runtime entry point to the capability it uses;
 // usedCapabilities finds them in the bundled code (the minifier never
@@ -86,6 +101,7 @@ var lintWords = sync.OnceValue(func() (w struct {
 	w.words = map[string]bool{}
 	for _, r := range lintRules {
 		for _, n := range r.names {
+			n, _ = strings.CutSuffix(n, " =")
 			word := n[strings.LastIndexByte(n, '.')+1:]
 			w.words[word] = true
 			w.first[word[0]] = true
@@ -117,8 +133,9 @@ func mentionsBlocked(code string) bool {
 }
 
 type marker struct {
-	rule int // index in lintRules
-	name string
+	rule   int // index in lintRules
+	name   string
+	assign bool // only as an assignment's target
 }
 
 // lintMarkers returns the markers and the Define map that puts them in
@@ -132,13 +149,14 @@ var lintMarkers = sync.OnceValues(func() ([]marker, map[string]string) {
 	}
 	for i, r := range lintRules {
 		for _, n := range r.names {
-			m := marker{rule: i, name: n}
+			n, assign := strings.CutSuffix(n, " =")
+			m := marker{rule: i, name: n, assign: assign}
 			if n == "open" {
 				m.name = "window.open"
 			}
 			add(n, m)
 			for _, g := range []string{"window.", "globalThis.", "self."} {
-				add(g+n, marker{rule: i, name: g + n})
+				add(g+n, marker{rule: i, name: g + n, assign: assign})
 			}
 		}
 	}
@@ -415,7 +433,16 @@ func (b *builder) lintOne(u lintUnit) {
 			continue
 		}
 		rule := lintRules[m.rule]
-		d := Diagnostic{Severity: rule.sev, Code: rule.code, Message: m.name + " is not available in the sandbox", Why: rule.why, Fix: rule.fix}
+		msg := m.name + " is not available in the sandbox"
+		switch {
+		case m.assign && !navigates(out[loc[1]:]):
+			continue
+		case m.assign:
+			msg = m.name + " = … leaves the app's page"
+		case rule.why == navigatesAway:
+			msg = m.name + "(…) leaves the app's page"
+		}
+		d := Diagnostic{Severity: rule.sev, Code: rule.code, Message: msg, Why: rule.why, Fix: rule.fix}
 		if line >= len(srcLines) {
 			continue
 		}
@@ -429,6 +456,21 @@ func (b *builder) lintOne(u lintUnit) {
 		}
 		b.add(d)
 	}
+}
+
+// navigates reports whether rest, the transformed code after a marker, makes
+// it an assignment's target (= or a compound assignment such as +=) of
+// anything but a string that starts with "#" (an in-page jump).
+func navigates(rest string) bool {
+	rest = strings.TrimLeft(rest, " \t\n")
+	if len(rest) > 1 && rest[0] == '+' {
+		rest = rest[1:]
+	}
+	if len(rest) < 2 || rest[0] != '=' || rest[1] == '=' || rest[1] == '>' {
+		return false
+	}
+	v := strings.TrimLeft(rest[1:], " \t\n")
+	return !(len(v) > 1 && isQuote(v[0]) && v[1] == '#')
 }
 
 func offsetToLineCol16(src []byte, ls []int, off int) (int, int) {

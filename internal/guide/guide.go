@@ -289,6 +289,7 @@ func rawExample(block []string) []string {
 var probes = []struct{ snippet, html string }{
 	{"`fetch(url)`", `<script type="module">fetch("https://api.example.com/x");</script>`},
 	{"`localStorage`", `<script type="module">localStorage.setItem("k", "v");</script>`},
+	{"`location.href = url`", `<script type="module">location.href = "https://example.com/";</script>`},
 	{"`top.location = url`", `<script type="module">top.location.href = "https://example.com/";</script>`},
 	{"`window.open(url)`", `<script type="module">window.open("https://example.com/");</script>`},
 	{"`confirm(question)`", `<script type="module">if (confirm("Delete it?")) console.log("deleted");</script>`},
