@@ -242,6 +242,19 @@ func findThemeData(code string) [][]int {
 	})
 }
 
+// isDatasetTheme reports whether before, the code up to a ".theme", ends
+// with an element's dataset (el.dataset.theme, dataset?.theme): the
+// data-theme attribute, a string "light" or "dark", not the theme object.
+func isDatasetTheme(before string) bool {
+	before = strings.TrimSuffix(strings.TrimRight(before, " \t\n"), "?")
+	before = strings.TrimRight(before, " \t\n")
+	if !strings.HasSuffix(before, "dataset") {
+		return false
+	}
+	rest := before[:len(before)-len("dataset")]
+	return rest == "" || !isWordByte(rest[len(rest)-1]) && rest[len(rest)-1] != '$'
+}
+
 // eventGuess returns the event that works for a name models try ("" for
 // a name it does not know).
 func eventGuess(name string) string {
@@ -303,6 +316,9 @@ func (b *builder) lintSnug(u lintUnit) {
 	for _, m := range findThemeCmp(code) {
 		if !inCode(m) || strings.HasSuffix(strings.TrimRight(code[:m[0]], " \t\n"), "snug") {
 			continue // snug.theme has its own warning
+		}
+		if dot := m[0] + strings.LastIndex(code[m[0]:m[1]], ".theme"); isDatasetTheme(code[:dot]) {
+			continue // the data-theme attribute the runtime sets is a mode
 		}
 		warn(m[0], "the theme is compared with a mode, so the comparison is always false",
 			`the theme is an object, { mode: "light" | "dark", tokens }`,

@@ -48,8 +48,8 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(strings.Fields(text)); n > 2500 {
-		t.Errorf("the guide has %d words; keep it under 2,500", n)
+	if n := len(strings.Fields(text)); n > 3200 {
+		t.Errorf("the guide has %d words; keep it under 3,200 (issue 28 added the sections a model lacked: error fields, migrations, offline Markdown, network consent)", n)
 	}
 	// Every method the typings declare on Snug has a section.
 	members, err := API(runtimejs.Types)
