@@ -591,7 +591,7 @@ func (d *appDB) openConn() error {
 	if err := c.SetAuthorizer(d.authorize); err != nil {
 		return errors.Join(fmt.Errorf("authorizer: %w", err), d.closeConn())
 	}
-	if err := c.Exec(strings.Replace(kvTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)); err != nil {
+	if err := createKVTable(c); err != nil {
 		return errors.Join(fmt.Errorf("kv table: %w", err), d.closeConn())
 	}
 	for _, p := range []struct {
@@ -609,6 +609,13 @@ func (d *appDB) openConn() error {
 		*p.st = st
 	}
 	return nil
+}
+
+// createKVTable makes the kv table in c's database unless it is there:
+// on first use, and in an import's candidate file before it replaces
+// anything.
+func createKVTable(c *sqlite3.Conn) error {
+	return c.Exec(strings.Replace(kvTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
 }
 
 // closeConn finalizes the kv statements and closes the connection, which

@@ -432,7 +432,10 @@ func (s *Store) Export(ctx context.Context, app string) ([]byte, error) {
 // authorizer with trusted_schema off), written to a temporary file, synced
 // and renamed over the old one. On any failure the old database is
 // untouched and keeps working; a bad file is DB_IMPORT_INVALID, a file
-// larger than Options.QuotaBytes DB_QUOTA_EXCEEDED.
+// larger than Options.QuotaBytes DB_QUOTA_EXCEEDED. The kv table is made in
+// the checked file before the rename, so a file that fills the quota and
+// leaves no page for it is DB_QUOTA_EXCEEDED too, not a database that no
+// longer opens.
 func (s *Store) Import(ctx context.Context, app string, data []byte) (bytes int, err error) {
 	err = s.do(ctx, app, "import", true, false, func(d *appDB) error {
 		return d.importFile(data)

@@ -290,7 +290,10 @@ func (d *appDB) validate(path string) error {
 				recover()
 			}
 		}()
-		return checkContent(c)
+		if err := checkContent(c); err != nil {
+			return err
+		}
+		return d.finish(c)
 	})
 	if err == nil {
 		return nil
@@ -315,6 +318,19 @@ func (d *appDB) validate(path string) error {
 		return err // the time limit, the memory cap, or the host's own trouble
 	}
 	return importErr("the file is damaged or not a database: %s", strings.TrimPrefix(err.Error(), "sqlite3: "))
+}
+
+// finish makes in the candidate file what opening it as the app's database
+// would add (the kv table), so that a file the quota leaves no room for is
+// refused here, before it replaces anything, and never once it has.
+func (d *appDB) finish(c *sqlite3.Conn) error {
+	err := createKVTable(c)
+	if errors.Is(err, sqlite3.FULL) {
+		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
+			"the file fills the database quota of %s and leaves no room for the host's kv table (one more page): "+
+				"import a file at least one page smaller; the old database is untouched", bytesize.Text(d.s.opts.QuotaBytes))}
+	}
+	return err
 }
 
 func checkContent(c *sqlite3.Conn) error {
