@@ -388,7 +388,9 @@ func (b *Broker) SetTheme(mode string) error {
 // CSS custom-property tokens (the runner sends frame.ThemeTokens), and
 // sends it as a theme-change host-event to every live instance. A theme
 // host-ready cannot carry (a mode other than light or dark, more tokens than
-// the schema allows) is refused and changes nothing.
+// the schema allows) or with a token apps may not get (events.ThemeToken:
+// a name outside the set, a value that is no plain CSS value) is refused
+// and changes nothing.
 func (b *Broker) UpdateTheme(t frame.Theme) error {
 	if err := hostReady("instance", b.opts, t, "").Validate(); err != nil {
 		return fmt.Errorf("broker: theme: %w", err)

@@ -119,8 +119,8 @@ func checkValue(event string, f frame.EventField, d *jsonscan.Decoder) error {
 }
 
 // checkTheme holds a theme-change's theme to host-ready's theme, as the
-// runtime does before it applies one: the generated parser reads it in a
-// host-ready built around it.
+// runtime does before it applies one (the generated parser reads it in a
+// host-ready built around it), and its tokens to ThemeToken.
 func checkTheme(raw string) error {
 	base, err := frame.Marshal(&frame.HostReady{InstanceID: "i", ProtocolVersions: frame.ProtocolVersions, Theme: frame.Theme{Mode: frame.ModeLight}})
 	if err != nil {
@@ -135,7 +135,8 @@ func checkTheme(raw string) error {
 	if err != nil {
 		return fmt.Errorf("events: theme-change data.theme: %w", err)
 	}
-	if _, err := frame.Parse(hr); err != nil {
+	f, err := frame.Parse(hr)
+	if err != nil {
 		var rej *frame.RejectError
 		if errors.As(err, &rej) {
 			var parts []string
@@ -146,5 +147,5 @@ func checkTheme(raw string) error {
 		}
 		return fmt.Errorf("events: theme-change data.theme: %w", err)
 	}
-	return nil
+	return checkTokens(f.(*frame.HostReady).Theme.Tokens)
 }

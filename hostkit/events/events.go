@@ -28,11 +28,15 @@ func ThemeChange(mode string) (*frame.HostEvent, error) {
 }
 
 // Theme builds a theme-change event carrying the whole theme: its mode and
-// its CSS custom-property tokens (frame.ThemeTokens is the set the runner
-// sends; the runtime applies every --* name).
+// its CSS custom-property tokens, each of the documented set
+// (frame.ThemeTokens) with a plain value (ThemeToken); a theme with any
+// other token is refused.
 func Theme(t frame.Theme) (*frame.HostEvent, error) {
 	if t.Mode != frame.ModeLight && t.Mode != frame.ModeDark {
 		return nil, fmt.Errorf("events: theme mode %q: want light or dark", t.Mode)
+	}
+	if err := checkTokens(t.Tokens); err != nil {
+		return nil, err
 	}
 	return build(frame.EventThemeChange, struct {
 		Theme frame.Theme `json:"theme"`
