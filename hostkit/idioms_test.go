@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -381,6 +382,59 @@ func TestIdiomOnPartialPreview(t *testing.T) {
 		prev = string(b)
 		if qs, ok := p["questions"].([]any); ok && len(qs) > 3 {
 			t.Errorf("reading %d has %d questions", i, len(qs))
+		}
+	}
+}
+
+// payApp is a model's checkout page that sends the user to the payment
+// site with location.href, as the open web does.
+const payApp = `<!doctype html><html><head><meta charset="utf-8">
+<meta name="snug:app-id" content="test.pay"><meta name="snug:display-name" content="Pay"><title>Pay</title></head><body>
+<button id="pay">Pay now</button>
+<script type="module">
+document.getElementById("pay").addEventListener("click", () => {
+  location.href = "https://example.com/pay";
+});
+</script></body></html>`
+
+// Issue 28 item 7: the runtime's "leaving the page" console error is the
+// app's own navigation's alone. Reloading the runner page or replacing the
+// frame's document (as a host that reloads an app does) unloads the app
+// without a word; the app's own location.href still gets one.
+func TestIdiomOnlyTheAppsNavigationIsBlamed(t *testing.T) {
+	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("pay", []byte(payApp))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	for _, c := range []struct {
+		name   string
+		unload func(runner *browsertest.Runner, frame context.Context)
+		blamed bool
+	}{
+		{"the runner page reloads", func(r *browsertest.Runner, _ context.Context) {
+			browsertest.Do(t, r.Tab, "reload the runner", chromedp.Reload())
+		}, false},
+		{"the host replaces the frame's document", func(r *browsertest.Runner, _ context.Context) {
+			browsertest.Eval[bool](t, r.Tab, `(f => (f.src = f.src, true))(document.querySelector("article.instance iframe"))`)
+		}, false},
+		{"the app sets location.href", func(_ *browsertest.Runner, frame context.Context) {
+			clickIn(t, frame, "#pay")
+		}, true},
+	} {
+		runner := browsertest.OpenRunner(t, h.URL(), "pay")
+		frame := runner.Frame(0)
+		console := browsertest.WatchConsole(t, frame)
+		// Registered after the runtime's listener, so it runs after it: once
+		// it has logged, the runtime has had its say.
+		browsertest.Eval[bool](t, frame, `(addEventListener("beforeunload", () => console.log("unloaded")), true)`)
+		c.unload(runner, frame)
+		browsertest.Until(t, c.name+": the frame unloads", func() bool {
+			return slices.ContainsFunc(console.Messages(), func(m string) bool { return strings.Contains(m, "unloaded") })
+		})
+		blamed := slices.ContainsFunc(console.Messages(), func(m string) bool { return strings.Contains(m, "leaving the page") })
+		if blamed != c.blamed {
+			t.Errorf("%s: the console says the app left its page: %v, want %v\n  %s", c.name, blamed, c.blamed, strings.Join(console.Messages(), "\n  "))
 		}
 	}
 }

@@ -14,10 +14,10 @@ import (
 // ui/download-file and onPartial's reader: 5,152 B (5,048 B after issue
 // 16's third pass as a page carries it, 4,994 B after the fourth, 4,855 B
 // after the fifth; this test counts the generated-file header line too:
-// 4,889 B).
+// 4,889 B; 4,917 B since issue 28's beforeunload check, +28 B).
 // docs/decisions.md ("MCP Apps: the runtime's budget") has the floor of
 // each part; raise this only with a line there.
-const MCPBudget = 4889
+const MCPBudget = 4917
 
 func gzipped(t *testing.T, b []byte) int {
 	t.Helper()

@@ -54,8 +54,11 @@ export const links = (snug) => {
   // A script navigation (location.href = …, assign, replace, reload) cannot
   // be stopped from inside the sandbox (Location is unforgeable, and the
   // Navigation API has no events in an opaque origin): the console says why
-  // the app is about to be stopped.
-  addEventListener("beforeunload", () => stay("leaving the page (location.href, assign, reload)"));
+  // the app is about to be stopped. Only the app's own navigation says so:
+  // the browser runs beforeunload inside the script that navigates, so its
+  // frames are on the stack below this handler's; when the host reloads or
+  // replaces the frame (or its page), the handler runs alone.
+  addEventListener("beforeunload", () => new Error().stack?.match(/:\d+:\d+/g)?.[1] && stay("leaving the page (location.href, assign, reload)"));
 };
 
 /** @param {import("../snug").Snug} snug */
