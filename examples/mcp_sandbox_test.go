@@ -114,7 +114,7 @@ func TestWebRTCStaysGoneInAnMCPAppsHost(t *testing.T) {
 		return strings.ReplaceAll(rtcApp, "TURN_PORT", fmt.Sprint(c.Port()))
 	}
 	dir := t.TempDir()
-	var paths []string
+	var paths, keys []string
 	vs := make([]variant, len(rtcSandboxes))
 	for i := range rtcSandboxes {
 		vs[i] = variant{defended: turncanary.New(t), control: turncanary.New(t), key: fmt.Sprintf("rtc%d", i)}
@@ -123,9 +123,11 @@ func TestWebRTCStaysGoneInAnMCPAppsHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		paths = append(paths, p)
+		keys = append(keys, vs[i].key)
 	}
 	base := browsertest.ServePages(t, map[string]string{"/": browsertest.MCPHostPage(t)})
-	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoint: startMCP(t, t.TempDir(), base, paths...)}
+	endpoints := startMCP(t, t.TempDir(), base, keys, paths...)
+	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoints: endpoints}
 	h.load()
 
 	for i, sb := range rtcSandboxes {
@@ -187,7 +189,7 @@ func TestWebRTCStaysGoneInAnMCPAppsHost(t *testing.T) {
 		t.Logf("%s, undefended: %d datagrams, usernames %q; attempts %v", sb.name, n, users, results)
 
 		// The same app served by snuggen mcp: nothing leaves.
-		mime := browsertest.Eval[string](t, h.tab, fmt.Sprintf(`showApp(%q, %q)`, "open_"+v.key, sb.sandbox))
+		mime := browsertest.Eval[string](t, h.tab, fmt.Sprintf(`showApp(%q, %q, %q)`, "open_"+v.key, sb.sandbox, v.key))
 		if mime != "text/html;profile=mcp-app" {
 			t.Fatalf("resource MIME type %q", mime)
 		}

@@ -24,48 +24,65 @@ import (
 )
 
 // startMCP runs `snuggen mcp --http` on loopback in this process for the
-// example folders names, letting pages of origin call it, and returns its
-// endpoint. It stops when the test ends, as after Ctrl-C.
-func startMCP(t *testing.T, data, origin string, names ...string) string {
+// apps keys found in args (example folders, files), letting pages of origin call it, and returns each
+// app's endpoint (an MCP server of its own). It stops when the test ends,
+// as after Ctrl-C.
+func startMCP(t *testing.T, data, origin string, keys []string, args ...string) map[string]string {
 	t.Helper()
-	return clitest.StartMCP(t, slices.Concat(names, []string{"--http", "127.0.0.1:0", "--data", data, "--allow-origin", origin})...)
+	return clitest.StartMCPApps(t, keys, slices.Concat(args, []string{"--http", "127.0.0.1:0", "--data", data, "--allow-origin", origin})...)
 }
 
-// mcpTab is the test host's page in a tab, connected to the server.
+// mcpTab is the test host's page in a tab, with one client per server (app
+// key -> its endpoint), as a host connects each server it is configured with.
 type mcpTab struct {
-	t        *testing.T
-	tab      context.Context
-	base     string
-	endpoint string
+	t         *testing.T
+	tab       context.Context
+	base      string
+	endpoints map[string]string
 }
 
 func openMCPHost(t *testing.T, names ...string) *mcpTab {
 	t.Helper()
+	return openMCPHostOf(t, names, names...)
+}
+
+// openMCPHostOf is openMCPHost for the apps keys found in args.
+func openMCPHostOf(t *testing.T, keys []string, args ...string) *mcpTab {
+	t.Helper()
 	base := browsertest.ServePages(t, map[string]string{"/": browsertest.MCPHostPage(t)})
-	endpoint := startMCP(t, t.TempDir(), base, names...)
-	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoint: endpoint}
+	endpoints := startMCP(t, t.TempDir(), base, keys, args...)
+	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoints: endpoints}
 	h.load()
 	return h
 }
 
-// load (re)loads the host page and connects its client.
+// load (re)loads the host page and connects a client to each server.
 func (h *mcpTab) load() {
 	h.t.Helper()
 	browsertest.Do(h.t, h.tab, "open the test host", chromedp.Navigate(h.base+"/"))
-	tools := browsertest.Eval[[]string](h.t, h.tab, fmt.Sprintf(`connectHost(%q)`, h.endpoint))
-	if len(tools) == 0 {
-		h.t.Fatal("the server lists no tools")
+	for key, endpoint := range h.endpoints {
+		tools := browsertest.Eval[[]string](h.t, h.tab, fmt.Sprintf(`connectHost(%q, %q)`, endpoint, key))
+		if len(tools) == 0 {
+			h.t.Fatalf("the server of %s lists no tools", key)
+		}
 	}
 }
 
-// show renders the example through the bridge and returns the app's frame.
+// show renders the example through its server's bridge and returns the
+// app's frame.
 func (h *mcpTab) show(name string) *app {
 	h.t.Helper()
-	mime := browsertest.Eval[string](h.t, h.tab, fmt.Sprintf(`showApp(%q, "allow-scripts allow-forms")`, "open_"+name))
+	return h.showIn(name, "app")
+}
+
+// showIn renders app name in the iframe #id.
+func (h *mcpTab) showIn(name, id string) *app {
+	h.t.Helper()
+	mime := browsertest.Eval[string](h.t, h.tab, fmt.Sprintf(`showApp(%q, "allow-scripts allow-forms", %q, %q)`, "open_"+name, name, id))
 	if mime != "text/html;profile=mcp-app" {
 		h.t.Fatalf("resource MIME type %q", mime)
 	}
-	a := &app{t: h.t, f: browsertest.FrameOf(h.t, h.tab, "#app")}
+	a := &app{t: h.t, f: browsertest.FrameOf(h.t, h.tab, "#"+id)}
 	a.waitFor("snug.ready", `typeof snug == "object" && snug.capabilities !== undefined`)
 	return a
 }
@@ -241,7 +258,7 @@ func TestAPIViewerInAnMCPAppsHost(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.Close(context.Background()) })
 	hs.Config.Handler = srv.Handler()
-	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoint: hs.URL + "/mcp"}
+	h := &mcpTab{t: t, tab: browsertest.NewTab(t), base: base, endpoints: map[string]string{"api-viewer": hs.URL + srv.Endpoint("api-viewer")}}
 	h.load()
 
 	a := h.show("api-viewer")

@@ -3,6 +3,10 @@
 // extension) as an MCP server, with their agent, storage, governed network
 // and open-url working through hostkit's own broker and capabilities.
 //
+// Each app is an MCP server of its own (Handler's /mcp/<key>) unless
+// Options.SharedServer puts them all on one: a host forwards a view's calls
+// to the view's server, so apps on one server are one trust domain.
+//
 // Per installed app it offers one UI resource, ui://snug/<key>.html (MIME
 // type text/html;profile=mcp-app: the app built with the MCP flavour of the
 // runtime and the host's sandbox defences inside the document
@@ -91,6 +95,15 @@ const (
 type Options struct {
 	// Apps are the apps served; at least one.
 	Apps []App
+	// SharedServer serves every app on one MCP server (Handler's /mcp, and
+	// Run with several apps). The apps are then one trust domain: a host
+	// forwards any view's tools/call and resources/read to the view's
+	// server, so each app's view can call every other app's open tool and
+	// use the handle it returns on that app's storage, grants and agent
+	// budget. By default each app is an MCP server of its own (Handler's
+	// /mcp/<key>; Run takes one app), and a host keeps one server's views
+	// away from another's tools.
+	SharedServer bool
 	// Agent answers the apps' asks; nil offers no ask tool.
 	Agent *agent.Bridge
 	// Store keeps the apps' databases; nil offers no db.
@@ -128,13 +141,13 @@ type Options struct {
 // Server is an MCP server of Snug apps. Serve it over stdio with Run, or
 // over streamable HTTP with Handler.
 type Server struct {
-	opts   Options
-	mcp    *mcp.Server
-	broker *broker.Broker
-	sign   signer
-	apps   map[string]*served
-	order  []string
-	grants *grants
+	opts    Options
+	servers map[string]*mcp.Server // app key -> its MCP server (one for all when shared)
+	broker  *broker.Broker
+	sign    signer
+	apps    map[string]*served
+	order   []string
+	grants  *grants
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -260,7 +273,26 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.broker = broker.New(bo)
 
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Snug apps", Version: opts.Version}, &mcp.ServerOptions{
+	s.servers = map[string]*mcp.Server{}
+	var shared *mcp.Server
+	for _, key := range s.order {
+		m := shared
+		if m == nil {
+			m = s.newMCP()
+			if opts.SharedServer {
+				shared = m
+			}
+		}
+		s.servers[key] = m
+		s.register(m, s.apps[key])
+	}
+	go s.expire()
+	return s, nil
+}
+
+// newMCP makes one MCP server, to which register adds apps.
+func (s *Server) newMCP() *mcp.Server {
+	m := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Title: "Snug apps", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: "Each open_* tool shows a Snug app, a small interactive HTML app with its own storage, in the conversation.",
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:      &mcp.ToolCapabilities{},
@@ -268,12 +300,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Extensions: map[string]any{Extension: map[string]any{"mimeTypes": []string{MIMEType}}},
 		},
 	})
-	for _, key := range s.order {
-		s.register(s.apps[key])
-	}
-	s.mcp.AddReceivingMiddleware(s.textOnly)
-	go s.expire()
-	return s, nil
+	m.AddReceivingMiddleware(s.textOnly)
+	return m
 }
 
 // hostAsks is the open-url Confirmer of an MCP server: the check passed, and
@@ -284,8 +312,29 @@ func (hostAsks) ConfirmOpen(context.Context, openurl.Prompt) (openurl.Answer, er
 	return openurl.Opened, nil
 }
 
-// MCP is the underlying go-sdk server, for a host that mounts it itself.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
+// MCP is the go-sdk server that serves app key, for a host that mounts it
+// itself; nil for a key not served.
+func (s *Server) MCP(key string) *mcp.Server { return s.servers[key] }
+
+// single is the one MCP server of every app, or nil when there are several.
+func (s *Server) single() *mcp.Server {
+	one := s.servers[s.order[0]]
+	for _, m := range s.servers {
+		if m != one {
+			return nil
+		}
+	}
+	return one
+}
+
+// Endpoint is the path under Handler of app key's MCP endpoint: /mcp when
+// one server serves every app, else /mcp/<key>.
+func (s *Server) Endpoint(key string) string {
+	if s.single() != nil {
+		return "/mcp"
+	}
+	return "/mcp/" + key
+}
 
 // Keys lists the served apps' keys in order.
 func (s *Server) Keys() []string { return slices.Clone(s.order) }
@@ -296,10 +345,18 @@ func (s *Server) ResourceURI(key string) string { return "ui://snug/" + key + ".
 // OpenTool is app key's model-visible tool.
 func (s *Server) OpenTool(key string) string { return "open_" + key }
 
+// ErrSeveralServers is Run's refusal of several apps not on a shared server.
+var ErrSeveralServers = errors.New("mcpapps: one transport serves one MCP server: serve one app, or set SharedServer")
+
 // Run serves one client over t (mcp.StdioTransport for a desktop client's
-// config) until it disconnects or ctx ends.
+// config) until it disconnects or ctx ends. It serves one MCP server: one
+// app, or every app with SharedServer.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.mcp.Run(ctx, t)
+	m := s.single()
+	if m == nil {
+		return ErrSeveralServers
+	}
+	return m.Run(ctx, t)
 }
 
 // Close ends every request in flight (each gets its terminal answer), then
@@ -323,13 +380,13 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
-// register adds app sv's resource, its open tool and its app-only tools.
-func (s *Server) register(sv *served) {
+// register adds app sv's resource, its open tool and its app-only tools to m.
+func (s *Server) register(m *mcp.Server, sv *served) {
 	uiMeta := map[string]any{
 		"csp":           map[string]any{"connectDomains": []string{}, "resourceDomains": sv.domains},
 		"prefersBorder": true,
 	}
-	s.mcp.AddResource(&mcp.Resource{
+	m.AddResource(&mcp.Resource{
 		URI:         sv.uri,
 		Name:        sv.key,
 		Title:       sv.meta.DisplayName,
@@ -358,15 +415,15 @@ func (s *Server) register(sv *served) {
 		}
 		name := sv.key + "__" + c.suffix
 		sv.tools[c.typ] = name
-		s.mcp.AddTool(s.appOnlyTool(sv, name, "Snug app "+sv.key+": "+c.what+". Called by the app itself, with its handle and one "+c.typ+" frame."), s.frameTool(sv, c.typ))
+		m.AddTool(s.appOnlyTool(sv, name, "Snug app "+sv.key+": "+c.what+". Called by the app itself, with its handle and one "+c.typ+" frame."), s.frameTool(sv, c.typ))
 	}
-	s.mcp.AddTool(s.appOnlyTool(sv, sv.tools["part"], "Snug app "+sv.key+": the next part of an answer too large for one tool result."), s.partTool(sv))
+	m.AddTool(s.appOnlyTool(sv, sv.tools["part"], "Snug app "+sv.key+": the next part of an answer too large for one tool result."), s.partTool(sv))
 
 	desc := sv.meta.Description
 	if desc == "" {
 		desc = sv.meta.DisplayName
 	}
-	s.mcp.AddTool(&mcp.Tool{
+	m.AddTool(&mcp.Tool{
 		Name:        s.OpenTool(sv.key),
 		Title:       "Open " + sv.meta.DisplayName,
 		Description: "Show the " + sv.meta.DisplayName + " app in the conversation. " + desc,
@@ -641,28 +698,48 @@ func asStrings(v any) []string {
 // and the handle around the frame.
 const MaxToolRequestBytes = frame.MaxDBFrameBytes + 64<<10
 
-// Handler serves the server over streamable HTTP at /mcp (a client of
-// protocol 2026-07-28 statelessly, an older one with a session, as go-sdk
-// requires), the grant pages under /snug/grant/, and lets AllowOrigins'
-// pages call it.
+// Handler serves the server over streamable HTTP (a client of protocol
+// 2026-07-28 statelessly, an older one with a session, as go-sdk requires):
+// each app's MCP server at /mcp/<key>, and at /mcp when one server serves
+// every app (Endpoint); the grant pages under /snug/grant/; and lets
+// AllowOrigins' pages call it.
 func (s *Server) Handler() http.Handler {
-	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	mux := http.NewServeMux()
+	eps := map[*mcp.Server]http.Handler{}
+	for _, key := range s.order {
+		m := s.servers[key]
+		if eps[m] == nil {
+			eps[m] = s.endpoint(m)
+		}
+		mux.Handle("/mcp/"+key, eps[m])
+	}
+	if m := s.single(); m != nil {
+		mux.Handle("/mcp", eps[m])
+	} else {
+		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "each app is an MCP server of its own, at /mcp/<key>: "+strings.Join(s.order, ", "), http.StatusNotFound)
+		})
+	}
+	mux.HandleFunc("/snug/grant/{token}", s.grantPage)
+	return s.cors(mux)
+}
+
+// endpoint is m's streamable HTTP endpoint.
+func (s *Server) endpoint(m *mcp.Server) http.Handler {
+	getServer := func(*http.Request) *mcp.Server { return m }
 	// A tool call carries one request frame: the largest, a db import, is
 	// the db size class (R6); go-sdk's default (4 MiB) would refuse a 5 MiB
 	// database's import before the broker sees it.
 	body := int64(MaxToolRequestBytes)
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: body})
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: body})
-	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
 			stateless.ServeHTTP(w, r)
 			return
 		}
 		stateful.ServeHTTP(w, r)
 	})
-	mux.HandleFunc("/snug/grant/{token}", s.grantPage)
-	return s.cors(mux)
 }
 
 // GrantHandler serves the grant pages alone, for a server that speaks MCP

@@ -69,12 +69,15 @@ func newEnv(t *testing.T, opt func(*mcpapps.Options)) *env {
 	e.http.Start()
 	t.Cleanup(e.http.Close)
 	opts := mcpapps.Options{
-		Apps:      []mcpapps.App{mcpapps.RawApp("notes", []byte(noteApp)), mcpapps.RawApp("chart", []byte(cdnApp))},
-		Agent:     agent.NewBridge(offline.New(offline.Options{}), agent.Options{}),
-		Store:     st,
-		Net:       gate,
-		GrantBase: e.http.URL,
-		Logf:      t.Logf,
+		Apps: []mcpapps.App{mcpapps.RawApp("notes", []byte(noteApp)), mcpapps.RawApp("chart", []byte(cdnApp))},
+		// One server for both, so that the tests can try one app's handle
+		// on the other's tools (TestEachAppIsAServerOfItsOwn has the default).
+		SharedServer: true,
+		Agent:        agent.NewBridge(offline.New(offline.Options{}), agent.Options{}),
+		Store:        st,
+		Net:          gate,
+		GrantBase:    e.http.URL,
+		Logf:         t.Logf,
 	}
 	if opt != nil {
 		opt(&opts)
@@ -92,6 +95,12 @@ func newEnv(t *testing.T, opt func(*mcpapps.Options)) *env {
 // or not, at protocol version pv ("" for the newest, stateless).
 func (e *env) connect(t *testing.T, ui bool, pv string, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return e.connectAt(t, "/mcp", ui, pv, copts)
+}
+
+// connectAt is connect to the endpoint at path.
+func (e *env) connectAt(t *testing.T, path string, ui bool, pv string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	if copts == nil {
 		copts = &mcp.ClientOptions{}
 	}
@@ -103,7 +112,7 @@ func (e *env) connect(t *testing.T, ui bool, pv string, copts *mcp.ClientOptions
 		copts.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, copts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.http.URL + path}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,5 +592,56 @@ func TestNetConfirmByElicitation(t *testing.T) {
 	f, _ := call(t, cs, s, map[string]any{"type": frame.TypeNetRequest, "url": e.origin + "/y", "method": "GET"})
 	if f == nil || f["ok"] != true || len(asked) != 1 || !strings.Contains(asked[0], e.origin) {
 		t.Fatalf("elicited fetch: %v, asked %q", f, asked)
+	}
+}
+
+// TestEachAppIsAServerOfItsOwn: by default every app is an MCP server of
+// its own, at /mcp/<key>: its client lists and reaches that app alone, so a
+// host that forwards any view's calls to the view's server gives no view
+// another app's open tool, resource or app-only tools. /mcp names the
+// endpoints, and one transport (stdio) refuses several servers.
+func TestEachAppIsAServerOfItsOwn(t *testing.T) {
+	e := newEnv(t, func(o *mcpapps.Options) { o.SharedServer = false })
+	for _, key := range []string{"notes", "chart"} {
+		other := map[string]string{"notes": "chart", "chart": "notes"}[key]
+		if got := e.srv.Endpoint(key); got != "/mcp/"+key {
+			t.Fatalf("Endpoint(%s) = %s", key, got)
+		}
+		cs := e.connectAt(t, e.srv.Endpoint(key), true, "", nil)
+		tl, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tl.Tools {
+			if !strings.Contains(tool.Name, key) {
+				t.Errorf("%s's server lists %s", key, tool.Name)
+			}
+		}
+		rl, err := cs.ListResources(context.Background(), nil)
+		if err != nil || len(rl.Resources) != 1 || rl.Resources[0].URI != e.srv.ResourceURI(key) {
+			t.Errorf("%s's server lists resources %+v (%v)", key, rl, err)
+		}
+		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: e.srv.ResourceURI(other)}); err == nil {
+			t.Errorf("%s's server reads %s's resource", key, other)
+		}
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "open_" + other}); err == nil && !res.IsError {
+			t.Errorf("%s's server opens %s: %+v", key, other, res)
+		}
+		s := open(t, cs, key)
+		if f, res := call(t, cs, s, map[string]any{"type": frame.TypeDBRequest, "op": "kvGet", "key": "k"}); f == nil {
+			t.Errorf("%s's own db: %s", key, toolText(res))
+		}
+	}
+	resp, err := http.Post(e.http.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "/mcp/<key>") {
+		t.Errorf("/mcp: %d %s", resp.StatusCode, body)
+	}
+	if err := e.srv.Run(context.Background(), &mcp.InMemoryTransport{}); err != mcpapps.ErrSeveralServers {
+		t.Errorf("Run with two servers: %v", err)
 	}
 }

@@ -7,24 +7,28 @@ import { AppBridge, PostMessageTransport, RESOURCE_MIME_TYPE, getToolUiResourceU
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
 const info = { name: "snug-test-host", version: "1.0.0" };
-const log = (window.hostLog = { opened: [], sizes: [], downloads: [] });
-let client;
+const log = (window.hostLog = { opened: [], sizes: [], downloads: [], results: {} });
+const clients = {}; // server name -> its client: a host keeps one client per configured server
 
-window.connectHost = async (url) => {
-  client = new Client(info, { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: [RESOURCE_MIME_TYPE] } } } });
+window.connectHost = async (url, server = "default") => {
+  const client = new Client(info, { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: [RESOURCE_MIME_TYPE] } } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  clients[server] = client;
   return (await client.listTools()).tools.map((t) => t.name);
 };
 
-// showApp calls a tool and renders its UI resource with the tool's result.
-window.showApp = async (name, sandbox) => {
+// showApp calls a tool of a server and renders its UI resource with the
+// tool's result in the iframe #id, bridged to that server's client only.
+window.showApp = async (name, sandbox, server = "default", id = "app") => {
+  const client = clients[server];
   const tool = (await client.listTools()).tools.find((t) => t.name == name);
   const uri = getToolUiResourceUri(tool);
   const result = await client.callTool({ name, arguments: {} });
+  log.results[id] = result;
   const { contents } = await client.readResource({ uri });
-  document.getElementById("app")?.remove();
+  document.getElementById(id)?.remove();
   const iframe = document.createElement("iframe");
-  iframe.id = "app";
+  iframe.id = id;
   iframe.setAttribute("sandbox", sandbox);
   iframe.style.cssText = "width:600px;height:400px;border:0";
   document.body.append(iframe);

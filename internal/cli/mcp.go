@@ -31,6 +31,7 @@ type mcpOptions struct {
 	ui        string
 	origins   []string
 	maxResult int
+	shared    bool
 	ready     func(s *mcpapps.Server, base string) // tests: called once serving
 }
 
@@ -45,10 +46,16 @@ with the MCP flavour of the runtime, shown by its open_<key> tool, with its
 agent (the offline agent by default), its SQLite storage under --data, the
 governed network and open-url working through app-only tools.
 
-Without --http it speaks MCP over stdin and stdout, for a desktop client's
-config (nothing else is written to stdout; logs go to stderr). With --http it
-serves streamable HTTP at http://ADDR/mcp, and prints "mcp <url>" and one
-"app <key> <open tool>" line per app before it accepts work.
+Each app is an MCP server of its own: a host forwards a view's tool calls
+to the view's server, so apps on one server could open and use each other's
+storage. Without --http it speaks MCP over stdin and stdout for one app, for
+a desktop client's config (one entry per app; nothing else is written to
+stdout; logs go to stderr). With --http it serves streamable HTTP at
+http://ADDR/mcp/<key> per app (at /mcp when it serves one app), and prints,
+before it accepts work, an "mcp <url>" line per endpoint followed by an
+"app <key> <open tool>" line per app served there. --shared-server puts
+every app on one server (/mcp, or stdio): only for apps that may read and
+write each other's data.
 
 A client that does not list text/html;profile=mcp-app gets text-only tools
 (--ui always or never overrides that). The net confirm dialog becomes an
@@ -75,6 +82,7 @@ snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
 	f.StringVar(&o.ui, "ui", string(mcpapps.UIAuto), "when tools carry their MCP Apps metadata: auto (clients that list the MIME type), always or never")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "a browser origin (http://127.0.0.1:5173) whose pages may call the HTTP endpoint; repeatable")
+	f.BoolVar(&o.shared, "shared-server", false, "serve every app on one MCP server; each app can then open and use every other app's storage")
 	f.IntVar(&o.maxResult, "max-result", mcpapps.DefaultMaxResultBytes, "largest tool result, in bytes; a larger answer goes in parts")
 	o.agentFlags(c)
 	c.ValidArgsFunction = appArgs
@@ -93,6 +101,9 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	found, err := findApps(args)
 	if err != nil {
 		return err
+	}
+	if o.http == "" && len(found) > 1 && !o.shared {
+		return usageError("%d apps over stdio would share one MCP server, where each app can open and use every other app's storage: run one snuggen mcp per app (one entry each in the client's config), serve them with --http (one endpoint per app), or pass --shared-server if they may share their data", len(found))
 	}
 	if o.agentFor != nil {
 		backend = o.agentFor
@@ -157,6 +168,7 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 		Store:          st,
 		Net:            gate,
 		Secret:         secret,
+		SharedServer:   o.shared,
 		GrantBase:      base,
 		AllowOrigins:   o.origins,
 		UI:             mcpapps.UIMode(o.ui),
@@ -182,10 +194,7 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	}()
 
 	if o.http != "" {
-		fmt.Fprintf(io.Out, "mcp %s/mcp\n", base)
-		for _, key := range srv.Keys() {
-			fmt.Fprintf(io.Out, "app %s %s\n", key, srv.OpenTool(key))
-		}
+		printEndpoints(io, srv, base)
 	} else {
 		logf("serving %d apps over stdio; grant pages at %s", len(srv.Keys()), base)
 	}
@@ -210,6 +219,19 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 		return nil
 	case err := <-serveErr:
 		return &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: %w", err)}
+	}
+}
+
+// printEndpoints writes an "mcp <url>" line per MCP endpoint, each followed
+// by the "app <key> <open tool>" lines of the apps it serves.
+func printEndpoints(io *IO, srv *mcpapps.Server, base string) {
+	last := ""
+	for _, key := range srv.Keys() {
+		if ep := srv.Endpoint(key); ep != last {
+			fmt.Fprintf(io.Out, "mcp %s%s\n", base, ep)
+			last = ep
+		}
+		fmt.Fprintf(io.Out, "app %s %s\n", key, srv.OpenTool(key))
 	}
 }
 

@@ -71,3 +71,27 @@ func TestBuildTargets(t *testing.T) {
 		t.Fatalf("mcp on a Snug build: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestMCPStdioServesOneApp: over stdio one process is one MCP server, so
+// several apps, which would each reach the others' storage, are refused
+// unless --shared-server says they may share it.
+func TestMCPStdioServesOneApp(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for _, name := range []string{"a.html", "b.html"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(mcpTestApp), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	code, stdout, stderr := runCLI(t, append([]string{"mcp", "--data", t.TempDir()}, files...)...)
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "--shared-server") || !strings.Contains(stderr, "every other app's storage") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want a usage error naming the choice", code, stdout, stderr)
+	}
+	// With the choice made, it serves both until stdin ends.
+	code, _, stderr = runCLI(t, append([]string{"mcp", "--shared-server", "--data", t.TempDir()}, files...)...)
+	if code != 0 {
+		t.Fatalf("--shared-server: exit %d: %s", code, stderr)
+	}
+}

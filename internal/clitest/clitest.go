@@ -16,10 +16,54 @@ import (
 )
 
 // StartMCP runs `snuggen mcp ARGS…` (which must serve over --http) in this
-// process and returns the endpoint it prints; the server stops when the
-// test ends, as after Ctrl-C, and the test fails if it exits with an error
-// or does not stop within 15 s.
+// process and returns the endpoint it prints first; the server stops when
+// the test ends, as after Ctrl-C, and the test fails if it exits with an
+// error or does not stop within 15 s.
 func StartMCP(t testing.TB, args ...string) string {
+	t.Helper()
+	lines := startMCP(t, args)
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mcp ") {
+		t.Fatalf("snuggen mcp did not start: %q", lines.Text())
+	}
+	endpoint := strings.TrimPrefix(lines.Text(), "mcp ")
+	go drain(lines)
+	return endpoint
+}
+
+// StartMCPApps is StartMCP for a server of the apps keys: it returns each
+// app's endpoint, read from the "mcp <url>" line above the app's
+// "app <key> <tool>" line.
+func StartMCPApps(t testing.TB, keys []string, args ...string) map[string]string {
+	t.Helper()
+	lines := startMCP(t, args)
+	out := map[string]string{}
+	endpoint := ""
+	for len(out) < len(keys) && lines.Scan() {
+		f := strings.Fields(lines.Text())
+		switch {
+		case len(f) == 2 && f[0] == "mcp":
+			endpoint = f[1]
+		case len(f) >= 2 && f[0] == "app" && endpoint != "":
+			out[f[1]] = endpoint
+		}
+	}
+	for _, k := range keys {
+		if out[k] == "" {
+			t.Fatalf("snuggen mcp printed no endpoint for app %s (got %v)", k, out)
+		}
+	}
+	go drain(lines)
+	return out
+}
+
+// drain reads stdout until the server closes it.
+func drain(lines *bufio.Scanner) {
+	for lines.Scan() {
+	}
+}
+
+// startMCP runs snuggen mcp and returns its stdout's lines.
+func startMCP(t testing.TB, args []string) *bufio.Scanner {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -29,16 +73,6 @@ func StartMCP(t testing.TB, args ...string) string {
 		code := cli.MainContext(ctx, append([]string{"mcp"}, args...), strings.NewReader(""), pw, &stderr)
 		pw.Close()
 		done <- code
-	}()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mcp ") {
-		cancel()
-		t.Fatalf("snuggen mcp did not start: %q\n%s", lines.Text(), stderr.String())
-	}
-	endpoint := strings.TrimPrefix(lines.Text(), "mcp ")
-	go func() { // drains stdout until the server closes it
-		for lines.Scan() {
-		}
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -51,7 +85,7 @@ func StartMCP(t testing.TB, args ...string) string {
 			t.Error("snuggen mcp did not stop")
 		}
 	})
-	return endpoint
+	return bufio.NewScanner(pr)
 }
 
 // lockedBuffer is a bytes.Buffer safe for one writer and one reader.
