@@ -34,6 +34,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -454,12 +455,30 @@ func (h *Host) wire(c *config) error {
 		}
 		h.broadcastApps()
 	}
-	srv, err := server.New(server.Options{Catalog: h.Apps, Relay: rl, Origin: h.origin})
+	srv, err := server.New(server.Options{Catalog: h.Apps, Relay: rl, Origin: h.origin, Notices: h.notices})
 	if err != nil {
 		return fmt.Errorf("hostkit: %w", err)
 	}
 	h.Server = srv
 	return nil
+}
+
+// notices are the runner's lines about exemptions in effect: the
+// development services on loopback the net gate lets apps reach.
+func (h *Host) notices() []string {
+	if h.Net == nil {
+		return nil
+	}
+	dev := h.Net.DevLoopback()
+	if len(dev) == 0 {
+		return nil
+	}
+	names := make([]string, len(dev))
+	for i, ap := range dev {
+		names[i] = ap.String()
+	}
+	return []string{"Development: apps may reach " + strings.Join(names, ", ") +
+		" on this machine (over http too, or as localhost). Nothing else on loopback is reachable."}
 }
 
 func (h *Host) broadcastApps() {

@@ -33,6 +33,9 @@ type Entry struct {
 	Grant string `json:"grant,omitempty"`
 	// Redirects is the number of redirect hops followed.
 	Redirects int `json:"redirects,omitempty"`
+	// Dev marks a request to a development service on loopback
+	// (WithDevLoopback).
+	Dev bool `json:"dev,omitempty"`
 }
 
 // Audit decisions.

@@ -161,7 +161,7 @@ func ParseConfig(name string, data []byte) (Config, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Config{}, at(dec.InputOffset(), "extra data after the config object; remove it")
 	}
-	if _, err := cfg.compile(); err != nil {
+	if _, err := cfg.compile(nil); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -268,7 +268,11 @@ type connection struct {
 	secret string
 }
 
-func (c *Config) compile() (*compiled, error) {
+// compile checks the config. dev reports a development service on
+// loopback (WithDevLoopback), the one kind of origin a connection may reach
+// over http; nil defers that check for loopback origins to New, whose
+// options name the services.
+func (c *Config) compile(dev func(*target) bool) (*compiled, error) {
 	out := &compiled{denyHosts: map[string]bool{}, devHTTP: map[string]bool{}}
 	names := map[string]bool{}
 	var secrets []string
@@ -289,8 +293,8 @@ func (c *Config) compile() (*compiled, error) {
 		if f != nil {
 			return nil, fmt.Errorf("%s: connection %q: %q: %s", where, cc.Name, raw, f.msg)
 		}
-		if t.scheme != "https" {
-			return nil, fmt.Errorf("%s: connection %q: %q: a credential only goes over https", where, cc.Name, raw)
+		if f := plainHTTPConnection(t, dev); f != "" {
+			return nil, fmt.Errorf("%s: connection %q: %q: %s", where, cc.Name, raw, f)
 		}
 		conn := &connection{name: cc.Name, origin: t.origin}
 		if cc.URLPrefix != "" {
@@ -381,6 +385,23 @@ func (c *Config) compile() (*compiled, error) {
 		out.inFlight = DefaultInFlight
 	}
 	return out, nil
+}
+
+// plainHTTPConnection says why a connection to t may not be made, "" when
+// it may: a credential goes over https, or over http to a development
+// service on loopback (dev, when known).
+func plainHTTPConnection(t *target, dev func(*target) bool) string {
+	if t.scheme == "https" {
+		return ""
+	}
+	loopback := t.host == "localhost" || t.addr.IsValid() && t.addr.Unmap().IsLoopback()
+	switch {
+	case loopback && (dev == nil || dev(t)):
+		return ""
+	case loopback:
+		return fmt.Sprintf("a credential only goes over https, or over http to a development service on this machine: run snuggen serve --dev-loopback %s", joinHostPort(t.host, t.port))
+	}
+	return "a credential only goes over https"
 }
 
 // at names the line of a top-level key for error messages.

@@ -69,7 +69,7 @@ func (g *Gate) fetch(ctx context.Context, app App, req *frame.NetRequest, e *Ent
 	if f != nil {
 		return nil, f
 	}
-	e.Origin = t.origin
+	e.Origin, e.Dev = t.origin, g.devTarget(t)
 	hdr, f := checkHeaders(req.Headers)
 	if f != nil {
 		return nil, f

@@ -104,6 +104,7 @@ type options struct {
 	sink      func(Entry)
 	hook      func(ConnectionEvent)
 	allowed   []netip.AddrPort
+	dev       []netip.AddrPort // WithDevLoopback's services
 	tls       *tls.Config
 	timeout   time.Duration
 	auditSize int
@@ -177,7 +178,10 @@ func New(cfg Config, opts ...Option) (*Gate, error) {
 	if g.opts.now == nil {
 		g.opts.now = time.Now
 	}
-	c, err := cfg.compile()
+	if err := checkDev(g.opts.dev); err != nil {
+		return nil, err
+	}
+	c, err := cfg.compile(g.devTarget)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +395,8 @@ func (g *Gate) Check(ctx context.Context, app App, method, rawURL string) CheckR
 // ceiling is the part of the hard limits that needs no lookup: the scheme,
 // the deny list by name and names that are loopback by definition.
 func (g *Gate) ceiling(t *target) *failure {
-	if t.scheme != "https" && !g.cfg.devHTTP[t.host] {
+	dev := g.devTarget(t)
+	if t.scheme != "https" && !g.cfg.devHTTP[t.host] && !dev {
 		return fail(frame.CodeNetSchemeBlocked, fmt.Sprintf("%s is plain http; only https is allowed (the operator lists development hosts in devHttpHosts)", t.origin))
 	}
 	if g.cfg.denyHosts[t.host] {
@@ -402,7 +407,7 @@ func (g *Gate) ceiling(t *target) *failure {
 			return fail(frame.CodeNetHostBlocked, fmt.Sprintf("%s is on the operator's deny list (*%s)", t.host, s))
 		}
 	}
-	if !t.addr.IsValid() && isLocalName(t.host) {
+	if !t.addr.IsValid() && isLocalName(t.host) && !dev {
 		return fail(frame.CodeNetSSRFBlocked, fmt.Sprintf("%s is a loopback name", t.host))
 	}
 	return nil
@@ -423,6 +428,9 @@ func (g *Gate) vetLiteral(t *target) *failure {
 // whose answers mix public and private addresses is refused. Fetch calls it
 // for a name only after the user approved the origin.
 func (g *Gate) vet(ctx context.Context, host string, port uint16) ([]netip.Addr, *failure) {
+	if dev := g.devAddrs(host, port); dev != nil {
+		return dev, nil // WithDevLoopback's service, by its address or localhost
+	}
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}

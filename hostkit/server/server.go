@@ -101,6 +101,9 @@ type Options struct {
 	Origin string
 	// Page is the runner page; nil builds the one in package site.
 	Page *site.Page
+	// Notices returns lines the runner shows above its apps while they
+	// hold, such as a development exemption in effect; nil shows none.
+	Notices func() []string
 }
 
 // Server is the runner's HTTP server.
@@ -357,9 +360,14 @@ func (s *Server) serveAppList(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	var notices []string
+	if s.opts.Notices != nil {
+		notices = s.opts.Notices()
+	}
 	_ = json.NewEncoder(w).Encode(struct {
-		Apps []AppInfo `json:"apps"`
-	}{s.Apps()})
+		Apps    []AppInfo `json:"apps"`
+		Notices []string  `json:"notices,omitempty"`
+	}{s.Apps(), notices})
 }
 
 func (s *Server) serveRunner(w http.ResponseWriter, r *http.Request) {

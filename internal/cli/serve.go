@@ -5,6 +5,7 @@ import (
 	"fmt"
 	stdio "io"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,6 +36,7 @@ type serveOptions struct {
 	agentURL string
 	model    string
 	config   string
+	devLoop  []string // --dev-loopback
 	watch    bool
 	maxReply string        // --agent-max-reply, a size
 	dbLimit  time.Duration // --db-timeout
@@ -77,14 +79,18 @@ OPENAI_MODEL or ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL; --agent,
 {"connections": [...], "deny": [...], "devHttpHosts": [...], "rate": {...}}
 (the same file snuggen net check reads). Without it every new origin asks
 you in the runner's dialog. Ctrl-C shuts down after every request in flight
-got its terminal frame. What the apps are not told (a handler's panic with
+got its terminal frame. --dev-loopback ADDRESS:PORT lets the apps reach a
+local or mock API on this machine while you develop (over http too; the
+runner shows it, the log says it, nothing else on loopback is reachable).
+What the apps are not told (a handler's panic with
 its stack, the detail of an agent failure) is printed to stderr, each entry
 prefixed "snuggen serve:".`,
 		Example: `  snuggen serve examples/todo/app.html
   snuggen serve examples/ --addr 127.0.0.1:0 --watch
   OPENAI_API_KEY=… snuggen serve app.html --agent openai --model gpt-4o-mini
   snuggen serve app.html --agent openai --agent-url http://127.0.0.1:11434/v1 --model llama3.2
-  snuggen serve app.html --config net.json --data ./data`,
+  snuggen serve app.html --config net.json --data ./data
+  snuggen serve app.html --dev-loopback 127.0.0.1:8080   # the app may fetch http://127.0.0.1:8080/…`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
@@ -96,6 +102,7 @@ prefixed "snuggen serve:".`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on; port 0 picks a free port")
 	f.StringVar(&o.data, "data", "", "directory for the apps' SQLite files and net grants (default: a per-user data directory)")
 	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
+	f.StringArrayVar(&o.devLoop, "dev-loopback", nil, "development only: let apps reach the local service at ADDRESS:PORT (127.0.0.1:8080, localhost:8080 or a port), over http too; nothing else on loopback (repeatable)")
 	f.BoolVar(&o.watch, "watch", false, "rebuild an app when its files change and reload its frames")
 	f.StringVar(&o.maxReply, "agent-max-reply", "4MiB", "the most reply text read from the agent (B, KiB or MiB); a longer reply is cut and answered PARSE_FAILED")
 	f.DurationVar(&o.dbLimit, "db-timeout", store.DefaultStatementTimeout, "the longest one SQL statement or import check of an app may run (DB_TIMEOUT past it)")
@@ -228,6 +235,10 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if err != nil {
 		return err
 	}
+	dev, err := devLoopback(o.devLoop)
+	if err != nil {
+		return err
+	}
 	var apps []hostkit.App
 	for _, a := range found {
 		app, err := a.app()
@@ -248,7 +259,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		hostkit.WithDataDir(dataDir),
 		hostkit.WithStoreOptions(store.Options{StatementTimeout: o.dbLimit}),
 		hostkit.WithMaxReplyBytes(maxReply),
-		hostkit.WithNet(netCfg),
+		hostkit.WithNet(netCfg, netgate.WithDevLoopback(dev...)),
 		// What an app is not told goes to the person running serve: a
 		// handler's panic with its stack, the detail of an agent failure.
 		hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Logf = logf }),
@@ -258,6 +269,9 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	}, extra...)...)
 	if err != nil {
 		return &ExitError{Code: exitFailure, Err: err}
+	}
+	if len(dev) > 0 {
+		logf("development: apps may reach %s on this machine (--dev-loopback), over http too; nothing else on loopback; the runner shows it", joinAddrs(dev))
 	}
 	// The lines come before Serve, so a script that reads the first line
 	// knows the server is listening when it gets it.
@@ -312,6 +326,27 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		return &ExitError{Code: exitFailure, Err: fmt.Errorf("serve: shutdown: %w", err)}
 	}
 	return nil
+}
+
+// devLoopback reads --dev-loopback's values.
+func devLoopback(vals []string) ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for _, v := range vals {
+		aps, err := netgate.ParseDevLoopback(v)
+		if err != nil {
+			return nil, usageError("--dev-loopback: %v", err)
+		}
+		out = append(out, aps...)
+	}
+	return out, nil
+}
+
+func joinAddrs(aps []netip.AddrPort) string {
+	s := make([]string, len(aps))
+	for i, ap := range aps {
+		s[i] = ap.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 // stderrLog returns a printf for the host's log lines: each goes to w whole,

@@ -197,6 +197,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--agent-max-reply", "lots", file}, `--agent-max-reply "lots"`},
 		{[]string{"serve", "--agent-max-reply", "0", file}, `--agent-max-reply "0"`},
 		{[]string{"serve", "--db-timeout", "-1s", file}, `--db-timeout -1s`},
+		{[]string{"serve", "--dev-loopback", "10.0.0.5:80", file}, `"10.0.0.5" is not a loopback address`},
+		{[]string{"serve", "--dev-loopback", "example.com:80", file}, `--dev-loopback`},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(tc.args, strings.NewReader(""), &out, &errb)
@@ -287,4 +289,32 @@ func appDocURL(t *testing.T, runnerURL, app string) string {
 		t.Fatal(err)
 	}
 	return "http://" + server.AppLabel(app) + ".localhost:" + u.Port() + "/"
+}
+
+// Issue 28 item 1: --dev-loopback is said in serve's log and in the
+// runner's app list (which the page shows as a notice) while in effect.
+func TestServeDevLoopbackIsShownAndLogged(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.html"), []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), getenv: func(string) string { return "" }, devLoop: []string{"127.0.0.1:8089"}}
+	sc, stderr, _ := runServeAsync(t, o, dir)
+	if !sc.Scan() {
+		t.Fatalf("serve printed nothing; stderr: %s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "development: apps may reach 127.0.0.1:8089 on this machine (--dev-loopback)") {
+		t.Errorf("serve's log says %q", stderr.String())
+	}
+	fields := strings.Fields(sc.Text())
+	origin := strings.TrimSuffix(fields[len(fields)-1], "/?app=hello")
+	res, err := http.Get(origin + "/apps.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list struct{ Notices []string }
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil || len(list.Notices) != 1 || !strings.Contains(list.Notices[0], "127.0.0.1:8089") {
+		t.Errorf("apps.json notices = %q (%v)", list.Notices, err)
+	}
 }

@@ -82,6 +82,7 @@ async function onOpen() {
   }
   if (!Array.isArray(apps.apps)) return;
   setApps(apps.apps);
+  renderNotices(Array.isArray(apps.notices) ? apps.notices : []);
   if (reconnect) {
     stage.remountAll();
   } else {
@@ -128,6 +129,16 @@ function onMessage(msg) {
       if (typeof msg.app === 'string') stage.reloadApp(msg.app);
       break;
   }
+}
+
+// renderNotices shows what the host says is in effect for every app (a
+// development exemption), for as long as it is.
+function renderNotices(lines) {
+  const el = $('#notices');
+  el.replaceChildren(
+    ...lines.filter((l) => typeof l === 'string').map((l) => Object.assign(document.createElement('p'), { textContent: l })),
+  );
+  el.hidden = el.childElementCount === 0;
 }
 
 function renderApps(apps) {
