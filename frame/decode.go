@@ -594,9 +594,9 @@ func (f *AppResponse) decode(d *jsonscan.Decoder, c *violation.Collector, got ui
 			c.Add("text", RuleSchemaRequired, "missing key, required when streaming is true")
 		}
 	}
-	if have&(1<<4) != 0 && *f.Streaming == false {
+	if have&(1<<3) != 0 && f.OK == true && have&(1<<4) != 0 && *f.Streaming == false {
 		if got&(1<<7) == 0 {
-			c.Add("data", RuleSchemaRequired, "missing key, required when streaming is false")
+			c.Add("data", RuleSchemaRequired, "missing key, required when ok is true and streaming is false")
 		}
 	}
 }

@@ -115,10 +115,10 @@ func (f *AppResponse) appendMembers(e *encoder, depth int) {
 	if f.OK == false && (f.Error == nil) {
 		e.bad = true
 	}
-	if f.Streaming != nil && *f.Streaming == true && (f.Text == nil) {
+	if (f.Streaming != nil && *f.Streaming == true) && (f.Text == nil) {
 		e.bad = true
 	}
-	if f.Streaming != nil && *f.Streaming == false && (len(f.Data) == 0) {
+	if f.OK == true && (f.Streaming != nil && *f.Streaming == false) && (len(f.Data) == 0) {
 		e.bad = true
 	}
 }

@@ -267,7 +267,11 @@ func conds(o *model.Object) []string {
 		for _, p := range c.Pins {
 			then = append(then, fmt.Sprintf("`%s`, when present, must be `%s`", p.Field, jsonText(p.Equals)))
 		}
-		out = append(out, fmt.Sprintf("when `%s` is `%s`: %s", c.Field, jsonText(c.Equals), strings.Join(then, ", and ")))
+		var when []string
+		for _, w := range c.When {
+			when = append(when, fmt.Sprintf("`%s` is `%s`", w.Field, jsonText(w.Equals)))
+		}
+		out = append(out, fmt.Sprintf("when %s: %s", strings.Join(when, " and "), strings.Join(then, ", and ")))
 	}
 	return out
 }

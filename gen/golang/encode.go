@@ -104,11 +104,7 @@ func (g *gen) appendMembers(f *jen.File, name string, o *model.Object) {
 		if len(c.Require) == 0 {
 			continue // pins are Validate's (the value stage)
 		}
-		disc := fieldByName(o, c.Field)
-		cond := jen.Id("f").Dot(goName(c.Field)).Op("==").Lit(c.Equals)
-		if !disc.Required {
-			cond = jen.Id("f").Dot(goName(c.Field)).Op("!=").Nil().Op("&&").Op("*").Id("f").Dot(goName(c.Field)).Op("==").Lit(c.Equals)
-		}
+		cond := holds(o, c.When)
 		var missing jen.Code
 		for _, r := range c.Require {
 			fl := fieldByName(o, r)

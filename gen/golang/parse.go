@@ -1,7 +1,6 @@
 package golang
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -140,7 +139,9 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 	var reqConds []model.Cond // the conditions the shape stage checks
 	for _, c := range o.Conds {
 		if len(c.Require) > 0 {
-			condField[c.Field] = true
+			for _, w := range c.When {
+				condField[w.Field] = true
+			}
 			reqConds = append(reqConds, c)
 		}
 	}
@@ -192,21 +193,25 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 		}
 	}
 	for _, c := range reqConds {
-		var disc *model.Field
-		for _, fl := range o.Fields {
-			if fl.Name == c.Field {
-				disc = fl
+		// A field of the condition counts once decoded with the value
+		// (have), not merely seen (got): a mistyped one does not hold.
+		var cond *jen.Statement
+		for _, w := range c.When {
+			val := jen.Id("f").Dot(goName(w.Field))
+			if !fieldByName(o, w.Field).Required {
+				val = jen.Op("*").Add(val)
+			}
+			term := jen.Id("have").Op("&").Add(bit(fieldBit[w.Field])).Op("!=").Lit(0).Op("&&").Add(val).Op("==").Lit(w.Equals)
+			if cond == nil {
+				cond = term
+			} else {
+				cond = cond.Op("&&").Add(term)
 			}
 		}
-		val := jen.Id("f").Dot(goName(c.Field))
-		if !disc.Required {
-			val = jen.Op("*").Add(val)
-		}
-		cond := jen.Id("have").Op("&").Add(bit(fieldBit[c.Field])).Op("!=").Lit(0).Op("&&").Add(val).Op("==").Lit(c.Equals)
 		var reqs []jen.Code
 		for _, r := range c.Require {
 			reqs = append(reqs, jen.If(jen.Id("got").Op("&").Add(bit(fieldBit[r])).Op("==").Lit(0)).Block(
-				cAdd(jen.Lit(r), ruleConst("schema-required"), g.m.Rules.Message("requiredWhen", map[string]string{"field": c.Field, "when": jsonLit(c.Equals)})),
+				cAdd(jen.Lit(r), ruleConst("schema-required"), g.m.Rules.Message("requiredWhen", map[string]string{"when": g.m.Rules.When(c.When)})),
 			))
 		}
 		after = append(after, jen.If(cond).Block(reqs...))
@@ -247,15 +252,7 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 }
 
 // jsonLit is v (a string or a bool) as JSON text, as JSON.stringify writes it.
-func jsonLit(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("golang: a const %v has no JSON text: %v", v, err))
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func jsonLit(v any) string { return model.JSONText(v) }
 
 // limitMsg fills the {limit} of a keyword's message.
 func (g *gen) limitMsg(key string, n any) string {
@@ -397,9 +394,24 @@ func (g *gen) valueStmts(o *model.Object) []jen.Code {
 	out := g.fieldValueStmts(o)
 	for _, c := range o.Conds {
 		for _, p := range c.Pins {
-			out = append(out, jen.If(jen.Add(compare(fieldByName(o, c.Field), "==", c.Equals)).Op("&&").Add(compare(fieldByName(o, p.Field), "!=", p.Equals))).Block(
-				cAdd(jen.Lit(p.Field), ruleConst("schema-const"), g.m.Rules.Message("constWhen", map[string]string{"value": jsonLit(p.Equals), "field": c.Field, "when": jsonLit(c.Equals)})),
+			out = append(out, jen.If(jen.Add(holds(o, c.When)).Op("&&").Add(compare(fieldByName(o, p.Field), "!=", p.Equals))).Block(
+				cAdd(jen.Lit(p.Field), ruleConst("schema-const"), g.m.Rules.Message("constWhen", map[string]string{"value": jsonLit(p.Equals), "when": g.m.Rules.When(c.When)})),
 			))
+		}
+	}
+	return out
+}
+
+// holds is the Go condition "every field of when is present with its
+// value" on f, an *o.
+func holds(o *model.Object, when []model.Pin) *jen.Statement {
+	var out *jen.Statement
+	for _, w := range when {
+		term := compare(fieldByName(o, w.Field), "==", w.Equals)
+		if out == nil {
+			out = jen.Add(term)
+		} else {
+			out = out.Op("&&").Add(term)
 		}
 	}
 	return out

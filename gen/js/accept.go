@@ -190,18 +190,29 @@ func structAcceptor(o *model.Object, sub func(*model.Type) string) (string, erro
 			if err != nil {
 				return "", err
 			}
-			conds = append(conds, "["+jsonText(c.Field)+","+jsonText(c.Equals)+","+cond+"]")
+			conds = append(conds, "["+whenAcceptor(c.When)+","+cond+"]")
 		}
 		s += ",[" + strings.Join(conds, ",") + "]"
 	}
 	return s + ")", nil
 }
 
+// whenAcceptor renders a condition's if as an aStruct that requires each of
+// its fields with its one value (oneOf([value])): aStruct applies a
+// condition's acceptor when this one holds.
+func whenAcceptor(when []model.Pin) string {
+	var fields []string
+	for _, w := range when {
+		fields = append(fields, jsonText(w.Field)+":"+pure+"oneOf(["+jsonText(w.Equals)+"])")
+	}
+	return pure + "aStruct({" + strings.Join(fields, ",") + "}," + fmt.Sprint(len(when)) + ")"
+}
+
 // condAcceptor renders what a condition asks of the whole object o as an
 // aStruct of its own: the fields it requires and, optional, the fields it
 // pins (oneOf([value]): absent, or that value). aStruct applies it when the
-// field equals the condition's value: one combinator for fields and
-// conditions. A required field's value is checked by o's own fields, so
+// condition's fields have their values (whenAcceptor): one combinator for
+// fields, conditions and what they ask. A required field's value is checked by o's own fields, so
 // any acceptor true of its valid values would do: its own when that is a
 // one-step check (the same text as in o's fields, which gzip takes for
 // less), isObject for an object (not its fields again: a db result can be

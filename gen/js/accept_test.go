@@ -47,8 +47,8 @@ func TestAcceptorRendering(t *testing.T) {
 				{Name: "text", Type: &model.Type{Kind: model.String}},
 				{Name: "ok", Required: true, Type: &model.Type{Kind: model.Boolean}},
 			},
-			Conds: []model.Cond{{Field: "ok", Equals: true, Require: []string{"text"}}},
-		}}, `aStruct({"ok":aBoolean,"text":aText},1,[["ok",true,aStruct({"text":aText},1)]])`},
+			Conds: []model.Cond{{When: []model.Pin{{Field: "ok", Equals: true}}, Require: []string{"text"}}},
+		}}, `aStruct({"ok":aBoolean,"text":aText},1,[[aStruct({"ok":oneOf([true])},1),aStruct({"text":aText},1)]])`},
 		// A condition's own fields: a one-step check as it is, an object as
 		// isObject (not its fields again), anything else anything; a pin is
 		// the one value it may have.
@@ -59,8 +59,8 @@ func TestAcceptorRendering(t *testing.T) {
 				{Name: "e", Type: &model.Type{Kind: model.Struct, Object: &model.Object{Fields: []*model.Field{{Name: "code", Type: &model.Type{Kind: model.String}}}}}},
 				{Name: "s", Type: &model.Type{Kind: model.Boolean}},
 			},
-			Conds: []model.Cond{{Field: "ok", Equals: false, Require: []string{"n", "e"}, Pins: []model.Pin{{Field: "s", Equals: false}}}},
-		}}, `aStruct({"ok":aBoolean,"n":anInteger(),"e":aStruct({"code":aText},0),"s":aBoolean},1,[["ok",false,aStruct({"n":anything,"e":isObject,"s":oneOf([false])},2)]])`},
+			Conds: []model.Cond{{When: []model.Pin{{Field: "ok", Equals: false}, {Field: "s", Equals: true}}, Require: []string{"n", "e"}, Pins: []model.Pin{{Field: "s", Equals: false}}}},
+		}}, `aStruct({"ok":aBoolean,"n":anInteger(),"e":aStruct({"code":aText},0),"s":aBoolean},1,[[aStruct({"ok":oneOf([false]),"s":oneOf([true])},2),aStruct({"n":anything,"e":isObject,"s":oneOf([false])},2)]])`},
 	} {
 		got, err := inlineAcceptor(t, c.typ)
 		if err != nil {

@@ -881,22 +881,29 @@ func regexLiteral(p string) string {
 	return b.String() + "/u"
 }
 
-// condParts renders a condition as the walker and aStruct read it: field,
-// value, the names it requires, and when it pins fields, {name: value}.
+// condParts renders a condition as the walker reads it: {field: value, ...}
+// (every one must hold), the names it requires, and when it pins fields,
+// {name: value}.
 func condParts(c model.Cond) []string {
 	req := c.Require
 	if req == nil {
 		req = []string{}
 	}
-	parts := []string{jsonText(c.Field), jsonText(c.Equals), jsonText(req)}
+	parts := []string{whenObject(c.When), jsonText(req)}
 	if len(c.Pins) > 0 {
-		var pins []string
-		for _, p := range c.Pins {
-			pins = append(pins, jsonText(p.Field)+":"+jsonText(p.Equals))
-		}
-		parts = append(parts, "{"+strings.Join(pins, ",")+"}")
+		parts = append(parts, whenObject(c.Pins))
 	}
 	return parts
+}
+
+// whenObject renders pins as a JS object literal {name: value, ...}: a
+// condition's fields and values, or the fields it pins.
+func whenObject(pins []model.Pin) string {
+	var kv []string
+	for _, p := range pins {
+		kv = append(kv, jsonText(p.Field)+":"+jsonText(p.Equals))
+	}
+	return "{" + strings.Join(kv, ",") + "}"
 }
 
 // fieldLimits names the maxLength of every string field, as the Go package

@@ -887,7 +887,7 @@ func (l *loader) object(sf *file, ptr string, n *node, name string) *model.Objec
 			cp := fmt.Sprintf("%s/allOf/%d", ptr, i)
 			c, ok := l.cond(it)
 			if !ok {
-				l.errAt(sf.name, cp, `the generator supports allOf entries of the form {"if": {"properties": {F: {"const": X}}, "required": [F]}, "then": {"required": [...], "properties": {G: {"const": Y}}}} with X, Y a string or a boolean`, "")
+				l.errAt(sf.name, cp, `the generator supports allOf entries of the form {"if": {"properties": {F: {"const": X}, ...}, "required": [F, ...]}, "then": {"required": [...], "properties": {G: {"const": Y}}}} with X, Y a string or a boolean and every F of the if required`, "")
 				continue
 			}
 			for _, r := range c.Require {
@@ -905,8 +905,10 @@ func (l *loader) object(sf *file, ptr string, n *node, name string) *model.Objec
 					l.errAt(sf.name, cp+"/then/properties/"+escape(p.Field), fmt.Sprintf("const %v does not fit %q, a %v", p.Equals, p.Field, k), "")
 				}
 			}
-			if fieldOf(o, c.Field) == nil {
-				l.errAt(sf.name, cp+"/if", fmt.Sprintf("%q is not a property", c.Field), "")
+			for _, w := range c.When {
+				if fieldOf(o, w.Field) == nil {
+					l.errAt(sf.name, cp+"/if/properties/"+escape(w.Field), fmt.Sprintf("%q is not a property", w.Field), "")
+				}
 			}
 			o.Conds = append(o.Conds, c)
 		}
@@ -917,17 +919,21 @@ func (l *loader) object(sf *file, ptr string, n *node, name string) *model.Objec
 func (l *loader) cond(n *node) (model.Cond, bool) {
 	var c model.Cond
 	ifn, then := n.get("if"), n.get("then")
-	if ifn == nil || then == nil || len(n.members) != 2 {
+	if ifn == nil || then == nil || len(n.members) != 2 || len(ifn.members) != 2 {
 		return c, false
 	}
-	props := ifn.get("properties")
-	if props == nil || len(props.members) != 1 || ifn.get("required") == nil {
+	props, req := ifn.get("properties"), ifn.get("required")
+	if props == nil || len(props.members) == 0 || req == nil || len(req.items) != len(props.members) {
 		return c, false
 	}
-	c.Field = props.members[0].key
-	var ok bool
-	if c.Equals, ok = constOf(props.members[0].val); !ok {
-		return c, false
+	// Every field of the if is required by it: an absent field would
+	// satisfy {"const": X} and the condition would hold without it.
+	for _, m := range props.members {
+		v, ok := constOf(m.val)
+		if !ok || !slices.ContainsFunc(req.items, func(it *node) bool { return it.kind == 's' && it.str == m.key }) {
+			return c, false
+		}
+		c.When = append(c.When, model.Pin{Field: m.key, Equals: v})
 	}
 	for _, m := range then.members {
 		switch m.key {
@@ -1109,18 +1115,19 @@ func portablePattern(p string) error {
 
 // messagePlaceholders are the {names} each message template may use.
 var messagePlaceholders = map[string][]string{
-	"type": {"type"}, "requiredWhen": {"field", "when"}, "const": {"value"}, "constWhen": {"value", "field", "when"},
+	"type": {"type"}, "requiredWhen": {"when"}, "const": {"value"}, "constWhen": {"value", "when"},
+	"when": {"field", "value"}, "whenJoin": {},
 	"enum": {"values"}, "minLength": {"limit"}, "maxLength": {"limit"}, "minimum": {"limit"}, "maximum": {"limit"},
 	"minItems": {"limit"}, "maxItems": {"limit"}, "maxProperties": {"limit"}, "pattern": {"pattern"},
 }
 
 // checkMessages holds rules.json messages to what the validators need: a
 // template for every keyword of a stage (propertyNames excepted: it says
-// minLength's or maxLength's) and for requiredWhen, constWhen and
-// minLength1, each using only its placeholders, and a type name for every
+// minLength's or maxLength's) and for requiredWhen, constWhen, when,
+// whenJoin and minLength1, each using only its placeholders, and a type name for every
 // kind.
 func (l *loader) checkMessages(file string, r *model.Rules) {
-	need := []string{"requiredWhen", "constWhen", "minLength1", "minLength", "maxLength"}
+	need := []string{"requiredWhen", "constWhen", "when", "whenJoin", "minLength1", "minLength", "maxLength"}
 	for _, st := range r.Stages {
 		for _, k := range st.Keywords {
 			if k != "propertyNames" {

@@ -12,7 +12,11 @@
 // violations of the first stage that has any are reported.
 package model
 
-import "strings"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // File is one generated file: a slash-separated path relative to the
 // repository root and its full contents.
@@ -141,19 +145,20 @@ type Field struct {
 	Pointer  string // JSON pointer of the property's schema in its file
 }
 
-// Cond is one "if Field equals Equals then Require are required and each
-// Pins field, when present, equals its value" clause (JSON Schema's allOf
-// if/then with then.required and then.properties {F: {const: X}}). Equals
-// and a pin's value are a string or a bool. Require is checked with the
-// shape (rule required), Pins with the values (rule const).
+// Cond is one "if every When field equals its value then Require are
+// required and each Pins field, when present, equals its value" clause
+// (JSON Schema's allOf if/then, the if naming and requiring its fields,
+// then.required and then.properties {F: {const: X}}). Each value is a
+// string or a bool. Require is checked with the shape (rule required),
+// Pins with the values (rule const).
 type Cond struct {
-	Field   string
-	Equals  any
+	When    []Pin
 	Require []string
 	Pins    []Pin
 }
 
-// Pin is one field a Cond fixes: when present it must equal Equals.
+// Pin is one field and a value: a Cond applies when each of its When pins
+// holds, and fixes each of its Pins (when present it must equal Equals).
 type Pin struct {
 	Field  string
 	Equals any
@@ -179,7 +184,7 @@ type Rules struct {
 	RecoverMinLength  int      // requestId recovery, code points
 	RecoverMaxLength  int
 	Stages            []Stage
-	Messages          map[string]string // keyword (and requiredWhen, constWhen, minLength1) → message template
+	Messages          map[string]string // keyword (and requiredWhen, constWhen, when, whenJoin, minLength1) → message template
 	TypeNames         map[string]string // a Kind's String() (and "scalar") → its name in a type message
 	NormativeRules    []NormativeRule
 	FrameRules        []FrameRule
@@ -341,6 +346,28 @@ func (r *Rules) Message(key string, vars map[string]string) string {
 		s = strings.ReplaceAll(s, "{"+k+"}", v)
 	}
 	return s
+}
+
+// When states the condition when in words, from the "when" template and
+// "whenJoin" (rules.json messages): "ok is true and streaming is false".
+func (r *Rules) When(when []Pin) string {
+	parts := make([]string, len(when))
+	for i, p := range when {
+		parts[i] = r.Message("when", map[string]string{"field": p.Field, "value": JSONText(p.Equals)})
+	}
+	return strings.Join(parts, r.Messages["whenJoin"])
+}
+
+// JSONText is v (a string or a bool) as JSON text, as JSON.stringify writes
+// it: how a condition's value is named in messages.
+func JSONText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("model: a const %v has no JSON text: %v", v, err))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // FrameByType returns the frame of type t, or nil.

@@ -312,3 +312,25 @@ func checkR3(t *testing.T, seed uint64, log []msg, slots []*slotModel) {
 		}
 	}
 }
+
+// An error answer that says streaming:false, as R3 allows (ok:false is
+// terminal whatever streaming says), reaches the app with the handler's
+// code, message and retryable flag, not HOST_ERROR: data is required only
+// of ok:true, streaming:false (issue 26 item 10).
+func TestErrorAnswerWithStreamingFalseKeepsItsCode(t *testing.T) {
+	h := newHost(t, broker.Options{
+		Agent: broker.AgentFunc(func(ctx context.Context, c broker.Call, m *frame.AppMessage, stream func(string)) *frame.AppResponse {
+			return &frame.AppResponse{OK: false, Streaming: new(bool), Error: frame.NewError(frame.CodeNetworkError, "the agent is unreachable")}
+		}),
+	}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", appMessage(inst, "e1", "go"))
+	f := p.terminal("s1", "e1")
+	if f.code() != frame.CodeNetworkError || f.Error.Message != "the agent is unreachable" || !f.Error.Retryable {
+		t.Fatalf("terminal %+v %+v, want the handler's %s, retryable", f, f.Error, frame.CodeNetworkError)
+	}
+	if f.Streaming == nil || *f.Streaming || f.OK == nil || *f.OK {
+		t.Errorf("terminal ok=%v streaming=%v, want the handler's ok:false, streaming:false", f.OK, f.Streaming)
+	}
+}

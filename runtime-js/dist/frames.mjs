@@ -27,7 +27,7 @@ var ERROR_MESSAGE_MAX_LENGTH = 1e3;
 var PROTOCOL_VERSIONS = [1];
 var RETRYABLE_CODES = ["PARSE_FAILED", "THREAD_CONFLICT", "NETWORK_ERROR", "HOST_ERROR", "NET_FETCH_FAILED", "DB_TIMEOUT"];
 var RULE_STAGES = { "additionalProperties": 0, "const": 1, "enum": 1, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "maximum": 1, "minItems": 1, "minLength": 1, "minimum": 1, "pattern": 1, "propertyNames": 1, "required": 0, "type": 0 };
-var MESSAGES = { "additionalProperties": "unknown key: this frame is strict", "const": "must be {value}", "constWhen": "must be {value} when {field} is {when}", "enum": "must be one of {values}", "maxItems": "more than {limit} items", "maxLength": "longer than {limit} code points", "maxProperties": "more than {limit} entries", "maximum": "greater than {limit}", "minItems": "fewer than {limit} items", "minLength": "shorter than {limit} code points", "minLength1": "must not be empty", "minimum": "less than {limit}", "pattern": "must match the pattern {pattern}", "required": "missing required key", "requiredWhen": "missing key, required when {field} is {when}", "type": "must be {type}" };
+var MESSAGES = { "additionalProperties": "unknown key: this frame is strict", "const": "must be {value}", "constWhen": "must be {value} when {when}", "enum": "must be one of {values}", "maxItems": "more than {limit} items", "maxLength": "longer than {limit} code points", "maxProperties": "more than {limit} entries", "maximum": "greater than {limit}", "minItems": "fewer than {limit} items", "minLength": "shorter than {limit} code points", "minLength1": "must not be empty", "minimum": "less than {limit}", "pattern": "must match the pattern {pattern}", "required": "missing required key", "requiredWhen": "missing key, required when {when}", "type": "must be {type}", "when": "{field} is {value}", "whenJoin": " and " };
 var TYPE_NAMES = { "array": "an array", "boolean": "a boolean", "integer": "an integer", "number": "a number", "object": "an object", "scalar": "a string, number, boolean or null", "string": "a string" };
 var ACE_CATEGORIES = ["Ll", "Lm", "Lo", "Mn", "Mc", "Nd", "So"];
 var RTL_SCRIPTS = ["Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elymaic", "Hanifi_Rohingya", "Hatran", "Hebrew", "Imperial_Aramaic", "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Kharoshthi", "Lydian", "Mandaic", "Manichaean", "Mende_Kikakui", "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Nabataean", "Nko", "Old_Hungarian", "Old_North_Arabian", "Old_Sogdian", "Old_South_Arabian", "Old_Turkic", "Old_Uyghur", "Palmyrene", "Phoenician", "Psalter_Pahlavi", "Samaritan", "Sogdian", "Syriac", "Thaana", "Yezidi"];
@@ -88,9 +88,9 @@ function check(t, v, p, out, top) {
           if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
             bad("additionalProperties", say("additionalProperties"), ptr(p, key));
       }
-      for (const [field, equals, names, pins = {}] of t.w || [])
-        if (has(v, field) && v[field] === equals) {
-          const when = { field, when: json(equals) };
+      for (const [cond, names, pins = {}] of t.w || [])
+        if (holds(cond, v)) {
+          const when = { when: Object.keys(cond).map((field) => say("when", { field, value: json(cond[field]) })).join(MESSAGES.whenJoin) };
           for (const name of names) if (!has(v, name)) bad("required", say("requiredWhen", when), ptr(p, name));
           for (const name in pins)
             if (has(v, name) && v[name] !== pins[name]) bad("const", say("constWhen", { ...when, value: json(pins[name]) }), ptr(p, name));
@@ -98,6 +98,7 @@ function check(t, v, p, out, top) {
     }
   }
 }
+var holds = (cond, v) => Object.keys(cond).every((field) => v[field] === cond[field]);
 function run(t, frame, refine) {
   const out = [];
   check(t, frame, "", out, 1);
@@ -261,11 +262,11 @@ var SCHEMA_APP_MESSAGE = { k: "o", f: { "requestId": t0, "instanceId": t0, "appI
 var validateAppMessage = (frame) => run(SCHEMA_APP_MESSAGE, frame);
 var SCHEMA_APP_CANCEL = { k: "o", f: { "requestId": t0, "instanceId": t0 }, q: ["requestId", "instanceId"] };
 var validateAppCancel = (frame) => run(SCHEMA_APP_CANCEL, frame);
-var SCHEMA_APP_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "streaming": "b", "text": "s", "seq": t3, "data": "r", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["streaming"]], ["ok", false, ["error"], { "streaming": false }], ["streaming", true, ["text"]], ["streaming", false, ["data"]]] };
+var SCHEMA_APP_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "streaming": "b", "text": "s", "seq": t3, "data": "r", "error": t7 }, q: ["requestId", "ok"], w: [[{ "ok": true }, ["streaming"]], [{ "ok": false }, ["error"], { "streaming": false }], [{ "streaming": true }, ["text"]], [{ "ok": true, "streaming": false }, ["data"]]] };
 var validateAppResponse = (frame) => run(SCHEMA_APP_RESPONSE, frame);
-var SCHEMA_DB_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": t8 }, q: ["requestId", "instanceId", "op"], w: [["op", "exec", ["sql"]], ["op", "kvGet", ["key"]], ["op", "kvSet", ["key", "value"]], ["op", "import", ["data"]]] };
+var SCHEMA_DB_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "op": { k: "s", e: ["exec", "export", "import", "kvGet", "kvSet"] }, "sql": { k: "s", n: 1, x: 1e5 }, "params": { k: "a", xi: 999, t: "x" }, "key": { k: "s", n: 1, x: 512 }, "value": "*", "data": t8 }, q: ["requestId", "instanceId", "op"], w: [[{ "op": "exec" }, ["sql"]], [{ "op": "kvGet" }, ["key"]], [{ "op": "kvSet" }, ["key", "value"]], [{ "op": "import" }, ["data"]]] };
 var validateDBRequest = (frame) => run(SCHEMA_DB_REQUEST, frame);
-var SCHEMA_DB_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t9, "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["result"]], ["ok", false, ["error"]]] };
+var SCHEMA_DB_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t9, "error": t7 }, q: ["requestId", "ok"], w: [[{ "ok": true }, ["result"]], [{ "ok": false }, ["error"]]] };
 var validateDBResponse = (frame) => run(SCHEMA_DB_RESPONSE, frame);
 var SCHEMA_NET_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 4096 }, "method": { k: "s", e: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] }, "headers": { k: "m", kn: 1, kx: 128, t: { k: "s", x: 4096 } }, "body": { k: "s", x: 262144 } }, q: ["requestId", "instanceId", "url", "method"], s: 1 };
 var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (f, out) => {
@@ -273,7 +274,7 @@ var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (f, out) => {
   keysNotIn(f, out, "net.header.credential", "headers", STRIP_HEADERS, true);
   keysUnique(f, out, "net.header.duplicate", "headers", true);
 });
-var SCHEMA_NET_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "status": { k: "i", lo: 100, hi: 599 }, "headers": { k: "m", t: "s" }, "body": "s", "bodyEncoding": { k: "s", e: ["utf8", "base64"] }, "truncated": "b", "error": t7 }, q: ["requestId", "ok"], w: [["ok", true, ["status", "headers", "body"]], ["ok", false, ["error"]]] };
+var SCHEMA_NET_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "status": { k: "i", lo: 100, hi: 599 }, "headers": { k: "m", t: "s" }, "body": "s", "bodyEncoding": { k: "s", e: ["utf8", "base64"] }, "truncated": "b", "error": t7 }, q: ["requestId", "ok"], w: [[{ "ok": true }, ["status", "headers", "body"]], [{ "ok": false }, ["error"]]] };
 var validateNetResponse = (frame) => run(SCHEMA_NET_RESPONSE, frame);
 var SCHEMA_OPEN_URL_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 2048 } }, q: ["requestId", "instanceId", "url"], s: 1 };
 var validateOpenURLRequest = (frame) => run(SCHEMA_OPEN_URL_REQUEST, frame, (f, out) => {

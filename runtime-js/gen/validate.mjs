@@ -61,19 +61,19 @@ export const validateAppCancel = (frame) =>
   run(SCHEMA_APP_CANCEL, frame);
 
 /** The schema of a snug:app-response frame, for valid(). */
-export const SCHEMA_APP_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","streaming":"b","text":"s","seq":t3,"data":"r","error":t7},q:["requestId","ok"],w:[["ok",true,["streaming"]],["ok",false,["error"],{"streaming":false}],["streaming",true,["text"]],["streaming",false,["data"]]]};
+export const SCHEMA_APP_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","streaming":"b","text":"s","seq":t3,"data":"r","error":t7},q:["requestId","ok"],w:[[{"ok":true},["streaming"]],[{"ok":false},["error"],{"streaming":false}],[{"streaming":true},["text"]],[{"ok":true,"streaming":false},["data"]]]};
 /** Validates a snug:app-response frame (host->app): the violations, empty when valid. */
 export const validateAppResponse = (frame) =>
   run(SCHEMA_APP_RESPONSE, frame);
 
 /** The schema of a snug:db-request frame, for valid(). */
-export const SCHEMA_DB_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":t8},q:["requestId","instanceId","op"],w:[["op","exec",["sql"]],["op","kvGet",["key"]],["op","kvSet",["key","value"]],["op","import",["data"]]]};
+export const SCHEMA_DB_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":t8},q:["requestId","instanceId","op"],w:[[{"op":"exec"},["sql"]],[{"op":"kvGet"},["key"]],[{"op":"kvSet"},["key","value"]],[{"op":"import"},["data"]]]};
 /** Validates a snug:db-request frame (app->host): the violations, empty when valid. */
 export const validateDBRequest = (frame) =>
   run(SCHEMA_DB_REQUEST, frame);
 
 /** The schema of a snug:db-response frame, for valid(). */
-export const SCHEMA_DB_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","result":t9,"error":t7},q:["requestId","ok"],w:[["ok",true,["result"]],["ok",false,["error"]]]};
+export const SCHEMA_DB_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","result":t9,"error":t7},q:["requestId","ok"],w:[[{"ok":true},["result"]],[{"ok":false},["error"]]]};
 /** Validates a snug:db-response frame (host->app): the violations, empty when valid. */
 export const validateDBResponse = (frame) =>
   run(SCHEMA_DB_RESPONSE, frame);
@@ -89,7 +89,7 @@ export const validateNetRequest = (frame) =>
   });
 
 /** The schema of a snug:net-response frame, for valid(). */
-export const SCHEMA_NET_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","status":{k:"i",lo:100,hi:599},"headers":{k:"m",t:"s"},"body":"s","bodyEncoding":{k:"s",e:["utf8","base64"]},"truncated":"b","error":t7},q:["requestId","ok"],w:[["ok",true,["status","headers","body"]],["ok",false,["error"]]]};
+export const SCHEMA_NET_RESPONSE = {k:"o",f:{"requestId":t0,"ok":"b","status":{k:"i",lo:100,hi:599},"headers":{k:"m",t:"s"},"body":"s","bodyEncoding":{k:"s",e:["utf8","base64"]},"truncated":"b","error":t7},q:["requestId","ok"],w:[[{"ok":true},["status","headers","body"]],[{"ok":false},["error"]]]};
 /** Validates a snug:net-response frame (host->app): the violations, empty when valid. */
 export const validateNetResponse = (frame) =>
   run(SCHEMA_NET_RESPONSE, frame);
@@ -175,11 +175,11 @@ const a8 = /* @__PURE__ */ aString(0,300);
 /** Whether a snug:host-ready frame is valid: validateHostReady(frame) finds nothing. */
 export const acceptHostReady = /* @__PURE__ */ aStruct({"instanceId":a0,"protocolVersions":/* @__PURE__ */ anArray(a1,1),"capabilities":acceptCapabilities,"theme":acceptTheme,"locale":/* @__PURE__ */ aString(2,35,/^(([a-z]{2,3}(-[a-z]{3}){0,3}|[a-z]{4,8})(-[a-z]{4})?(-([a-z]{2}|\d{3}))?(-([\da-z]{5,8}|\d[\da-z]{3}))*(-[\da-wyz](-[\da-z]{2,8})+)*(-x(-[\da-z]{1,8})+)?|x(-[\da-z]{1,8})+)$/i)},4);
 /** Whether a snug:app-response frame is valid: validateAppResponse(frame) finds nothing. */
-export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"streaming":aBoolean},1)],["ok",false,/* @__PURE__ */ aStruct({"error":isObject,"streaming":/* @__PURE__ */ oneOf([false])},1)],["streaming",true,/* @__PURE__ */ aStruct({"text":aText},1)],["streaming",false,/* @__PURE__ */ aStruct({"data":isObject},1)]]);
+export const acceptAppResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"streaming":aBoolean,"text":aText,"seq":a4,"data":isObject,"error":acceptError},2,[[/* @__PURE__ */ aStruct({"ok":/* @__PURE__ */ oneOf([true])},1),/* @__PURE__ */ aStruct({"streaming":aBoolean},1)],[/* @__PURE__ */ aStruct({"ok":/* @__PURE__ */ oneOf([false])},1),/* @__PURE__ */ aStruct({"error":isObject,"streaming":/* @__PURE__ */ oneOf([false])},1)],[/* @__PURE__ */ aStruct({"streaming":/* @__PURE__ */ oneOf([true])},1),/* @__PURE__ */ aStruct({"text":aText},1)],[/* @__PURE__ */ aStruct({"ok":/* @__PURE__ */ oneOf([true]),"streaming":/* @__PURE__ */ oneOf([false])},2),/* @__PURE__ */ aStruct({"data":isObject},1)]]);
 /** Whether a snug:db-response frame is valid: validateDBResponse(frame) finds nothing. */
-export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":acceptDBResult,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"result":isObject},1)],["ok",false,/* @__PURE__ */ aStruct({"error":isObject},1)]]);
+export const acceptDBResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"result":acceptDBResult,"error":acceptError},2,[[/* @__PURE__ */ aStruct({"ok":/* @__PURE__ */ oneOf([true])},1),/* @__PURE__ */ aStruct({"result":isObject},1)],[/* @__PURE__ */ aStruct({"ok":/* @__PURE__ */ oneOf([false])},1),/* @__PURE__ */ aStruct({"error":isObject},1)]]);
 /** Whether a snug:net-response frame is valid: validateNetResponse(frame) finds nothing. */
-export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":acceptError},2,[["ok",true,/* @__PURE__ */ aStruct({"status":anything,"headers":isObject,"body":aText},3)],["ok",false,/* @__PURE__ */ aStruct({"error":isObject},1)]]);
+export const acceptNetResponse = /* @__PURE__ */ aStruct({"requestId":a0,"ok":aBoolean,"status":/* @__PURE__ */ anInteger(100,599),"headers":/* @__PURE__ */ aMap(aText),"body":aText,"bodyEncoding":/* @__PURE__ */ oneOf(["utf8","base64"]),"truncated":aBoolean,"error":acceptError},2,[[/* @__PURE__ */ aStruct({"ok":/* @__PURE__ */ oneOf([true])},1),/* @__PURE__ */ aStruct({"status":anything,"headers":isObject,"body":aText},3)],[/* @__PURE__ */ aStruct({"ok":/* @__PURE__ */ oneOf([false])},1),/* @__PURE__ */ aStruct({"error":isObject},1)]]);
 /** Whether a snug:open-url-result frame is valid: validateOpenURLResult(frame) finds nothing. */
 export const acceptOpenURLResult = /* @__PURE__ */ aStruct({"requestId":a0,"status":/* @__PURE__ */ oneOf(["opened","declined","refused"]),"reason":a8},2);
 /** Whether a snug:save-file-result frame is valid: validateSaveFileResult(frame) finds nothing. */

@@ -15,7 +15,8 @@ import { RULE_STAGES, ACE_CATEGORIES, RTL_SCRIPTS, MESSAGES, TYPE_NAMES } from "
 // in code points, lo/hi minimum/maximum, e enum, c const, p pattern (a
 // RegExp with the u flag, of the subset gen/load allows), f fields
 // {name: type}, q required field names, s strict, w conditions
-// [field, equals, required names, {pinned name: value}?], t item or value type, ni/xi min/max items,
+// [{field: equals, ...}, required names, {pinned name: value}?] (a condition
+// holds when every field equals its value), t item or value type, ni/xi min/max items,
 // xp max properties, kn/kx key length bounds.
 
 export const isObject = (v) => typeof v == "object" && !!v && !Array.isArray(v);
@@ -85,9 +86,9 @@ function check(t, v, p, out, top) {
         for (const key of keys)
           if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
             bad("additionalProperties", say("additionalProperties"), ptr(p, key));
-      for (const [field, equals, names, pins = {}] of t.w || [])
-        if (has(v, field) && v[field] === equals) {
-          const when = { field, when: json(equals) };
+      for (const [cond, names, pins = {}] of t.w || [])
+        if (holds(cond, v)) {
+          const when = { when: Object.keys(cond).map((field) => say("when", { field, value: json(cond[field]) })).join(MESSAGES.whenJoin) };
           for (const name of names) if (!has(v, name)) bad("required", say("requiredWhen", when), ptr(p, name));
           for (const name in pins)
             if (has(v, name) && v[name] !== pins[name]) bad("const", say("constWhen", { ...when, value: json(pins[name]) }), ptr(p, name));
@@ -95,6 +96,10 @@ function check(t, v, p, out, top) {
     }
   }
 }
+
+// holds reports whether every field of cond is in v with its value (a
+// string or a boolean: no inherited member of an object is one).
+const holds = (cond, v) => Object.keys(cond).every((field) => v[field] === cond[field]);
 
 export function run(t, frame, refine) {
   const out = [];
@@ -269,8 +274,8 @@ export const urlReadIdentically = (f, out, field, ids) => {
 // Each combinator returns a predicate; bounds left out are not checked
 // (n < undefined and n > undefined are false). aStruct's fields list the
 // required ones first, then says how many are required; a condition
-// [field, value, names, pins] requires names when field equals value, and
-// each pinned field, when present, to equal its value.
+// [when, accept] applies accept when when (an aStruct requiring each of the
+// condition's fields with its value) holds.
 
 export const within = (n, lo, hi) => !(n < lo || n > hi);
 export const length = (s) => [...s].length; // in code points
@@ -289,10 +294,10 @@ export const aMap = (value, most) => (v) => isObject(v) && within((v = Object.va
 // the host sends has them today, so no runtime carries it.
 export const aKeyedMap = (value, most, keyLo, keyHi) => (v) => aMap(value, most)(v) && Object.keys(v).every((k) => within(length(k), keyLo, keyHi));
 // aStruct: fields maps each field to its acceptor, the first `required`
-// of them required; each condition [k, value, accept] applies accept to the
-// whole object when its field k is value (an aStruct of the fields it
-// requires and pins, gen/js condAcceptor).
+// of them required; each condition [when, accept] applies accept to the
+// whole object when it passes when (gen/js whenAcceptor; accept is an
+// aStruct of the fields it requires and pins, gen/js condAcceptor).
 export const aStruct = (fields, required, conds = []) => (v) =>
   isObject(v) &&
   Object.keys(fields).every((k, i) => (has(v, k) ? fields[k](v[k]) : i >= required)) &&
-  conds.every(([k, value, accept]) => v[k] !== value || accept(v));
+  conds.every(([when, accept]) => !when(v) || accept(v));
