@@ -52,12 +52,12 @@ func FindChromium() (string, error) {
 	return "", errors.New("no Chromium found: install it (apt-get install -y chromium) or set SNUG_CHROMIUM to its path")
 }
 
-// chromiumFlags are the switches the driver starts Chromium with: headless,
+// ChromiumOptions are the switches the driver starts Chromium with: headless,
 // no background traffic, and a resolver that knows only loopback, the names
 // under localhost and the host named in the URL, so the kit's pages reach
 // nothing else. Chromium refuses to run as root without --no-sandbox; it is
 // added only then.
-func chromiumFlags(u *url.URL) []chromedp.ExecAllocatorOption {
+func ChromiumOptions(u *url.URL) []chromedp.ExecAllocatorOption {
 	rules := "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost"
 	if h := u.Hostname(); h != "" && net.ParseIP(h) == nil && h != "localhost" && !strings.HasSuffix(h, ".localhost") {
 		rules += ", EXCLUDE " + h + ", EXCLUDE *." + h
@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 		return nil, fmt.Errorf("conform: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	aopts := append(chromiumFlags(u), chromedp.ExecPath(exe), chromedp.UserDataDir(dir))
+	aopts := append(ChromiumOptions(u), chromedp.ExecPath(exe), chromedp.UserDataDir(dir))
 	actx, acancel := chromedp.NewExecAllocator(ctx, aopts...)
 	defer acancel()
 	tab, tcancel := chromedp.NewContext(actx)

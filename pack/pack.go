@@ -115,6 +115,36 @@ func (d Diagnostic) String() string {
 	return b.String()
 }
 
+// Detail formats d as snuggen build prints it, for a person or a model to
+// act on: the String line without why and fix, then the source line with a
+// caret under the column, then "why:" and "fix:" lines. It ends with a
+// newline.
+func (d Diagnostic) Detail() string {
+	var b strings.Builder
+	b.WriteString(d.File + ":")
+	if d.Line > 0 {
+		fmt.Fprintf(&b, "%d:%d:", d.Line, d.Column)
+	}
+	fmt.Fprintf(&b, " %s: %s\n", d.Severity, d.Message)
+	if d.LineText != "" && d.Line > 0 {
+		text := strings.ReplaceAll(d.LineText, "\t", " ")
+		if len(text) > 200 {
+			text = text[:200]
+		}
+		fmt.Fprintf(&b, "  %5d | %s\n", d.Line, text)
+		if d.Column-1 <= len(text) {
+			fmt.Fprintf(&b, "        | %s^\n", strings.Repeat(" ", max(d.Column-1, 0)))
+		}
+	}
+	if d.Why != "" {
+		fmt.Fprintf(&b, "  why: %s\n", d.Why)
+	}
+	if d.Fix != "" {
+		fmt.Fprintf(&b, "  fix: %s\n", d.Fix)
+	}
+	return b.String()
+}
+
 // Manifest describes a built app.
 type Manifest struct {
 	AppID       string `json:"appId"`

@@ -20,6 +20,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/internal/atomicfile"
+	"github.com/snuggen/snuggen/internal/bytesize"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -480,34 +481,9 @@ func printDiagnostics(w io.Writer, results []appResult) {
 			continue
 		}
 		for _, d := range prefixed(r) {
-			fmt.Fprintf(w, "%s:", d.File)
-			if d.Line > 0 {
-				fmt.Fprintf(w, "%d:%d:", d.Line, d.Column)
-			}
-			fmt.Fprintf(w, " %s: %s\n", d.Severity, d.Message)
-			if d.LineText != "" && d.Line > 0 {
-				text := strings.ReplaceAll(d.LineText, "\t", " ")
-				if len(text) > 200 {
-					text = text[:200]
-				}
-				fmt.Fprintf(w, "  %5d | %s\n", d.Line, text)
-				if d.Column-1 <= len(text) {
-					fmt.Fprintf(w, "        | %s^\n", strings.Repeat(" ", max(d.Column-1, 0)))
-				}
-			}
-			if d.Why != "" {
-				fmt.Fprintf(w, "  why: %s\n", d.Why)
-			}
-			if d.Fix != "" {
-				fmt.Fprintf(w, "  fix: %s\n", d.Fix)
-			}
+			fmt.Fprint(w, d.Detail())
 		}
 	}
 }
 
-func sizeText(n int) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-}
+func sizeText(n int) string { return bytesize.Approx(int64(n)) }

@@ -113,6 +113,7 @@ var verbs = []struct {
 	build func(*IO) *cobra.Command
 }{
 	{"new", newNewCmd},
+	{"make", newMakeCmd},
 	{"build", newBuildCmd},
 	{"serve", newServeCmd},
 	{"mcp", newMCPCmd},

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/internal/sse"
@@ -30,6 +30,9 @@ const (
 	EnvBaseURL = "ANTHROPIC_BASE_URL" // default DefaultBaseURL
 	EnvAPIKey  = "ANTHROPIC_API_KEY"  // required by Anthropic's own API
 	EnvModel   = "ANTHROPIC_MODEL"    // required
+	// EnvMaxTokens is max_tokens (default DefaultMaxTokens); snuggen make
+	// raises it, as a whole app is a long reply.
+	EnvMaxTokens = "ANTHROPIC_MAX_TOKENS"
 )
 
 // Config configures a Backend.
@@ -62,7 +65,8 @@ func New(cfg Config) (*Backend, error) {
 // FromEnv returns a Backend configured from ANTHROPIC_BASE_URL,
 // ANTHROPIC_API_KEY and ANTHROPIC_MODEL, read through getenv.
 func FromEnv(getenv func(string) string) (*Backend, error) {
-	return New(Config{BaseURL: getenv(EnvBaseURL), APIKey: getenv(EnvAPIKey), Model: getenv(EnvModel)})
+	maxTokens, _ := strconv.Atoi(getenv(EnvMaxTokens))
+	return New(Config{BaseURL: getenv(EnvBaseURL), APIKey: getenv(EnvAPIKey), Model: getenv(EnvModel), MaxTokens: maxTokens})
 }
 
 type message struct {
