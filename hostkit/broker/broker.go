@@ -28,7 +28,9 @@ package broker
 // others find the latch closed and do nothing. finish() also
 // cancels the handler's context (context.Cause says why), so a handler that
 // is still running learns it lost and its late answer is dropped by the
-// latch. Handlers run on broker-owned workers that Shutdown waits for; a
+// latch. Handlers run on broker-owned workers that Shutdown waits for (the
+// db-requests of one app database one at a time, in the order received: see
+// lane.go); a
 // DBNowHandler's answer without waiting runs on the goroutine that received
 // the frame, under the same latch, and Shutdown waits for it too.
 //
@@ -159,6 +161,8 @@ type Broker struct {
 	jobs    chan *request  // idle workers wait here
 	workers sync.WaitGroup
 
+	lanes lanes // the order of each app database's requests
+
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	// closing is set (under mu) when Shutdown begins; read without mu on
@@ -273,12 +277,39 @@ func (b *Broker) dispatch(r *request) {
 	}
 }
 
+// launch runs an accepted request: answered at once when now (nil for
+// none) has its answer, else on a worker with the handler run makes. An
+// ordered request (a db-request) first joins its database's lane (see
+// lane.go) and runs only once the lane is its own.
+func (b *Broker) launch(r *request, now func(Call) (frame.Frame, vouch), run func() handlerFunc) {
+	// The handler is made only for a request that goes to a worker (a
+	// closure over the frame, an allocation a request answered now skips);
+	// only the worker reads it, after dispatch or after the lane's queue.
+	prepare := func() {
+		r.handle = run()
+		r.arm()
+	}
+	if r.ordered && !b.lanes.join(r, prepare) {
+		return // queued: it runs once the requests ahead of it are done
+	}
+	if now != nil && r.runNow(now) {
+		if n := r.nextInLane(); n != nil {
+			b.dispatch(n)
+		}
+		return
+	}
+	prepare()
+	b.dispatch(r)
+}
+
 func (b *Broker) worker(r *request) {
 	defer b.workers.Done()
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
-		r.run()
+		for ; r != nil; r = r.nextInLane() {
+			r.run()
+		}
 		idle.Reset(workerIdle)
 		select {
 		case r = <-b.jobs:

@@ -35,14 +35,17 @@ type AgentHandler interface {
 	AppMessage(ctx context.Context, c Call, m *frame.AppMessage, stream func(text string)) *frame.AppResponse
 }
 
-// DBHandler answers db-request with its terminal db-response.
+// DBHandler answers db-request with its terminal db-response. The broker
+// calls it for one app database (one Call.User and Call.App) one request at
+// a time, in the order the requests were received (see lane.go).
 type DBHandler interface {
 	DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse
 }
 
 // DBNowHandler is a DBHandler that can answer some requests at once: the
-// broker offers each db-request to DBRequestNow on the goroutine that
-// received it (a transport's read loop) before it starts a worker. It must
+// broker offers each db-request that finds no earlier request of its
+// database running or waiting to DBRequestNow, on the goroutine that
+// received it (a transport's read loop), before it starts a worker. It must
 // not wait: it answers when it can without waiting on anything (the store's
 // kvGet on a database that is open and free, a bounded primary-key read),
 // and returns nil otherwise, having done nothing; the broker then calls

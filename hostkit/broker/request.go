@@ -24,6 +24,7 @@ type request struct {
 	respType string // the paired response type: the terminal's type
 	call     Call
 	handle   func(ctx context.Context, c Call, r *request) frame.Frame
+	ordered  bool // a request of the app's database: it runs in its lane (lane.go)
 
 	ctx    context.Context // carries call; ends when the request is finished
 	cancel context.CancelCauseFunc
@@ -76,6 +77,9 @@ func (r *request) run() {
 			r.fail(frame.CodeHostError, "the host's handler for this request failed")
 		}
 	}()
+	if r.ctx.Err() != nil {
+		return // finished while it waited for a worker or its lane
+	}
 	f := r.handle(r.ctx, r.call, r)
 	switch {
 	case r.ctx.Err() != nil:
@@ -159,4 +163,22 @@ func (r *request) finishVouched(f frame.Frame, v vouch, cause error) bool {
 // fail finishes the request with an error frame of its paired type.
 func (r *request) fail(code, msg string) bool {
 	return r.finish(errorFrame(r.respType, r.id, frame.NewError(code, msg)), errors.New(code+": "+msg))
+}
+
+// ended reports whether the request has its terminal frame.
+func (r *request) ended() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done
+}
+
+func (r *request) laneKey() laneKey { return laneKey{r.call.User, r.call.App} }
+
+// nextInLane is the request that owns r's lane now that r is done with it
+// (lanes.next), nil when r is not ordered or none waits.
+func (r *request) nextInLane() *request {
+	if !r.ordered {
+		return nil
+	}
+	return r.s.b.lanes.next(r)
 }

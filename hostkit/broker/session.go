@@ -369,7 +369,7 @@ func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
 	} else if n, ok := h.(DBNowHandler); ok {
 		now = func(c Call) (frame.Frame, vouch) { return answer(n.DBRequestNow(c, f)), vouch{} }
 	}
-	d.startNow(f, f.InstanceID, h != nil, "db", now, func() handlerFunc {
+	d.startNow(f, f.InstanceID, h != nil, "db", true, now, func() handlerFunc {
 		return func(ctx context.Context, c Call, r *request) frame.Frame {
 			return answer(h.DBRequest(ctx, c, f))
 		}
@@ -430,17 +430,27 @@ func (d *dispatcher) AppEvent(ctx context.Context, f *frame.AppEvent) {
 // wire marks the requestId used, like an accepted request, so no later frame
 // can carry that id again.
 func (d *dispatcher) start(req frame.Frame, iid string, offered bool, what string, run func(ctx context.Context, c Call, r *request) frame.Frame) {
-	d.startNow(req, iid, offered, what, nil, func() handlerFunc { return run })
+	d.startNow(req, iid, offered, what, false, nil, func() handlerFunc { return run })
 }
 
 // handlerFunc is a request's handler as a worker runs it.
 type handlerFunc = func(ctx context.Context, c Call, r *request) frame.Frame
 
 // startNow is start with now, the handler's answer without waiting (nil
-// when it has none): an accepted request is offered to now first, on this
-// goroutine, and goes to a worker (with the handler run makes) only when
-// now has no answer at once. Either way it is in flight, under its latch, until its terminal.
-func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, now func(Call) (frame.Frame, vouch), run func() handlerFunc) {
+// when it has none), and ordered for a request of the app's database, which
+// takes effect in its lane's order (see lane.go): an accepted request is
+// offered to now first, on this goroutine, and goes to a worker (with the
+// handler run makes) only when now has no answer at once. Either way it is
+// in flight, under its latch, until its terminal.
+func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, ordered bool, now func(Call) (frame.Frame, vouch), run func() handlerFunc) {
+	if r := d.admit(req, iid, offered, what); r != nil {
+		r.ordered = ordered
+		d.s.b.launch(r, now, run)
+	}
+}
+
+// admit accepts req as a request in flight, or refuses it (and returns nil).
+func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what string) *request {
 	respType, typ, rid := frame.AnswerType(req.FrameType()), req.FrameType(), frame.RequestIDOf(req)
 	d.accept(typ, rid)
 	s := d.s
@@ -448,13 +458,13 @@ func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what st
 	if _, busy := s.inflight[rid]; busy {
 		s.mu.Unlock()
 		d.refuse(frame.CodeMalformed, fmt.Sprintf("duplicate requestId %q: a request with this id is in flight; no answer sent, the original is untouched", rid))
-		return
+		return nil
 	}
 	k := s.key(rid)
 	if s.used.has(k) {
 		s.mu.Unlock()
 		d.refuse(frame.CodeMalformed, fmt.Sprintf("duplicate requestId %q: this id was already answered; requestIds must be unique per instance (R4); no answer sent", rid))
-		return
+		return nil
 	}
 	s.used.add(k)
 	var refusal *frame.Error
@@ -472,21 +482,13 @@ func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what st
 		s.mu.Unlock()
 		d.refuse(refusal.Code, refusal.Message)
 		s.send(errorFrame(respType, rid, refusal))
-		return
+		return nil
 	}
 	r := newRequest(s, rid, respType, Call{User: s.user, App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}, nil)
 	s.inflight[rid] = r
 	s.b.wg.Add(1)
 	s.mu.Unlock()
-	if now != nil && r.runNow(now) {
-		return
-	}
-	// The handler is made only for a request that goes to a worker (a
-	// closure over the frame, an allocation a request answered now skips);
-	// only the worker reads it, after dispatch.
-	r.handle = run()
-	r.arm()
-	s.b.dispatch(r)
+	return r
 }
 
 // endAll ends every request in flight with code. On a dead session the
