@@ -20,8 +20,10 @@
 //
 // Its limit: one writer per database (the owner), and every acknowledged
 // write pays an object-store round trip; a failover costs the lease's TTL
-// plus a restore. Forwarded requests carry a secret every replica reads from
-// PostgreSQL: the internal listener must be reachable by replicas only.
+// plus a restore. Forwarded requests are signed with the cluster secret
+// every replica is given (Config.Secrets; PostgreSQL keeps only a hash of
+// it), but not encrypted: the internal listener must be reachable by
+// replicas only.
 package cluster
 
 import (
@@ -84,6 +86,12 @@ type Config struct {
 	// ReplicaID names this replica in the lease rows (random when empty;
 	// it must differ between running replicas).
 	ReplicaID string
+	// Secrets sign and check forwarded requests: the same list on every
+	// replica, each at least MinSecretBytes of randomness. The first
+	// signs; every one is accepted, so a rotation lists the new secret
+	// after the old one on every replica, then before it, then alone.
+	// Required.
+	Secrets []string
 	// LeaseTTL is a lease's life without renewal (DefaultLeaseTTL when
 	// zero); leases are renewed every third of it.
 	LeaseTTL time.Duration
@@ -107,7 +115,7 @@ type Cluster struct {
 	local   *store.Store
 	localDB broker.DBHandler // the local store, answering as broker.Store does
 	ls      *litestream.Store
-	secret  string
+	signer  *signer
 
 	ln     net.Listener
 	srv    *http.Server
@@ -142,6 +150,14 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("cluster: no data directory for the local copies of the databases")
 	}
+	if len(cfg.Secrets) == 0 {
+		return nil, errors.New("cluster: no cluster secret: give every replica the same --cluster-secret-file (openssl rand -hex 32 > FILE)")
+	}
+	for i, s := range cfg.Secrets {
+		if len(s) < MinSecretBytes {
+			return nil, fmt.Errorf("cluster: cluster secret %d is %d bytes; use at least %d (openssl rand -hex 32)", i+1, len(s), MinSecretBytes)
+		}
+	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
@@ -163,7 +179,8 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, id: cfg.ReplicaID, ttl: cfg.LeaseTTL, obj: obj,
-		owned: map[dbKey]*owned{}, apps: map[string]bool{}}
+		signer: newSigner(cfg.Secrets, cfg.ReplicaID),
+		owned:  map[dbKey]*owned{}, apps: map[string]bool{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.open(ctx); err != nil {
 		c.cancel()
@@ -190,7 +207,7 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := migrate(pctx, c.pool); err != nil {
 		return fmt.Errorf("cluster: PostgreSQL at %s: %w", pgTarget(pcfg), err)
 	}
-	if c.secret, err = clusterSecret(pctx, c.pool); err != nil {
+	if err := checkSecrets(pctx, c.pool, c.cfg.Secrets); err != nil {
 		return fmt.Errorf("cluster: PostgreSQL at %s: %w", pgTarget(pcfg), err)
 	}
 	if err := c.obj.probe(pctx, c.id); err != nil {

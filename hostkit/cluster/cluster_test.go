@@ -61,21 +61,24 @@ func TestIsWrite(t *testing.T) {
 // failed and what to do; nothing exits the process.
 func TestOpenNamesWhatFails(t *testing.T) {
 	pg, s3 := freshDB(t), startS3(t)
+	sec := []string{testSecret}
 	dead := "postgres://snug@127.0.0.1:1/none?sslmode=disable&connect_timeout=2"
 	for _, tc := range []struct {
 		name    string
 		cfg     Config
 		mention []string
 	}{
-		{"no postgres", Config{ObjectStore: s3.url("x"), DataDir: t.TempDir()}, []string{"--postgres"}},
-		{"no object store", Config{Postgres: pg, DataDir: t.TempDir()}, []string{"--object-store"}},
-		{"postgres down", Config{Postgres: dead, ObjectStore: s3.url("x"), DataDir: t.TempDir()}, []string{"PostgreSQL at 127.0.0.1:1/none", "is it running"}},
-		{"postgres password kept out", Config{Postgres: "postgres://snug:hunter2@127.0.0.1:1/none?connect_timeout=2", ObjectStore: s3.url("x"), DataDir: t.TempDir()}, []string{"PostgreSQL"}},
-		{"not s3", Config{Postgres: pg, ObjectStore: "gs://bucket/p", DataDir: t.TempDir()}, []string{"scheme must be s3"}},
-		{"no bucket", Config{Postgres: pg, ObjectStore: "s3:///p", DataDir: t.TempDir()}, []string{"names no bucket"}},
-		{"missing bucket", Config{Postgres: pg, ObjectStore: strings.Replace(s3.url("x"), "s3://snug/", "s3://nosuch/", 1), DataDir: t.TempDir()}, []string{"object store s3://nosuch/x", "check the bucket exists"}},
-		{"object store down", Config{Postgres: pg, ObjectStore: "s3://snug/x?endpoint=http://127.0.0.1:1&region=us-east-1", DataDir: t.TempDir()}, []string{"object store s3://snug/x", "endpoint"}},
-		{"short lease", Config{Postgres: pg, ObjectStore: s3.url("x"), DataDir: t.TempDir(), LeaseTTL: time.Millisecond}, []string{"LeaseTTL"}},
+		{"no postgres", Config{ObjectStore: s3.url("x"), DataDir: t.TempDir(), Secrets: sec}, []string{"--postgres"}},
+		{"no object store", Config{Postgres: pg, DataDir: t.TempDir(), Secrets: sec}, []string{"--object-store"}},
+		{"postgres down", Config{Postgres: dead, ObjectStore: s3.url("x"), DataDir: t.TempDir(), Secrets: sec}, []string{"PostgreSQL at 127.0.0.1:1/none", "is it running"}},
+		{"postgres password kept out", Config{Postgres: "postgres://snug:hunter2@127.0.0.1:1/none?connect_timeout=2", ObjectStore: s3.url("x"), DataDir: t.TempDir(), Secrets: sec}, []string{"PostgreSQL"}},
+		{"not s3", Config{Postgres: pg, ObjectStore: "gs://bucket/p", DataDir: t.TempDir(), Secrets: sec}, []string{"scheme must be s3"}},
+		{"no bucket", Config{Postgres: pg, ObjectStore: "s3:///p", DataDir: t.TempDir(), Secrets: sec}, []string{"names no bucket"}},
+		{"missing bucket", Config{Postgres: pg, ObjectStore: strings.Replace(s3.url("x"), "s3://snug/", "s3://nosuch/", 1), DataDir: t.TempDir(), Secrets: sec}, []string{"object store s3://nosuch/x", "check the bucket exists"}},
+		{"object store down", Config{Postgres: pg, ObjectStore: "s3://snug/x?endpoint=http://127.0.0.1:1&region=us-east-1", DataDir: t.TempDir(), Secrets: sec}, []string{"object store s3://snug/x", "endpoint"}},
+		{"no secret", Config{Postgres: pg, ObjectStore: s3.url("x"), DataDir: t.TempDir()}, []string{"--cluster-secret-file"}},
+		{"short secret", Config{Postgres: pg, ObjectStore: s3.url("x"), DataDir: t.TempDir(), Secrets: []string{"hunter2"}}, []string{"at least 32"}},
+		{"short lease", Config{Postgres: pg, ObjectStore: s3.url("x"), DataDir: t.TempDir(), LeaseTTL: time.Millisecond, Secrets: sec}, []string{"LeaseTTL"}},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		began := time.Now()

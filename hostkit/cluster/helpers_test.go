@@ -93,13 +93,22 @@ func (s sharedT) Cleanup(f func()) { sharedCleanups = append(sharedCleanups, f) 
 
 var sharedCleanups []func()
 
+// testSecret is the cluster secret of the tests' replicas.
+const testSecret = "snug-test-cluster-secret-0123456789abcdef"
+
 // openCluster opens a replica on pg and obj with a short lease.
 func openCluster(t testing.TB, pg, obj string, ttl time.Duration) *Cluster {
 	t.Helper()
-	c, err := Open(context.Background(), Config{
-		Postgres: pg, ObjectStore: obj, DataDir: t.TempDir(), LeaseTTL: ttl,
-		Logf: func(format string, args ...any) { t.Logf(format, args...) },
-	})
+	return openClusterWith(t, Config{Postgres: pg, ObjectStore: obj, LeaseTTL: ttl, Secrets: []string{testSecret}})
+}
+
+// openClusterWith opens a replica configured by cfg (its DataDir and Logf
+// filled in).
+func openClusterWith(t testing.TB, cfg Config) *Cluster {
+	t.Helper()
+	cfg.DataDir = t.TempDir()
+	cfg.Logf = func(format string, args ...any) { t.Logf(format, args...) }
+	c, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit/proxyauth"
 	"github.com/snuggen/snuggen/internal/relayclient"
 )
 
@@ -43,6 +44,21 @@ import (
 // userHeader is how the replicas are told the user (as an authenticating
 // proxy in front of them would).
 const userHeader = "X-Snug-User"
+
+// proxySecret is the secret the proxy proves itself with (sent in
+// proxyauth.SecretHeader beside userHeader).
+const proxySecret = "snug-test-proxy-secret-0123456789abcdef"
+
+// secretFile writes secret to a file of mode 600 in a new directory and
+// returns its path.
+func secretFile(t testing.TB, secret string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 const logApp = `<!doctype html>
 <html><head><meta charset="utf-8"><title>Write log</title></head>
@@ -127,7 +143,8 @@ func startReplica(t testing.TB, name, bin, pg, obj, data, app string, ttl time.D
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data,
 		"--postgres", pg, "--object-store", obj, "--lease-ttl", ttl.String(),
-		"--user-header", userHeader, app)
+		"--user-header", userHeader, "--proxy-secret-file", secretFile(t, proxySecret),
+		"--cluster-secret-file", secretFile(t, testSecret), app)
 	env := []string{"AWS_ACCESS_KEY_ID=snug-test", "AWS_SECRET_ACCESS_KEY=snug-test-secret"}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") {
@@ -229,7 +246,7 @@ type page struct {
 }
 
 func openPage(ctx context.Context, origin, user string) (*page, error) {
-	c, err := relayclient.Dial(ctx, origin, http.Header{userHeader: {user}})
+	c, err := relayclient.Dial(ctx, origin, http.Header{userHeader: {user}, proxyauth.SecretHeader: {proxySecret}})
 	if err != nil {
 		return nil, err
 	}
@@ -632,7 +649,7 @@ func TestServeChecksBeforeServing(t *testing.T) {
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "data"),
-			"--postgres", tc.pg, "--object-store", tc.obj, appFile)
+			"--postgres", tc.pg, "--object-store", tc.obj, "--cluster-secret-file", secretFile(t, testSecret), appFile)
 		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=snug-test", "AWS_SECRET_ACCESS_KEY=snug-test-secret", "AWS_CA_BUNDLE=")
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,7 +226,7 @@ func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, r *frame
 	defer cancel()
 	done := make(chan result, 1)
 	go func() {
-		resp, err := c.post(fctx, lease.ownerURL, body)
+		resp, err := c.post(fctx, lease, body)
 		done <- result{resp, err}
 	}()
 	tick := time.NewTicker(c.ttl / 2)
@@ -254,12 +253,17 @@ func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, r *frame
 	}
 }
 
-func (c *Cluster) post(ctx context.Context, base string, body []byte) (*frame.DBResponse, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+forwardPath, bytes.NewReader(body))
+// post sends a forward's body to the owner lease names, signed for it, and
+// returns its answer once its signature holds.
+func (c *Cluster) post(ctx context.Context, lease leaseRow, body []byte) (*frame.DBResponse, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(lease.ownerURL, "/")+forwardPath, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.secret)
+	nonce, err := c.signer.sign(req, lease.owner, body)
+	if err != nil {
+		return nil, err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.client.Do(req)
 	if err != nil {
@@ -272,6 +276,9 @@ func (c *Cluster) post(ctx context.Context, base string, body []byte) (*frame.DB
 	}
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("the owner answered HTTP %d: %s", res.StatusCode, bytes.TrimSpace(data))
+	}
+	if err := c.signer.checkAnswer(res.Header, nonce, data); err != nil {
+		return nil, fmt.Errorf("the owner's answer: %w", err)
 	}
 	f, err := frame.Parse(data)
 	if err != nil {
@@ -295,14 +302,15 @@ func (c *Cluster) serveInternal(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if subtle.ConstantTimeCompare([]byte(got), []byte(c.secret)) != 1 {
-		http.Error(w, "not a replica of this cluster", http.StatusUnauthorized)
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxForwardBytes))
 	if err != nil {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	nonce, err := c.signer.verify(r, body)
+	if err != nil {
+		c.logf("forwarded request from %s refused: %v", r.RemoteAddr, err)
+		http.Error(w, "not a replica of this cluster", http.StatusUnauthorized)
 		return
 	}
 	var fw forwarded
@@ -347,6 +355,7 @@ func (c *Cluster) serveInternal(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "answer", http.StatusInternalServerError)
 		return
 	}
+	c.signer.signAnswer(w.Header(), nonce, out)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
 }

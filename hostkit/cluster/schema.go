@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -20,6 +18,15 @@ const schema = `
 CREATE TABLE IF NOT EXISTS snug_cluster (
 	name  text PRIMARY KEY,
 	value text NOT NULL
+);
+-- The forwarding secret was once kept here in plain text; now only its
+-- verifiers are (snug_cluster_keys), and the secret comes from each
+-- replica's own configuration.
+DELETE FROM snug_cluster WHERE name = 'forward-secret';
+-- A verifier (a hash) of each cluster secret replicas sign with or accept.
+CREATE TABLE IF NOT EXISTS snug_cluster_keys (
+	verifier text PRIMARY KEY,
+	seen_at  timestamptz NOT NULL
 );
 -- One row per app database: who owns it, until when (PostgreSQL's clock),
 -- at which epoch (incremented on every acquisition and import) and the
@@ -89,23 +96,6 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("make the tables: %v", redact(err))
 	}
 	return nil
-}
-
-// clusterSecret is the bearer secret of forwarded requests: made by the
-// first replica, read by every other.
-func clusterSecret(ctx context.Context, pool *pgxpool.Pool) (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO snug_cluster(name, value) VALUES ('forward-secret', $1) ON CONFLICT (name) DO NOTHING`, hex.EncodeToString(b[:])); err != nil {
-		return "", fmt.Errorf("store the forwarding secret: %v", redact(err))
-	}
-	var s string
-	if err := pool.QueryRow(ctx, `SELECT value FROM snug_cluster WHERE name = 'forward-secret'`).Scan(&s); err != nil {
-		return "", fmt.Errorf("read the forwarding secret: %v", redact(err))
-	}
-	return s, nil
 }
 
 // pgTarget names the server and database of a pool config, without the

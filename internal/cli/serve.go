@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	stdio "io"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -24,6 +23,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent/agentenv"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/proxyauth"
 	"github.com/snuggen/snuggen/hostkit/store"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
@@ -50,7 +50,13 @@ type serveOptions struct {
 	advertise   string
 	leaseTTL    time.Duration
 	userHeader  string
-	agentFor    agent.Backend // tests: the agent instead of --agent's
+	// proxySecretFile and trustedProxies prove a request came through the
+	// proxy that sets userHeader.
+	proxySecretFile   string
+	trustedProxies    []string
+	clusterSecretFile string        // replicated mode: the forwarding secrets' file
+	clusterSecrets    []string      // and what it holds, read before openCluster
+	agentFor          agent.Backend // tests: the agent instead of --agent's
 }
 
 func newServeCmd(io *IO) *cobra.Command {
@@ -111,7 +117,10 @@ prefixed "snuggen serve:".`,
 	f.StringVar(&o.clusterAddr, "cluster-addr", "127.0.0.1:0", "replicated mode: address of the listener other replicas forward requests to")
 	f.StringVar(&o.advertise, "cluster-advertise", "", "replicated mode: URL other replicas reach --cluster-addr at (default http://<its address>)")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", 0, "replicated mode: how long a database lease lasts unrenewed (default 10s): the longest failover wait")
-	f.StringVar(&o.userHeader, "user-header", "", "take the signed-in user from this request header at the page's WebSocket (set by the authenticating proxy in front; a connection without it is refused)")
+	f.StringVar(&o.userHeader, "user-header", "", "take the signed-in user from this request header at the page's WebSocket (set by the authenticating proxy in front, believed only with --proxy-secret-file or --trusted-proxy; any other connection is refused)")
+	f.StringVar(&o.proxySecretFile, "proxy-secret-file", "", "with --user-header: a file (mode 600) of the secret the proxy sends in "+proxyauth.SecretHeader+", one a line (the first current, the next still accepted during a rotation)")
+	f.StringSliceVar(&o.trustedProxies, "trusted-proxy", nil, "with --user-header: the proxy's address or prefix (repeatable); connections from elsewhere are refused")
+	f.StringVar(&o.clusterSecretFile, "cluster-secret-file", "", "replicated mode: a file (mode 600) of the secret replicas sign forwarded requests with, one a line (the first signs; every one is accepted, for a rotation); the same file on every replica")
 	o.agentFlags(c)
 	c.ValidArgsFunction = appArgs
 	_ = c.RegisterFlagCompletionFunc("data", dirs)
@@ -128,16 +137,17 @@ var openCluster func(ctx context.Context, o *serveOptions, dataDir string, logf 
 // replicated mode, checked before anything is served.
 func clusterOptions(ctx context.Context, o *serveOptions, dataDir string, logf func(string, ...any)) ([]hostkit.Option, error) {
 	var opts []hostkit.Option
-	if o.userHeader != "" {
-		name := http.CanonicalHeaderKey(o.userHeader)
-		opts = append(opts, hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
-			if u := r.Header.Get(name); u != "" {
-				return u, nil
-			}
-			return "", fmt.Errorf("no %s header", name)
-		}))
+	auth, err := o.userAuth()
+	if err != nil {
+		return nil, err
+	}
+	if auth != nil {
+		opts = append(opts, hostkit.WithAuthenticate(auth))
 	}
 	if o.postgres == "" && o.objectStore == "" {
+		if o.clusterSecretFile != "" {
+			return nil, usageError("--cluster-secret-file goes with --postgres and --object-store")
+		}
 		return opts, nil
 	}
 	if o.postgres == "" || o.objectStore == "" {
@@ -145,6 +155,12 @@ func clusterOptions(ctx context.Context, o *serveOptions, dataDir string, logf f
 	}
 	if openCluster == nil {
 		return nil, usageError("this snuggen is built without replicated mode: build it with go build -tags cluster ./cmd/snuggen")
+	}
+	if o.clusterSecretFile == "" {
+		return nil, usageError("replicated mode needs --cluster-secret-file: the same file of a secret (openssl rand -hex 32 > FILE; chmod 600 FILE) on every replica")
+	}
+	if o.clusterSecrets, err = readSecretFile("--cluster-secret-file", o.clusterSecretFile); err != nil {
+		return nil, err
 	}
 	c, err := openCluster(ctx, o, dataDir, logf)
 	if err != nil {
