@@ -2,6 +2,7 @@ package hostkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,9 @@ type appEntry struct {
 	app  App
 	doc  []byte
 	meta Meta
+	// problems are the last build's failure, one line each (empty once a
+	// build works): the packager's errors at file:line:col with why and fix.
+	problems []string
 }
 
 func newApps(list []App) (*Apps, error) {
@@ -187,12 +191,41 @@ func (a *Apps) build(ctx context.Context, key string) error {
 		return fmt.Errorf("hostkit: no app %q", key)
 	}
 	doc, meta, err := e.app.Build(ctx)
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err != nil {
+		e.problems = problemLines(err)
 		return err
 	}
+	e.doc, e.meta, e.problems = doc, meta, nil
+	return nil
+}
+
+// problemLines is a failed build as the runner lists it: each error
+// diagnostic, or the error itself.
+func problemLines(err error) []string {
+	var be *BuildError
+	if errors.As(err, &be) {
+		var out []string
+		for _, d := range be.Diagnostics {
+			if d.Severity == pack.SeverityError {
+				out = append(out, d.String())
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return []string{err.Error()}
+}
+
+// Problems returns why app key's last build failed (nil when it worked).
+func (a *Apps) Problems(key string) []string {
 	a.mu.Lock()
-	e.doc, e.meta = doc, meta
-	a.mu.Unlock()
+	defer a.mu.Unlock()
+	if e, ok := a.byKey[key]; ok {
+		return slices.Clone(e.problems)
+	}
 	return nil
 }
 
@@ -200,6 +233,9 @@ func (a *Apps) build(ctx context.Context, key string) error {
 // to reload its frames of it. A failed build keeps the last good document.
 func (a *Apps) Reload(ctx context.Context, key string) error {
 	if err := a.build(ctx, key); err != nil {
+		if f := a.onChange; f != nil {
+			f("") // the list shows the problem
+		}
 		return err
 	}
 	if f := a.onChange; f != nil {
@@ -240,11 +276,13 @@ func (a *Apps) Apps() []server.AppInfo {
 	defer a.mu.Unlock()
 	out := make([]server.AppInfo, 0, len(a.order))
 	for _, key := range a.order {
-		m := a.byKey[key].meta
+		e := a.byKey[key]
+		m := e.meta
 		out = append(out, server.AppInfo{
 			App:   key,
 			AppID: m.AppID, DisplayName: m.DisplayName, Description: m.Description,
 			IconEmoji: m.IconEmoji, IconColor: m.IconColor,
+			Problems: slices.Clone(e.problems), Broken: e.doc == nil && e.problems != nil,
 		})
 	}
 	return out

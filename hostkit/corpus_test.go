@@ -120,3 +120,33 @@ func TestCorpusQuotesAgainstALocalAPI(t *testing.T) {
 		t.Fatalf("a loopback service that was not named: %s, %d requests reached it", code, strayHits.Load())
 	}
 }
+
+// Issue 28 item 2, the runner's half: with WithBrokenApps the host starts
+// though one app does not build; the runner lists that app with its
+// diagnostics and offers no instance of it, and runs the others.
+func TestRunnerListsAppsThatDoNotBuild(t *testing.T) {
+	broken := strings.Replace(quotesApp, `const API = "http://127.0.0.1:PORT";`, `const API = "http://127.0.0.1:1"; fetch(API);`, 1)
+	h, err := hostkit.New(hostkit.WithBrokenApps(), hostkit.WithApps(
+		hostkit.RawApp("quotes", []byte(broken)),
+		hostkit.RawApp("pay", []byte(payApp)),
+	))
+	if err != nil {
+		t.Fatalf("New with a broken app and WithBrokenApps: %v", err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunnerUntil(t, h.URL(), "the app that builds", `document.querySelectorAll('article.instance[data-instance-id]').length === 1`, "pay", "quotes")
+	runner.WaitFor("the broken app's diagnostics", `!!document.querySelector('#app-list li[data-problems="broken"] pre.problems')`)
+	text := browsertest.Eval[string](t, runner.Tab, `document.querySelector('#app-list li[data-problems="broken"] pre.problems').textContent`)
+	if !strings.Contains(text, "fetch is not available in the sandbox") || !strings.Contains(text, "snug.net.fetch") {
+		t.Errorf("the runner lists the broken app as %q", text)
+	}
+	if !browsertest.Eval[bool](t, runner.Tab, `document.querySelector('#app-list .app-button[data-app="quotes"]').disabled`) {
+		t.Error("the broken app's button opens an instance")
+	}
+	if n := len(runner.Slots()); n != 1 {
+		t.Errorf("the runner has %d instances, want the one app that builds", n)
+	}
+	if _, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("quotes", []byte(broken)))); err == nil {
+		t.Error("without WithBrokenApps, New starts with an app that does not build")
+	}
+}

@@ -72,6 +72,7 @@ type config struct {
 	brokerFn  func(*broker.Options)
 	auth      func(*http.Request) (string, error)
 	cluster   Cluster
+	broken    bool // WithBrokenApps
 }
 
 // WithAddr sets the address to listen on (DefaultAddr when unset). Port 0
@@ -98,6 +99,15 @@ func Listener(ln net.Listener) Option { return WithListener(ln) }
 // WithApps installs apps (see RawApp, FileApp).
 func WithApps(apps ...App) Option {
 	return func(c *config) error { c.apps = append(c.apps, apps...); return nil }
+}
+
+// WithBrokenApps starts the host even when some apps fail to build: the
+// others are served, and the runner lists each broken app with its
+// diagnostics (file:line:col, why, fix; Host.Apps.Problems) until a Reload
+// builds it (snuggen serve DIR, whose --watch reloads on every save).
+// Without it New refuses to start while any app fails.
+func WithBrokenApps() Option {
+	return func(c *config) error { c.broken = true; return nil }
 }
 
 // WithAgent sets the agent backend (the offline agent when unset).
@@ -312,7 +322,7 @@ func newHost(c *config) (*Host, error) {
 	}
 	// Build every app now: the runner's list shows their names and icons,
 	// and a broken app is reported before the host serves anything.
-	if errs := apps.BuildAll(context.Background()); len(errs) > 0 {
+	if errs := apps.BuildAll(context.Background()); len(errs) > 0 && !c.broken {
 		return nil, errors.Join(errs...)
 	}
 	if c.cluster != nil {

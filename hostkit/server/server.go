@@ -86,6 +86,10 @@ type AppInfo struct {
 	Description string `json:"description,omitempty"`
 	IconEmoji   string `json:"iconEmoji,omitempty"`
 	IconColor   string `json:"iconColor,omitempty"`
+	// Problems say why the app's last build failed (file:line:col, why,
+	// fix); Broken is set when there is no good build to run.
+	Problems []string `json:"problems,omitempty"`
+	Broken   bool     `json:"broken,omitempty"`
 }
 
 // Options configure a Server.

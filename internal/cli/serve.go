@@ -276,6 +276,9 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		hostkit.WithStoreOptions(store.Options{StatementTimeout: o.dbLimit}),
 		hostkit.WithMaxReplyBytes(maxReply),
 		hostkit.WithNet(netCfg, netgate.WithDevLoopback(dev...)),
+		// An app that does not build is listed with its diagnostics, in
+		// the runner and below; the others are served.
+		hostkit.WithBrokenApps(),
 		// What an app is not told goes to the person running serve: a
 		// handler's panic with its stack, the detail of an agent failure.
 		hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Logf = logf }),
@@ -289,15 +292,16 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if len(dev) > 0 {
 		logf("development: apps may reach %s on this machine (--dev-loopback), over http too; nothing else on loopback; the runner shows it", joinAddrs(dev))
 	}
+	if err := reportBroken(io, h, o.watch); err != nil {
+		_ = h.Shutdown(context.Background())
+		return err
+	}
 	// The lines come before Serve, so a script that reads the first line
 	// knows the server is listening when it gets it.
 	for _, key := range h.Apps.Keys() {
-		m, _ := h.Apps.Meta(key)
-		id := m.AppID
-		if id == "" {
-			id = key
+		if h.Apps.Problems(key) == nil {
+			printAppLine(io, h, key)
 		}
-		fmt.Fprintf(io.Out, "app %s %s\n", id, h.AppURL(key))
 	}
 	if r, ok := h.Cluster.(interface {
 		ID() string
@@ -340,6 +344,37 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	defer cancel()
 	if err := h.Shutdown(sctx); err != nil {
 		return &ExitError{Code: exitFailure, Err: fmt.Errorf("serve: shutdown: %w", err)}
+	}
+	return nil
+}
+
+// printAppLine prints "app <appId> <url>" for an app that builds.
+func printAppLine(io *IO, h *hostkit.Host, key string) {
+	m, _ := h.Apps.Meta(key)
+	id := m.AppID
+	if id == "" {
+		id = key
+	}
+	fmt.Fprintf(io.Out, "app %s %s\n", id, h.AppURL(key))
+}
+
+// reportBroken prints each app that does not build, with its diagnostics,
+// to stderr. With no app built there is nothing to serve: an error, unless
+// --watch waits for a fix.
+func reportBroken(io *IO, h *hostkit.Host, watch bool) error {
+	built := 0
+	var all []string
+	for _, key := range h.Apps.Keys() {
+		p := h.Apps.Problems(key)
+		if p == nil {
+			built++
+			continue
+		}
+		all = append(all, p...)
+		fmt.Fprintf(io.Err, "snuggen serve: app %s does not build; the runner lists it until it does:\n  %s\n", key, strings.Join(p, "\n  "))
+	}
+	if built == 0 && !watch {
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("serve: no app builds:\n  %s", strings.Join(all, "\n  "))}
 	}
 	return nil
 }
@@ -467,11 +502,16 @@ func watchApps(ctx context.Context, io *IO, h *hostkit.Host, apps []*servedApp) 
 	}, func(i int) {
 		a := apps[i]
 		start := time.Now()
+		broken := h.Apps.Problems(a.key) != nil
 		if err := h.Apps.Reload(ctx, a.key); err != nil {
 			fmt.Fprintf(io.Err, "snuggen: rebuild %s failed (the last good build stays):\n%v\n", a.key, err)
 			return
 		}
 		fmt.Fprintf(io.Out, "rebuilt %s in %s\n", a.key, time.Since(start).Round(time.Millisecond))
+		if broken {
+			// It builds now: the runner lists it, and here is its line.
+			printAppLine(io, h, a.key)
+		}
 	})
 }
 

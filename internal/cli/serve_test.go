@@ -318,3 +318,73 @@ func TestServeDevLoopbackIsShownAndLogged(t *testing.T) {
 		t.Errorf("apps.json notices = %q (%v)", list.Notices, err)
 	}
 }
+
+// Issue 28 item 2: one app that does not build no longer stops serve DIR.
+// The others are served; the broken one is listed on stderr and in the
+// runner's list with its diagnostics (file:line:col, why, fix); with
+// --watch, fixing it makes it appear without a restart.
+func TestServeDirServesTheAppsThatBuild(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.html"), []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(helloApp, "test.hello", "test.bad", 1)
+	broken := strings.Replace(bad, "snug.ready.then(() => {});", "snug.ready.then(() => {});\nlocalStorage.setItem(\"k\", \"v\");", 1)
+	badFile := filepath.Join(dir, "bad.html")
+	if err := os.WriteFile(badFile, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), getenv: func(string) string { return "" }, watch: true}
+	sc, stderr, _ := runServeAsync(t, o, dir)
+	if !sc.Scan() {
+		t.Fatalf("serve printed nothing; stderr: %s", stderr.String())
+	}
+	fields := strings.Fields(sc.Text())
+	if len(fields) != 3 || fields[1] != "test.hello" {
+		t.Fatalf("serve's first line is %q, want the app that builds", sc.Text())
+	}
+	if !strings.Contains(stderr.String(), "app bad does not build") || !strings.Contains(stderr.String(), "bad.html:7:") || !strings.Contains(stderr.String(), "snug.db.get/snug.db.set") {
+		t.Errorf("stderr does not list the broken app with its place and fix:\n%s", stderr.String())
+	}
+	origin := strings.TrimSuffix(fields[2], "/?app=hello")
+	list := func() map[string]server.AppInfo {
+		t.Helper()
+		res, err := http.Get(origin + "/apps.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var l struct{ Apps []server.AppInfo }
+		if err := json.NewDecoder(res.Body).Decode(&l); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]server.AppInfo{}
+		for _, a := range l.Apps {
+			m[a.App] = a
+		}
+		return m
+	}
+	apps := list()
+	if a := apps["bad"]; !a.Broken || len(a.Problems) != 1 || !strings.Contains(a.Problems[0], "bad.html:7:") || !strings.Contains(a.Problems[0], "localStorage") {
+		t.Fatalf("the runner's list has the broken app as %+v", a)
+	}
+	if a := apps["hello"]; a.Broken || a.Problems != nil {
+		t.Fatalf("the good app is listed as %+v", a)
+	}
+	if err := os.WriteFile(badFile, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for list()["bad"].Broken {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fixed app is still listed as broken; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "app test.bad ") {
+			return
+		}
+	}
+	t.Fatal("serve printed no line for the fixed app")
+}

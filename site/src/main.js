@@ -170,6 +170,16 @@ function renderApps(apps) {
     }
     b.addEventListener('click', () => stage.mount(a.app));
     li.append(b);
+    // An app whose last build failed: its diagnostics, and no instance
+    // until a build works (serve --watch rebuilds it on save).
+    if (Array.isArray(a.problems) && a.problems.length) {
+      li.dataset.problems = a.broken ? 'broken' : 'last-build';
+      b.disabled = !!a.broken;
+      const pre = document.createElement('pre');
+      pre.className = 'problems';
+      pre.textContent = (a.broken ? 'Does not build:\n' : 'The last build failed (the previous one runs):\n') + a.problems.join('\n');
+      li.append(pre);
+    }
     list.append(li);
   }
 }

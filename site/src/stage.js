@@ -132,7 +132,7 @@ export class Stage {
   /** Opens a new instance of app and returns its slot. */
   mount(app, before = null) {
     const info = this.apps.get(app);
-    if (!info) return null;
+    if (!info || info.broken) return null;
     const slot = 's' + this.nextSlot++;
     const inst = new Instance(this, slot, app, info);
     this.instances.set(slot, inst);
