@@ -113,6 +113,8 @@ const (
 	CodeDBResultTooLarge = "DB_RESULT_TOO_LARGE"
 	// CodeDBTimeout: a statement ran past the host's time limit.
 	CodeDBTimeout = "DB_TIMEOUT"
+	// CodeDBCorrupt: a full-text (fts5) or R*Tree index in the app's own database is damaged: the app rebuilds it.
+	CodeDBCorrupt = "DB_CORRUPT"
 )
 
 // Retryable reports the registry's retryable column for code; false for a code
@@ -129,7 +131,7 @@ func Retryable(code string) bool {
 // unknown code as HOST_ERROR and treat it per its retryable field.
 func Known(code string) bool {
 	switch code {
-	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeResetFailed, CodeCancelled, CodeSuperseded, CodeUnsupportedVersion, CodeMalformed, CodeConsentRequired, CodeAuthRequired, CodeHostError, CodeNetInvalidRequest, CodeNetNotApproved, CodeNetImportedUnapproved, CodeNetAmbiguousConnection, CodeNetSchemeBlocked, CodeNetHostBlocked, CodeNetSSRFBlocked, CodeNetConfirmDenied, CodeNetRedirectBlocked, CodeNetSizeExceeded, CodeNetFetchFailed, CodeNetAuthFailed, CodeNetScrubbedHeaderStripped, CodeDBSQLError, CodeDBQuotaExceeded, CodeDBImportInvalid, CodeDBResultTooLarge, CodeDBTimeout:
+	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeResetFailed, CodeCancelled, CodeSuperseded, CodeUnsupportedVersion, CodeMalformed, CodeConsentRequired, CodeAuthRequired, CodeHostError, CodeNetInvalidRequest, CodeNetNotApproved, CodeNetImportedUnapproved, CodeNetAmbiguousConnection, CodeNetSchemeBlocked, CodeNetHostBlocked, CodeNetSSRFBlocked, CodeNetConfirmDenied, CodeNetRedirectBlocked, CodeNetSizeExceeded, CodeNetFetchFailed, CodeNetAuthFailed, CodeNetScrubbedHeaderStripped, CodeDBSQLError, CodeDBQuotaExceeded, CodeDBImportInvalid, CodeDBResultTooLarge, CodeDBTimeout, CodeDBCorrupt:
 		return true
 	}
 	return false

@@ -426,6 +426,13 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 	if !errors.As(err, &code) {
 		return fmt.Errorf("store: %s %q: %w", op, app, err)
 	}
+	var xcode sqlite3.ExtendedErrorCode
+	if errors.As(err, &xcode) && xcode == sqlite3.CORRUPT_VTAB {
+		// A virtual table's own storage (an fts5 index, an R*Tree) is
+		// damaged: the app's data, which the app can rebuild; the file
+		// itself is sound.
+		return &Error{Code: frame.CodeDBCorrupt, Message: damagedIndex}
+	}
 	switch code {
 	case sqlite3.FULL:
 		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
@@ -452,6 +459,11 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 	}
 	return &Error{Code: frame.CodeDBSQLError, Message: explain(msg)}
 }
+
+// damagedIndex is the message of DB_CORRUPT.
+const damagedIndex = "a full-text (fts5) or R*Tree index in the app's database is damaged: " +
+	"rebuild a full-text index with INSERT INTO t(t) VALUES('rebuild') (a contentless one keeps no text: " +
+	"drop it, create it again and insert its rows); an R*Tree: drop it and create it again from its data"
 
 // openHardened opens path with the hardening every connection gets:
 // defensive mode, trusted_schema off, no ATTACH, WAL with synchronous=FULL

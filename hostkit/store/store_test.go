@@ -607,6 +607,18 @@ func TestExportTooLarge(t *testing.T) {
 func rawDB(t *testing.T, sql ...string) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "raw.db")
+	rawExec(t, path, sql...)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// rawExec runs sql on the database file at path with the driver alone:
+// no defensive mode, so it may write shadow tables and the schema.
+func rawExec(t *testing.T, path string, sql ...string) {
+	t.Helper()
 	c, err := sqlite3.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -622,11 +634,6 @@ func rawDB(t *testing.T, sql ...string) []byte {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func TestImportMalicious(t *testing.T) {

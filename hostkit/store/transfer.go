@@ -336,7 +336,8 @@ func (d *appDB) finish(c *sqlite3.Conn) error {
 func checkContent(c *sqlite3.Conn) error {
 	// The modules first: the integrity check runs each virtual table's
 	// own check, and a module the host refuses runs nothing.
-	if err := checkModules(c); err != nil {
+	fts, err := checkModules(c)
+	if err != nil {
 		return err
 	}
 	st, _, err := c.Prepare("PRAGMA integrity_check(5)")
@@ -388,20 +389,28 @@ func checkContent(c *sqlite3.Conn) error {
 		return err
 	}
 	if hasKV {
-		st, _, err = c.Prepare("SELECT count(*) FROM _snug_kv WHERE NOT json_valid(value)")
-		if err != nil {
+		if err := checkKVValues(c); err != nil {
 			return err
 		}
-		n := int64(0)
-		if st.Step() {
-			n = st.ColumnInt64(0)
-		}
-		if err := errors.Join(st.Err(), st.Close()); err != nil {
-			return err
-		}
-		if n > 0 {
-			return importErr("the kv table holds %d values that are not JSON", n)
-		}
+	}
+	return checkFTS5(c, fts)
+}
+
+// checkKVValues refuses a kv table holding a value that is not JSON.
+func checkKVValues(c *sqlite3.Conn) error {
+	st, _, err := c.Prepare("SELECT count(*) FROM _snug_kv WHERE NOT json_valid(value)")
+	if err != nil {
+		return err
+	}
+	n := int64(0)
+	if st.Step() {
+		n = st.ColumnInt64(0)
+	}
+	if err := errors.Join(st.Err(), st.Close()); err != nil {
+		return err
+	}
+	if n > 0 {
+		return importErr("the kv table holds %d values that are not JSON", n)
 	}
 	return nil
 }

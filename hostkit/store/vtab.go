@@ -183,25 +183,125 @@ func moduleOf(scratch *sqlite3.Conn, sql string) (string, error) {
 }
 
 // checkModules refuses a file holding a virtual table of a module that is
-// not allowed.
-func checkModules(c *sqlite3.Conn) error {
+// not allowed, and lists its fts5 tables.
+func checkModules(c *sqlite3.Conn) (fts []string, err error) {
 	names, sqls, err := virtualTables(c)
 	if err != nil || len(names) == 0 {
-		return err
+		return nil, err
 	}
 	scratch, err := sqlite3.Open(":memory:")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer scratch.Close()
 	for i, name := range names {
 		module, err := moduleOf(scratch, sqls[i])
 		if err != nil {
-			return importErr("the schema's virtual table %q cannot be read: %v", name, err)
+			return nil, importErr("the schema's virtual table %q cannot be read: %v", name, err)
 		}
 		if !allowedModule(module) {
-			return importErr("the schema holds virtual table %q of module %q: only %s are allowed", name, module, allowedModules())
+			return nil, importErr("the schema holds virtual table %q of module %q: only %s are allowed", name, module, allowedModules())
+		}
+		if strings.EqualFold(module, "fts5") {
+			fts = append(fts, name)
+		}
+	}
+	return fts, nil
+}
+
+// errDamagedIndex is an fts5 table whose docsize records do not decode.
+var errDamagedIndex = errors.New("its docsize records do not decode")
+
+// checkFTS5 checks, in an import's candidate file, the fts5 tables that
+// keep no text of their own (contentless and external-content tables):
+// there PRAGMA integrity_check reads the index's structure only and
+// cannot compare it with any text. fts5's integrity-check with rank 1
+// compares an external-content index with its content table; the docsize
+// records, which a search ranked by bm25 reads, are decoded here. An
+// external-content index that does not match its content table is rebuilt
+// from it (the content table is the app's data, checked like any table,
+// and the index is derived from it); a contentless one cannot be, and the
+// file is refused.
+func checkFTS5(c *sqlite3.Conn, tables []string) error {
+	for _, name := range tables {
+		own, err := hasShadow(c, name, "content")
+		if err != nil {
+			return err
+		}
+		if own {
+			continue // its own text: PRAGMA integrity_check compared the index with it
+		}
+		q := quoteIdent(name)
+		err = c.Exec(fmt.Sprintf("INSERT INTO %s(%s, rank) VALUES ('integrity-check', 1)", q, q))
+		if err == nil {
+			err = checkDocsize(c, name)
+		}
+		if !errors.Is(err, errDamagedIndex) && !errors.Is(err, sqlite3.CORRUPT) {
+			return err
+		}
+		damage := strings.TrimPrefix(err.Error(), "sqlite3: ")
+		err = c.Exec(fmt.Sprintf("INSERT INTO %s(%s) VALUES ('rebuild')", q, q))
+		var code sqlite3.ErrorCode
+		if errors.As(err, &code) && code == sqlite3.ERROR {
+			return importErr("full-text table %q: its index is damaged (%s) and it keeps no text to rebuild it from; "+
+				"drop it, create it again and insert its rows, then export again", name, damage)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// hasShadow reports whether virtual table name has the shadow table
+// name_suffix.
+func hasShadow(c *sqlite3.Conn, name, suffix string) (bool, error) {
+	st, _, err := c.Prepare(`SELECT 1 FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow' AND name = ?`)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	if err := st.BindText(1, name+"_"+suffix); err != nil {
+		return false, err
+	}
+	found := st.Step()
+	return found, st.Err()
+}
+
+// checkDocsize decodes fts5 table name's docsize records as fts5 does:
+// each holds one varint per column, nothing more.
+func checkDocsize(c *sqlite3.Conn, name string) error {
+	if ok, err := hasShadow(c, name, "docsize"); err != nil || !ok {
+		return err // columnsize=0: none kept
+	}
+	st, _, err := c.Prepare(fmt.Sprintf(`SELECT (SELECT count(*) FROM pragma_table_info(?)), sz FROM %s`, quoteIdent(name+"_docsize")))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.BindText(1, name); err != nil {
+		return err
+	}
+	for st.Step() {
+		if varints(st.ColumnRawBlob(1)) != st.ColumnInt(0) {
+			return errDamagedIndex
+		}
+	}
+	return st.Err()
+}
+
+// varints counts the SQLite varints that make up b exactly, or is -1.
+func varints(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); n++ {
+		j := i
+		for j < len(b) && j-i < 8 && b[j]&0x80 != 0 {
+			j++
+		}
+		if j == len(b) {
+			return -1 // the last varint runs past the end
+		}
+		i = j + 1
+	}
+	return n
 }

@@ -75,7 +75,7 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 	for _, s := range []string{"[SNUG_APP_REQUEST]", "ONLY a JSON object", "sandbox.network", "sandbox.storage", "html.inline-handler", "cdn.jsdelivr.net",
 		"`NET_FETCH_FAILED` ↻", "`NET_CONFIRM_DENIED`", "`DB_SQL_ERROR` refuses `ATTACH`", "two statements in one call",
 		"`theme-change`", "{ mode: \"light\" | \"dark\", tokens }", "`--snug-accent`", "snug.on(\"theme-change\", ({ theme }) =>",
-		"<a href=\"https://…\">", "<a download>", "onPartial", "onText is the raw JSON text", "`saveFile`"} {
+		"<a href=\"https://…\">", "<a download>", "`DB_CORRUPT`", "VALUES('rebuild')", "onPartial", "onText is the raw JSON text", "`saveFile`"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the guide does not mention %q", s)
 		}
