@@ -886,9 +886,7 @@ func (f *NetRequest) decode(d *jsonscan.Decoder, c *violation.Collector, got uin
 						d.MarkDup()
 					}
 					c.Push(k0)
-					if v1, ok := readString(d, c, ""); ok {
-						m0[k0] = v1
-					}
+					m0[k0], _ = readString(d, c, "")
 					c.Pop()
 				}
 				end(c, "headers")
@@ -1023,9 +1021,7 @@ func (f *NetResponse) decode(d *jsonscan.Decoder, c *violation.Collector, got ui
 						d.MarkDup()
 					}
 					c.Push(k0)
-					if v1, ok := readString(d, c, ""); ok {
-						m0[k0] = v1
-					}
+					m0[k0], _ = readString(d, c, "")
 					c.Pop()
 				}
 				end(c, "headers")
@@ -1605,9 +1601,7 @@ func (f *Theme) decode(d *jsonscan.Decoder, c *violation.Collector) {
 						d.MarkDup()
 					}
 					c.Push(k0)
-					if v1, ok := readString(d, c, ""); ok {
-						m0[k0] = v1
-					}
+					m0[k0], _ = readString(d, c, "")
 					c.Pop()
 				}
 				end(c, "tokens")

@@ -244,15 +244,21 @@ func validJSON(s string) bool {
 // headerOnce reports whether s is one JSON object that names v and type at
 // most once at its top level.
 func headerOnce(s string) bool {
+	nv, nt, ok := headerCounts(s)
+	return ok && nv <= 1 && nt <= 1
+}
+
+// headerCounts counts the top-level v and type members of s; ok is false
+// when s is not one JSON object.
+func headerCounts(s string) (nv, nt int, ok bool) {
 	if !validJSON(s) {
-		return false
+		return 0, 0, false
 	}
 	var d jsonscan.Decoder
 	d.Reset(s)
 	if !d.BeginObject() {
-		return false
+		return 0, 0, false
 	}
-	nv, nt := 0, 0
 	for first := true; d.ObjMore(first); first = false {
 		k, _ := d.Key()
 		switch k {
@@ -263,7 +269,7 @@ func headerOnce(s string) bool {
 		}
 		d.Skip()
 	}
-	return nv <= 1 && nt <= 1
+	return nv, nt, true
 }
 
 // recoverRequestID finds a top-level string requestIdField of a plausible
@@ -321,6 +327,13 @@ func frameReject(s, typ, rule, path string) *RejectError {
 			typ, rule, path = "", RuleFrameJSON, ""
 		case dup:
 			rule, path = RuleFrameDuplicateKey, ""
+		}
+	}
+	if rule == RuleFrameDuplicateKey {
+		// A frame that names type twice has no type: its answer is the
+		// default one, whichever type came first or last.
+		if _, nt, _ := headerCounts(s); nt > 1 {
+			typ = ""
 		}
 	}
 	code, msg := frameRule(rule)

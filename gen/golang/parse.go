@@ -101,7 +101,22 @@ func (g *gen) decodeValue(t *model.Type, out sink, key jen.Code, depth int) []je
 			// The entry's own path: a key may be "" (its pointer ends in "/").
 			jen.Id("c").Dot("Push").Call(jen.Id(k)),
 		}
-		body = append(body, g.decodeValue(t.Elem, sink{assign: func(x jen.Code) jen.Code { return jen.Id(m).Index(jen.Id(k)).Op("=").Add(x) }}, jen.Lit(""), depth+1)...)
+		// Every key is entered in the map, a value of the wrong type too (as
+		// its zero value), so that a key named again is a duplicate whatever
+		// the first value was: frame.duplicate-key, as JSON.parse's reader says.
+		entry := jen.Id(m).Index(jen.Id(k))
+		elem := sink{assign: func(x jen.Code) jen.Code { return entry.Clone().Op("=").Add(x) }}
+		switch t.Elem.Kind {
+		case model.Struct, model.Map, model.Array:
+		default:
+			elem.direct = entry.Clone() // the reader's zero value when it fails
+		}
+		body = append(body, g.decodeValue(t.Elem, elem, jen.Lit(""), depth+1)...)
+		if elem.direct == nil {
+			body = append(body, jen.If(jen.List(jen.Id("_"), jen.Id("in")).Op(":=").Add(entry.Clone()), jen.Op("!").Id("in")).Block(
+				entry.Clone().Op("=").Op("*").New(g.goType(t.Elem, false)),
+			))
+		}
 		body = append(body, jen.Id("c").Dot("Pop").Call())
 		return []jen.Code{jen.If(jen.Id("beginObject").Call(dID, cID, key)).Block(
 			jen.Id(m).Op(":=").Map(jen.String()).Add(g.goType(t.Elem, false)).Values(),

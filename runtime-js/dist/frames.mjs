@@ -326,7 +326,8 @@ var utf8Length = (s) => new TextEncoder().encode(s).length;
 var DUP_NONE = 0;
 var DUP_INNER = 1;
 var DUP_HEADER = 2;
-var TOO_DEEP = 3;
+var DUP_TYPE = 3;
+var TOO_DEEP = 4;
 function duplicates(text) {
   const stack = [];
   let expectKey = false;
@@ -337,10 +338,8 @@ function duplicates(text) {
       if (expectKey) {
         const keys = stack[stack.length - 1];
         const key = JSON.parse(token).toWellFormed();
-        if (keys.has(key)) {
-          if (stack.length == 1 && (key == "v" || key == "type")) return DUP_HEADER;
-          found = DUP_INNER;
-        }
+        if (keys.has(key))
+          found = Math.max(found, stack.length > 1 ? DUP_INNER : key == "type" ? DUP_TYPE : key == "v" ? DUP_HEADER : DUP_INNER);
         keys.add(key);
         expectKey = false;
       }
@@ -451,9 +450,9 @@ function checkFrame(input) {
   if (!isObject2(frame)) return reject(frame, void 0, [frameError("frame.json")]);
   const duplicate = duplicates(text);
   if (duplicate == TOO_DEEP) return reject(void 0, void 0, [frameError("frame.json")]);
-  const type = typeof frame.type == "string" ? frame.type : void 0;
+  const type = typeof frame.type == "string" && duplicate != DUP_TYPE ? frame.type : void 0;
   const fail = (id2, path) => reject(frame, type, [frameError(duplicate == DUP_NONE ? id2 : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
-  if (duplicate == DUP_HEADER) return fail("frame.duplicate-key");
+  if (duplicate >= DUP_HEADER) return fail("frame.duplicate-key");
   if (!Number.isInteger(frame.v)) return fail("frame.version", "/v");
   if (!PROTOCOL_VERSIONS.includes(frame.v)) return fail("frame.unsupported-version", "/v");
   if (type === void 0) return fail("frame.type", "/type");

@@ -38,18 +38,20 @@ const codePoints = (s) => [...s].length;
 const utf8Length = (s) => new TextEncoder().encode(s).length;
 
 // Where a JSON text names one key twice: nowhere, only below the top-level v
-// and type (an unknown type is still ignored, R2), or at v or type (the
-// frame has no single reading). TOO_DEEP: arrays and objects nest deeper
-// than MAX_JSON_DEPTH, which a host's decoder (internal/jsonscan) refuses as no
-// JSON it reads.
+// and type (an unknown type is still ignored, R2), at v (the frame has no
+// single reading), or at type (nor a type: the answer is the default one).
+// TOO_DEEP: arrays and objects nest deeper than MAX_JSON_DEPTH, which a
+// host's decoder (internal/jsonscan) refuses as no JSON it reads.
 const DUP_NONE = 0;
 const DUP_INNER = 1;
 const DUP_HEADER = 2;
-const TOO_DEEP = 3;
+const DUP_TYPE = 3;
+const TOO_DEEP = 4;
 
 // duplicates scans JSON text (already known to parse) for an object that
 // names one key twice, anywhere: JSON.parse silently keeps the last, a host
-// rejects the frame. It also reports TOO_DEEP, which comes first.
+// rejects the frame. It reads the whole text: TOO_DEEP comes first, then
+// DUP_TYPE, DUP_HEADER and DUP_INNER.
 function duplicates(text) {
   const stack = []; // per open object its keys, per open array null
   let expectKey = false;
@@ -62,10 +64,8 @@ function duplicates(text) {
         // An unpaired surrogate escape reads as U+FFFD, as a host's decoder
         // reads it ("\ud800" and "\udfff" name one key there).
         const key = JSON.parse(token).toWellFormed();
-        if (keys.has(key)) {
-          if (stack.length == 1 && (key == "v" || key == "type")) return DUP_HEADER;
-          found = DUP_INNER;
-        }
+        if (keys.has(key))
+          found = Math.max(found, stack.length > 1 ? DUP_INNER : key == "type" ? DUP_TYPE : key == "v" ? DUP_HEADER : DUP_INNER);
         keys.add(key);
         expectKey = false;
       }
@@ -208,12 +208,14 @@ export function checkFrame(input) {
   if (!isObject(frame)) return reject(frame, undefined, [frameError("frame.json")]);
   const duplicate = duplicates(text);
   if (duplicate == TOO_DEEP) return reject(undefined, undefined, [frameError("frame.json")]);
-  const type = typeof frame.type == "string" ? frame.type : undefined;
+  // A frame that names type twice has no type (Go reads the first, JSON.parse
+  // the last): its answer is the default one.
+  const type = typeof frame.type == "string" && duplicate != DUP_TYPE ? frame.type : undefined;
   // A key twice comes before every other frame rule, but R2 ignores an
   // unknown type with a valid v whatever its other keys hold.
   const fail = (id, path) =>
     reject(frame, type, [frameError(duplicate == DUP_NONE ? id : "frame.duplicate-key", duplicate == DUP_NONE ? path : "")]);
-  if (duplicate == DUP_HEADER) return fail("frame.duplicate-key");
+  if (duplicate >= DUP_HEADER) return fail("frame.duplicate-key");
   if (!Number.isInteger(frame.v)) return fail("frame.version", "/v");
   if (!PROTOCOL_VERSIONS.includes(frame.v)) return fail("frame.unsupported-version", "/v");
   if (type === undefined) return fail("frame.type", "/type");
