@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/netgate"
@@ -148,5 +151,103 @@ func TestRunnerListsAppsThatDoNotBuild(t *testing.T) {
 	}
 	if _, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("quotes", []byte(broken)))); err == nil {
 		t.Error("without WithBrokenApps, New starts with an app that does not build")
+	}
+}
+
+// dashboardApp loads three things from one API as it starts, the way a
+// model writes a dashboard: three fetches at once, no waiting on each other.
+const dashboardApp = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="snug:app-id" content="com.example.dashboard">
+<meta name="snug:display-name" content="Dashboard">
+<title>Dashboard</title>
+</head>
+<body>
+<h1>Today</h1>
+<p>Weather: <span id="weather">…</span></p>
+<p>News: <span id="news">…</span></p>
+<p>Stocks: <span id="stocks">…</span></p>
+<button id="refresh">Refresh</button>
+<p id="loads">0</p>
+<script type="module">
+const API = "http://127.0.0.1:PORT";
+let loads = 0;
+async function show(id, path) {
+  try {
+    const res = await snug.net.fetch(API + path);
+    document.getElementById(id).textContent = (await res.json()).value;
+  } catch (err) {
+    document.getElementById(id).textContent = err.code;
+  }
+}
+async function refresh() {
+  await Promise.all([show("weather", "/weather"), show("news", "/news"), show("stocks", "/stocks")]);
+  document.getElementById("loads").textContent = String(++loads);
+}
+await snug.ready;
+refresh();
+document.getElementById("refresh").addEventListener("click", refresh);
+</script>
+</body>
+</html>`
+
+// Issue 28 item 3: three requests to one new origin as the app loads raise
+// one question, and its answer serves all three; "until I close the page"
+// answers that app's later requests to the origin without asking, until
+// the page reloads.
+func TestCorpusDashboardAsksOncePerOrigin(t *testing.T) {
+	var hits atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprintf(w, `{"value":%q}`, strings.TrimPrefix(r.URL.Path, "/")+" ok")
+	}))
+	defer api.Close()
+	ap := netip.MustParseAddrPort(api.Listener.Addr().String())
+	app := strings.Replace(dashboardApp, "PORT", fmt.Sprint(ap.Port()), 1)
+	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("dashboard", []byte(app))),
+		hostkit.WithNet(netgate.Config{}, netgate.WithDevLoopback(ap)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "dashboard")
+	d := runner.Confirm()
+	if !slices.Contains(d.Choices, "session") {
+		t.Fatalf("the net dialog offers %v, no 'until I close the page'", d.Choices)
+	}
+	runner.Answer("once")
+	frame := runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the three answers", `document.getElementById("loads").textContent === "1"`)
+	if got := browsertest.Eval[string](t, frame, `["weather", "news", "stocks"].map(id => document.getElementById(id).textContent).join(",")`); got != "weather ok,news ok,stocks ok" {
+		t.Fatalf("the dashboard shows %q after one 'Allow once'", got)
+	}
+	if browsertest.Eval[bool](t, runner.Tab, `document.getElementById("confirm").open`) {
+		t.Fatal("a second question followed the first: the three requests did not share it")
+	}
+	// "Once" was that question's: the next refresh asks again, and
+	// "until I close the page" then holds for the refreshes after it.
+	clickIn(t, frame, "#refresh")
+	runner.Confirm()
+	runner.Answer("session")
+	browsertest.WaitFor(t, frame, "the second load", `document.getElementById("loads").textContent === "2"`)
+	before := hits.Load()
+	clickIn(t, frame, "#refresh")
+	browsertest.WaitFor(t, frame, "the third load, unasked", `document.getElementById("loads").textContent === "3"`)
+	if browsertest.Eval[bool](t, runner.Tab, `document.getElementById("confirm").open`) || hits.Load() != before+3 {
+		t.Fatalf("after 'until I close the page' the refresh asked again (or did not reach the API: %d requests)", hits.Load()-before)
+	}
+	// A new page is a new session: the question comes again.
+	browsertest.Do(t, runner.Tab, "reload the runner", chromedp.Reload())
+	d = runner.Confirm()
+	if d.Kind != "net" {
+		t.Fatalf("after a reload the dialog shows %+v", d)
+	}
+	runner.Answer("deny")
+	frame = runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the refusals", `document.getElementById("loads").textContent === "1"`)
+	if got := browsertest.Eval[string](t, frame, `document.getElementById("weather").textContent`); got != "NET_CONFIRM_DENIED" {
+		t.Fatalf("after Deny the weather reads %q", got)
 	}
 }

@@ -29,7 +29,8 @@ type Entry struct {
 	// Connection names the connection whose credential was injected.
 	Connection string `json:"connection,omitempty"`
 	// Grant is how the origin was approved: "granted" (an existing grant),
-	// "once" or "always" (the user just answered).
+	// "once", "session" (until the page closes) or "always" (the user's
+	// answer).
 	Grant string `json:"grant,omitempty"`
 	// Redirects is the number of redirect hops followed.
 	Redirects int `json:"redirects,omitempty"`

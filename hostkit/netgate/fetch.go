@@ -160,8 +160,8 @@ func (g *Gate) approve(ctx context.Context, app App, method string, t *target) (
 		return "", fail(frame.CodeNetNotApproved, fmt.Sprintf("could not ask the user about %s: %v", t.origin, err))
 	}
 	switch d {
-	case Once:
-		return string(Once), nil
+	case Once, Session:
+		return string(d), nil
 	case Always:
 		added, err := g.grants.AddGrant(ctx, Grant{User: app.User, App: app.Key, Origin: t.origin, Since: g.opts.now()})
 		if err != nil {

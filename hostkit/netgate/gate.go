@@ -35,11 +35,14 @@ type App struct {
 // relay's confirm-answer decisions.
 type Decision string
 
-// The three answers a confirm dialog offers.
+// The answers a confirm dialog offers. Session is "allow until the page
+// closes": the Confirmer keeps it (hostkit/relay: the page's connection)
+// and answers Session again without asking; to the gate it is a Once.
 const (
-	Once   Decision = "once"
-	Always Decision = "always"
-	Deny   Decision = "deny"
+	Once    Decision = "once"
+	Session Decision = "session"
+	Always  Decision = "always"
+	Deny    Decision = "deny"
 )
 
 // ConfirmRequest is what the host's dialog shows: the app's name, the method

@@ -24,11 +24,13 @@ const (
 	KindSaveFile = "save-file"
 )
 
-// Decisions a page answers a confirm with.
+// Decisions a page answers a confirm with. DecisionSession (net only) is
+// "allow until the page closes".
 const (
-	DecisionOnce   = "once"
-	DecisionAlways = "always"
-	DecisionDeny   = "deny"
+	DecisionOnce    = "once"
+	DecisionSession = "session"
+	DecisionAlways  = "always"
+	DecisionDeny    = "deny"
 )
 
 // Prompt is one question for the user, shown in the runner's own dialog.
@@ -51,12 +53,8 @@ type Prompt struct {
 // question ({"t":"confirm-cancel","id":…}) and ctx's error is returned. A
 // request that did not come through a relay is ErrNoUI.
 func Confirm(ctx context.Context, p Prompt) (string, error) {
-	call, ok := broker.CallFrom(ctx)
-	if !ok || call.Session == nil {
-		return "", ErrNoUI
-	}
-	port, ok := call.Session.Port().(*slotPort)
-	if !ok || call.Session.Dead() {
+	port, ok := portOf(ctx)
+	if !ok {
 		return "", ErrNoUI
 	}
 	c := port.c
@@ -106,6 +104,10 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 		switch d {
 		case DecisionOnce, DecisionAlways:
 			return d, nil
+		case DecisionSession:
+			if p.Kind == KindNet {
+				return d, nil
+			}
 		}
 		return DecisionDeny, nil
 	case <-ctx.Done():
@@ -116,6 +118,20 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 		}{"confirm-cancel", id}))
 		return "", ctx.Err()
 	}
+}
+
+// portOf is the slot of the iframe the request in ctx came from (a broker
+// handler's context), while it lives.
+func portOf(ctx context.Context) (*slotPort, bool) {
+	call, ok := broker.CallFrom(ctx)
+	if !ok || call.Session == nil {
+		return nil, false
+	}
+	port, ok := call.Session.Port().(*slotPort)
+	if !ok || call.Session.Dead() {
+		return nil, false
+	}
+	return port, true
 }
 
 func (c *conn) dropPending(id string) {
@@ -138,16 +154,75 @@ var (
 
 // ConfirmNet asks whether the app may make a request to an origin it has no
 // grant for: the page shows the app's name, the method and the full URL.
+//
+// Requests of one app on one page that wait on the same origin share one
+// question and its answer: an app that fetches three things from a new
+// origin as it loads raises one dialog. An answer of "until the page
+// closes" (DecisionSession) is kept by the page's connection and answers
+// that app's later requests to the origin without asking, until the page
+// closes or reloads.
 func (Dialogs) ConfirmNet(ctx context.Context, r netgate.ConfirmRequest) (netgate.Decision, error) {
+	port, ok := portOf(ctx)
+	if !ok {
+		return netgate.Deny, ErrNoUI
+	}
+	c, key := port.c, r.AppKey+"\x00"+r.Origin
+	for {
+		c.mu.Lock()
+		if c.netSession[key] {
+			c.mu.Unlock()
+			return netgate.Session, nil
+		}
+		q := c.netAsks[key]
+		if q == nil {
+			q = &netAsk{done: make(chan struct{})}
+			if c.netAsks == nil {
+				c.netAsks, c.netSession = map[string]*netAsk{}, map[string]bool{}
+			}
+			c.netAsks[key] = q
+			c.mu.Unlock()
+			return c.askNet(ctx, key, q, r)
+		}
+		c.mu.Unlock()
+		select {
+		case <-q.done:
+			if q.err == nil || errors.Is(q.err, ErrNoUI) {
+				return q.d, q.err
+			}
+			// The request that asked ended before the answer: ask anew.
+		case <-ctx.Done():
+			return netgate.Deny, ctx.Err()
+		}
+	}
+}
+
+// netAsk is one net question in front of the user; every request waiting
+// on it gets its answer.
+type netAsk struct {
+	done chan struct{}
+	d    netgate.Decision
+	err  error
+}
+
+// askNet asks question q (key's) on behalf of every request waiting on it.
+func (c *conn) askNet(ctx context.Context, key string, q *netAsk, r netgate.ConfirmRequest) (netgate.Decision, error) {
 	name := r.AppName
 	if name == "" {
 		name = r.AppKey
 	}
 	d, err := Confirm(ctx, Prompt{Kind: KindNet, App: name, Method: r.Method, URL: r.URL})
+	q.d, q.err = netgate.Decision(d), err
 	if err != nil {
-		return netgate.Deny, err
+		q.d = netgate.Deny
 	}
-	return netgate.Decision(d), nil
+	c.mu.Lock()
+	delete(c.netAsks, key)
+	if q.d == netgate.Session {
+		c.netSession[key] = true
+	}
+	c.mu.Unlock()
+	close(q.done)
+	return q.d, q.err
 }
 
 // ConfirmOpen asks whether to open a link: the page shows the full URL and

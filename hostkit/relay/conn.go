@@ -40,6 +40,12 @@ type conn struct {
 	mu      sync.Mutex
 	slots   map[string]*slotPort
 	pending map[string]chan string // confirm id → decision
+	// netAsks are the net questions being asked, by app key and origin:
+	// requests that wait on the same one share it (ConfirmNet).
+	netAsks map[string]*netAsk
+	// netSession holds "until the page closes" answers, by app key and
+	// origin: they end with this connection.
+	netSession map[string]bool
 	// hidden is the page's last reported visibility ({"t":"visibility"}); a
 	// page that never reported one counts as visible.
 	hidden bool

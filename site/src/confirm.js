@@ -24,7 +24,8 @@
 // - "Always" is deliberate. It is a box to tick ("always allow this
 //   origin for this app"), and only then does the allow button say and
 //   answer "always"; ticking re-arms the dialog. A new question starts
-//   unticked.
+//   unticked. Beside "once", a net question can be allowed "until I close
+//   the page" (session): the host keeps that answer for this page only.
 
 /** How long the dialog must have been visible before its controls act. */
 export const ARM_MS = 500;
@@ -70,6 +71,7 @@ export class Confirms {
     this.controls = dialog.querySelector('.controls');
     this.deny = dialog.querySelector('[data-snug-confirm="deny"]');
     this.allow = dialog.querySelector('[data-snug-confirm="once"]');
+    this.session = dialog.querySelector('[data-snug-confirm="session"]');
     this.ignored = 0;
 
     // Input that reaches a control before the dialog is armed is dropped
@@ -84,6 +86,7 @@ export class Confirms {
     }
     this.deny.addEventListener('click', () => this.decide('deny'));
     this.allow.addEventListener('click', () => this.decide(this.allow.dataset.snugConfirm));
+    this.session.addEventListener('click', () => this.decide('session'));
     this.remember.addEventListener('change', () => {
       this.renderAllow();
       this.armLater();
@@ -169,6 +172,8 @@ export class Confirms {
     const always = kind === 'net' && this.remember.checked;
     this.allow.dataset.snugConfirm = always ? 'always' : 'once';
     this.allow.textContent = always ? 'Always allow' : KINDS[kind].allow;
+    // "Until I close the page" is a net answer, and not beside "always".
+    this.session.hidden = kind !== 'net' || always;
   }
 
   disarm() {
@@ -243,7 +248,7 @@ export class Confirms {
     if (!msg) return;
     // open-url and save-file have no "always": a link is opened, a file
     // saved, once, from this click.
-    if (msg.kind !== 'net' && decision === 'always') decision = 'deny';
+    if (msg.kind !== 'net' && (decision === 'always' || decision === 'session')) decision = 'deny';
     // "always" only with the box ticked: a stray value is a "once".
     if (decision === 'always' && !this.remember.checked) decision = 'once';
     if (msg.kind === 'open-url' && decision === 'once') {
