@@ -484,3 +484,37 @@ func TestKitGivesASlowCheckItsWholeWait(t *testing.T) {
 	}
 	t.Logf("the run took %s", time.Since(start).Round(time.Millisecond))
 }
+
+// When the host's host-ready is invalid the runtime drops it and never
+// becomes ready; the kit says why in every case's reason, the reference
+// checker's violation of the host-ready it got, not only that none came
+// (issue 26 item 13: before, each case read "no host-ready within 15 s").
+func TestKitSaysWhyHostReadyWasRefused(t *testing.T) {
+	bad := "x" // a locale of one letter: below its minLength of 2
+	h := kitHost(t, hostkit.WithBrokerOptions(func(bo *broker.Options) {
+		bo.Tap = func(_ string, p broker.Port) broker.Port {
+			return portFunc(func(f frame.Frame, raw []byte) {
+				if hr, ok := f.(*frame.HostReady); ok {
+					c := *hr
+					c.Locale = &bad
+					send(t, p, &c)
+					return
+				}
+				p.Send(f, raw)
+			})
+		}
+	}))
+	r := runKit(t, h, "db.kv")
+	c := r.Case("db.kv")
+	if c == nil {
+		t.Fatalf("db.kv did not run (ran %v)", r.Only)
+	}
+	if c.Status != Fail {
+		t.Fatalf("db.kv: %s (%s), want fail", c.Status, c.Reason)
+	}
+	for _, want := range []string{"host-ready", "refused as invalid", "/locale", "minLength"} {
+		if !strings.Contains(c.Reason, want) {
+			t.Errorf("reason %q does not say %q", c.Reason, want)
+		}
+	}
+}

@@ -394,7 +394,7 @@ const (
 	RuleHandshake = "handshake"
 	// RuleR1 (Part I §5): Versioning: a frame that fails parsing is answered UNSUPPORTED_VERSION or MALFORMED with its requestId echoed exactly, and only when a plausible one was recovered.
 	RuleR1 = "R1"
-	// RuleR2 (Part I §5): Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net, open-url and save-file requests, which they reject.
+	// RuleR2 (Part I §5): Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict frames (`snug:net-request`, `snug:open-url-request` and `snug:save-file-request`), which they reject.
 	RuleR2 = "R2"
 	// RuleR3 (Part I §5): Terminal frame: every accepted requestId gets exactly one terminal frame, under cancel, supersede, bursts and reuse; streaming text is cumulative.
 	RuleR3 = "R3"
@@ -495,7 +495,7 @@ var NormativeRules = []NormativeRule{{
 }, {
 	ID:     RuleR2,
 	Source: "Part I §5",
-	Title:  "Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict net, open-url and save-file requests, which they reject",
+	Title:  "Additivity: an unknown snug:* type with v:1 is ignored; unknown fields are ignored, except on the strict frames (`snug:net-request`, `snug:open-url-request` and `snug:save-file-request`), which they reject",
 }, {
 	ID:     RuleR3,
 	Source: "Part I §5",

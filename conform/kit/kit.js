@@ -17,7 +17,8 @@
 // answered waits for a person, then is skipped with the reason.
 
 import { NORMATIVE_RULES, TYPE_HOST_READY, VERSION } from "./gen/constants.mjs";
-import { cases } from "./cases.js";
+import { brief, cases } from "./cases.js";
+import { checkFrame } from "./src/check.js";
 import { KIT, driverAttached, env, unexpected } from "./state.js";
 import { isFrame, log, next, sleep } from "./wire.js";
 
@@ -154,6 +155,28 @@ function renderHost() {
     : "";
 }
 
+/**
+ * whyNoReady says why the runtime never became ready: the host-ready frames
+ * the host sent with the reference checker's verdict on each (the runtime
+ * drops an invalid one, so the handshake never completes), or what the host
+ * sent instead.
+ */
+function whyNoReady() {
+  const wait = `no valid host-ready within ${READY_MS / 1000} s`;
+  const sent = log.map((m) => m.data);
+  const readies = sent.filter((d) => isFrame(d) && d.type == TYPE_HOST_READY);
+  if (readies.length) {
+    const why = readies.map((f) => {
+      const v = checkFrame(f);
+      if (v.verdict == "accept") return "valid to the reference checker, yet the runtime did not take it";
+      return (v.errors || []).map((e) => `${e.path || "/"} ${e.rule}: ${e.message}`).join(", ");
+    });
+    return cut(`${wait}: the host sent ${readies.length} host-ready, refused as invalid: ${[...new Set(why)].join("; ")}`, 2000);
+  }
+  if (sent.length) return cut(`${wait}: the host sent ${sent.length} messages, none a host-ready: ${sent.slice(0, 3).map(brief).join(", ")}`, 2000);
+  return `${wait}: the host sent nothing to the app's frame`;
+}
+
 env.onDriver = renderHost;
 // Every message the host sent, for a person or a driver looking into a result.
 window.snugConform.log = log;
@@ -170,6 +193,7 @@ async function main() {
     host = null;
   }
   env.host = host && JSON.parse(JSON.stringify(host));
+  const noReady = host ? "" : whyNoReady();
   // snug.ready resolves in the runtime's own listener, before the kit's has
   // logged the same message: wait until it has.
   await next((m) => (isFrame(m.data) && m.data.type == TYPE_HOST_READY) || m.data?.jsonrpc === "2.0", 1000, 0);
@@ -186,8 +210,8 @@ async function main() {
   for (const c of run) {
     $("status").textContent = `running ${c.id} (${results.length + 1}/${run.length})`;
     if (!env.host) {
-      draw(c, null, "fail", "no host-ready");
-      results.push({ id: c.id, rule: c.rule, title: c.title, expected: c.title, got: "", status: "fail", reason: `no host-ready within ${READY_MS / 1000} s: the host never completed the handshake`, ms: 0 });
+      draw(c, null, "fail", noReady);
+      results.push({ id: c.id, rule: c.rule, title: c.title, expected: c.title, got: "", status: "fail", reason: noReady, ms: 0 });
       continue;
     }
     results.push(await runCase(c));

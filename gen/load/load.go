@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
+	"regexp"
 	"regexp/syntax"
 	"slices"
 	"sort"
@@ -504,6 +505,7 @@ func (l *loader) build(rf *file) *model.Model {
 			l.errAt(rf.name, "/frames", fmt.Sprintf("frame %s answers with unknown type %q", f.Type, f.Answer), "")
 		}
 	}
+	l.expandStrictFrames(rf.name, m)
 	for i, x := range rd.Refinements {
 		ref := model.Refinement{ID: x.ID, Frame: x.Frame, Kind: x.Kind, Field: x.Field, List: x.List, CaseInsensitive: x.CaseInsensitive, Message: x.Message, Checks: x.Checks, Algorithm: x.Algorithm}
 		if x.When != nil {
@@ -1162,5 +1164,43 @@ func (l *loader) checkMessages(file string, r *model.Rules) {
 		if r.TypeNames[k] == "" {
 			l.errAt(file, "/messages/typeNames", fmt.Sprintf("no type name for %q", k), "")
 		}
+	}
+}
+
+// StrictFramesPlaceholder in a principle's text or a normative rule's title
+// stands for the frame table's strict frames, so the prose never restates the
+// list by hand (issue 26 item 13: R2 once named two of the three).
+const StrictFramesPlaceholder = "{strictFrames}"
+
+var prosePlaceholder = regexp.MustCompile(`\{[A-Za-z]+\}`)
+
+// expandStrictFrames replaces StrictFramesPlaceholder with the strict frames
+// of the frame table, in table order ("`a`, `b` and `c`"), and refuses any
+// other {placeholder} in that prose.
+func (l *loader) expandStrictFrames(file string, m *model.Model) {
+	var names []string
+	for _, f := range m.Frames {
+		if f.Strict {
+			names = append(names, "`"+f.Type+"`")
+		}
+	}
+	list := strings.Join(names, ", ")
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+	expand := func(ptr, s string) string {
+		s = strings.ReplaceAll(s, StrictFramesPlaceholder, list)
+		if p := prosePlaceholder.FindString(s); p != "" {
+			l.errAt(file, ptr, fmt.Sprintf("unknown placeholder %s: prose expands only %s", p, StrictFramesPlaceholder), suggest(p, []string{StrictFramesPlaceholder}))
+		}
+		return s
+	}
+	for i := range m.Rules.Principles {
+		p := &m.Rules.Principles[i]
+		p.Text = expand(fmt.Sprintf("/principles/%d/text", i), p.Text)
+	}
+	for i := range m.Rules.NormativeRules {
+		nr := &m.Rules.NormativeRules[i]
+		nr.Title = expand(fmt.Sprintf("/normativeRules/%d/title", i), nr.Title)
 	}
 }

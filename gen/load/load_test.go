@@ -148,3 +148,41 @@ func TestPortablePattern(t *testing.T) {
 		}
 	}
 }
+
+// TestR2NamesEveryStrictFrame: R2's text and its normative rule name the
+// strict frames from the frame table, all of them and only them (issue 26
+// item 13: the text once left out snug:save-file-request).
+func TestR2NamesEveryStrictFrame(t *testing.T) {
+	m, err := Load(schemas.FS, "schemas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prose []string
+	for _, p := range m.Rules.Principles {
+		if p.ID == "R2" {
+			prose = append(prose, p.Text)
+		}
+	}
+	for _, nr := range m.Rules.NormativeRules {
+		if nr.ID == "R2" {
+			prose = append(prose, nr.Title)
+		}
+	}
+	if len(prose) != 2 {
+		t.Fatalf("found %d R2 texts, want the principle and the normative rule", len(prose))
+	}
+	strict := 0
+	for _, f := range m.Frames {
+		for _, s := range prose {
+			if named := strings.Contains(s, "`"+f.Type+"`"); named != f.Strict {
+				t.Errorf("R2 names %s: %v, but strict: %v, in %q", f.Type, named, f.Strict, s)
+			}
+		}
+		if f.Strict {
+			strict++
+		}
+	}
+	if strict < 3 {
+		t.Errorf("%d strict frames, want net-request, open-url-request and save-file-request at least", strict)
+	}
+}
