@@ -77,6 +77,8 @@ const (
 	CodeAuthRequired = "AUTH_REQUIRED"
 	// CodeHostError: anything else on the host's side; how a receiver renders an unknown code.
 	CodeHostError = "HOST_ERROR"
+	// CodeCapabilityAbsent: the call needs a capability this host does not offer (db, net, openUrl, saveFile false in host-ready's capabilities; ask where the host has no agent): answered at once, nothing sent; the app shows its fallback.
+	CodeCapabilityAbsent = "CAPABILITY_ABSENT"
 	// CodeNetInvalidRequest: a frame that parsed but is no valid HTTP request (URL not absolute, bad header token, CR/LF in a value, userinfo).
 	CodeNetInvalidRequest = "NET_INVALID_REQUEST"
 	// CodeNetNotApproved: no grant, and no user to ask.
@@ -131,7 +133,7 @@ func Retryable(code string) bool {
 // unknown code as HOST_ERROR and treat it per its retryable field.
 func Known(code string) bool {
 	switch code {
-	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeResetFailed, CodeCancelled, CodeSuperseded, CodeUnsupportedVersion, CodeMalformed, CodeConsentRequired, CodeAuthRequired, CodeHostError, CodeNetInvalidRequest, CodeNetNotApproved, CodeNetImportedUnapproved, CodeNetAmbiguousConnection, CodeNetSchemeBlocked, CodeNetHostBlocked, CodeNetSSRFBlocked, CodeNetConfirmDenied, CodeNetRedirectBlocked, CodeNetSizeExceeded, CodeNetFetchFailed, CodeNetAuthFailed, CodeNetScrubbedHeaderStripped, CodeDBSQLError, CodeDBQuotaExceeded, CodeDBImportInvalid, CodeDBResultTooLarge, CodeDBTimeout, CodeDBCorrupt:
+	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeResetFailed, CodeCancelled, CodeSuperseded, CodeUnsupportedVersion, CodeMalformed, CodeConsentRequired, CodeAuthRequired, CodeHostError, CodeCapabilityAbsent, CodeNetInvalidRequest, CodeNetNotApproved, CodeNetImportedUnapproved, CodeNetAmbiguousConnection, CodeNetSchemeBlocked, CodeNetHostBlocked, CodeNetSSRFBlocked, CodeNetConfirmDenied, CodeNetRedirectBlocked, CodeNetSizeExceeded, CodeNetFetchFailed, CodeNetAuthFailed, CodeNetScrubbedHeaderStripped, CodeDBSQLError, CodeDBQuotaExceeded, CodeDBImportInvalid, CodeDBResultTooLarge, CodeDBTimeout, CodeDBCorrupt:
 		return true
 	}
 	return false

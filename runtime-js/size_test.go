@@ -14,10 +14,12 @@ import (
 // ui/download-file and onPartial's reader: 5,152 B (5,048 B after issue
 // 16's third pass as a page carries it, 4,994 B after the fourth, 4,855 B
 // after the fifth; this test counts the generated-file header line too:
-// 4,889 B; 4,917 B since issue 28's beforeunload check, +28 B).
-// docs/decisions.md ("MCP Apps: the runtime's budget") has the floor of
-// each part; raise this only with a line there.
-const MCPBudget = 4917
+// 4,889 B; 4,917 B since issue 28's beforeunload check, +28 B; 4,950 B
+// since issue 28 item 11: an absent capability is CAPABILITY_ABSENT, and
+// ready does not wait for a tool result a host without serverTools may
+// never send, +33 B). docs/decisions.md ("MCP Apps: the runtime's budget")
+// has the floor of each part; raise this only with a line there.
+const MCPBudget = 4950
 
 func gzipped(t *testing.T, b []byte) int {
 	t.Helper()

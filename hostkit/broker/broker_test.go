@@ -431,6 +431,21 @@ func TestForgedInstanceID(t *testing.T) {
 	}
 }
 
+// Issue 28 item 11: a request for a capability the host does not offer (no
+// store: no db) is answered at once with CAPABILITY_ABSENT, not retryable,
+// so an app shows its fallback instead of retrying a HOST_ERROR.
+func TestAbsentCapabilityIsCapabilityAbsent(t *testing.T) {
+	ag, _ := stallingAgent(t)
+	h := newHost(t, broker.Options{Agent: ag}, relay.Options{})
+	p := h.page(t)
+	inst := p.start("s1", "a")
+	p.frame("s1", dbKV(inst, "k1", "kvGet", "prefs", ""))
+	f := p.terminal("s1", "k1")
+	if f.code() != frame.CodeCapabilityAbsent || f.Error.Retryable || !strings.Contains(f.Error.Message, "does not offer") {
+		t.Fatalf("a db request to a host without db: %+v, want %s, not retryable", f.Error, frame.CodeCapabilityAbsent)
+	}
+}
+
 func TestInFlightLimit(t *testing.T) {
 	ag, _ := stallingAgent(t)
 	h := newHost(t, broker.Options{Agent: ag, MaxInFlight: 2}, relay.Options{})

@@ -474,7 +474,7 @@ func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what strin
 	case s.b.isClosing():
 		refusal = frame.NewError(frame.CodeCancelled, "the host is shutting down")
 	case !offered:
-		refusal = frame.NewError(frame.CodeHostError, "this host does not offer "+what)
+		refusal = frame.NewError(frame.CodeCapabilityAbsent, "this host does not offer "+what)
 	case len(s.inflight) >= s.b.opts.MaxInFlight:
 		refusal = frame.NewError(frame.CodeHostError, fmt.Sprintf("too many requests in flight on this instance (limit %d); wait for an answer and retry", s.b.opts.MaxInFlight))
 	}

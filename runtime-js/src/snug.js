@@ -11,6 +11,7 @@
 import {
   BODY_ENCODING_BASE64,
   CODE_CANCELLED,
+  CODE_CAPABILITY_ABSENT,
   CODE_HOST_ERROR,
   CODE_MALFORMED,
   EVENT_RESIZE,
@@ -131,7 +132,7 @@ const announce = (a = {}) => {
 const request = async (type, max, expect, fields, cap, { signal, onText } = {}) => {
   const info = await ready;
   if ((SNUG_DB || SNUG_NET || SNUG_OPEN_URL || SNUG_SAVE_FILE) && cap && !info.capabilities[cap])
-    throw refusal(CODE_HOST_ERROR, `this host does not offer "${cap}"`);
+    throw refusal(CODE_CAPABILITY_ABSENT, `this host does not offer "${cap}"`);
   // ask, the one member that names no capability, sends app-message.
   if (!cap) fields.appId = app.appId;
   const ids = { requestId: "r" + ++lastId, instanceId: info.instanceId };

@@ -19,6 +19,7 @@
 // theme-change comes from ui/notifications/host-context-changed.
 
 import {
+  CODE_CAPABILITY_ABSENT,
   CODE_HOST_ERROR,
   EVENT_RESIZE,
   EVENT_THEME_CHANGE,
@@ -59,9 +60,11 @@ export const connect = (receive) => {
   const call = (method, params, fn) => ((calls[++id] = fn), post({ id, method, params }), id);
   const tools = () => (host.serverTools && session?.tools) || {};
   const theme = () => ({ mode: ctx.theme == MODE_DARK ? MODE_DARK : MODE_LIGHT, tokens: ctx.styles?.variables });
+  // Without serverTools no session is needed (nothing can use it): ready
+  // does not wait for a tool result such a host may never send.
   const ready = () =>
     host &&
-    session !== undefined &&
+    (session !== undefined || !host.serverTools) &&
     receive({
       type: TYPE_HOST_READY,
       instanceId: session?.instanceId || "-",
@@ -83,7 +86,7 @@ export const connect = (receive) => {
   const request = (f, name = tools()[f.type], text = "") => {
     // The host side failed (the tool, the call): HOST_ERROR, retryable as
     // the registry has it (R5).
-    const fail = (message) => receive({ requestId: f.requestId, ok: false, error: { code: CODE_HOST_ERROR, message, retryable: true } });
+    const fail = (message, code = CODE_HOST_ERROR) => receive({ requestId: f.requestId, ok: false, error: { code, message, retryable: code == CODE_HOST_ERROR } });
     const tool = (name, args) =>
       name
         ? (calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
@@ -96,7 +99,7 @@ export const connect = (receive) => {
             a = text ? JSON.parse(text) : a;
             SNUG_OPEN_URL && a.type == TYPE_OPEN_URL_RESULT && a.status == STATUS_OPENED ? open(call, f.url, (o) => receive({ ...a, ...o })) : receive(a);
           }))
-        : queueMicrotask(() => fail("this host does not offer " + f.type)); // after the API layer's pending.set
+        : queueMicrotask(() => fail("this host does not offer " + f.type, CODE_CAPABILITY_ABSENT)); // after the API layer's pending.set
     tool(name, { frame: f });
   };
 

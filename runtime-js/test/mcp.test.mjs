@@ -64,13 +64,30 @@ test("handshake: capabilities from the host and the session, theme and locale fr
   assert.equal(env.styles.color, undefined, "only --* names are applied");
 });
 
-test("no serverTools: db, net and openUrl are off and an ask fails once with HOST_ERROR", async () => {
+test("no serverTools: db, net and openUrl are off and an ask fails once with CAPABILITY_ABSENT", async () => {
   const env = await mcp({ host: { openLinks: {} } });
   const caps = env.snug.capabilities;
   assert.equal(caps.db || caps.net || caps.openUrl, false);
-  assert.equal((await outcome(env.snug.ask("x", {}))).code, "HOST_ERROR");
-  assert.equal((await outcome(env.snug.db.get("k"))).code, "HOST_ERROR");
+  for (const call of [() => env.snug.ask("x", {}), () => env.snug.db.get("k")]) {
+    const e = await call().then(() => assert.fail("resolved"), (e) => e);
+    assert.equal(e.code, "CAPABILITY_ABSENT");
+    assert.equal(e.retryable, false);
+  }
   assert.equal(env.posted.filter((m) => m.method === "tools/call").length, 0);
+});
+
+// Issue 28 item 11: a host without serverTools may never send the open
+// tool's result; snug.ready resolves from ui/initialize alone, and an app's
+// calls reject at once instead of leaving it half-initialised.
+test("no serverTools and no tool result: snug.ready resolves, calls reject at once", async () => {
+  const env = createEnv({ runtime: "snug-mcp.js", meta: { "app-id": "test.app", "display-name": "Test" } });
+  env.domReady();
+  const init = await msg(env, "ui/initialize");
+  await env.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: "2026-01-26", hostCapabilities: {}, hostContext: {} } });
+  const ready = await env.snug.ready;
+  assert.equal(ready.capabilities.db, false);
+  assert.equal((await outcome(env.snug.db.exec("select 1"))).code, "CAPABILITY_ABSENT");
+  assert.equal((await outcome(env.snug.ask("x", {}))).code, "CAPABILITY_ABSENT");
 });
 
 test("a request is a tools/call of its tool with the handle and the frame; the terminal frame answers it", async () => {
@@ -159,7 +176,7 @@ test("openUrl: the server's check, then ui/open-link; the host's answer decides"
 test("saveFile: ui/download-file when the host advertises downloadFile, else no capability", async () => {
   const none = await mcp();
   assert.equal(none.snug.capabilities.saveFile, false);
-  assert.equal((await outcome(none.snug.saveFile("a.txt", "x"))).code, "HOST_ERROR");
+  assert.equal((await outcome(none.snug.saveFile("a.txt", "x"))).code, "CAPABILITY_ABSENT");
 
   const env = await mcp({ host: { serverTools: {}, openLinks: {}, downloadFile: {} } });
   assert.equal(env.snug.capabilities.saveFile, true);

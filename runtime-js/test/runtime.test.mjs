@@ -750,7 +750,7 @@ test("saveFile sends the name, the type and the bytes; resolves saved or decline
 
 test("saveFile needs the host's saveFile capability", async () => {
   const env = await connected();
-  const e = await rejects(env.snug.saveFile("a.txt", "x"), "HOST_ERROR");
+  const e = await rejects(env.snug.saveFile("a.txt", "x"), "CAPABILITY_ABSENT");
   assert.match(e.message, /does not offer "saveFile"/);
 });
 
@@ -764,7 +764,7 @@ test("a capability the host does not advertise fails at once and sends nothing",
     ["db", () => env.snug.db.get("k")],
     ["db", () => env.snug.db.exec("select 1")],
   ]) {
-    const e = await rejects(call());
+    const e = await rejects(call(), "CAPABILITY_ABSENT");
     assert.match(e.message, new RegExp(`does not offer "${cap}"`));
     assert.equal(e.retryable, false);
   }
