@@ -354,6 +354,14 @@ func (b *Broker) OpenInstance(app, instanceID string, port Port) (*Session, erro
 	return b.openInstance("", app, instanceID, port)
 }
 
+// OpenUserInstance is OpenInstance for a signed-in user of a host that
+// serves many (OpenUser): hostkit/mcpapps opens each view's session for the
+// user its authenticator named on the call, so that everything the
+// capabilities keep is keyed by (user, app).
+func (b *Broker) OpenUserInstance(user, app, instanceID string, port Port) (*Session, error) {
+	return b.openInstance(user, app, instanceID, port)
+}
+
 func (b *Broker) openInstance(user, app, instanceID string, port Port) (*Session, error) {
 	if instanceID == "" {
 		return nil, errors.New("broker: empty instanceId")

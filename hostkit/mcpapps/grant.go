@@ -34,8 +34,8 @@ import (
 const grantTTL = 10 * time.Minute
 
 type pendingGrant struct {
-	app, name, method, url, origin string
-	expires                        time.Time
+	user, app, name, method, url, origin string
+	expires                              time.Time
 }
 
 type grants struct {
@@ -89,7 +89,7 @@ var errNoOneToAsk = errors.New("this MCP host takes no elicitation and the serve
 func (s *Server) ConfirmNet(ctx context.Context, req netgate.ConfirmRequest) (netgate.Decision, error) {
 	call, _ := broker.CallFrom(ctx)
 	s.mu.Lock()
-	inst := s.instances[call.InstanceID]
+	inst := s.instances[instanceKey(call.User, call.InstanceID)]
 	s.mu.Unlock()
 	if inst == nil {
 		return "", errNoOneToAsk
@@ -126,7 +126,7 @@ func (s *Server) ConfirmNet(ctx context.Context, req netgate.ConfirmRequest) (ne
 	if s.opts.GrantBase == "" {
 		return "", errNoOneToAsk
 	}
-	tok := s.grants.add(&pendingGrant{app: req.AppKey, name: req.AppName, method: req.Method, url: req.URL, origin: req.Origin})
+	tok := s.grants.add(&pendingGrant{user: call.User, app: req.AppKey, name: req.AppName, method: req.Method, url: req.URL, origin: req.Origin})
 	if tok == "" {
 		return "", errors.New("too many grant pages are open; try again later")
 	}
@@ -169,9 +169,11 @@ func grantHTML(w io.Writer, done, name, origin, method, rawURL string) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-// grantPage shows a pending grant and records the user's answer. Only a
-// form posted from this very page counts (the Origin header is the
-// server's own), so neither an app nor another site can grant by itself.
+// grantPage shows a pending grant and records the user's answer, for the
+// user whose request asked (the browser the host opens carries no bearer
+// token: the page's token is the credential). Only a form posted from this
+// very page counts (the Origin header is the server's own), so neither an
+// app nor another site can grant by itself.
 func (s *Server) grantPage(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
@@ -199,7 +201,7 @@ func (s *Server) grantPage(w http.ResponseWriter, r *http.Request) {
 		}
 		done := "Denied: nothing changed."
 		if r.PostFormValue("decision") == "always" {
-			if err := s.opts.Net.Grant(p.app, p.origin); err != nil {
+			if err := s.opts.Net.GrantFor(p.user, p.app, p.origin); err != nil {
 				http.Error(w, "the grant could not be saved: "+err.Error(), http.StatusInternalServerError)
 				return
 			}

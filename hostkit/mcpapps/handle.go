@@ -19,18 +19,25 @@ import (
 //
 //	base64url(payload) "." base64url(HMAC-SHA256(secret, handleDomain || payload))
 //
-// with payload {"a": app key, "i": instanceId, "t": issued, unix seconds}.
-// The server trusts nothing else a call carries about who is calling: the
-// storage namespace, the net grants and the agent's per-instance budget all
-// come from the verified payload, and the payload's app must be the app of
-// the tool called.
+// with payload {"a": app key, "i": instanceId, "t": issued, unix seconds,
+// "u": the user's tag}. The server trusts nothing else a call carries about
+// who is calling: the storage namespace, the net grants and the agent's
+// per-instance budget all come from the verified payload and the caller's
+// authenticated user, the payload's app must be the app of the tool called,
+// and its user tag must be that of the user the call authenticated as (a
+// keyed hash of the user, so that the view never learns who its user is;
+// empty for the one user of a server without an authenticator).
 
-const handleDomain = "snuggen mcp handle v1\x00"
+const (
+	handleDomain = "snuggen mcp handle v1\x00"
+	userDomain   = "snuggen mcp user v1\x00"
+)
 
 type handlePayload struct {
 	App      string `json:"a"`
 	Instance string `json:"i"`
 	Issued   int64  `json:"t"`
+	User     string `json:"u,omitempty"`
 }
 
 // errHandle is every handle refusal's answer: one message whatever failed,
@@ -43,12 +50,12 @@ type signer struct {
 	now    func() time.Time
 }
 
-func (s *signer) mint(app string) (string, handlePayload, error) {
+func (s *signer) mint(app, user string) (string, handlePayload, error) {
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return "", handlePayload{}, fmt.Errorf("mcpapps: mint instanceId: %w", err)
 	}
-	p := handlePayload{App: app, Instance: base64.RawURLEncoding.EncodeToString(id[:]), Issued: s.now().Unix()}
+	p := handlePayload{App: app, Instance: base64.RawURLEncoding.EncodeToString(id[:]), Issued: s.now().Unix(), User: s.userTag(user)}
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return "", handlePayload{}, err
@@ -62,6 +69,18 @@ func (s *signer) mac(body string) []byte {
 	m.Write([]byte(handleDomain))
 	m.Write([]byte(body))
 	return m.Sum(nil)
+}
+
+// userTag names user in a handle: a keyed hash, so that the handle, which
+// the view reads, does not carry the user's name; "" for the one local user.
+func (s *signer) userTag(user string) string {
+	if user == "" {
+		return ""
+	}
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(userDomain))
+	m.Write([]byte(user))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
 }
 
 // verify returns the payload of a handle this server signed, not older than

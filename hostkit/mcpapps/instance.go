@@ -24,6 +24,7 @@ const maxTransfers = 4
 // the server with the same secret), and the tool calls waiting for their
 // terminal frames. It is the broker's Port.
 type instance struct {
+	user string
 	app  string
 	id   string
 	sess *broker.Session
@@ -39,22 +40,28 @@ type instance struct {
 
 type transfer struct{ parts []string }
 
-// instance returns p's instance, opening its broker session on first use.
-func (s *Server) instance(p handlePayload) (*instance, error) {
+// instanceKey names c's instance in Server.instances: the user and the
+// instanceId, so that no user's call ever finds another user's instance.
+func instanceKey(user, id string) string { return user + "\x00" + id }
+
+// instance returns c's instance, opening its broker session for c's user on
+// first use.
+func (s *Server) instance(c caller) (*instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errors.New("mcpapps: the server is shutting down")
 	}
-	inst := s.instances[p.Instance]
-	if inst == nil || inst.app != p.App {
-		inst = &instance{app: p.App, id: p.Instance, waiters: map[string]chan frame.Frame{}, transfers: map[string]*transfer{}, grants: map[string]string{}}
-		sess, err := s.broker.OpenInstance(p.App, p.Instance, inst)
+	k := instanceKey(c.user, c.Instance)
+	inst := s.instances[k]
+	if inst == nil || inst.app != c.App {
+		inst = &instance{user: c.user, app: c.App, id: c.Instance, waiters: map[string]chan frame.Frame{}, transfers: map[string]*transfer{}, grants: map[string]string{}}
+		sess, err := s.broker.OpenUserInstance(c.user, c.App, c.Instance, inst)
 		if err != nil {
 			return nil, fmt.Errorf("mcpapps: open instance: %w", err)
 		}
 		inst.sess = sess
-		s.instances[p.Instance] = inst
+		s.instances[k] = inst
 	}
 	inst.mu.Lock()
 	inst.used = s.opts.Now()

@@ -42,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/snuggen/snuggen/frame"
@@ -108,6 +109,11 @@ type Options struct {
 	Agent *agent.Bridge
 	// Store keeps the apps' databases; nil offers no db.
 	Store *store.Store
+	// DB answers db-requests in place of Store: a host in replicated mode
+	// passes its hostkit.Cluster's DB() (the gate and the agent bridge take
+	// the Cluster's grant store and budget when they are made). It gets
+	// each call's user and app in broker.Call, as Store does.
+	DB broker.DBHandler
 	// Net is the governed network; nil offers no net. The server is the
 	// gate's confirmer for its apps: an elicitation where the client takes
 	// one, else the grant page at GrantBase.
@@ -124,8 +130,36 @@ type Options struct {
 	// pages (http://127.0.0.1:8765, say); empty when there is none (stdio).
 	GrantBase string
 	// AllowOrigins are browser origins (scheme://host:port) that may call
-	// Handler from a page: an MCP Apps host that runs in a browser.
+	// Handler from a page: an MCP Apps host that runs in a browser. A
+	// request with any other Origin is refused 403 (auth.go).
 	AllowOrigins []string
+	// Tokens makes the server an OAuth 2.1 protected resource, as MCP's
+	// authorization has it: every request to an MCP endpoint must carry a
+	// bearer token that Tokens accepts (auth.ErrInvalidToken otherwise),
+	// whose TokenInfo.UserID names the user and whose Expiration has not
+	// passed. A request without one is answered 401 with WWW-Authenticate
+	// naming the endpoint's protected resource metadata, which Handler
+	// serves under ProtectedResourcePath (with AuthorizationServers and
+	// TokenScopes; GrantBase is the server's public URL). Every database,
+	// grant, agent budget and audit entry is then keyed by (user, app), and
+	// a handle works for the user it was minted for only.
+	Tokens auth.TokenVerifier
+	// TokenScopes are the scopes every token must carry (none when empty).
+	TokenScopes []string
+	// AuthorizationServers are the issuers of the tokens, as the protected
+	// resource metadata lists them.
+	AuthorizationServers []string
+	// Authenticate is the verifier hook of a server whose users are known
+	// some other way (a proxy's header, the embedding product's session):
+	// it names the user of each request to an MCP endpoint, and an error or
+	// an empty user refuses it (401). It keys everything by (user, app) as
+	// Tokens does; set one of the two.
+	Authenticate func(r *http.Request) (user string, err error)
+	// InsecureNoAuth lets a server without Tokens or Authenticate answer
+	// connections that reach it on an address other than loopback; they
+	// are refused (403) otherwise, because every caller would share one
+	// user's data, grants and budget.
+	InsecureNoAuth bool
 	// UI says when tools carry their MCP Apps metadata (UIAuto when empty).
 	UI UIMode
 	// Name and Version are the server's identity (snuggen and its version).
@@ -148,6 +182,7 @@ type Server struct {
 	apps    map[string]*served
 	order   []string
 	grants  *grants
+	nonce   string // userHeader's proof that the guard set it (auth.go)
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -210,12 +245,23 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(secret) < 32 {
 		return nil, fmt.Errorf("mcpapps: the handle secret has %d bytes; use 32 or more", len(secret))
 	}
+	if opts.Tokens != nil && opts.Authenticate != nil {
+		return nil, errors.New("mcpapps: set Tokens or Authenticate, not both")
+	}
+	if opts.Tokens != nil && opts.GrantBase == "" {
+		return nil, errors.New("mcpapps: Tokens needs GrantBase, the server's public URL, for its protected resource metadata")
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		return nil, fmt.Errorf("mcpapps: %w", err)
+	}
 	s := &Server{
 		opts:      opts,
 		sign:      signer{key: secret, maxAge: opts.HandleMaxAge, now: opts.Now},
 		apps:      map[string]*served{},
 		instances: map[string]*instance{},
 		grants:    newGrants(opts.Now),
+		nonce:     nonce,
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -261,6 +307,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Store != nil {
 		bo.DB = broker.Store(opts.Store)
+	}
+	if opts.DB != nil {
+		bo.DB = opts.DB
 	}
 	if opts.Net != nil {
 		bo.Net = broker.Netgate(opts.Net, func(key string) netgate.App {
@@ -406,7 +455,7 @@ func (s *Server) register(m *mcp.Server, sv *served) {
 	}
 	for _, c := range []capTool{
 		{frame.TypeAppMessage, "ask", "an agent request (snug.ask)", s.opts.Agent != nil},
-		{frame.TypeDBRequest, "db", "a storage request (snug.db)", s.opts.Store != nil},
+		{frame.TypeDBRequest, "db", "a storage request (snug.db)", s.opts.Store != nil || s.opts.DB != nil},
 		{frame.TypeNetRequest, "net", "a request through the governed network (snug.net.fetch)", s.opts.Net != nil},
 		{frame.TypeOpenURLRequest, "open_url", "the check of a link before the host opens it (snug.openUrl)", true},
 	} {
@@ -472,7 +521,11 @@ func (s *Server) openTool(sv *served) mcp.ToolHandler {
 			text := name + ": " + sv.meta.Description + "\nThis client does not show MCP Apps (" + MIMEType + "), so the app cannot run here. Run it in a host that does, or in a browser with: snuggen serve"
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 		}
-		h, p, err := s.sign.mint(sv.key)
+		user, ok := s.userOf(req.Extra)
+		if !ok {
+			return toolError(errNoUser.Error()), nil
+		}
+		h, p, err := s.sign.mint(sv.key, user)
 		if err != nil {
 			return nil, err
 		}
@@ -499,23 +552,35 @@ func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
 
-// verify reads the arguments and the handle, which must be app sv's.
-func (s *Server) verify(sv *served, req *mcp.CallToolRequest) (callArgs, handlePayload, *mcp.CallToolResult) {
+// caller is who a verified app-only call comes from: the handle's payload
+// and the user the call authenticated as.
+type caller struct {
+	handlePayload
+	user string
+}
+
+// verify reads the arguments and the handle, which must be app sv's and
+// minted for the user the call authenticated as.
+func (s *Server) verify(sv *served, req *mcp.CallToolRequest) (callArgs, caller, *mcp.CallToolResult) {
 	var a callArgs
 	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return a, handlePayload{}, toolError("arguments: " + err.Error())
+		return a, caller{}, toolError("arguments: " + err.Error())
+	}
+	user, ok := s.userOf(req.Extra)
+	if !ok {
+		return a, caller{}, toolError(errNoUser.Error())
 	}
 	p, err := s.sign.verify(a.Handle)
-	if err != nil || p.App != sv.key {
-		return a, handlePayload{}, toolError(errHandle.Error())
+	if err != nil || p.App != sv.key || p.User != s.sign.userTag(user) {
+		return a, caller{}, toolError(errHandle.Error())
 	}
-	return a, p, nil
+	return a, caller{p, user}, nil
 }
 
 // frameTool carries one request frame of type typ to the broker.
 func (s *Server) frameTool(sv *served, typ string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a, p, refused := s.verify(sv, req)
+		a, c, refused := s.verify(sv, req)
 		if refused != nil {
 			return refused, nil
 		}
@@ -526,7 +591,7 @@ func (s *Server) frameTool(sv *served, typ string) mcp.ToolHandler {
 		if err := json.Unmarshal(a.Frame, &head); err != nil || head.Type != typ {
 			return toolError("frame: this tool takes one " + typ + " frame"), nil
 		}
-		inst, err := s.instance(p)
+		inst, err := s.instance(c)
 		if err != nil {
 			return nil, err
 		}
@@ -544,11 +609,11 @@ func (s *Server) frameTool(sv *served, typ string) mcp.ToolHandler {
 // partTool hands out the next part of an answer sent in parts.
 func (s *Server) partTool(sv *served) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a, p, refused := s.verify(sv, req)
+		a, c, refused := s.verify(sv, req)
 		if refused != nil {
 			return refused, nil
 		}
-		inst, err := s.instance(p)
+		inst, err := s.instance(c)
 		if err != nil {
 			return nil, err
 		}
@@ -706,21 +771,29 @@ const MaxToolRequestBytes = frame.MaxDBFrameBytes + 64<<10
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	eps := map[*mcp.Server]http.Handler{}
+	paths := map[string]bool{}
 	for _, key := range s.order {
 		m := s.servers[key]
 		if eps[m] == nil {
 			eps[m] = s.endpoint(m)
 		}
-		mux.Handle("/mcp/"+key, eps[m])
+		mux.Handle("/mcp/"+key, s.guard("/mcp/"+key, eps[m]))
+		paths["/mcp/"+key] = true
 	}
 	if m := s.single(); m != nil {
-		mux.Handle("/mcp", eps[m])
+		mux.Handle("/mcp", s.guard("/mcp", eps[m]))
+		paths["/mcp"] = true
 	} else {
 		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "each app is an MCP server of its own, at /mcp/<key>: "+strings.Join(s.order, ", "), http.StatusNotFound)
 		})
 	}
 	mux.HandleFunc("/snug/grant/{token}", s.grantPage)
+	if s.opts.Tokens != nil {
+		for ep := range paths {
+			mux.Handle(ProtectedResourcePath+ep, s.resourceMetadata(ep))
+		}
+	}
 	return s.cors(mux)
 }
 
@@ -758,10 +831,10 @@ func (s *Server) cors(h http.Handler) http.Handler {
 			hd := w.Header()
 			hd.Set("Access-Control-Allow-Origin", origin)
 			hd.Add("Vary", "Origin")
-			hd.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
+			hd.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
 			if r.Method == http.MethodOptions {
 				hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-				hd.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+				hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
 				hd.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)
 				return

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
 	"github.com/snuggen/snuggen/hostkit/netgate"
+	"github.com/snuggen/snuggen/hostkit/proxyauth"
 	"github.com/snuggen/snuggen/hostkit/store"
 )
 
@@ -32,7 +34,12 @@ type mcpOptions struct {
 	origins   []string
 	maxResult int
 	shared    bool
-	ready     func(s *mcpapps.Server, base string) // tests: called once serving
+	// Users (mcp_auth.go); --user-header and its proof are serve's.
+	tokenFile      string
+	authServers    []string
+	insecureNoAuth bool
+	publicURL      string
+	ready          func(s *mcpapps.Server, base string) // tests: called once serving
 }
 
 func newMCPCmd(io *IO) *cobra.Command {
@@ -56,6 +63,19 @@ before it accepts work, an "mcp <url>" line per endpoint followed by an
 "app <key> <open tool>" line per app served there. --shared-server puts
 every app on one server (/mcp, or stdio): only for apps that may read and
 write each other's data.
+
+Users: over --http every request names its user, and every database, net
+grant, agent budget and audit entry is kept per (user, app). --token-file
+makes the server an OAuth 2.1 protected resource as MCP's authorization
+has it: a file (mode 600) of "TOKEN USER" lines, the bearer token checked
+on every request, a request without a valid one answered 401 with the
+protected resource metadata (--authorization-server names the issuers
+there). --user-header takes the user from the authenticating proxy in
+front, as for snuggen serve. Without either every caller is one user: an
+address other than loopback is then refused unless --insecure-no-auth.
+A request with an Origin header other than an --allow-origin is refused.
+--public-url is the URL clients reach the server at (https behind a proxy),
+for the endpoints printed, the grant pages and the resource metadata.
 
 A client that does not list text/html;profile=mcp-app gets text-only tools
 (--ui always or never overrides that). The net confirm dialog becomes an
@@ -84,6 +104,13 @@ snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "a browser origin (http://127.0.0.1:5173) whose pages may call the HTTP endpoint; repeatable")
 	f.BoolVar(&o.shared, "shared-server", false, "serve every app on one MCP server; each app can then open and use every other app's storage")
 	f.IntVar(&o.maxResult, "max-result", mcpapps.DefaultMaxResultBytes, "largest tool result, in bytes; a larger answer goes in parts")
+	f.StringVar(&o.tokenFile, "token-file", "", "with --http: a file (mode 600) of bearer tokens, \"TOKEN USER\" a line; every request must carry one (MCP authorization)")
+	f.StringSliceVar(&o.authServers, "authorization-server", nil, "with --token-file: an OAuth authorization server that issues the tokens, named in the protected resource metadata (repeatable)")
+	f.StringVar(&o.userHeader, "user-header", "", "with --http: take the signed-in user from this header, set by the authenticating proxy in front (believed only with --proxy-secret-file or --trusted-proxy)")
+	f.StringVar(&o.proxySecretFile, "proxy-secret-file", "", "with --user-header: a file (mode 600) of the secret the proxy sends in "+proxyauth.SecretHeader+", one a line")
+	f.StringSliceVar(&o.trustedProxies, "trusted-proxy", nil, "with --user-header: the proxy's address or prefix (repeatable); connections from elsewhere are refused")
+	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "with --http on an address other than loopback and no --token-file or --user-header: serve every caller as one user, sharing its data and grants")
+	f.StringVar(&o.publicURL, "public-url", "", "with --http: the URL clients reach this server at (default http://<the address listened on>)")
 	o.agentFlags(c)
 	c.ValidArgsFunction = appArgs
 	_ = c.RegisterFlagCompletionFunc("data", dirs)
@@ -99,6 +126,10 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 		return err
 	}
 	found, err := findApps(args)
+	if err != nil {
+		return err
+	}
+	tokens, authenticate, err := o.mcpAuth()
 	if err != nil {
 		return err
 	}
@@ -153,9 +184,15 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 		return &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: listen on %s: %w", addr, err)}
 	}
 	defer ln.Close()
+	if o.http != "" && !loopbackListener(ln) && tokens == nil && authenticate == nil && !o.insecureNoAuth {
+		return usageError("--http %s reaches beyond this machine, and without an authenticator every caller would share one user's apps, data and net grants: add --token-file (bearer tokens, a user each) or --user-header (the user from your proxy), or --insecure-no-auth if everyone who can reach it may share them", o.http)
+	}
 	base := "http://" + ln.Addr().String()
+	if o.publicURL != "" {
+		base = strings.TrimRight(o.publicURL, "/")
+	}
 
-	logf := stderrLog(io.Err)
+	logf := stderrLogOf(io.Err, "mcp")
 	version := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		version = bi.Main.Version
@@ -165,16 +202,20 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 		Agent: agent.NewBridge(backend, agent.Options{Timeout: hostkit.DefaultAgentTimeout, Log: func(instance string, err error) {
 			logf("agent request of instance %s failed: %v", instance, err)
 		}}),
-		Store:          st,
-		Net:            gate,
-		Secret:         secret,
-		SharedServer:   o.shared,
-		GrantBase:      base,
-		AllowOrigins:   o.origins,
-		UI:             mcpapps.UIMode(o.ui),
-		MaxResultBytes: o.maxResult,
-		Version:        version,
-		Logf:           logf,
+		Store:                st,
+		Net:                  gate,
+		Secret:               secret,
+		SharedServer:         o.shared,
+		GrantBase:            base,
+		AllowOrigins:         o.origins,
+		Tokens:               tokens,
+		Authenticate:         authenticate,
+		InsecureNoAuth:       o.insecureNoAuth,
+		AuthorizationServers: o.authServers,
+		UI:                   mcpapps.UIMode(o.ui),
+		MaxResultBytes:       o.maxResult,
+		Version:              version,
+		Logf:                 logf,
 	})
 	if err != nil {
 		return &ExitError{Code: exitFailure, Err: err}

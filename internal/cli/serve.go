@@ -404,9 +404,15 @@ func joinAddrs(aps []netip.AddrPort) string {
 // prefixed "snuggen serve:", one at a time (the broker and the agent log
 // from many goroutines).
 func stderrLog(w stdio.Writer) func(format string, args ...any) {
+	return stderrLogOf(w, "serve")
+}
+
+// stderrLogOf is stderrLog for the verb named, whose lines it prefixes
+// "snuggen <verb>:".
+func stderrLogOf(w stdio.Writer, verb string) func(format string, args ...any) {
 	var mu sync.Mutex
 	return func(format string, args ...any) {
-		line := "snuggen serve: " + strings.TrimRight(fmt.Sprintf(format, args...), "\n") + "\n"
+		line := "snuggen " + verb + ": " + strings.TrimRight(fmt.Sprintf(format, args...), "\n") + "\n"
 		mu.Lock()
 		defer mu.Unlock()
 		_, _ = stdio.WriteString(w, line)
