@@ -29,15 +29,6 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 	byType := compiledSchemas(b)
-	b.Run("generated-owned", func(b *testing.B) {
-		b.ReportAllocs()
-		defer reportCPU(b, cpuClock())
-		for i := 0; b.Loop(); i++ {
-			if f, err := ParseOwned(raws[i%len(raws)]); err != nil || f == nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	b.Run("generated", func(b *testing.B) {
 		b.ReportAllocs()
 		defer reportCPU(b, cpuClock())
@@ -72,26 +63,19 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkParseImport measures a 1 MiB db import frame (the data a
-// base64 string), by Parse and by ParseOwned (no copy of the input).
+// base64 string).
 func BenchmarkParseImport(b *testing.B) {
 	data := make([]byte, 1<<20)
 	for i := range data {
 		data[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i%64]
 	}
 	raw := []byte(`{"v":1,"type":"snug:db-request","requestId":"r1","instanceId":"inst-2b8e41","op":"import","data":"` + string(data) + `"}`)
-	for _, c := range []struct {
-		name  string
-		parse func([]byte) (Frame, error)
-	}{{"Parse", Parse}, {"ParseOwned", ParseOwned}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(raw)))
-			for b.Loop() {
-				if f, err := c.parse(raw); err != nil || f == nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if f, err := Parse(raw); err != nil || f == nil {
+			b.Fatal(err)
+		}
 	}
 }
 

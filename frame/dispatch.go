@@ -77,7 +77,7 @@ func Dispatch(ctx context.Context, raw []byte, h Handlers, reply func(Frame)) er
 	return Handle(ctx, fr, err, h, reply)
 }
 
-// Handle is Dispatch after the parse: fr and err are what Parse (or ParseOwned)
+// Handle is Dispatch after the parse: fr and err are what Parse
 // returned for the frame.
 func Handle(ctx context.Context, fr Frame, err error, h Handlers, reply func(Frame)) error {
 	if err != nil {

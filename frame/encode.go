@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/snuggen/snuggen/internal/jsonscan"
 )
@@ -25,21 +24,9 @@ import (
 // writes here (a number, a scalar, a map, an array of those) that only
 // Parse can judge. The size class is the caller's to check.
 func Encode(f Frame) (raw []byte, sure bool) {
-	return EncodeVouched(f, nil, RawVerdict{}) // no value vouched for: every one is checked
-}
-
-// EncodeVouched is Encode of a frame holding v, a raw JSON value the caller
-// vouches for: CheckRaw accepted it with verdict, and its bytes have not
-// changed since (the caller shares them with nobody who writes). Where the
-// encoders meet v itself (the same memory and length) at a depth its
-// nesting fits, they write it without checking it again, as it is when it
-// is Verbatim; every other raw value is checked as Encode checks it. The
-// bytes and sure are Encode's. A nil v vouches for nothing (an empty raw
-// value is never read as one).
-func EncodeVouched(f Frame, v []byte, verdict RawVerdict) (raw []byte, sure bool) {
 	bp := encodeBufs.Get().(*[]byte)
 	defer encodeBufs.Put(bp)
-	e := encoder{b: (*bp)[:0], vouched: v, verdict: verdict}
+	e := encoder{b: (*bp)[:0]}
 	if !encodeFrame(&e, f) || e.bad || e.unsure {
 		return nil, false
 	}
@@ -52,66 +39,6 @@ func EncodeVouched(f Frame, v []byte, verdict RawVerdict) (raw []byte, sure bool
 	return bytes.Clone(e.b), true
 }
 
-// RawVerdict is what CheckRaw found of a raw JSON value it accepted.
-type RawVerdict struct {
-	Nesting  int  // how deep its objects and arrays go (0 for a scalar)
-	Verbatim bool // it is as Encode writes it already: compact, HTML-safe
-}
-
-// CheckRaw makes once the checks Encode makes of a raw JSON value (one
-// JSON value, its strings UTF-8 with paired escapes, no key twice in an
-// object) and reports how deep the value nests, for a caller that keeps a
-// value unchanged and hands it to Encode again and again (the store's kv
-// cache). ok is false when Encode would refuse the value wherever it
-// stood. EncodeVouched then writes the value without reading it again.
-func CheckRaw(v []byte) (verdict RawVerdict, ok bool) {
-	if len(v) == 0 {
-		return RawVerdict{}, false
-	}
-	var d jsonscan.Decoder
-	d.Reset(unsafe.String(unsafe.SliceData(v), len(v)))
-	if _, ok := d.SkipChecked(); !ok || !d.End() || d.Dup {
-		return RawVerdict{}, false
-	}
-	verdict.Nesting, verdict.Verbatim = shape(v)
-	return verdict, true
-}
-
-// shape reads v, valid JSON, for how deep it nests and whether
-// appendCompact would write it unchanged.
-func shape(v []byte) (nesting int, verbatim bool) {
-	depth, inStr := 0, false
-	verbatim = true
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !inStr {
-			switch c {
-			case '"':
-				inStr = true
-			case '{', '[':
-				depth++
-				nesting = max(nesting, depth)
-			case '}', ']':
-				depth--
-			case ' ', '\t', '\n', '\r':
-				verbatim = false
-			}
-			continue
-		}
-		switch {
-		case c == '\\':
-			i++
-		case c == '"':
-			inStr = false
-		case c == '<' || c == '>' || c == '&':
-			verbatim = false
-		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
-			verbatim = false
-		}
-	}
-	return nesting, verbatim
-}
-
 // encodeBufs holds the buffers Encode writes a frame into before it copies
 // the frame out at its length: a frame is handed over (a port keeps it), and
 // a buffer of a guessed size would keep the guess's memory with it.
@@ -122,9 +49,6 @@ type encoder struct {
 	b      []byte
 	unsure bool // a value encoding/json wrote, which only Parse can judge
 	bad    bool // a value Parse refuses, or one encoding/json could not write
-
-	vouched []byte     // a raw value checked already (EncodeVouched)
-	verdict RawVerdict // what CheckRaw found of it
 }
 
 // close ends an object whose members were appended from n on, each after
@@ -239,20 +163,10 @@ func (e *encoder) raw(v json.RawMessage, depth int, object bool) {
 		e.b = append(e.b, "null"...)
 		return
 	}
-	// Read in place: the decoder keeps nothing of v past this call.
 	var d jsonscan.Decoder
-	d.ResetDepth(unsafe.String(unsafe.SliceData(v), len(v)), depth)
+	d.ResetDepth(string(v), depth)
 	if object && d.Peek() != jsonscan.Object {
 		e.bad = true
-		return
-	}
-	if len(v) == len(e.vouched) && unsafe.SliceData(v) == unsafe.SliceData(e.vouched) && depth+e.verdict.Nesting <= jsonscan.MaxDepth {
-		// CheckRaw's reading of these very bytes holds at this depth.
-		if e.verdict.Verbatim {
-			e.b = append(e.b, v...)
-		} else {
-			e.b = appendCompact(e.b, v)
-		}
 		return
 	}
 	if _, ok := d.SkipChecked(); !ok || !d.End() || d.Dup {

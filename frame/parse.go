@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/internal/violation"
@@ -94,14 +93,6 @@ type body interface {
 // then refinements) and a rejection lists the violations of the first stage that
 // has any.
 func Parse(raw []byte) (Frame, error) { return parse(string(raw)) }
-
-// ParseOwned is Parse for a caller that hands raw over: the frame's strings
-// share raw's memory instead of a copy of it, so nothing may change raw
-// afterwards (a transport's freshly read message, as the relay's). It saves
-// a copy of every frame, which for a large db import is most of its cost.
-func ParseOwned(raw []byte) (Frame, error) {
-	return parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
-}
 
 // parseState is what parse reads with, taken from parseStates: handed to a
 // frame's decode through the Frame interface, a decoder and a collector of

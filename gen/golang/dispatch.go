@@ -39,7 +39,7 @@ func (g *gen) dispatch(f *jen.File) {
 		jen.List(jen.Id("fr"), jen.Err()).Op(":=").Id("Parse").Call(jen.Id("raw")),
 		jen.Return(jen.Id("Handle").Call(jen.Id("ctx"), jen.Id("fr"), jen.Err(), jen.Id("h"), jen.Id("reply"))),
 	)
-	f.Comment("Handle is Dispatch after the parse: fr and err are what Parse (or ParseOwned)")
+	f.Comment("Handle is Dispatch after the parse: fr and err are what Parse")
 	f.Comment("returned for the frame.")
 	f.Func().Id("Handle").Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("fr").Id("Frame"), jen.Err().Error(), jen.Id("h").Id("Handlers"), jen.Id("reply").Func().Params(jen.Id("Frame")),

@@ -83,45 +83,20 @@ func (d storeDB) response(ctx context.Context, r *frame.DBRequest, result *frame
 
 // DBRequestNow answers a kvGet at once when the app's database is open and
 // free (store.KVGetNow), and returns nil for every other request or when
-// the database is busy.
+// the database is busy. Its answers are DBRequest's, byte for byte
+// (TestKVGetNowAnswersAsDBRequest).
 func (d storeDB) DBRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse {
-	resp, _ := d.dbRequestNow(c, r)
-	return resp
-}
-
-// dbRequestNow is DBRequestNow with the vouch for the value it answers
-// with: a value from the store's cache, which frame.CheckRaw accepted when
-// it was cached and nobody changes (store.KVValue), is written into the
-// answer without being read again.
-func (d storeDB) dbRequestNow(c Call, r *frame.DBRequest) (*frame.DBResponse, vouch) {
 	if r.Op != frame.OpKvGet {
-		return nil, vouch{}
+		return nil
 	}
 	v, ok, err := d.s.KVGetNow(store.UserKey(c.User, c.App), deref(r.Key))
 	if !ok {
-		return nil, vouch{}
+		return nil
 	}
 	if err != nil {
-		return d.response(context.Background(), r, nil, err), vouch{}
+		return d.response(context.Background(), r, nil, err)
 	}
-	var vv vouch
-	if v.Checked {
-		vv = vouch{v: v.Raw, verdict: v.Verdict}
-	}
-	return &newKVAnswer(r.RequestID, v.Raw, v.Found).resp, vv
-}
-
-// vouch is a raw value in an answer that frame.CheckRaw accepted and that
-// nobody changes (frame.EncodeVouched); v is nil for none.
-type vouch struct {
-	v       []byte
-	verdict frame.RawVerdict
-}
-
-// vouchedNow is a DBNowHandler that vouches for the value of its answers
-// (the store's, Store).
-type vouchedNow interface {
-	dbRequestNow(c Call, r *frame.DBRequest) (*frame.DBResponse, vouch)
+	return &newKVAnswer(r.RequestID, v.Raw, v.Found).resp
 }
 
 // kvAnswer holds a kvGet's answer and what it points to, in one allocation.

@@ -203,7 +203,7 @@ func BenchmarkIdleConn(b *testing.B) {
 // measured in place: BenchmarkEcho's server (coder/websocket's Read and
 // Write and nothing else of the relay: no idle wait, queue, cork or write
 // that does not wait) with the broker's work between them. The page's frame
-// message is cut to its frame and handed to a broker session (ReceiveOwned,
+// message is cut to its frame and handed to a broker session (Receive,
 // as the relay hands it), and the answer (a kvGet answered on the read
 // loop) goes back in the relay's frame message; the clients are the relay
 // benchmark's. What relay-N-noinspect costs over ws-N here is the relay's
@@ -249,7 +249,7 @@ func BenchmarkEchoBroker(b *testing.B) {
 			if i < 0 {
 				return
 			}
-			s.ReceiveOwned(ctx, data[i+len(key):len(data)-1])
+			s.Receive(ctx, data[i+len(key):len(data)-1])
 			if send(<-port) != nil {
 				return
 			}

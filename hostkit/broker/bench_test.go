@@ -4,7 +4,7 @@ package broker_test
 // same run (bench/broker.sh prints the ratios):
 //
 //	BenchmarkKVGet/direct         store.KVGet on the same SQLite file
-//	BenchmarkKVGet/parse          frame.ParseOwned of the kvGet request
+//	BenchmarkKVGet/parse          frame.Parse of the kvGet request
 //	BenchmarkKVGet/answer         frame.Marshal of its answer and the parse-back that checks it
 //	BenchmarkKVGet/encode         frame.Encode of its answer (generated, sure without a parse-back)
 //	BenchmarkKVGet/broker-only    Session.Receive → store → terminal, in process (no WebSocket)
@@ -222,13 +222,13 @@ func BenchmarkKVGet(b *testing.B) {
 		}
 	})
 	// The broker's two passes over JSON, alone: reading the request
-	// (frame.ParseOwned, as the relay hands it over) and making the answer
+	// (frame.Parse) and making the answer
 	// (frame.Marshal, then the parse-back Session.send checks it with).
 	req := []byte(`{"v":1,"type":"snug:db-request","requestId":"k1","instanceId":"inst-0123456789abcdef","op":"kvGet","key":"prefs"}`)
 	b.Run("parse", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
-			if f, err := frame.ParseOwned(req); f == nil || err != nil {
+			if f, err := frame.Parse(req); f == nil || err != nil {
 				b.Fatal(f, err)
 			}
 		}
@@ -244,7 +244,7 @@ func BenchmarkKVGet(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if f, err := frame.ParseOwned(raw); f == nil || err != nil {
+			if f, err := frame.Parse(raw); f == nil || err != nil {
 				b.Fatal(f, err)
 			}
 		}

@@ -281,7 +281,7 @@ func (b *Broker) dispatch(r *request) {
 // none) has its answer, else on a worker with the handler run makes. An
 // ordered request (a db-request) first joins its database's lane (see
 // lane.go) and runs only once the lane is its own.
-func (b *Broker) launch(r *request, now func(Call) (frame.Frame, vouch), run func() handlerFunc) {
+func (b *Broker) launch(r *request, now func(Call) frame.Frame, run func() handlerFunc) {
 	// The handler is made only for a request that goes to a worker (a
 	// closure over the frame, an allocation a request answered now skips);
 	// only the worker reads it, after dispatch or after the lane's queue.

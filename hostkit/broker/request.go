@@ -99,7 +99,7 @@ func (r *request) run() {
 // request with that answer. It reports false, having done nothing, when now
 // has no answer at once (nil): the request then goes to a worker. A panic
 // in now finishes the request with HOST_ERROR, as on a worker.
-func (r *request) runNow(now func(Call) (frame.Frame, vouch)) (answered bool) {
+func (r *request) runNow(now func(Call) frame.Frame) (answered bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.s.b.logf("broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, debug.Stack())
@@ -110,12 +110,12 @@ func (r *request) runNow(now func(Call) (frame.Frame, vouch)) (answered bool) {
 			r.s.b.wg.Done()
 		}
 	}()
-	f, v := now(r.call)
+	f := now(r.call)
 	if f == nil {
 		return false
 	}
 	frame.SetRequestID(f, r.id)
-	r.finishVouched(f, v, errAnswered)
+	r.finish(f, errAnswered)
 	return true
 }
 
@@ -135,12 +135,6 @@ func (r *request) stream(text string) {
 // the request; every later call reports false and sends nothing. The
 // handler's context ends with cause.
 func (r *request) finish(f frame.Frame, cause error) bool {
-	return r.finishVouched(f, vouch{}, cause)
-}
-
-// finishVouched is finish of an answer that may hold v's value
-// (Session.sendVouched).
-func (r *request) finishVouched(f frame.Frame, v vouch, cause error) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -153,7 +147,7 @@ func (r *request) finishVouched(f frame.Frame, v vouch, cause error) bool {
 	// Leave the in-flight set before the terminal goes out, so the app may
 	// send its next request the moment it sees this answer.
 	r.s.remove(r)
-	r.s.sendVouched(f, v)
+	r.s.send(f)
 	if r.cancel != nil {
 		r.cancel(cause)
 	}

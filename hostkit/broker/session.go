@@ -203,17 +203,6 @@ type Verdict struct {
 // kvGet on a free database), which is answered before Receive returns. Call it from one goroutine per session (the transport's reader),
 // so that the iframe's frames are handled in the order it sent them.
 func (s *Session) Receive(ctx context.Context, raw []byte) Verdict {
-	return s.receive(ctx, raw, frame.Parse)
-}
-
-// ReceiveOwned is Receive for a transport that hands raw over: nothing may
-// change raw afterwards, and the frame is read without a copy of it
-// (frame.ParseOwned). The relay passes each WebSocket message's frame so.
-func (s *Session) ReceiveOwned(ctx context.Context, raw []byte) Verdict {
-	return s.receive(ctx, raw, frame.ParseOwned)
-}
-
-func (s *Session) receive(ctx context.Context, raw []byte, parse func([]byte) (frame.Frame, error)) Verdict {
 	if s.dead.Load() {
 		v := peek(raw)
 		v.Verdict, v.Message = "ignore", "the app instance is dead (it navigated or was closed)"
@@ -222,7 +211,7 @@ func (s *Session) receive(ctx context.Context, raw []byte, parse func([]byte) (f
 	d := dispatchers.Get().(*dispatcher)
 	defer func() { *d = dispatcher{}; dispatchers.Put(d) }()
 	d.s = s
-	fr, err := parse(raw)
+	fr, err := frame.Parse(raw)
 	err = frame.Handle(ctx, fr, err, d, d.reply)
 	switch rej := rejectOf(err); {
 	case rej != nil:
@@ -360,14 +349,9 @@ func (d *dispatcher) AppMessage(ctx context.Context, f *frame.AppMessage) {
 // DBRequest sends the request to the app's database.
 func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
 	h := d.s.b.opts.DB
-	var now func(Call) (frame.Frame, vouch)
-	if n, ok := h.(vouchedNow); ok {
-		now = func(c Call) (frame.Frame, vouch) {
-			resp, v := n.dbRequestNow(c, f)
-			return answer(resp), v
-		}
-	} else if n, ok := h.(DBNowHandler); ok {
-		now = func(c Call) (frame.Frame, vouch) { return answer(n.DBRequestNow(c, f)), vouch{} }
+	var now func(Call) frame.Frame
+	if n, ok := h.(DBNowHandler); ok {
+		now = func(c Call) frame.Frame { return answer(n.DBRequestNow(c, f)) }
 	}
 	d.startNow(f, f.InstanceID, h != nil, "db", true, now, func() handlerFunc {
 		return func(ctx context.Context, c Call, r *request) frame.Frame {
@@ -442,7 +426,7 @@ type handlerFunc = func(ctx context.Context, c Call, r *request) frame.Frame
 // offered to now first, on this goroutine, and goes to a worker (with the
 // handler run makes) only when now has no answer at once. Either way it is
 // in flight, under its latch, until its terminal.
-func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, ordered bool, now func(Call) (frame.Frame, vouch), run func() handlerFunc) {
+func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, ordered bool, now func(Call) frame.Frame, run func() handlerFunc) {
 	if r := d.admit(req, iid, offered, what); r != nil {
 		r.ordered = ordered
 		d.s.b.launch(r, now, run)
@@ -535,11 +519,7 @@ func (s *Session) sendHostReady() {
 // replaced by the pair's error answer; any other (host-ready, a host-event,
 // streaming text) is not sent, and Options.Logf says why. It reports whether
 // a frame went out. An answer that refuses is logged too (Options.Logf).
-func (s *Session) send(f frame.Frame) bool { return s.sendVouched(f, vouch{}) }
-
-// sendVouched is send of a frame that may hold v's value, which the
-// encoder then writes without reading it again (frame.EncodeVouched).
-func (s *Session) sendVouched(f frame.Frame, v vouch) bool {
+func (s *Session) send(f frame.Frame) bool {
 	s.sendMu.RLock()
 	defer s.sendMu.RUnlock()
 	if s.dead.Load() {
@@ -548,7 +528,7 @@ func (s *Session) sendVouched(f frame.Frame, v vouch) bool {
 	// The generated encoder writes what it is sure of (Marshal's bytes, a
 	// frame Parse accepts: frame.Encode), so it needs no parse-back;
 	// anything else is Marshal's and is parsed back.
-	raw, sure := frame.EncodeVouched(f, v.v, v.verdict)
+	raw, sure := frame.Encode(f)
 	var err error
 	if !sure {
 		raw, err = frame.Marshal(f)
@@ -564,7 +544,7 @@ func (s *Session) sendVouched(f frame.Frame, v vouch) bool {
 		if isStreamingFrame(f) {
 			perr = f.(*frame.AppResponse).Validate()
 		} else {
-			_, perr = frame.ParseOwned(raw) // raw is ours and never changes: no copy
+			_, perr = frame.Parse(raw)
 		}
 		if perr != nil {
 			err = fmt.Errorf("%w: %v", errInvalid, perr)

@@ -93,7 +93,8 @@ func (c *conn) serve() {
 	ctx := c.rl.ctx
 	for {
 		c.idle.wait()
-		typ, data, err := readMsg(c.ws)
+		bp := readBufs.Get().(*[]byte)
+		typ, data, err := readMsg(c.ws, (*bp)[:0])
 		if err != nil {
 			break
 		}
@@ -101,7 +102,14 @@ func (c *conn) serve() {
 			c.ws.Close(websocket.StatusUnsupportedData, "relay: text messages only")
 			break
 		}
+		// Nothing keeps data past handle: the broker parses a copy
+		// (frame.Parse), and every other message is decoded into values of
+		// their own.
 		c.handle(ctx, data)
+		if cap(data) <= readBufMax {
+			*bp = data[:0]
+			readBufs.Put(bp)
+		}
 	}
 	c.mu.Lock()
 	slots := c.slots
@@ -119,43 +127,36 @@ func (c *conn) serve() {
 	c.ws.CloseNow()
 }
 
-// readBufs holds the buffer a read loop reads a message into: an idle
-// connection keeps none.
+// readBufs holds the buffers read loops read messages into: an idle
+// connection keeps none. One grown past readBufMax (a large import) is not
+// kept.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// readMsg is the library's Read (Reader, then the whole message) reading
-// into a pooled buffer and returning a copy of the message's length: the
-// library's io.ReadAll starts at 512 bytes, so a kvGet of some 150 bytes
-// took 512 of memory, and the broker keeps the message (ParseOwned's
-// strings share it). A message past the buffer grows it as ReadAll would
-// and is returned as it is, without the copy.
-func readMsg(ws *websocket.Conn) (websocket.MessageType, []byte, error) {
+const readBufMax = 64 << 10
+
+// readMsg is the library's Read (Reader, then the whole message) appending
+// to b, a buffer the caller reuses: the library's own Read allocates a new
+// buffer for every message.
+func readMsg(ws *websocket.Conn, b []byte) (websocket.MessageType, []byte, error) {
 	// No context on the read: one would cost a context.AfterFunc per
 	// message; Close ends a connection by closing it instead.
 	typ, r, err := ws.Reader(context.Background())
 	if err != nil {
 		return 0, nil, err
 	}
-	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
-	b := (*bp)[:0]
 	for {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // a new array: *bp stays the pool's
+			b = append(b, 0)[:len(b)]
 		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
-			break
+			return typ, b, nil
 		}
 		if err != nil {
 			return 0, nil, err
 		}
 	}
-	if cap(b) != cap(*bp) {
-		return typ, b, nil
-	}
-	return typ, bytes.Clone(b), nil
 }
 
 // write sends queued messages in order until nothing waits; once the queue
@@ -387,9 +388,7 @@ func (c *conn) frame(ctx context.Context, slot []byte, fr []byte) {
 		at = c.rl.opts.Now()
 		c.q.hold() // the frame's row goes before what the broker answers
 	}
-	// The message was read for this call alone: the broker may keep the
-	// frame's strings in it (no copy).
-	v := p.sess.ReceiveOwned(ctx, fr)
+	v := p.sess.Receive(ctx, fr)
 	if inspecting {
 		c.received(inspectEntry{Time: at, Dir: "in", Slot: p.slot, Type: v.Type, RequestID: v.RequestID, Verdict: v.Verdict, Code: v.Code, Message: v.Message}, v.Verdict == "accept" && v.RequestID != "")
 	}

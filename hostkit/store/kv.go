@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unsafe"
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/bytesize"
@@ -64,18 +63,15 @@ const (
 	kvCacheMax      = 64 << 10
 )
 
-// kvEntry is a cached kv value: its text, which every reader shares and
-// nothing changes (a write replaces the entry), and what frame.CheckRaw
-// found of it once, when it was cached.
+// kvEntry is a cached kv value: bytes every reader shares and nothing
+// changes (a write replaces the entry; see KVValue).
 type kvEntry struct {
-	v       string
-	verdict frame.RawVerdict
-	checked bool
+	v []byte
 }
 
-// value is e as kvGet hands it out: the cached text itself, no copy.
+// value is e as kvGet hands it out: the cached bytes themselves, no copy.
 func (e kvEntry) value() KVValue {
-	return KVValue{Raw: unsafe.Slice(unsafe.StringData(e.v), len(e.v)), Found: true, Verdict: e.verdict, Checked: e.checked}
+	return KVValue{Raw: e.v, Found: true}
 }
 
 // cacheKV keeps the value kvGet just read under key (see kvCache), and
@@ -91,8 +87,7 @@ func (d *appDB) cacheKV(key string, raw []byte) (kvEntry, bool) {
 	if d.kvCache == nil {
 		d.kvCache = make(map[string]kvEntry)
 	}
-	e := kvEntry{v: string(raw)}
-	e.verdict, e.checked = frame.CheckRaw(raw)
+	e := kvEntry{v: bytes.Clone(raw)}
 	d.kvCache[key] = e
 	d.kvCacheBytes += n
 	return e, true

@@ -111,8 +111,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/snuggen/snuggen/frame"
 )
 
 // Defaults for Options fields left zero.
@@ -352,14 +350,10 @@ func (s *Store) Exec(ctx context.Context, app, sql string, params []any) (*ExecR
 // KVValue is a kv value as the store hands it out. Raw may be shared: the
 // store's kv cache and every reader of the key since it was cached hold
 // the same bytes, so nobody may change them (a later KVSet makes new
-// bytes and leaves them as they were). Checked reports that the value came
-// from the cache, where frame.CheckRaw accepted it once with Verdict: a
-// caller may hand Raw and Verdict to frame.EncodeVouched.
+// bytes and leaves them as they were).
 type KVValue struct {
-	Raw     json.RawMessage // nil when not found
-	Found   bool
-	Verdict frame.RawVerdict
-	Checked bool
+	Raw   json.RawMessage // nil when not found
+	Found bool
 }
 
 // KVGet reads the JSON value stored under key. A key never set (or set to
