@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -66,6 +67,7 @@ type appDB struct {
 	trusted bool                   // the store's own statements: the authorizer allows all
 	denied  string                 // why the authorizer last refused, for the message
 	newFTS  [][2]string            // schema and name of each fts5 table the running statement creates
+	inserts []string               // the tables the running statement inserts into, as the authorizer saw them (fullError)
 	// kvCache holds values kvGet read (kvCacheBytes of keys and values in
 	// all), while the connection is open and only under exclusive locking,
 	// where no other connection can write the file: every write of
@@ -435,8 +437,7 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 	}
 	switch code {
 	case sqlite3.FULL:
-		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
-			"the database reached its quota of %s", bytesize.Text(s.opts.QuotaBytes))}
+		return s.fullError(op, d)
 	case sqlite3.NOMEM:
 		return &Error{Code: frame.CodeDBQuotaExceeded, Message: fmt.Sprintf(
 			"the statement needed more than the %s of memory the host allows", bytesize.Text(s.opts.MaxMemoryBytes))}
@@ -458,6 +459,64 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 		msg = d.denied
 	}
 	return &Error{Code: frame.CodeDBSQLError, Message: explain(msg)}
+}
+
+// fullError says what SQLITE_FULL meant. SQLite answers it for a file
+// past max_page_count (the quota) and also for an AUTOINCREMENT table whose
+// counter has reached the largest rowid, whatever the file's size: the
+// second is the app's SQL error, named with its table, not a quota.
+func (s *Store) fullError(op string, d *appDB) *Error {
+	if op == "exec" && d.conn != nil && len(d.inserts) > 0 {
+		if table := d.exhaustedCounter(); table != "" {
+			return sqlErr("table %q has used every AUTOINCREMENT id (its counter in sqlite_sequence is at the largest rowid, %d): "+
+				"no row can be added to it with a new id; the database is not full", table, int64(math.MaxInt64))
+		}
+	}
+	msg := fmt.Sprintf("the statement would grow the database past its quota of %s", bytesize.Text(s.opts.QuotaBytes))
+	if n := d.fileBytes(); n > 0 {
+		msg += fmt.Sprintf(" (it holds %s)", bytesize.Text(n))
+	}
+	return &Error{Code: frame.CodeDBQuotaExceeded, Message: msg}
+}
+
+// exhaustedCounter names a table the failed statement inserts into
+// (d.inserts) whose AUTOINCREMENT counter is at the largest rowid, "" when
+// there is none (or no sqlite_sequence).
+func (d *appDB) exhaustedCounter() string {
+	d.trusted = true
+	defer func() { d.trusted = false }()
+	st, _, err := d.conn.Prepare("SELECT name FROM sqlite_sequence WHERE seq >= 9223372036854775807")
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = st.Close() }()
+	for st.Step() {
+		name := st.ColumnText(0)
+		for _, t := range d.inserts {
+			if strings.EqualFold(t, name) {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// fileBytes is the size of d's database (its pages), 0 when unknown.
+func (d *appDB) fileBytes() int64 {
+	if d.conn == nil {
+		return 0
+	}
+	d.trusted = true
+	defer func() { d.trusted = false }()
+	st, _, err := d.conn.Prepare("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = st.Close() }()
+	if !st.Step() {
+		return 0
+	}
+	return st.ColumnInt64(0)
 }
 
 // damagedIndex is the message of DB_CORRUPT.
@@ -702,6 +761,8 @@ func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, sch
 		if action == sqlite3.AUTH_CREATE_VTABLE && strings.EqualFold(name4, "fts5") {
 			d.newFTS = append(d.newFTS, [2]string{schema, name3})
 		}
+	case sqlite3.AUTH_INSERT:
+		d.inserts = append(d.inserts, name3)
 	case sqlite3.AUTH_FUNCTION:
 		if strings.EqualFold(name4, "load_extension") {
 			return d.deny("load_extension is refused by the host")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -32,8 +33,9 @@ func sqlErr(format string, a ...any) *Error {
 const stmtCacheSize = 32
 
 type cachedStmt struct {
-	st   *sqlite3.Stmt
-	used uint64
+	st      *sqlite3.Stmt
+	used    uint64
+	inserts []string // the tables it inserts into, its triggers' included (appDB.inserts)
 }
 
 // prepare gives a statement for sql: a cached one, or a new one that
@@ -44,8 +46,10 @@ func (d *appDB) prepare(sql string) (*sqlite3.Stmt, error) {
 	d.tick++
 	if cs := d.stmts[sql]; cs != nil {
 		cs.used = d.tick
+		d.inserts = append(d.inserts[:0], cs.inserts...)
 		return cs.st, nil
 	}
+	d.inserts = d.inserts[:0]
 	st, tail, err := d.conn.Prepare(sql)
 	if err != nil {
 		return nil, err
@@ -78,7 +82,7 @@ func (d *appDB) prepare(sql string) (*sqlite3.Stmt, error) {
 		_ = noPanic(d.stmts[oldest].st.Close) // reports its last step's error
 		delete(d.stmts, oldest)
 	}
-	d.stmts[sql] = &cachedStmt{st: st, used: d.tick}
+	d.stmts[sql] = &cachedStmt{st: st, used: d.tick, inserts: slices.Clone(d.inserts)}
 	return st, nil
 }
 

@@ -4,22 +4,104 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/internal/bytesize"
+	"github.com/snuggen/snuggen/internal/jsonscan"
 )
 
 // MaxKeyBytes bounds a kv key in bytes (the frame bounds it in code points).
 const MaxKeyBytes = 4 * 512
 
 func checkKey(key string) error {
-	if key == "" {
-		return sqlErr("the kv key is empty")
-	}
-	if len(key) > MaxKeyBytes {
-		return sqlErr("the kv key is %d bytes long: the limit is %d", len(key), MaxKeyBytes)
+	if why := keyProblem(key); why != "" {
+		return sqlErr("%s", why)
 	}
 	return nil
+}
+
+// keyProblem says what is wrong with a kv key, "" when nothing is: the
+// frame's bounds (1–512 code points) and the store's byte bound, checked of
+// keys the app writes and of keys an imported file brings alike.
+func keyProblem(key string) string {
+	switch {
+	case key == "":
+		return "the kv key is empty"
+	case len(key) > MaxKeyBytes:
+		return fmt.Sprintf("the kv key is %d bytes long: the limit is %d", len(key), MaxKeyBytes)
+	case !utf8.ValidString(key):
+		return "the kv key is not UTF-8 text"
+	case utf8.RuneCountInString(key) > frame.DBRequestKeyMaxLength:
+		return fmt.Sprintf("the kv key is %d code points long: the limit is %d", utf8.RuneCountInString(key), frame.DBRequestKeyMaxLength)
+	}
+	return ""
+}
+
+// valueProblem says what keeps raw, one JSON text, from being a kv value,
+// "" when nothing does. A kv value is JSON that reads back as what was
+// stored: one value, nested at most jsonscan.MaxDepth deep, UTF-8, no key
+// twice in an object, every number finite as a double (1e999 is read as
+// Infinity, which JSON cannot carry back), no string or key with an unpaired
+// surrogate escape (read as U+FFFD by every decoder but JavaScript's). The
+// same rule holds for a value the app writes and one an import brings.
+func valueProblem(raw string) string {
+	if !utf8.ValidString(raw) {
+		return "the kv value is not UTF-8 text"
+	}
+	var d jsonscan.Decoder
+	d.Reset(raw)
+	why := walkValue(&d)
+	if why == "" && !d.End() {
+		why = "the kv value is not one JSON value"
+	}
+	if why == "" && d.Err != nil {
+		why = "the kv value is not JSON: " + d.Err.Error()
+	}
+	return why
+}
+
+// walkValue reads one value of d for valueProblem.
+func walkValue(d *jsonscan.Decoder) string {
+	switch d.Peek() {
+	case jsonscan.Object:
+		d.BeginObject()
+		var keys jsonscan.KeySet
+		for first := true; d.ObjMore(first); first = false {
+			k, ok := d.Key()
+			if !ok {
+				return ""
+			}
+			if d.Lone {
+				return fmt.Sprintf("the kv value has a key with an unpaired surrogate escape (\\ud800–\\udfff without its pair): %q", k)
+			}
+			if keys.Add(k) {
+				return fmt.Sprintf("the kv value names the key %q twice in one object", k)
+			}
+			if why := walkValue(d); why != "" {
+				return why
+			}
+		}
+	case jsonscan.Array:
+		d.BeginArray()
+		for first := true; d.ArrMore(first); first = false {
+			if why := walkValue(d); why != "" {
+				return why
+			}
+		}
+	case jsonscan.String:
+		if s, ok := d.String(); ok && d.Lone {
+			return fmt.Sprintf("the kv value has a string with an unpaired surrogate escape (\\ud800–\\udfff without its pair): %q", clip(s, 40))
+		}
+	case jsonscan.Number:
+		if n, ok := d.Number(); ok && math.IsInf(jsonscan.ParseFloat(n), 0) {
+			return fmt.Sprintf("the kv value has the number %s, beyond a double's range: it would read back as Infinity", clip(n, 40))
+		}
+	default:
+		d.Skip()
+	}
+	return ""
 }
 
 // kvGet reads key's value: shared (see KVValue), from the cache when it
@@ -113,6 +195,9 @@ func (d *appDB) kvSet(key string, value json.RawMessage) error {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, value); err != nil {
 		return sqlErr("the kv value is not JSON: %v", err)
+	}
+	if why := valueProblem(buf.String()); why != "" {
+		return sqlErr("%s", why)
 	}
 	// Whatever the write's outcome, the next read goes to the database.
 	d.uncacheKV(key)

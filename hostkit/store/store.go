@@ -395,7 +395,9 @@ func (s *Store) KVGetNow(app, key string) (v KVValue, ok bool, err error) {
 }
 
 // KVSet stores value (any JSON, kept compacted) under key; the JSON null
-// deletes the key. The kv data lives in the app's database, in the reserved
+// deletes the key. A value that would not read back as stored (a number
+// beyond a double's range, an unpaired surrogate escape, a key twice) is
+// DB_SQL_ERROR. The kv data lives in the app's database, in the reserved
 // table _snug_kv that the app's SQL cannot touch, and travels with Export.
 func (s *Store) KVSet(ctx context.Context, app, key string, value json.RawMessage) error {
 	return s.do(ctx, app, "kvSet", false, true, func(d *appDB) error {
@@ -420,8 +422,8 @@ func (s *Store) Export(ctx context.Context, app string) ([]byte, error) {
 // integrity_check with the virtual tables' own checks, and the schema
 // policy: virtual tables of the allowed modules only, no index or trigger on
 // their shadow tables, nothing named or referring to the reserved _snug_
-// names except the kv table exactly as the store makes it, kv values that
-// are valid JSON; triggers and views are
+// names except the kv table exactly as the store makes it, kv keys and
+// values that KVSet would take (valueProblem); triggers and views are
 // allowed, since apps can create them too and they run under the same
 // authorizer with trusted_schema off), written to a temporary file, synced
 // and renamed over the old one. On any failure the old database is

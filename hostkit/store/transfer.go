@@ -396,21 +396,33 @@ func checkContent(c *sqlite3.Conn) error {
 	return checkFTS5(c, fts)
 }
 
-// checkKVValues refuses a kv table holding a value that is not JSON.
+// checkKVValues refuses a kv table holding a key or a value the app could
+// not have written: each is checked as kvSet checks what the app writes
+// (keyProblem, valueProblem), so an import cannot bring the app a value
+// such as 1e999 (Infinity) or a lone surrogate that no write would store.
 func checkKVValues(c *sqlite3.Conn) error {
-	st, _, err := c.Prepare("SELECT count(*) FROM _snug_kv WHERE NOT json_valid(value)")
+	st, _, err := c.Prepare("SELECT key, value FROM _snug_kv")
 	if err != nil {
 		return err
 	}
-	n := int64(0)
-	if st.Step() {
-		n = st.ColumnInt64(0)
+	var bad *Error
+	for bad == nil && st.Step() {
+		if st.ColumnType(0) != sqlite3.TEXT || st.ColumnType(1) != sqlite3.TEXT {
+			bad = importErr("the kv table holds a key or a value that is not text")
+			break
+		}
+		key, value := st.ColumnText(0), st.ColumnText(1)
+		if why := keyProblem(key); why != "" {
+			bad = importErr("the kv table holds a key the app could not write: %s", why)
+		} else if why := valueProblem(value); why != "" {
+			bad = importErr("the kv table's value under %q cannot be read back as stored: %s", clip(key, 64), why)
+		}
 	}
 	if err := errors.Join(st.Err(), st.Close()); err != nil {
 		return err
 	}
-	if n > 0 {
-		return importErr("the kv table holds %d values that are not JSON", n)
+	if bad != nil {
+		return bad
 	}
 	return nil
 }
