@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
@@ -249,5 +252,75 @@ func TestCorpusDashboardAsksOncePerOrigin(t *testing.T) {
 	browsertest.WaitFor(t, frame, "the refusals", `document.getElementById("loads").textContent === "1"`)
 	if got := browsertest.Eval[string](t, frame, `document.getElementById("weather").textContent`); got != "NET_CONFIRM_DENIED" {
 		t.Fatalf("after Deny the weather reads %q", got)
+	}
+}
+
+// corpusApp reads one app of the shared corpus (testdata/corpus), written
+// the way a model writes it from the guide alone.
+func corpusApp(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", name+".html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Issue 28 item 4: a person's own clicks on links wait their turn. Seven
+// links clicked one after the other, the second right after the first
+// dialog's answer, each get their dialog (past the six a minute an app may
+// ask on its own), and the ones allowed open; what the app asks on its own
+// keeps its limits: a second request while a dialog shows is refused.
+func TestCorpusReadingListClicksWaitTheirTurn(t *testing.T) {
+	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("reading", corpusApp(t, "reading"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "reading")
+	frame := runner.Frame(0)
+	urls := browsertest.Eval[[]string](t, frame, `[...document.querySelectorAll("#list a")].map(a => a.getAttribute("href"))`)
+
+	// The app on its own, once the click that opened it has lapsed: two
+	// requests at once, one dialog; the other is refused.
+	runner.WaitFor("the runner's own click to lapse", `!navigator.userActivation.isActive`)
+	browsertest.Eval[bool](t, frame, `(window.own = [], ["https://example.com/1", "https://example.com/2"].forEach((u, i) => snug.openUrl(u).then(s => own[i] = s, e => own[i] = e.message)), true)`)
+	d := runner.Confirm()
+	browsertest.WaitFor(t, frame, "one refusal", `own.filter(Boolean).length === 1`)
+	if refused := browsertest.Eval[string](t, frame, `own.find(Boolean)`); !strings.Contains(refused, "waiting for the user") {
+		t.Fatalf("the app's second request while %s is asked: %q, want refused", d.URL, refused)
+	}
+	runner.Answer("deny")
+	browsertest.WaitFor(t, frame, "the first answered", `own.filter(Boolean).length === 2`)
+
+	before := map[string]bool{}
+	for _, p := range browsertest.PageTargets(t, runner.Tab) {
+		before[string(p.TargetID)] = true
+	}
+	for i, u := range urls {
+		clickIn(t, frame, fmt.Sprintf("#a%d", i+1))
+		d := runner.Confirm()
+		if d.Kind != "open-url" || d.URL != u {
+			t.Fatalf("click %d on %s: the dialog shows %+v", i+1, u, d)
+		}
+		if i < 2 {
+			runner.Answer("once")
+		} else {
+			runner.Answer("deny")
+		}
+	}
+	browsertest.Until(t, "the two links allowed open", func() bool {
+		n := 0
+		for _, p := range browsertest.PageTargets(t, runner.Tab) {
+			if !before[string(p.TargetID)] && (strings.HasPrefix(p.URL, urls[0]) || strings.HasPrefix(p.URL, urls[1])) {
+				n++
+			}
+		}
+		return n == 2
+	})
+	for _, p := range browsertest.PageTargets(t, runner.Tab) {
+		if !before[string(p.TargetID)] {
+			_, _ = chromedp.CallBrowser(runner.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
+		}
 	}
 }

@@ -147,8 +147,13 @@ func generated() (map[string]any, error) {
 		// Each of these the page delivers ends a request (an app-response
 		// with streaming:true aside): every type some frame is answered with.
 		"terminalTypes": answerTypes(),
-		"eventResize":   frame.EventResize,
-		"themeTokens":   frame.ThemeTokens,
+		// The requests a user's click raises (a link, an <a download>):
+		// the page marks one as the user's own when it has transient user
+		// activation as the frame arrives, and the host lets it wait its
+		// turn instead of refusing it (hostkit/openurl, hostkit/savefile).
+		"clickTypes":  []string{frame.TypeOpenURLRequest, frame.TypeSaveFileRequest},
+		"eventResize": frame.EventResize,
+		"themeTokens": frame.ThemeTokens,
 		// The app iframe's allow attribute: the features the runner's
 		// Permissions-Policy lets it delegate, and nothing more.
 		"frameAllow": strings.Join(frame.PermissionsPolicyDelegated, "; "),

@@ -54,6 +54,15 @@ type Confirmer interface {
 	ConfirmOpen(ctx context.Context, p Prompt) (Answer, error)
 }
 
+// Clicks is what a Confirmer may also tell: whether the request in ctx came
+// from the user's own click in the app (a link, a call in a click handler),
+// as the page the app runs in saw it. Such a request waits for the app's
+// dialog showing, in order, instead of being refused; the one-at-a-time
+// and per-minute limits stay for what an app asks on its own.
+type Clicks interface {
+	UserClicked(ctx context.Context) bool
+}
+
 // ErrNoUI is a Confirmer's "nobody to ask" (a headless host, a closed page).
 var ErrNoUI = errors.New("openurl: no user interface to ask")
 
@@ -103,11 +112,13 @@ func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) 
 	if o.c == nil {
 		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}
-	switch err := o.gate.Reserve(app); {
+	switch err := claim(ctx, o.gate, o.c, app); {
 	case errors.Is(err, askgate.ErrBusy):
 		return Result(f.RequestID, frame.StatusRefused, "another link from this app is waiting for the user")
-	case err != nil:
+	case errors.Is(err, askgate.ErrRate):
 		return Result(f.RequestID, frame.StatusRefused, "rate limit: too many links asked for in the last minute")
+	case err != nil:
+		return Result(f.RequestID, frame.StatusRefused, "the request ended before its turn")
 	}
 	defer o.gate.Release(app)
 	ans, err := o.c.ConfirmOpen(ctx, Prompt{App: app, URL: f.URL})
@@ -120,6 +131,15 @@ func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) 
 		return Result(f.RequestID, frame.StatusOpened, "")
 	}
 	return Result(f.RequestID, frame.StatusDeclined, "the user declined")
+}
+
+// claim takes app's dialog: in turn for the user's click (c is a Clicks
+// that says so), else within the app's limits.
+func claim(ctx context.Context, g *askgate.Gate, c Confirmer, app string) error {
+	if k, ok := c.(Clicks); ok && k.UserClicked(ctx) {
+		return g.Wait(ctx, app)
+	}
+	return g.Reserve(app)
 }
 
 // Result builds an open-url-result (status frame.StatusOpened,

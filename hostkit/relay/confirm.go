@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/snuggen/snuggen/hostkit/broker"
@@ -150,7 +151,50 @@ var (
 	_ openurl.Confirmer  = Dialogs{}
 	_ netgate.Confirmer  = Dialogs{}
 	_ savefile.Confirmer = Dialogs{}
+	_ openurl.Clicks     = Dialogs{}
+	_ savefile.Clicks    = Dialogs{}
 )
+
+// maxClicks is how many requestIds a slot keeps marked as the user's click
+// until their request is handled: a page marks at most one request per
+// frame it relays, so only requests the host has not reached yet count.
+const maxClicks = 8
+
+// UserClicked reports whether the page marked the request in ctx as raised
+// by the user's own click in the app's frame (the page's transient user
+// activation as the request arrived: a click in a frame activates the
+// page around it, and an app cannot make one), and forgets the mark.
+func (Dialogs) UserClicked(ctx context.Context) bool {
+	port, ok := portOf(ctx)
+	if !ok {
+		return false
+	}
+	call, _ := broker.CallFrom(ctx)
+	c := port.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(port.clicks, call.RequestID)
+	if i < 0 {
+		return false
+	}
+	port.clicks = slices.Delete(port.clicks, i, i+1)
+	return true
+}
+
+// clicked marks requestId rid of the slot's app as raised by the user's
+// click (the page's {"t":"click"} message, sent just before the frame).
+func (c *conn) clicked(slot, rid string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.slots[slot]
+	if p == nil || rid == "" {
+		return
+	}
+	if len(p.clicks) == maxClicks {
+		p.clicks = slices.Delete(p.clicks, 0, 1)
+	}
+	p.clicks = append(p.clicks, rid)
+}
 
 // ConfirmNet asks whether the app may make a request to an origin it has no
 // grant for: the page shows the app's name, the method and the full URL.

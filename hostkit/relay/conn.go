@@ -296,6 +296,8 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		}
 	case "frame":
 		c.frame(ctx, []byte(m.Slot), m.Frame)
+	case "click":
+		c.clicked(m.Slot, m.ID)
 	case "unmount":
 		c.mu.Lock()
 		p := c.slots[m.Slot]
@@ -716,6 +718,9 @@ type slotPort struct {
 	// loaded is set on the slot's first load (its host-ready). Only the
 	// connection's read loop touches it.
 	loaded bool
+	// clicks are the requestIds the page marked as raised by the user's
+	// click, not yet handled (c.mu).
+	clicks []string
 }
 
 // Send queues {"t":"frame","slot":…,"frame":raw} (appendFrameMessage,

@@ -67,6 +67,14 @@ type Confirmer interface {
 	ConfirmSave(ctx context.Context, p Prompt) (Answer, error)
 }
 
+// Clicks is what a Confirmer may also tell: whether the request in ctx came
+// from the user's own click in the app (an <a download>, a call in a click
+// handler). Such a request waits for the app's dialog showing, in order,
+// instead of being refused; the limits stay for what an app asks on its own.
+type Clicks interface {
+	UserClicked(ctx context.Context) bool
+}
+
 // ErrNoUI is a Confirmer's "nobody to ask" (a headless host, a closed page).
 var ErrNoUI = errors.New("savefile: no user interface to ask")
 
@@ -110,11 +118,17 @@ func (s *Saver) Save(ctx context.Context, app string, f *frame.SaveFileRequest) 
 	if s.c == nil {
 		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}
-	switch err := s.gate.Reserve(app); {
+	claim := s.gate.Reserve
+	if k, ok := s.c.(Clicks); ok && k.UserClicked(ctx) {
+		claim = func(app string) error { return s.gate.Wait(ctx, app) }
+	}
+	switch err := claim(app); {
 	case errors.Is(err, askgate.ErrBusy):
 		return Result(f.RequestID, frame.StatusRefused, "another file from this app is waiting for the user")
-	case err != nil:
+	case errors.Is(err, askgate.ErrRate):
 		return Result(f.RequestID, frame.StatusRefused, "rate limit: too many files offered in the last minute")
+	case err != nil:
+		return Result(f.RequestID, frame.StatusRefused, "the request ended before its turn")
 	}
 	defer s.gate.Release(app)
 	ans, err := s.c.ConfirmSave(ctx, p)

@@ -197,6 +197,13 @@ export class Stage {
         if (answer) this.deliver(inst.slot, answer);
         return;
       }
+      // A click in the app's frame activates this page too (the browser's
+      // user activation reaches the frame's ancestors; an app cannot make
+      // one): a link or download request arriving while it lasts is the
+      // user's own, and the host lets it wait its turn.
+      if (GEN.clickTypes.includes(frame?.type) && navigator.userActivation?.isActive && typeof frame.requestId === 'string') {
+        this.relay.send({ t: 'click', slot: inst.slot, id: frame.requestId });
+      }
       if (enc.text === undefined) {
         this.relay.send({ t: 'frame', slot: inst.slot, frame });
       } else {

@@ -1,20 +1,32 @@
 // Package askgate limits how often one app may put a question in front of
 // the user: one dialog of a kind at a time, and a number per minute. The
 // open-url and save-file flows each keep one Gate.
+//
+// The limits are for what an app asks on its own. A question the user's own
+// click raised (a link, an <a download>) waits its turn instead (Wait): a
+// person who clicks a second link right after answering the first gets the
+// second dialog, whatever the per-minute count.
 package askgate
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
 )
 
 var (
-	// ErrBusy: the app already has a dialog of this kind showing.
+	// ErrBusy: the app already has a dialog of this kind showing (or, for
+	// Wait, MaxWaiting questions already waiting).
 	ErrBusy = errors.New("askgate: a dialog from this app is showing")
 	// ErrRate: the app raised its per-minute number of dialogs.
 	ErrRate = errors.New("askgate: too many dialogs in the last minute")
 )
+
+// MaxWaiting is how many questions from the user's clicks may wait behind
+// an app's showing dialog: a person clicks a few links in a row, an app
+// that turns one click into many requests gets no more than this.
+const MaxWaiting = 4
 
 // Gate is safe for concurrent use.
 type Gate struct {
@@ -27,7 +39,8 @@ type Gate struct {
 
 type state struct {
 	showing bool
-	recent  []time.Time // dialog start times within the last minute
+	recent  []time.Time     // dialog start times within the last minute
+	waiting []chan struct{} // Wait's callers in order; each is closed when its turn comes
 }
 
 // New returns a Gate allowing perMinute dialogs a minute per app, timed by
@@ -39,27 +52,27 @@ func New(perMinute int, now func() time.Time) *Gate {
 	return &Gate{perMinute: perMinute, now: now, apps: make(map[string]*state)}
 }
 
-// Reserve claims app's dialog, or says why not (ErrBusy, ErrRate). A
-// successful Reserve is followed by one Release.
-func (g *Gate) Reserve(app string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+func (g *Gate) state(app string) *state {
 	st := g.apps[app]
 	if st == nil {
 		st = &state{}
 		g.apps[app] = st
 	}
-	if st.showing {
+	return st
+}
+
+// Reserve claims app's dialog for a question the app asks on its own, or
+// says why not (ErrBusy: a dialog shows or a click's question waits;
+// ErrRate). A successful Reserve is followed by one Release.
+func (g *Gate) Reserve(app string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.state(app)
+	if st.showing || len(st.waiting) > 0 {
 		return ErrBusy
 	}
 	now := g.now()
-	keep := st.recent[:0]
-	for _, t := range st.recent {
-		if now.Sub(t) < time.Minute {
-			keep = append(keep, t)
-		}
-	}
-	st.recent = keep
+	st.trim(now)
 	if len(st.recent) >= g.perMinute {
 		return ErrRate
 	}
@@ -68,11 +81,79 @@ func (g *Gate) Reserve(app string) error {
 	return nil
 }
 
-// Release ends app's dialog.
+// trim forgets the dialogs started a minute or more before now.
+func (st *state) trim(now time.Time) {
+	keep := st.recent[:0]
+	for _, t := range st.recent {
+		if now.Sub(t) < time.Minute {
+			keep = append(keep, t)
+		}
+	}
+	st.recent = keep
+}
+
+// start counts a click's dialog starting now: it is not held to the
+// per-minute number, but it counts against the app's own questions.
+func (st *state) start(now time.Time) {
+	st.trim(now)
+	st.recent = append(st.recent, now)
+}
+
+// Wait claims app's dialog for a question the user's own click raised: it
+// waits its turn behind the dialog showing and the clicks before it, in
+// order, and is not held to the per-minute number. It returns ErrBusy when
+// MaxWaiting questions already wait, or ctx's error when ctx ends first. A
+// nil error is followed by one Release.
+func (g *Gate) Wait(ctx context.Context, app string) error {
+	g.mu.Lock()
+	st := g.state(app)
+	if !st.showing {
+		st.showing = true
+		st.start(g.now())
+		g.mu.Unlock()
+		return nil
+	}
+	if len(st.waiting) >= MaxWaiting {
+		g.mu.Unlock()
+		return ErrBusy
+	}
+	turn := make(chan struct{})
+	st.waiting = append(st.waiting, turn)
+	g.mu.Unlock()
+	select {
+	case <-turn:
+		return nil
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, c := range st.waiting {
+		if c == turn {
+			st.waiting = append(st.waiting[:i], st.waiting[i+1:]...)
+			return ctx.Err()
+		}
+	}
+	// The turn came as ctx ended: pass it on.
+	g.releaseLocked(st)
+	return ctx.Err()
+}
+
+// Release ends app's dialog; the next question waiting (Wait) gets it.
 func (g *Gate) Release(app string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if st := g.apps[app]; st != nil {
-		st.showing = false
+		g.releaseLocked(st)
 	}
+}
+
+func (g *Gate) releaseLocked(st *state) {
+	if len(st.waiting) == 0 {
+		st.showing = false
+		return
+	}
+	next := st.waiting[0]
+	st.waiting = st.waiting[1:]
+	st.start(g.now())
+	close(next) // showing stays true: the dialog is next's
 }
