@@ -17,7 +17,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -273,6 +275,40 @@ func prepare(m *model.Model) (*data, error) {
 	if m == nil || m.Rules == nil {
 		return nil, fmt.Errorf("js: the model has no rules")
 	}
+	p := &prep{m: m, r: m.Rules, d: newData(m), listNames: map[string]bool{}, usedLists: map[string]bool{}}
+	steps := []func() error{
+		p.limits, p.codes, p.enums, p.listsAndEvents, p.stages, p.frameRules,
+		p.descriptors, p.frames, p.refusals, p.objects,
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	p.imports()
+	p.typescript()
+	return p.d, nil
+}
+
+// prep is what prepare's steps share while they fill d, in order: each
+// step reads what the ones before it left.
+type prep struct {
+	m *model.Model
+	r *model.Rules
+	d *data
+
+	h            *hoister        // the descriptors, shared ones hoisted
+	titled       []*model.Object // objects validated on their own
+	byType       map[string]*model.Frame
+	listNames    map[string]bool // every list in rules.json
+	usedLists    map[string]bool // the lists a refinement calls on
+	checkImports map[string]bool // the constants checkFrame imports
+	all          []string        // every frame's title, then by direction
+	hostU, appU  []string
+}
+
+// newData is data's fields that come straight from the model.
+func newData(m *model.Model) *data {
 	r := m.Rules
 	d := &data{
 		Header:           Header,
@@ -289,17 +325,27 @@ func prepare(m *model.Model) (*data, error) {
 	if d.Backoff == "null" {
 		d.Backoff = "[]"
 	}
-	if err := fieldLimits(m, d); err != nil {
-		return nil, err
-	}
-	d.ACECategories, d.RTLScripts = jsonText(m.Rules.ACECategories), jsonText(m.Rules.RTLScripts)
-	if _, ok := m.Rules.Limit("MAX_JSON_DEPTH"); !ok {
-		return nil, fmt.Errorf("js: rules.json limits has no MAX_JSON_DEPTH, which checkFrame reads")
-	}
+	return d
+}
 
-	// Codes.
+// limits: the fields' limits, the character classes, the depth checkFrame reads.
+func (p *prep) limits() error {
+	if err := fieldLimits(p.m, p.d); err != nil {
+		return err
+	}
+	p.d.ACECategories, p.d.RTLScripts = jsonText(p.r.ACECategories), jsonText(p.r.RTLScripts)
+	if _, ok := p.r.Limit("MAX_JSON_DEPTH"); !ok {
+		return fmt.Errorf("js: rules.json limits has no MAX_JSON_DEPTH, which checkFrame reads")
+	}
+	p.checkImports = map[string]bool{p.d.ErrorMessageMax: true}
+	return nil
+}
+
+// codes: the error registry, the retryable codes and each registry's codes.
+func (p *prep) codes() error {
+	d := p.d
 	var codes, retry, union []string
-	for _, e := range r.Errors {
+	for _, e := range p.r.Errors {
 		d.Codes = append(d.Codes, codeData{Const: "CODE_" + e.Code, Code: e.Code, When: e.When})
 		codes = append(codes, e.Code)
 		union = append(union, jsonText(e.Code))
@@ -310,7 +356,7 @@ func prepare(m *model.Model) (*data, error) {
 	d.CodeList, d.RetryableList = jsonText(codes), jsonText(retry)
 	d.KnownCodes = jsonText(strings.Join(codes, " "))
 	byRegistry := map[string][]string{}
-	for _, e := range r.Errors {
+	for _, e := range p.r.Errors {
 		reg := e.Registry()
 		if byRegistry[reg] == nil {
 			d.Registries = append(d.Registries, nameValue{Name: "CODES_" + screaming(reg), Lit: reg})
@@ -324,55 +370,64 @@ func prepare(m *model.Model) (*data, error) {
 		d.RetryableList = "[]"
 	}
 	d.CodeUnion = strings.Join(union, " | ")
-	if _, ok := codeSet(r)["MALFORMED"]; !ok {
-		return nil, fmt.Errorf("js: the error registry has no MALFORMED code, which checkFrame answers with")
+	if _, ok := codeSet(p.r)["MALFORMED"]; !ok {
+		return fmt.Errorf("js: the error registry has no MALFORMED code, which checkFrame answers with")
 	}
+	return nil
+}
 
-	// Enum values of string fields, as Go's frame.OpExec: OP_EXEC.
+// enums: the enum values of string fields, as Go's frame.OpExec: OP_EXEC.
+func (p *prep) enums() error {
 	enums := map[string]string{}
-	var enumNames []string
-	var enumErr error
-	walkFields(m, func(f *model.Field) {
+	var names []string
+	var err error
+	walkFields(p.m, func(f *model.Field) {
 		if f.Type.Kind != model.String {
 			return
 		}
 		for _, v := range f.Type.Enum {
 			name := screaming(f.Name) + "_" + screaming(strings.NewReplacer("-", "_", ".", "_").Replace(v))
-			if old, ok := enums[name]; ok && old != v && enumErr == nil {
-				enumErr = fmt.Errorf("js: enum constant %s would be both %q and %q", name, old, v)
+			if old, ok := enums[name]; ok && old != v && err == nil {
+				err = fmt.Errorf("js: enum constant %s would be both %q and %q", name, old, v)
 			}
 			if _, ok := enums[name]; !ok {
-				enumNames = append(enumNames, name)
+				names = append(names, name)
 			}
 			enums[name] = v
 		}
 	})
-	if enumErr != nil {
-		return nil, enumErr
+	if err != nil {
+		return err
 	}
-	sort.Strings(enumNames)
-	for _, n := range enumNames {
-		d.Enums = append(d.Enums, nameValue{Name: n, Value: jsonText(enums[n])})
+	sort.Strings(names)
+	for _, n := range names {
+		p.d.Enums = append(p.d.Enums, nameValue{Name: n, Value: jsonText(enums[n])})
 	}
+	return nil
+}
 
-	// Lists and events.
-	listNames := map[string]bool{}
+// eventFieldJS and eventSpecJS are an event's spec as the runtime reads it.
+type eventFieldJS struct {
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	MinLength *int     `json:"minLength,omitempty"`
+	MaxLength *int     `json:"maxLength,omitempty"`
+	Minimum   *int64   `json:"minimum,omitempty"`
+	Maximum   *int64   `json:"maximum,omitempty"`
+	Enum      []string `json:"enum,omitempty"`
+}
+
+type eventSpecJS struct {
+	Direction string         `json:"direction"`
+	Data      []eventFieldJS `json:"data"`
+}
+
+// listsAndEvents: the lists, the events' specs and bounds, the normative rules.
+func (p *prep) listsAndEvents() error {
+	d, r := p.d, p.r
 	for _, l := range r.Lists {
 		d.Lists = append(d.Lists, nameValue{Name: l.Name, Value: jsonText(l.Values)})
-		listNames[l.Name] = true
-	}
-	type eventFieldJS struct {
-		Name      string   `json:"name"`
-		Type      string   `json:"type"`
-		MinLength *int     `json:"minLength,omitempty"`
-		MaxLength *int     `json:"maxLength,omitempty"`
-		Minimum   *int64   `json:"minimum,omitempty"`
-		Maximum   *int64   `json:"maximum,omitempty"`
-		Enum      []string `json:"enum,omitempty"`
-	}
-	type eventSpecJS struct {
-		Direction string         `json:"direction"`
-		Data      []eventFieldJS `json:"data"`
+		p.listNames[l.Name] = true
 	}
 	specs := map[string]eventSpecJS{}
 	for _, e := range r.Events {
@@ -392,31 +447,42 @@ func prepare(m *model.Model) (*data, error) {
 	for _, e := range r.Events {
 		d.Events = append(d.Events, eventData{Name: e.Name, Direction: e.Direction, Const: "EVENT_" + screaming(e.Name)})
 		for _, f := range e.Data {
-			base := screaming(e.Name) + "_" + screaming(f.Name)
-			add := func(suffix string, v any) {
-				d.EventBounds = append(d.EventBounds, nameValue{Name: base + "_" + suffix, Value: jsonText(v)})
-			}
-			if f.MinLength != nil {
-				add("MIN_LENGTH", *f.MinLength)
-			}
-			if f.MaxLength != nil {
-				add("MAX_LENGTH", *f.MaxLength)
-			}
-			if f.Minimum != nil {
-				add("MINIMUM", *f.Minimum)
-			}
-			if f.Maximum != nil {
-				add("MAXIMUM", *f.Maximum)
-			}
-			if len(f.Enum) > 0 {
-				d.EventLists = append(d.EventLists, nameValue{Name: base + "_VALUES", Value: jsonText(f.Enum)})
-			}
+			p.eventBounds(e.Name, f)
 		}
 	}
+	return nil
+}
 
-	// Stages: keyword → index; refinements go to the last stage.
+// eventBounds: one event field's bounds and values, as constants.
+func (p *prep) eventBounds(event string, f model.EventField) {
+	base := screaming(event) + "_" + screaming(f.Name)
+	add := func(suffix string, v any) {
+		p.d.EventBounds = append(p.d.EventBounds, nameValue{Name: base + "_" + suffix, Value: jsonText(v)})
+	}
+	if f.MinLength != nil {
+		add("MIN_LENGTH", *f.MinLength)
+	}
+	if f.MaxLength != nil {
+		add("MAX_LENGTH", *f.MaxLength)
+	}
+	if f.Minimum != nil {
+		add("MINIMUM", *f.Minimum)
+	}
+	if f.Maximum != nil {
+		add("MAXIMUM", *f.Maximum)
+	}
+	if len(f.Enum) > 0 {
+		p.d.EventLists = append(p.d.EventLists, nameValue{Name: base + "_VALUES", Value: jsonText(f.Enum)})
+	}
+}
+
+// stages: keyword → stage index, and the messages. Refinements are the
+// last stage: they run only when the schema stages found nothing, so they
+// need no entry in the stage map.
+func (p *prep) stages() error {
+	r, d := p.r, p.d
 	if len(r.Stages) == 0 {
-		return nil, fmt.Errorf("js: rules.json has no validation stages")
+		return fmt.Errorf("js: rules.json has no validation stages")
 	}
 	stage := map[string]int{}
 	var stageNames []string
@@ -426,8 +492,6 @@ func prepare(m *model.Model) (*data, error) {
 			stage[k] = i
 		}
 	}
-	// Refinements are the last stage: they run only when the schema stages
-	// found nothing, so they need no entry in the stage map.
 	messages := map[string]string{}
 	for _, ref := range r.Refinements {
 		messages[ref.ID] = ref.Message
@@ -439,45 +503,53 @@ func prepare(m *model.Model) (*data, error) {
 	d.StageNames = strings.Join(stageNames, ", then ")
 	d.StageMap = jsonText(stage) // encoding/json sorts map keys: deterministic
 	d.RefinementMessages = jsonText(messages)
+	return nil
+}
 
-	// Frame rules.
+// frameRules: the rules checkFrame applies, each present in rules.json.
+func (p *prep) frameRules() error {
 	frameRules := map[string][2]string{}
-	for _, fr := range r.FrameRules {
+	for _, fr := range p.r.FrameRules {
 		frameRules[fr.ID] = [2]string{fr.Code, fr.Message}
 	}
 	for _, id := range frameRuleIDs {
 		if _, ok := frameRules[id]; !ok {
-			return nil, fmt.Errorf("js: rules.json frameRules has no %q, which checkFrame applies", id)
+			return fmt.Errorf("js: rules.json frameRules has no %q, which checkFrame applies", id)
 		}
 	}
-	d.FrameRules = jsonText(frameRules)
+	p.d.FrameRules = jsonText(frameRules)
+	return nil
+}
 
-	// Descriptors.
-	h := newHoister()
-	for _, f := range m.Frames {
-		if f.Body == nil {
-			return nil, fmt.Errorf("js: frame %s has no body in the model", f.Type)
-		}
-		h.countObject(f.Body)
-	}
-	// Titled objects, for validating a part on its own (the runtime checks a
-	// theme-change's theme with validateTheme); counted so a descriptor they
-	// share with a frame is hoisted.
+// descriptors counts every frame body and titled object (validated on its
+// own: the runtime checks a theme-change's theme with validateTheme), so a
+// descriptor they share is hoisted.
+func (p *prep) descriptors() error {
+	p.h = newHoister()
+	p.byType = map[string]*model.Frame{}
 	seen := map[string]bool{}
-	for _, f := range m.Frames {
+	for _, f := range p.m.Frames {
+		if f.Body == nil {
+			return fmt.Errorf("js: frame %s has no body in the model", f.Type)
+		}
+		p.h.countObject(f.Body)
 		seen[f.Title] = true
+		p.byType[f.Type] = f
 	}
-	var titled []*model.Object
-	walkObjects(m, func(o *model.Object) {
+	walkObjects(p.m, func(o *model.Object) {
 		if o.Name == "" || seen[o.Name] {
 			return
 		}
 		seen[o.Name] = true
-		titled = append(titled, o)
-		h.count[inlineType(&model.Type{Kind: model.Struct, Object: o})]++
+		p.titled = append(p.titled, o)
+		p.h.count[inlineType(&model.Type{Kind: model.Struct, Object: o})]++
 	})
-	usedLists := map[string]bool{}
-	checkImports := map[string]bool{d.ErrorMessageMax: true}
+	return nil
+}
+
+// frames: each frame's validator, size, answer and refinements.
+func (p *prep) frames() error {
+	r, d := p.r, p.d
 	limitNames := map[string]bool{}
 	limitValue := map[string]string{}
 	for _, l := range r.Limits {
@@ -488,85 +560,101 @@ func prepare(m *model.Model) (*data, error) {
 	for _, sc := range r.SizeClasses {
 		sizeLimit[sc.Name] = sc.Limit
 	}
-	byType := map[string]*model.Frame{}
-	for _, f := range m.Frames {
-		byType[f.Type] = f
-	}
-	var all, hostU, appU []string
-	for _, f := range m.Frames {
+	for _, f := range p.m.Frames {
 		fd := &frameData{
 			Type: f.Type, Direction: f.Direction, Strict: f.Strict,
 			Const: typeConst(f.Type), Fn: "validate" + f.Title, Schema: "SCHEMA_" + screaming(f.Title),
-			Desc: h.object(f.Body), AnswerConst: "null",
+			Desc: p.h.object(f.Body), AnswerConst: "null",
 		}
 		fd.MaxBytesName = sizeLimit[f.SizeClass]
 		if fd.MaxBytesName == "" || !limitNames[fd.MaxBytesName] {
-			return nil, fmt.Errorf("js: frame %s: size class %q has no limit in rules.json", f.Type, f.SizeClass)
+			return fmt.Errorf("js: frame %s: size class %q has no limit in rules.json", f.Type, f.SizeClass)
 		}
 		fd.SizeConst = "MAX_BYTES_" + strings.TrimPrefix(fd.Const, "TYPE_")
 		fd.MaxBytes = limitValue[fd.MaxBytesName]
-		checkImports[fd.MaxBytesName] = true
-		checkImports[fd.Const] = true
+		p.checkImports[fd.MaxBytesName] = true
+		p.checkImports[fd.Const] = true
 		if f.Answer != "" {
-			if byType[f.Answer] == nil {
-				return nil, fmt.Errorf("js: frame %s: answer type %s is not a frame", f.Type, f.Answer)
+			if p.byType[f.Answer] == nil {
+				return fmt.Errorf("js: frame %s: answer type %s is not a frame", f.Type, f.Answer)
 			}
 			fd.AnswerConst = typeConst(f.Answer)
 		}
-		for _, ref := range r.Refinements {
-			if ref.Frame != f.Type {
-				continue
-			}
-			if f.Direction == model.HostToApp {
-				// The runtime checks incoming frames with the acceptors, which
-				// run no refinement: they would accept what a host must not send.
-				return nil, fmt.Errorf("js: refinement %s applies to host→app frame %s; the runtime's acceptors have no refinements (add them to runtime-js/src/validate-core.js first)", ref.ID, f.Type)
-			}
-			line, err := refinementCall(ref, listNames, usedLists)
-			if err != nil {
-				return nil, err
-			}
-			fd.Refine = append(fd.Refine, line)
+		if err := p.refine(f, fd); err != nil {
+			return err
 		}
-		d.Frames = append(d.Frames, fd)
-		all = append(all, f.Title)
-		switch f.Direction {
-		case model.HostToApp:
-			d.HostToApp = append(d.HostToApp, fd)
-			hostU = append(hostU, f.Title)
-		case model.AppToHost:
-			d.AppToHost = append(d.AppToHost, fd)
-			appU = append(appU, f.Title)
-		default:
-			return nil, fmt.Errorf("js: frame %s: unknown direction %q", f.Type, f.Direction)
+		if err := p.addFrame(f, fd); err != nil {
+			return err
 		}
 	}
 	for _, ref := range r.Refinements {
-		if byType[ref.Frame] == nil {
-			return nil, fmt.Errorf("js: refinement %s names frame %s, which is not in the frame table", ref.ID, ref.Frame)
+		if p.byType[ref.Frame] == nil {
+			return fmt.Errorf("js: refinement %s names frame %s, which is not in the frame table", ref.ID, ref.Frame)
 		}
 	}
-	if byType[r.DefaultAnswer] == nil {
-		return nil, fmt.Errorf("js: defaultAnswer %q is not a frame", r.DefaultAnswer)
+	if p.byType[r.DefaultAnswer] == nil {
+		return fmt.Errorf("js: defaultAnswer %q is not a frame", r.DefaultAnswer)
 	}
 	d.DefaultAnswerConst = typeConst(r.DefaultAnswer)
-	checkImports[d.DefaultAnswerConst] = true
+	p.checkImports[d.DefaultAnswerConst] = true
 	d.SizeClass = sizeClassExpr(r.SizeClasses, d.Frames)
+	return nil
+}
 
-	// An answer type with no error seat refuses instead (rules.json refusal):
-	// status refused, the code in reason.
+// refine: the refinement calls of frame f.
+func (p *prep) refine(f *model.Frame, fd *frameData) error {
+	for _, ref := range p.r.Refinements {
+		if ref.Frame != f.Type {
+			continue
+		}
+		if f.Direction == model.HostToApp {
+			// The runtime checks incoming frames with the acceptors, which
+			// run no refinement: they would accept what a host must not send.
+			return fmt.Errorf("js: refinement %s applies to host→app frame %s; the runtime's acceptors have no refinements (add them to runtime-js/src/validate-core.js first)", ref.ID, f.Type)
+		}
+		line, err := refinementCall(ref, p.listNames, p.usedLists)
+		if err != nil {
+			return err
+		}
+		fd.Refine = append(fd.Refine, line)
+	}
+	return nil
+}
+
+// addFrame files fd under its direction.
+func (p *prep) addFrame(f *model.Frame, fd *frameData) error {
+	d := p.d
+	d.Frames = append(d.Frames, fd)
+	p.all = append(p.all, f.Title)
+	switch f.Direction {
+	case model.HostToApp:
+		d.HostToApp = append(d.HostToApp, fd)
+		p.hostU = append(p.hostU, f.Title)
+	case model.AppToHost:
+		d.AppToHost = append(d.AppToHost, fd)
+		p.appU = append(p.appU, f.Title)
+	default:
+		return fmt.Errorf("js: frame %s: unknown direction %q", f.Type, f.Direction)
+	}
+	return nil
+}
+
+// refusals: an answer type with no error seat refuses instead (rules.json
+// refusal): status refused, the code in reason.
+func (p *prep) refusals() error {
+	r, d := p.r, p.d
 	var refusing []string
-	for _, f := range m.Frames {
+	for _, f := range p.m.Frames {
 		if f.Answer == "" {
 			continue
 		}
-		a := byType[f.Answer]
+		a := p.byType[f.Answer]
 		if fieldOf(a.Body, "error") != nil {
 			continue
 		}
 		rf := r.Refusal
 		if rf.Field == "" || fieldOf(a.Body, rf.Field) == nil || fieldOf(a.Body, rf.ReasonField) == nil {
-			return nil, fmt.Errorf("js: answer type %s has no error field and rules.json refusal %+v does not fit it", a.Type, rf)
+			return fmt.Errorf("js: answer type %s has no error field and rules.json refusal %+v does not fit it", a.Type, rf)
 		}
 		max := "0"
 		if ml := fieldOf(a.Body, rf.ReasonField).Type.MaxLength; ml != nil {
@@ -579,38 +667,35 @@ func prepare(m *model.Model) (*data, error) {
 	d.RefusingTypes = "{ " + strings.Join(refusing, ", ") + " }"
 	d.Refusal = jsonText(r.Refusal)
 	if r.RecoverField == "" {
-		return nil, fmt.Errorf("js: rules.json requestIdRecovery names no field")
+		return fmt.Errorf("js: rules.json requestIdRecovery names no field")
 	}
 	d.RecoverField = jsonText(r.RecoverField)
+	return nil
+}
 
-	for _, o := range titled {
+// objects: the titled objects' validators, the hoisted descriptors, the acceptors.
+func (p *prep) objects() error {
+	d := p.d
+	for _, o := range p.titled {
 		d.Objects = append(d.Objects, objectData{Title: o.Name, Fn: "validate" + o.Name, Schema: "SCHEMA_" + screaming(o.Name),
-			Desc: h.typ(&model.Type{Kind: model.Struct, Object: o})})
+			Desc: p.h.typ(&model.Type{Kind: model.Struct, Object: o})})
 	}
-	d.Shared = h.shared
-	if err := prepareAcceptors(m, d); err != nil {
-		return nil, err
-	}
+	d.Shared = p.h.shared
+	return prepareAcceptors(p.m, d)
+}
 
-	var lists []string
-	for n := range usedLists {
-		lists = append(lists, n)
-	}
-	sort.Strings(lists)
-	d.ListImports = strings.Join(lists, ", ")
-	var imports []string
-	for n := range checkImports {
-		imports = append(imports, n)
-	}
-	sort.Strings(imports)
-	d.CheckImports = strings.Join(imports, ", ")
+// imports: the lists and constants the checks import, sorted.
+func (p *prep) imports() {
+	p.d.ListImports = strings.Join(slices.Sorted(maps.Keys(p.usedLists)), ", ")
+	p.d.CheckImports = strings.Join(slices.Sorted(maps.Keys(p.checkImports)), ", ")
+}
 
-	// TypeScript.
-	d.Decls = tsDecls(m)
-	d.AllUnion = strings.Join(all, " | ")
-	d.HostUnion = strings.Join(hostU, " | ")
-	d.AppUnion = strings.Join(appU, " | ")
-	return d, nil
+// typescript: the declarations and the unions of frame titles.
+func (p *prep) typescript() {
+	p.d.Decls = tsDecls(p.m)
+	p.d.AllUnion = strings.Join(p.all, " | ")
+	p.d.HostUnion = strings.Join(p.hostU, " | ")
+	p.d.AppUnion = strings.Join(p.appU, " | ")
 }
 
 func codeSet(r *model.Rules) map[string]bool {
