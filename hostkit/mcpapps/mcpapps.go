@@ -399,13 +399,15 @@ var ErrSeveralServers = errors.New("mcpapps: one transport serves one MCP server
 
 // Run serves one client over t (mcp.StdioTransport for a desktop client's
 // config) until it disconnects or ctx ends. It serves one MCP server: one
-// app, or every app with SharedServer.
+// app, or every app with SharedServer. A call the client cancels
+// (notifications/cancelled) gets no answer, and a call read before the
+// input ends still gets its own (within StdinGrace).
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	m := s.single()
 	if m == nil {
 		return ErrSeveralServers
 	}
-	return m.Run(ctx, t)
+	return m.Run(ctx, settling{t})
 }
 
 // Close ends every request in flight (each gets its terminal answer), then
