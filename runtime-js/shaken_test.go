@@ -13,46 +13,23 @@ import (
 // dist/shaken variant) and for the forms when its page may have one; every
 // app pays for the base: the handshake, the acceptors of host-ready,
 // host-event and the answers it can get, the core error registry R5 needs,
-// theme and resize. docs/decisions.md
-// ("Tree-shaken runtime") has the measured floor under each; raise a budget
-// only with a line there.
+// theme and resize. Each budget is the measurement with about 4% of
+// headroom: the source is written for people and esbuild shrinks it (issue
+// 27 item 4; TestSourcesArePlain keeps hand-golf out), so a budget that
+// equals its measurement to the byte would invite golf again. The issue's
+// goals (4,096 B full, 2,400 B ask-only, 3,000 B ask + db + forms) are
+// bench/all's rows; docs/decisions.md ("Tree-shaken runtime") has the
+// measured floor under each part. Raise a budget only with a line there.
 const (
-	// FullBudget holds dist/snug.js, every member. Issue 16 asked 4,096 B
-	// (measured 4,073 B when it landed); issue 14 added links with openUrl
-	// and URL serialization, saveFile with the <a download> route and
-	// onPartial's reader: 5,536 B; 5,430 B after issue 16's third pass,
-	// 5,317 B after the fourth, 5,192 B after the fifth (docs/decisions.md
-	// has each part's floor); 5,220 B since issue 28 (beforeunload speaks
-	// only for the app's own navigation: +28 B); 5,227 B since issue 26 item
-	// 10 (a condition of several fields: an error answer needs no data);
-	// 5,235 B with issue 31's DB_CORRUPT code; 5,255 B with issue 28 item
-	// 11's CAPABILITY_ABSENT (the registry's row and the absent-capability
-	// refusal's code).
-	FullBudget = 5255
-	// AskBudget holds an ask-only app's runtime (no form on the page). The
-	// issue asked 2,400 B; 3,180 B when issue 16 landed, 3,214 B since issue
-	// 14; 2,644 B since a variant knows only its members' error registries
-	// and size classes and the forms come only with a form; 2,552 B after
-	// the third pass, 2,400 B (the issue's) after the fourth, 2,399 B after
-	// the fifth, 2,403 B since issue 26 item 10, 2,420 B with issue 28
-	// item 11's CAPABILITY_ABSENT.
-	AskBudget = 2420
+	// FullBudget holds dist/snug.js, every member: 5,319 B measured.
+	FullBudget = 5532
+	// AskBudget holds an ask-only app's runtime, no form: 2,445 B measured.
+	AskBudget = 2543
 	// AskDBBudget holds an ask + db + forms app's runtime (dist/forms.js
-	// before the variant). The issue asked 3,000 B; measured 3,630 B when
-	// issue 16 landed, 3,658 B since issue 14, 3,498 B after the second
-	// pass, 3,382 B after the third, 3,248 B after the fourth, 3,199 B
-	// after the fifth, 3,207 B since issue 26 item 10, 3,214 B with issue
-	// 31's DB_CORRUPT code, 3,241 B with issue 28 item 11's
-	// CAPABILITY_ABSENT.
-	AskDBBudget = 3241
-	// MCPAskBudget holds the MCP flavour of an ask-only app: 2,890 B when
-	// issue 16 landed, 2,938 B since issue 14 (the issue's 3,072 B), 2,589 B
-	// without the forms, 2,541 B after the third pass, 2,290 B after the
-	// fourth (a variant drops the transport's parts its members never use),
-	// 2,288 B after the fifth; 2,317 B since issue 28 item 11 (an absent
-	// capability is CAPABILITY_ABSENT, and ready does not wait for a tool
-	// result a host without serverTools may never send).
-	MCPAskBudget = 2317
+	// before the variant): 3,287 B measured.
+	AskDBBudget = 3418
+	// MCPAskBudget holds an MCP ask-only app's runtime: 2,342 B measured.
+	MCPAskBudget = 2436
 )
 
 func variant(t *testing.T, target string, members ...string) []byte {

@@ -7,19 +7,12 @@ import (
 )
 
 // MCPBudget is the MCP flavour's budget in min+gzip bytes, with every
-// member (an app that names few gets a tree-shaken variant: MCPAskBudget).
-// The issue asked for 3 KB; when it landed the shared API layer alone was
-// 2,650 B and the MCP transport about 920 B (3,574 B). Issue 14 added links
-// with openUrl, URL serialization, saveFile with the <a download> route,
-// ui/download-file and onPartial's reader: 5,152 B (5,048 B after issue
-// 16's third pass as a page carries it, 4,994 B after the fourth, 4,855 B
-// after the fifth; this test counts the generated-file header line too:
-// 4,889 B; 4,917 B since issue 28's beforeunload check, +28 B; 4,950 B
-// since issue 28 item 11: an absent capability is CAPABILITY_ABSENT, and
-// ready does not wait for a tool result a host without serverTools may
-// never send, +33 B). docs/decisions.md ("MCP Apps: the runtime's budget")
-// has the floor of each part; raise this only with a line there.
-const MCPBudget = 4950
+// member (an app that names few gets a tree-shaken variant: MCPAskBudget):
+// 5,019 B measured with the generated-file header line, and about 4% of
+// headroom (see shaken_test.go). docs/decisions.md ("MCP Apps: the
+// runtime's budget") has the floor of each part; raise this only with a
+// line there.
+const MCPBudget = 5220
 
 func gzipped(t *testing.T, b []byte) int {
 	t.Helper()

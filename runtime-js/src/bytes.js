@@ -5,8 +5,20 @@
 // 0.2 s slower on the largest import R6 allows (5 MiB; docs/decisions.md,
 // Runtime budgets).
 
-/** @param {string} s base64 text @returns {Uint8Array} */
-export const fromBase64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+/**
+ * The bytes that base64 text encodes.
+ * @param {string} base64
+ * @returns {Uint8Array}
+ */
+export const fromBase64 = (base64) => Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
 
-/** @param {Uint8Array|ArrayBuffer|ArrayLike<number>} b a view's bytes, a buffer, or an array of numbers @returns {string} */
-export const toBase64 = (b) => btoa(Array.from(new Uint8Array(b.buffer || b, b.byteOffset, b.byteLength), (c) => String.fromCharCode(c)).join(""));
+/**
+ * The base64 text of some bytes.
+ * @param {Uint8Array|ArrayBuffer|ArrayLike<number>} data a view's bytes, a buffer, or an array of numbers
+ * @returns {string}
+ */
+export const toBase64 = (data) => {
+  const bytes = new Uint8Array(data.buffer || data, data.byteOffset, data.byteLength);
+  const binary = Array.from(bytes, (byte) => String.fromCharCode(byte)).join("");
+  return btoa(binary);
+};

@@ -19,21 +19,42 @@
 // validity check (unless novalidate), then the submit event; a click on a
 // submit button and Enter in a form without one submit through it.
 HTMLFormElement.prototype.requestSubmit = function (submitter) {
-  (this.noValidate || submitter?.formNoValidate || this.reportValidity()) &&
+  const unchecked = this.noValidate || submitter?.formNoValidate;
+  if (unchecked || this.reportValidity()) {
     this.dispatchEvent(new SubmitEvent("submit", { bubbles: true, cancelable: true, submitter }));
+  }
 };
-addEventListener("click", (e) => {
-  const b = e.target.closest?.("button,input");
-  if (b?.form && b.type == "submit" && !e.defaultPrevented) e.preventDefault(), b.form.requestSubmit(b);
+
+addEventListener("click", (event) => {
+  const button = event.target.closest?.("button,input");
+  if (button?.form && button.type == "submit" && !event.defaultPrevented) {
+    event.preventDefault();
+    button.form.requestSubmit(button);
+  }
 });
+
 // A form has no default button when none of its elements (those outside it
 // with form= too) is a submit button.
-addEventListener("keydown", (e) => {
-  const t = e.target;
-  if (e.key == "Enter" && t.localName == "input" && t.form && ![...t.form.elements].some((b) => b.type == "submit"))
-    e.preventDefault(), t.form.requestSubmit();
+addEventListener("keydown", (event) => {
+  const field = event.target;
+  if (event.key != "Enter" || field.localName != "input" || !field.form) return;
+  const hasSubmitButton = [...field.form.elements].some((element) => element.type == "submit");
+  if (!hasSubmitButton) {
+    event.preventDefault();
+    field.form.requestSubmit();
+  }
 });
+
 // The browser's own submit event (a sandbox that allows forms, as some MCP
 // Apps hosts' do, fires one after ours for Enter in a form without a
 // button) is stopped before the app sees it, and its navigation with it.
-addEventListener("submit", (e) => e.isTrusted && (e.preventDefault(), e.stopImmediatePropagation()), true);
+addEventListener(
+  "submit",
+  (event) => {
+    if (event.isTrusted) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }
+  },
+  true,
+);

@@ -17,32 +17,35 @@
 // "alert" or whose page says "dialog": an app that uses neither pays nothing,
 // and an MCP Apps host's sandbox may allow both.
 
-const D = document;
-let notices;
+let notices; // the element that holds the notices, made on first use
 
 /** @param {unknown} [message] */
 export const noticeAlert = (message = "") => {
   if (!notices) {
-    notices = D.createElement("snug-notices");
+    notices = document.createElement("snug-notices");
     notices.style.cssText = "position:sticky;top:0;z-index:2147483647;display:grid;gap:6px;padding:8px";
   }
-  const box = D.createElement("snug-notice");
-  const ok = D.createElement("button");
+  const box = document.createElement("snug-notice");
+  const ok = document.createElement("button");
   box.setAttribute("role", "alert");
   box.style.cssText =
     "display:flex;justify-content:space-between;gap:1em;padding:8px;white-space:pre-wrap;color:CanvasText;background:Canvas;border:1px solid;border-radius:6px";
   ok.textContent = "OK";
   ok.onclick = () => {
     box.remove();
-    notices.childElementCount || notices.remove();
+    if (notices.childElementCount == 0) notices.remove();
   };
   box.append(String(message), ok);
   notices.append(box);
-  notices.isConnected || D.documentElement.insertBefore(notices, D.body);
+  if (!notices.isConnected) document.documentElement.insertBefore(notices, document.body);
 };
 
-/** A submit event that reached the window uncancelled closes a method="dialog" form's dialog. @param {SubmitEvent} e */
-export const dialogSubmit = (e) => {
-  const form = e.target;
-  e.defaultPrevented || form.method != "dialog" || form.closest("dialog")?.close(e.submitter?.value);
+/**
+ * A submit event that reached the window uncancelled closes a
+ * method="dialog" form's dialog, with the submitter's value.
+ * @param {SubmitEvent} event
+ */
+export const dialogSubmit = (event) => {
+  const form = event.target;
+  if (!event.defaultPrevented && form.method == "dialog") form.closest("dialog")?.close(event.submitter?.value);
 };

@@ -16,55 +16,75 @@
  * trimmed from the end; the closers still owed (quote, brackets) are added
  * and the result parsed.
  *
- * @param {string} t
+ * @param {string} text
  * @returns {string|undefined}
  */
-export const partial = (t) => {
-  const n = t.length,
-    fence = t.indexOf("```"),
-    open = []; // the closers owed, innermost last
-  let i = t.indexOf("{"),
-    j,
-    q, // in a string
-    e; // where the string's last escape began
+export const partial = (text) => {
+  let start = text.indexOf("{");
   // A fence before the object: the object starts after the fence's line.
-  if (fence >= 0 && fence < i) i = t.indexOf("{", t.indexOf("\n", fence) + 1 || n);
-  if (i < 0) return;
-  for (j = i; j < t.length; j++) {
-    if (q) t[j] == "\\" ? (j += t[(e = j) + 1] == "u" ? 5 : 1) : (q = t[j] != '"');
-    else if (t[j] == '"') q = 1;
-    else if (t[j] == "{" || t[j] == "[") open.push(t[j] == "{" ? "}" : "]");
-    else if ((t[j] == "}" || t[j] == "]") && (open.pop(), !open[0])) break;
+  const fence = text.indexOf("```");
+  if (fence >= 0 && fence < start) {
+    const lineEnd = text.indexOf("\n", fence);
+    start = lineEnd < 0 ? -1 : text.indexOf("{", lineEnd + 1);
   }
-  // Cut off: half an escape; a number or true/false/null the text may go
-  // on with; a key whose value has not begun; a comma.
-  let x = t.slice(i, j > t.length ? e : j + 1) + (q ? '"' : "");
-  if (!q) x = x.replace(/[\w.+-]+$/, "");
-  if (open.at(-1) == "}") x = x.replace(/([{,]\s*)"(?:[^"\\]|\\.)*"\s*:?\s*$/, "$1");
+  if (start < 0) return undefined;
+
+  const closers = []; // the closers owed, innermost last
+  let inString = false;
+  let escapeStart; // where the string's last escape began
+  let end = start;
+  for (; end < text.length; end++) {
+    const char = text[end];
+    if (inString) {
+      if (char == "\\") {
+        escapeStart = end;
+        end += text[end + 1] == "u" ? 5 : 1;
+      } else if (char == '"') {
+        inString = false;
+      }
+    } else if (char == '"') {
+      inString = true;
+    } else if (char == "{") {
+      closers.push("}");
+    } else if (char == "[") {
+      closers.push("]");
+    } else if (char == "}" || char == "]") {
+      closers.pop();
+      if (closers.length == 0) break;
+    }
+  }
+
+  // Cut off: half an escape (the scan stepped past the end); a number or
+  // true/false/null the text may go on with; a key whose value has not
+  // begun; a comma.
+  let json = text.slice(start, end > text.length ? escapeStart : end + 1);
+  if (inString) json += '"';
+  else json = json.replace(/[\w.+-]+$/, "");
+  if (closers.at(-1) == "}") json = json.replace(/([{,]\s*)"(?:[^"\\]|\\.)*"\s*:?\s*$/, "$1");
+  json = json.replace(/,\s*$/, "") + closers.reverse().join("");
   try {
-    return JSON.stringify(JSON.parse(x.replace(/,\s*$/, "") + open.reverse().join("")));
-  } catch {}
+    return JSON.stringify(JSON.parse(json));
+  } catch {
+    return undefined;
+  }
 };
 
 /**
- * ask with its onPartial option: with o.onPartial, each text so far is also
- * read as the object it is writing, and onPartial hears each new reading
- * once; o.onText hears the text as before. The entry of a runtime that keeps
- * onPartial gives the global this ask.
+ * ask with its onPartial option: with options.onPartial, each text so far
+ * is also read as the object it is writing, and onPartial hears each new
+ * reading once; options.onText hears the text as before. The entry of a
+ * runtime that keeps onPartial gives the global this ask.
  */
-export const onPartial =
-  (ask) =>
-  (action, payload, o = {}, last) =>
-    ask(
-      action,
-      payload,
-      o.onPartial
-        ? {
-            ...o,
-            onText: (t, j = partial(t)) => {
-              o.onText?.(t);
-              if (j && j != last) o.onPartial(JSON.parse((last = j)), j);
-            },
-          }
-        : o,
-    );
+export const onPartial = (ask) => (action, payload, options = {}) => {
+  if (!options.onPartial) return ask(action, payload, options);
+  let last; // the reading onPartial heard last
+  const onText = (text) => {
+    options.onText?.(text);
+    const reading = partial(text);
+    if (reading && reading != last) {
+      last = reading;
+      options.onPartial(JSON.parse(reading), reading);
+    }
+  };
+  return ask(action, payload, { ...options, onText });
+};

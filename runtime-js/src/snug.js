@@ -61,43 +61,46 @@ import { absoluteURL } from "./url.js";
  * retryable flag, and hostCode keeps the code as sent).
  */
 export class SnugError extends Error {
-  constructor(e) {
-    super(e.message);
-    Object.assign(this, { hostCode: e.code }, e, { name: "SnugError" });
+  constructor(error) {
+    super(error.message);
+    Object.assign(this, { hostCode: error.code }, error, { name: "SnugError" });
   }
 }
 
-const D = document;
-const root = D.documentElement;
+const root = document.documentElement;
 const pending = new Map(); // requestId -> the function that takes its answers
 const listeners = {}; // event -> Set of functions
 let lastId = 0;
 let app; // the announced identity; undefined until announced
 let host; // the latest host-ready's fields, one object updated in place
 let resolveReady;
-let tokens = [];
-let height;
+let tokens = []; // the theme's custom properties set on the root
+let height; // the height last reported
 let resizeTimer;
 let send; // the transport's: takes one app→host frame
 let known; // the transport's registry (R5) for a refusal's code, if it has one
 
-const ready = new Promise((r) => (resolveReady = r));
+const ready = new Promise((resolve) => {
+  resolveReady = resolve;
+});
+
+// refusal is the runtime's own error: never retryable; the code is the
+// message unless one is given.
+const refusal = (code, message = code) => new SnugError({ code, retryable: false, message });
 
 // post sends one frame to the host. The JSON round trip drops undefined
 // fields and anything that is not JSON, so the host sees exactly the wire form.
 // A frame past its size class max (R6, the type's MAX_BYTES_ constant: a
 // runtime without a member carries no class of its frames) would only be
 // refused on the way: post throws instead, naming the limit, and sends nothing.
-const post = (type, max, fields, text = JSON.stringify({ v: VERSION, type, ...fields }), n = new Blob([text]).size) => {
-  if (n > max) throw refusal(CODE_MALFORMED, `${type} is ${n} bytes, past its size class of ${max} bytes`);
+const post = (type, max, fields) => {
+  const text = JSON.stringify({ v: VERSION, type, ...fields });
+  const size = new Blob([text]).size;
+  if (size > max) throw refusal(CODE_MALFORMED, `${type} is ${size} bytes, past its size class of ${max} bytes`);
   send(JSON.parse(text));
 };
 
-const fire = (event, data) => listeners[event]?.forEach((fn) => fn(data));
-
-// refusal is the runtime's own error: never retryable; the code is the
-// message unless one is given.
-const refusal = (code, message = code) => new SnugError({ code, retryable: false, message });
+const fire = (event, data) => listeners[event]?.forEach((listener) => listener(data));
 
 // applyTheme sets data-theme and the theme's tokens as custom properties:
 // only names starting with -- (a host that sent "color" or "background-image"
@@ -114,27 +117,30 @@ const applyTheme = (theme) => {
  * <meta name="snug:…"> tags. Called on its own once the document is parsed;
  * calling it again re-announces (the host supersedes in-flight work, R4).
  */
-const announce = (a = {}) => {
+const announce = (fields = {}) => {
   app = {};
-  // Each field from the argument, else from <meta name="snug:kebab-name">.
-  for (const k of ["appId", "displayName", "description", "iconEmoji", "iconColor"])
-    app[k] = a[k] || D.querySelector(`meta[name="snug:${k.replace(/[A-Z]/g, "-$&").toLowerCase()}"]`)?.content;
+  for (const field of ["appId", "displayName", "description", "iconEmoji", "iconColor"]) {
+    // appId is read from <meta name="snug:app-id">.
+    const metaName = "snug:" + field.replace(/[A-Z]/g, "-$&").toLowerCase();
+    app[field] = fields[field] || document.querySelector(`meta[name="${metaName}"]`)?.content;
+  }
   app.appId ||= "app";
-  app.displayName ||= D.title || app.appId;
+  app.displayName ||= document.title || app.appId;
   post(TYPE_APP_ANNOUNCE, MAX_BYTES_APP_ANNOUNCE, { ...app, protocolVersions: PROTOCOL_VERSIONS });
 };
 
 // request sends one request frame of size class max and settles with its
-// terminal answer of type `expect`. cap names a capability the host must
+// terminal answer of type `expect`. capability names one the host must
 // advertise; the last argument is the caller's options (signal, onText).
 // Only the members db, net, openUrl and saveFile name one: a runtime built
 // without them (SNUG_<MEMBER> false, gen/js bundle.go) carries no check.
-const request = async (type, max, expect, fields, cap, { signal, onText } = {}) => {
+const request = async (type, max, expect, fields, capability, { signal, onText } = {}) => {
   const info = await ready;
-  if ((SNUG_DB || SNUG_NET || SNUG_OPEN_URL || SNUG_SAVE_FILE) && cap && !info.capabilities[cap])
-    throw refusal(CODE_CAPABILITY_ABSENT, `this host does not offer "${cap}"`);
+  if ((SNUG_DB || SNUG_NET || SNUG_OPEN_URL || SNUG_SAVE_FILE) && capability && !info.capabilities[capability]) {
+    throw refusal(CODE_CAPABILITY_ABSENT, `this host does not offer "${capability}"`);
+  }
   // ask, the one member that names no capability, sends app-message.
-  if (!cap) fields.appId = app.appId;
+  if (!capability) fields.appId = app.appId;
   const ids = { requestId: "r" + ++lastId, instanceId: info.instanceId };
   return new Promise((resolve, reject) => {
     const cancelled = () => reject(refusal(CODE_CANCELLED));
@@ -154,12 +160,18 @@ const request = async (type, max, expect, fields, cap, { signal, onText } = {}) 
     // Only answers of the expected type count: streaming text, then the end.
     // Any ok:false is the end (R3), whatever else the frame says. A frame
     // without a type is the transport's own failure of this request.
-    pending.set(ids.requestId, (f) =>
-      f.type && f.type != expect ? 0
-      : f.ok === false ? (done(), reject(new SnugError(f.error)))
-      : f.streaming ? onText?.(f.text)
-      : (done(), resolve(f)),
-    );
+    pending.set(ids.requestId, (frame) => {
+      if (frame.type && frame.type != expect) return;
+      if (frame.ok === false) {
+        done();
+        reject(new SnugError(frame.error));
+      } else if (frame.streaming) {
+        onText?.(frame.text);
+      } else {
+        done();
+        resolve(frame);
+      }
+    });
   });
 };
 
@@ -169,24 +181,29 @@ const request = async (type, max, expect, fields, cap, { signal, onText } = {}) 
 // that code when the transport knows it (known, the Snug transport's
 // registry, R5; an MCP server renders codes this runtime may not know as
 // HOST_ERROR itself), else HOST_ERROR, and reason keeps the text as sent.
-const settled = (f, [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(f.reason || "")) => {
-  if (f.status != STATUS_REFUSED) return f.status;
-  throw Object.assign(refusal(code && (known?.(code) ?? 1) ? code : CODE_HOST_ERROR, message || "refused by the host"), { hostCode: code, reason: f.reason });
+const settled = (frame) => {
+  if (frame.status != STATUS_REFUSED) return frame.status;
+  const [, code, message] = /^(?:([A-Z_]+): )?([^]*)/.exec(frame.reason || "");
+  const knownCode = code && (known ? known(code) : true);
+  const error = refusal(knownCode ? code : CODE_HOST_ERROR, message || "refused by the host");
+  throw Object.assign(error, { hostCode: code, reason: frame.reason });
 };
 
-const dbOp = (op, fields) => request(TYPE_DB_REQUEST, MAX_BYTES_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((f) => f.result);
+const dbOp = (op, fields) =>
+  request(TYPE_DB_REQUEST, MAX_BYTES_DB_REQUEST, TYPE_DB_RESPONSE, { op, ...fields }, "db").then((answer) => answer.result);
 
-const emit = (event, data) => ready.then((info) => post(TYPE_APP_EVENT, MAX_BYTES_APP_EVENT, { instanceId: info.instanceId, event, data }));
+const emit = (event, data) =>
+  ready.then((info) => post(TYPE_APP_EVENT, MAX_BYTES_APP_EVENT, { instanceId: info.instanceId, event, data }));
 
 // response is the Response-like answer of net.fetch; each read decodes the
 // body afresh, so it can be read more than once.
-const response = (f) => {
-  const body = () => new Response(f.bodyEncoding == BODY_ENCODING_BASE64 ? fromBase64(f.body) : f.body);
+const response = (frame) => {
+  const body = () => new Response(frame.bodyEncoding == BODY_ENCODING_BASE64 ? fromBase64(frame.body) : frame.body);
   return {
-    ok: f.status > 199 && f.status < 300,
-    status: f.status,
-    headers: new Headers(f.headers),
-    truncated: !!f.truncated,
+    ok: frame.status >= 200 && frame.status < 300,
+    status: frame.status,
+    headers: new Headers(frame.headers),
+    truncated: !!frame.truncated,
     text: () => body().text(),
     json: () => body().json(),
     arrayBuffer: () => body().arrayBuffer(),
@@ -194,24 +211,26 @@ const response = (f) => {
 };
 
 // receive takes one host→app frame from the transport, already checked.
-const receive = (f) => {
-  if (f.type == TYPE_HOST_READY) {
+const receive = (frame) => {
+  if (frame.type == TYPE_HOST_READY) {
     // One object, updated in place: what snug.ready resolved with stays current.
-    host = Object.assign(host || {}, f);
-    applyTheme(f.theme);
+    host = Object.assign(host || {}, frame);
+    applyTheme(frame.theme);
     // host-ready before our announce is the load-time greeting; the ack of
     // the announce follows, and requests wait for it.
     if (app) resolveReady(host);
     fire(TYPE_HOST_READY, host);
-  } else if (f.type == TYPE_HOST_EVENT) {
+  } else if (frame.type == TYPE_HOST_EVENT) {
     // theme-change's data.theme: the transport left it only when valid.
-    const theme = f.data?.theme;
-    if (f.event == EVENT_THEME_CHANGE && theme) {
+    const theme = frame.data?.theme;
+    if (frame.event == EVENT_THEME_CHANGE && theme) {
       applyTheme(theme);
       if (host) host.theme = theme;
     }
-    fire(f.event, f.data);
-  } else pending.get(f.requestId)?.(f);
+    fire(frame.event, frame.data);
+  } else {
+    pending.get(frame.requestId)?.(frame);
+  }
 };
 
 /**
@@ -224,12 +243,17 @@ const receive = (f) => {
  * routes link clicks and window.open to openUrl, downloads(snug) an
  * <a download> to saveFile. Returns the `snug` global.
  */
-export const install = (connect, members) => ((send = connect(receive)), Object.assign(snug, members));
+export const install = (connect, members) => {
+  send = connect(receive);
+  return Object.assign(snug, members);
+};
 
 // knownCodes hands the transport's registry to settled: the Snug entries
 // with openUrl or saveFile call it (an MCP server renders codes itself, and
 // a runtime without those members carries neither the call nor the hook).
-export const knownCodes = (registry) => (known = registry);
+export const knownCodes = (registry) => {
+  known = registry;
+};
 
 /**
  * The global the build injects; see snug.d.ts for the documented API. The
@@ -242,87 +266,92 @@ const snug = {
   get capabilities() {
     return host?.capabilities;
   },
-  on: (event, fn) => ((listeners[event] ||= new Set()).add(fn), () => snug.off(event, fn)),
-  off: (event, fn) => listeners[event]?.delete(fn),
+  on(event, listener) {
+    listeners[event] ||= new Set();
+    listeners[event].add(listener);
+    return () => snug.off(event, listener);
+  },
+  off: (event, listener) => listeners[event]?.delete(listener),
   emit,
 };
 
 // The capability members: separate exports, so that a bundle keeps only those
 // its entry passes to install (see snuggen build's tree-shaken runtime).
-export const ask = (action, payload, o = {}) =>
-  request(
-    TYPE_APP_MESSAGE,
-    MAX_BYTES_APP_MESSAGE,
-    TYPE_APP_RESPONSE,
-    { action, payload, state: o.state, responseSchema: o.schema },
-    0,
-    o,
-  ).then((f) => f.data);
+export const ask = (action, payload, options = {}) => {
+  const fields = { action, payload, state: options.state, responseSchema: options.schema };
+  // No capability: every host takes app-message.
+  return request(TYPE_APP_MESSAGE, MAX_BYTES_APP_MESSAGE, TYPE_APP_RESPONSE, fields, "", options).then((answer) => answer.data);
+};
+
+// rowObjects turns a db result's rows into objects keyed by column.
+const rowObjects = (result) =>
+  result.rows.map((row) => Object.fromEntries(result.columns.map((column, index) => [column, row[index]])));
+
 export const db = {
   exec: (sql, params) => dbOp(OP_EXEC, { sql, params }),
-  query: (sql, params) =>
-    dbOp(OP_EXEC, { sql, params }).then((r) =>
-      r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]]))),
-    ),
-  get: (key) => dbOp(OP_KV_GET, { key }).then((r) => (r.found ? r.value : null)),
+  query: (sql, params) => dbOp(OP_EXEC, { sql, params }).then(rowObjects),
+  get: (key) => dbOp(OP_KV_GET, { key }).then((result) => (result.found ? result.value : null)),
   set: (key, value) => dbOp(OP_KV_SET, { key, value: value ?? null }).then(() => {}),
-  export: () => dbOp(OP_EXPORT).then((r) => fromBase64(r.data)),
+  export: () => dbOp(OP_EXPORT).then((result) => fromBase64(result.data)),
   import: (bytes) => dbOp(OP_IMPORT, { data: toBase64(bytes) }),
 };
+
 export const net = {
-  async fetch(url, o = {}) {
-    const headers = new Headers(o.headers);
-    for (const [name] of headers)
+  async fetch(url, options = {}) {
+    const headers = new Headers(options.headers);
+    for (const [name] of headers) {
       if (STRIP_HEADERS.includes(name)) throw refusal(CODE_MALFORMED, `header "${name}" refused: the host injects credentials`);
-    return response(
-      await request(
-        TYPE_NET_REQUEST,
-        MAX_BYTES_NET_REQUEST,
-        TYPE_NET_RESPONSE,
-        {
-          url: absoluteURL(url, refusal),
-          method: (o.method || METHOD_GET).toUpperCase(),
-          headers: [...headers].length ? Object.fromEntries(headers) : undefined,
-          body: o.body,
-        },
-        "net",
-        o,
-      ),
-    );
+    }
+    const fields = {
+      url: absoluteURL(url, refusal),
+      method: (options.method || METHOD_GET).toUpperCase(),
+      headers: [...headers].length ? Object.fromEntries(headers) : undefined,
+      body: options.body,
+    };
+    return response(await request(TYPE_NET_REQUEST, MAX_BYTES_NET_REQUEST, TYPE_NET_RESPONSE, fields, "net", options));
   },
 };
+
 // openUrl comes with links (links.js: link clicks and window.open go to
 // it), so a build keeps it for an app that names openUrl or may show a link
 // (pack/shake.go has the rule).
-export const openUrl = async (url) => settled(await request(TYPE_OPEN_URL_REQUEST, MAX_BYTES_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, { url: absoluteURL(url, refusal) }, "openUrl"));
+export const openUrl = async (url) => {
+  const fields = { url: absoluteURL(url, refusal) };
+  return settled(await request(TYPE_OPEN_URL_REQUEST, MAX_BYTES_OPEN_URL_REQUEST, TYPE_OPEN_URL_RESULT, fields, "openUrl"));
+};
+
 // saveFile: a file to the user (the host asks them); an <a download> with
 // a blob: or data: URL comes here too (links.js), so a build keeps it for an
 // app that names saveFile or download.
-export const saveFile = async (name, data, mimeType) =>
-  settled(
-    await request(
-      TYPE_SAVE_FILE_REQUEST,
-      MAX_BYTES_SAVE_FILE_REQUEST,
-      TYPE_SAVE_FILE_RESULT,
-      // A file past the limit is refused by the host (the frame's data
-      // maxLength), or before it is sent when its frame is past the size class.
-      { name: String(name), mimeType: mimeType || data.type || undefined, data: toBase64(await new Blob([data]).arrayBuffer()) },
-      "saveFile",
-    ),
-  );
+export const saveFile = async (name, data, mimeType) => {
+  // A file past the limit is refused by the host (the frame's data
+  // maxLength), or before it is sent when its frame is past the size class.
+  const fields = {
+    name: String(name),
+    mimeType: mimeType || data.type || undefined,
+    data: toBase64(await new Blob([data]).arrayBuffer()),
+  };
+  return settled(await request(TYPE_SAVE_FILE_REQUEST, MAX_BYTES_SAVE_FILE_REQUEST, TYPE_SAVE_FILE_RESULT, fields, "saveFile"));
+};
 export { onPartial } from "./partial.js";
 
 // What runs when the runtime loads comes last, after every declaration
 // (a bundle then joins them into one).
-const auto = () => app || announce();
+const announceOnce = () => {
+  if (!app) announce();
+};
 // The height, reported as resize app-events (sent once the handshake is
 // done): debounced, and only when it changed.
+const reportHeight = () => {
+  const measured = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
+  if (measured != height) {
+    height = measured;
+    emit(EVENT_RESIZE, { height });
+  }
+};
 new ResizeObserver(() => {
   clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => {
-    const h = Math.min(RESIZE_HEIGHT_MAXIMUM, Math.ceil(root.getBoundingClientRect().height));
-    if (h != height) emit(EVENT_RESIZE, { height: (height = h) });
-  }, 60);
+  resizeTimer = setTimeout(reportHeight, 60);
 }).observe(root);
-if (D.readyState == "loading") addEventListener("DOMContentLoaded", auto);
-else setTimeout(auto);
+if (document.readyState == "loading") addEventListener("DOMContentLoaded", announceOnce);
+else setTimeout(announceOnce);

@@ -14,29 +14,32 @@ import { CODE_MALFORMED } from "../gen/constants.mjs";
  * The URL an app gave, serialized for a frame; throws (through fail, the
  * runtime's refusal) when it is not an absolute URL.
  *
- * @param {string|URL} u
+ * @param {string|URL} input
  * @param {(code: string, message: string) => Error} fail
  * @returns {string}
  */
-export const absoluteURL = (u, fail) => {
-  let url,
-    fragment = 0;
+export const absoluteURL = (input, fail) => {
+  let url;
   try {
-    url = new URL(u);
+    url = new URL(input);
   } catch {
-    throw fail(CODE_MALFORMED, `${JSON.stringify(String(u))} is not an absolute URL: an absolute https:// URL is needed`);
+    throw fail(CODE_MALFORMED, `${JSON.stringify(String(input))} is not an absolute URL: an absolute https:// URL is needed`);
   }
   const href = url.href;
   // Only http(s) URLs have a host the frames read; another scheme goes as
   // it is, for the host to refuse with its reason.
   if (!/^https?:$/.test(url.protocol)) return href;
-  const path = href.indexOf("/", url.protocol.length + 2);
-  // What is left to encode is ASCII (the parser encoded the rest), and for
-  // ASCII escape() writes exactly %XX, upper-case.
-  return (
-    href.slice(0, path) +
-    href.slice(path).replace(/%(?![\da-f]{2})|#|[^\w.~!$&'()*+,;=:@/?%-]/gi, (c) =>
-      c == "#" && !fragment++ ? c : escape(c),
-    )
-  );
+  const pathStart = href.indexOf("/", url.protocol.length + 2);
+  // What is left to encode is ASCII (the parser encoded the rest), which
+  // encodeURIComponent writes as %XX, upper-case. The first # starts the
+  // fragment; a later one is encoded.
+  let fragment = false;
+  const encode = (char) => {
+    if (char == "#" && !fragment) {
+      fragment = true;
+      return char;
+    }
+    return encodeURIComponent(char);
+  };
+  return href.slice(0, pathStart) + href.slice(pathStart).replace(/%(?![\da-f]{2})|#|[^\w.~!$&'()*+,;=:@/?%-]/gi, encode);
 };
