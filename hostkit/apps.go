@@ -128,24 +128,67 @@ type appEntry struct {
 	// problems are the last build's failure, one line each (empty once a
 	// build works): the packager's errors at file:line:col with why and fix.
 	problems []string
+	// made is an app the runner's make box made, kept in the data
+	// directory: the runner offers to change it.
+	made bool
 }
 
 func newApps(list []App) (*Apps, error) {
 	a := &Apps{byKey: make(map[string]*appEntry)}
 	for _, app := range list {
-		if !validKey(app.Key) {
-			return nil, fmt.Errorf("hostkit: app key %q: use 1-64 letters, digits, '.', '_' or '-', not starting with '.'", app.Key)
+		if err := a.add(app, false); err != nil {
+			return nil, err
 		}
-		if _, dup := a.byKey[app.Key]; dup {
-			return nil, fmt.Errorf("hostkit: app key %q installed twice; give one of them another name", app.Key)
-		}
-		if app.Build == nil {
-			return nil, fmt.Errorf("hostkit: app %q has no Build", app.Key)
-		}
-		a.byKey[app.Key] = &appEntry{app: app}
-		a.order = append(a.order, app.Key)
 	}
 	return a, nil
+}
+
+// add installs app at the end of the list; made marks an app of the make
+// box. The caller holds a.mu or owns a.
+func (a *Apps) add(app App, made bool) error {
+	if !validKey(app.Key) {
+		return fmt.Errorf("hostkit: app key %q: use 1-64 letters, digits, '.', '_' or '-', not starting with '.'", app.Key)
+	}
+	if _, dup := a.byKey[app.Key]; dup {
+		return fmt.Errorf("hostkit: app key %q installed twice; give one of them another name", app.Key)
+	}
+	if app.Build == nil {
+		return fmt.Errorf("hostkit: app %q has no Build", app.Key)
+	}
+	a.byKey[app.Key] = &appEntry{app: app, made: made}
+	a.order = append(a.order, app.Key)
+	return nil
+}
+
+// install adds app to a running host's list, builds it and tells the
+// runner pages; made marks an app the runner's make box may change. A
+// build that fails leaves the app out.
+func (a *Apps) install(ctx context.Context, app App, made bool) error {
+	a.mu.Lock()
+	err := a.add(app, made)
+	a.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := a.build(ctx, app.Key); err != nil {
+		a.mu.Lock()
+		delete(a.byKey, app.Key)
+		a.order = slices.DeleteFunc(a.order, func(k string) bool { return k == app.Key })
+		a.mu.Unlock()
+		return err
+	}
+	if f := a.onChange; f != nil {
+		f("")
+	}
+	return nil
+}
+
+// made reports whether key is an app the make box made.
+func (a *Apps) made(key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.byKey[key]
+	return ok && e.made
 }
 
 // ValidKey reports whether key can name an installed app.
@@ -283,6 +326,7 @@ func (a *Apps) Apps() []server.AppInfo {
 			AppID: m.AppID, DisplayName: m.DisplayName, Description: m.Description,
 			IconEmoji: m.IconEmoji, IconColor: m.IconColor,
 			Problems: slices.Clone(e.problems), Broken: e.doc == nil && e.problems != nil,
+			Made: e.made,
 		})
 	}
 	return out

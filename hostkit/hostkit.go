@@ -73,6 +73,7 @@ type config struct {
 	auth      func(*http.Request) (string, error)
 	cluster   Cluster
 	broken    bool // WithBrokenApps
+	make      *MakeOptions
 }
 
 // WithAddr sets the address to listen on (DefaultAddr when unset). Port 0
@@ -320,6 +321,11 @@ func newHost(c *config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.dataDir != "" && c.cluster == nil {
+		if err := apps.addMade(c.dataDir); err != nil {
+			return nil, err
+		}
+	}
 	// Build every app now: the runner's list shows their names and icons,
 	// and a broken app is reported before the host serves anything.
 	if errs := apps.BuildAll(context.Background()); len(errs) > 0 && !c.broken {
@@ -447,7 +453,12 @@ func (h *Host) wire(c *config) error {
 		// From here the other replicas' events reach this broker.
 		h.publishConnection = c.cluster.Connections(h.deliverConnection)
 	}
+	var mk relay.Maker
+	if c.make != nil {
+		mk = newHostMaker(h, c, backend)
+	}
 	rl, err := relay.New(h.Broker, relay.Options{
+		Maker:     mk,
 		Origin:    h.origin,
 		Host:      h.ln.Addr().String(),
 		Installed: h.Apps.installed,

@@ -52,10 +52,19 @@ type conn struct {
 	// locale is the page's navigator.language ({"t":"locale"}), carried by
 	// the host-ready of the instances it mounts; "" for the host's own.
 	locale string
+	// making is set while a make of this page runs (startMake).
+	making bool
+
+	// ctx ends when the connection does: a make of the page stops.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn, br *bufio.Reader) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
+		ctx:     ctx,
+		cancel:  cancel,
 		rl:      rl,
 		user:    user,
 		ws:      ws,
@@ -84,6 +93,7 @@ type inMsg struct {
 	Tokens   map[string]string `json:"tokens"`
 	Locale   string            `json:"locale"`
 	Visible  *bool             `json:"visible"`
+	Prompt   string            `json:"prompt"`
 }
 
 // serve runs the read loop (a writer runs on a goroutine of its own while
@@ -111,6 +121,7 @@ func (c *conn) serve() {
 			readBufs.Put(bp)
 		}
 	}
+	c.cancel()
 	c.mu.Lock()
 	slots := c.slots
 	c.slots = map[string]*slotPort{}
@@ -345,6 +356,10 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 			c.locale = m.Locale
 			c.mu.Unlock()
 		}
+	case "make-info":
+		c.makeInfo()
+	case "make":
+		c.startMake(m)
 	case "visibility":
 		// The runner page was hidden or shown: its apps are told. A slot not
 		// loaded yet has had no host-ready; it learns the page's state right

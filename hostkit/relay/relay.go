@@ -80,6 +80,10 @@ type Options struct {
 	// empty user or one longer than MaxUserBytes refuses the upgrade (401),
 	// after the Origin and Host checks. Nil: one local user, "".
 	Authenticate func(r *http.Request) (user string, err error)
+	// Maker, when set, runs the page's make messages (the runner's "New
+	// app" and "Change this app" boxes); nil answers that this host makes
+	// no apps.
+	Maker Maker
 }
 
 // MaxUserBytes bounds the user Options.Authenticate may name.

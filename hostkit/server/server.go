@@ -90,6 +90,9 @@ type AppInfo struct {
 	// fix); Broken is set when there is no good build to run.
 	Problems []string `json:"problems,omitempty"`
 	Broken   bool     `json:"broken,omitempty"`
+	// Made is an app the runner's make box made: the runner offers to
+	// change it.
+	Made bool `json:"made,omitempty"`
 }
 
 // Options configure a Server.

@@ -122,13 +122,7 @@ func runMake(ctx context.Context, io *IO, o *makeOptions, args []string) error {
 // makerOptions picks the agent, renders the guide and starts the smoke
 // browser; done ends the browser.
 func (o *makeOptions) makerOptions(ctx context.Context, io *IO, maxReply int) (maker.Options, func(), error) {
-	getenv := o.agent.getenv
-	o.agent.getenv = func(k string) string {
-		if v := getenv(k); v != "" || k != anthropic.EnvMaxTokens {
-			return v
-		}
-		return "32000" // a whole app is a long reply; the API's default would cut it
-	}
+	o.agent.getenv = writerEnv(o.agent.getenv)
 	b, err := o.agent.backend()
 	if err != nil {
 		return maker.Options{}, nil, err
@@ -152,6 +146,17 @@ func (o *makeOptions) makerOptions(ctx context.Context, io *IO, maxReply int) (m
 		}
 	}
 	return opts, done, nil
+}
+
+// writerEnv is getenv for an agent that writes apps: a whole app is a long
+// reply, and the Anthropic API's default max_tokens would cut it.
+func writerEnv(getenv func(string) string) func(string) string {
+	return func(k string) string {
+		if v := getenv(k); v != "" || k != anthropic.EnvMaxTokens {
+			return v
+		}
+		return "32000"
+	}
 }
 
 // install writes the made app into its folder.

@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/maker"
@@ -171,5 +177,51 @@ func TestMakeSmokeRunFeedsBack(t *testing.T) {
 	src, _ := os.ReadFile(filepath.Join(dir, "app.html"))
 	if strings.TrimSpace(string(src)) != strings.TrimSpace(app.Replies[2].Text) {
 		t.Fatal("app.html is not the draft that ran clean")
+	}
+}
+
+// TestServeMakesIntoItsData: serve with an agent that can write apps turns
+// the runner's make boxes on (make-info says ready, with the bounds), and
+// lists the apps made into its data directory, after the given ones.
+func TestServeMakesIntoItsData(t *testing.T) {
+	s := fakemodel.New(t, "anthropic", func(int, fakemodel.Turn) string { return "" })
+	env := s.Env()
+	data := t.TempDir()
+	if _, err := maker.Install(filepath.Join(data, hostkit.MadeAppsDir, "tips"), []byte(fakemodel.CorpusApp(t, "tips").Replies[0].Text)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.html"), []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hosts := make(chan *hostkit.Host, 1)
+	o := &serveOptions{addr: "127.0.0.1:0", data: data, getenv: func(k string) string { return env[k] }, ready: func(h *hostkit.Host) { hosts <- h }}
+	first, lines, _ := startServe(t, o, dir)
+	if !lines.Scan() || first[1] != "test.hello" || !strings.HasPrefix(lines.Text(), "app com.example.tips ") {
+		t.Fatalf("app lines %q, %q", first, lines.Text())
+	}
+	h := <-hosts
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.Origin(), "http")+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {h.Origin()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"t":"make-info"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if json.Unmarshal(b, &m) == nil && m["t"] == "make-info" {
+			if m["ready"] != true || !strings.Contains(m["bounds"].(string), "at most 3 rounds") {
+				t.Fatalf("make-info: %v", m)
+			}
+			return
+		}
 	}
 }

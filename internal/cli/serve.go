@@ -18,10 +18,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snuggen/snuggen/conform"
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/agentenv"
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/maker"
+	"github.com/snuggen/snuggen/hostkit/maker/smoke"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/proxyauth"
 	"github.com/snuggen/snuggen/hostkit/store"
@@ -88,6 +91,11 @@ you in the runner's dialog. Ctrl-C shuts down after every request in flight
 got its terminal frame. --dev-loopback ADDRESS:PORT lets the apps reach a
 local or mock API on this machine while you develop (over http too; the
 runner shows it, the log says it, nothing else on loopback is reachable).
+With an agent that can write apps (openai or anthropic), the runner shows
+a "New app" box, and "Change" on an app it made: the sentence runs the
+snuggen make loop with that agent, each round's diagnostics shown, and the
+app is kept in --data's apps/ folder (listed again on the next start, its
+earlier versions in apps/NAME/.versions). A make that fails installs nothing.
 What the apps are not told (a handler's panic with
 its stack, the detail of an agent failure) is printed to stderr, each entry
 prefixed "snuggen serve:".`,
@@ -167,6 +175,30 @@ func clusterOptions(ctx context.Context, o *serveOptions, dataDir string, logf f
 		return nil, &ExitError{Code: exitFailure, Err: err}
 	}
 	return append(opts, hostkit.WithCluster(c)), nil
+}
+
+// makeOption turns on the runner's make boxes (hostkit.WithMake) with an
+// agent that may answer a whole app, and a smoke run in Chromium when one
+// is found. The host shows the boxes only when that agent can write apps.
+func (o *serveOptions) makeOption(logf func(string, ...any)) hostkit.Option {
+	mo := hostkit.MakeOptions{Log: logf}
+	if o.agentFor == nil {
+		w := *o
+		w.getenv = writerEnv(o.getenv)
+		if b, err := w.backend(); err == nil {
+			mo.Agent = b
+		}
+	}
+	if exe, err := conform.FindChromium(); err == nil {
+		mo.Smoke = func(ctx context.Context) (func(context.Context, []byte) ([]maker.Finding, error), func(), error) {
+			br, err := smoke.Start(ctx, exe)
+			if err != nil {
+				return nil, nil, err
+			}
+			return br.Run, br.Close, nil
+		}
+	}
+	return hostkit.WithMake(mo)
 }
 
 // dirs completes a flag whose value is a folder.
@@ -285,6 +317,7 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		hostkit.WithAgentOptions(agent.Options{Log: func(instance string, err error) {
 			logf("agent request of instance %s failed: %v", instance, err)
 		}}),
+		o.makeOption(logf),
 	}, extra...)...)
 	if err != nil {
 		return &ExitError{Code: exitFailure, Err: err}

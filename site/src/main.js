@@ -6,6 +6,7 @@ import { Relay } from './relay.js';
 import { Stage, safeColor } from './stage.js';
 import { Inspector } from './inspector.js';
 import { Confirms } from './confirm.js';
+import { Makes } from './make.js';
 import { GEN } from './gen.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -21,13 +22,17 @@ const relay = new Relay(wsURL(), {
   state(s) {
     connEl.dataset.state = s;
     connEl.textContent = s === 'open' ? 'connected' : s;
-    if (s === 'closed') confirms.reset();
+    if (s === 'closed') {
+      confirms.reset();
+      makes.reset();
+    }
   },
 });
 const stage = new Stage($('#stage'), relay, {
   delivered: (slot, frame) => inspector.delivered(frame),
   dropped: (slot, frame, reason, answer) => inspector.dropped(slot, frame, reason, answer),
 });
+const makes = new Makes(relay, stage, $('#make'));
 const confirms = new Confirms(
   $('#confirm'),
   (id, decision) => {
@@ -65,6 +70,9 @@ async function onOpen() {
   // after it.
   relay.send({ t: 'locale', locale: navigator.language });
   relay.send(theme.message());
+  // Whether the host makes apps for this page's user: the boxes show, or
+  // say why not.
+  relay.send({ t: 'make-info' });
   // A page hidden while it reconnected still tells the host, so instances it
   // mounts now learn it right after their host-ready.
   if (document.visibilityState !== 'visible') relay.send({ t: 'visibility', visible: false });
@@ -127,6 +135,14 @@ function onMessage(msg) {
       break;
     case 'reload':
       if (typeof msg.app === 'string') stage.reloadApp(msg.app);
+      break;
+    case 'make-info':
+      makes.info(msg);
+      break;
+    case 'make-bytes':
+    case 'make-round':
+    case 'make-end':
+      makes.message(msg);
       break;
   }
 }

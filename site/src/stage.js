@@ -98,12 +98,25 @@ export class Stage {
     /** @type {Map<string, Instance>} running frames by slot */
     this.instances = new Map();
     this.nextSlot = 1;
+    // The make boxes (make.js): whether the host makes apps for this page,
+    // and the maker of an instance's "Change this app" box.
+    this.makeReady = false;
+    this.changeBox = null;
+  }
+
+  /** Shows or hides "Change" on the instances of apps the host made. */
+  renderChangeButtons(ready) {
+    this.makeReady = ready;
+    for (const inst of this.instances.values()) inst.renderChange();
   }
 
   setApps(list) {
     this.apps.clear();
     for (const a of list) this.apps.set(a.app, a);
-    for (const inst of this.instances.values()) inst.renderHead(this.apps.get(inst.app));
+    for (const inst of this.instances.values()) {
+      inst.renderHead(this.apps.get(inst.app));
+      inst.renderChange();
+    }
   }
 
   /** The host key of the app running in slot, or '' when none is. */
@@ -160,7 +173,9 @@ export class Stage {
     for (const inst of [...this.instances.values()]) {
       if (inst.app !== app) continue;
       const next = this.unmount(inst.slot);
-      this.mount(app, next);
+      const slot = this.mount(app, next);
+      // An open change box (and the change it shows) stays with the app.
+      if (slot && inst.changeForm) this.instances.get(slot).adoptChange(inst.changeForm);
     }
   }
 
@@ -305,7 +320,16 @@ class Instance {
     reset.title = "Reset this instance's agent retry budget";
     reset.addEventListener('click', () => this.reset());
     this.resetButton = reset;
-    head.append(this.icon, this.name, this.claim, this.meta, this.state, spacer, reset, close);
+    // "Change this app": on an app the host made, when it makes apps.
+    const change = document.createElement('button');
+    change.type = 'button';
+    change.className = 'change';
+    change.textContent = 'Change';
+    change.title = 'Describe a change and let the agent make it';
+    change.hidden = true;
+    change.addEventListener('click', () => this.toggleChange());
+    this.changeButton = change;
+    head.append(this.icon, this.name, this.claim, this.meta, this.state, spacer, change, reset, close);
 
     const iframe = document.createElement('iframe');
     // The sandbox is allow-scripts and nothing more (C2): an opaque origin,
@@ -323,7 +347,30 @@ class Instance {
 
     el.append(head, iframe);
     this.el = el;
+    this.head = head;
     this.renderHead(info);
+    this.renderChange();
+  }
+
+  renderChange() {
+    const info = this.stage.apps.get(this.app);
+    this.changeButton.hidden = !(this.stage.makeReady && info && info.made && this.stage.changeBox);
+    if (this.changeButton.hidden && this.changeForm) this.changeForm.hidden = true;
+  }
+
+  adoptChange(form) {
+    this.changeForm = form;
+    this.head.after(form);
+    this.renderChange();
+  }
+
+  toggleChange() {
+    if (!this.changeForm) {
+      this.changeForm = this.stage.changeBox(this);
+      this.head.after(this.changeForm);
+      return;
+    }
+    this.changeForm.hidden = !this.changeForm.hidden;
   }
 
   renderHead(info) {
