@@ -19,15 +19,26 @@ func lits[T any](vs []T) []jen.Code {
 	return out
 }
 
-// spec emits constants, codes, limits, lists and their helpers.
+// spec emits constants, codes, limits, lists and their helpers, in this
+// order.
 func (g *gen) spec(f *jen.File) {
-	m, r := g.m, g.m.Rules
+	for _, emit := range []func(*jen.File){
+		g.versionAndTypes, g.codes, g.enums, g.limits, g.sizeClass, g.lists,
+		g.events, g.eventFields, g.sandbox, g.ruleIDs,
+		g.fieldLimits, g.patternVars, g.messages, g.announceFields,
+	} {
+		emit(f)
+	}
+}
+
+// versionAndTypes emits the protocol versions and the frame types.
+func (g *gen) versionAndTypes(f *jen.File) {
+	m := g.m
 	f.Comment("Version is the protocol version every frame carries in v.")
 	f.Const().Id("Version").Op("=").Lit(m.Version)
 	f.Comment("ProtocolVersions lists the versions this package speaks (advertised in host-ready).")
 	f.Var().Id("ProtocolVersions").Op("=").Index().Int().Values(lits(m.ProtocolVersions)...)
 
-	// Frame types.
 	var defs []jen.Code
 	for _, fr := range m.Frames {
 		defs = append(defs, jen.Comment(fmt.Sprintf("%s is %s (%s).", typeConst(fr.Type), fr.Type, fr.Direction)),
@@ -42,9 +53,12 @@ func (g *gen) spec(f *jen.File) {
 	f.Comment("Types lists every frame type Parse knows, in the rules file's order; it")
 	f.Comment("ignores a frame of any other type that has a valid v (R2).")
 	f.Var().Id("Types").Op("=").Index().String().Values(types...)
+}
 
-	// Error codes.
-	defs = nil
+// codes emits the error codes, Retryable and Known.
+func (g *gen) codes(f *jen.File) {
+	r := g.m.Rules
+	var defs []jen.Code
 	for _, e := range r.Errors {
 		doc := fmt.Sprintf("%s: %s.", codeConst(e.Code), strings.TrimSuffix(e.When, "."))
 		defs = append(defs, jen.Comment(doc), jen.Id(codeConst(e.Code)).Op("=").Lit(e.Code))
@@ -76,10 +90,12 @@ func (g *gen) spec(f *jen.File) {
 		b.Switch(jen.Id("code")).Block(jen.Case(all...).Block(jen.Return(jen.True())))
 		b.Return(jen.False())
 	})
-	g.enums(f)
+}
 
-	// Limits.
-	defs = nil
+// limits emits the limits, the recovered id's bounds and the backoff.
+func (g *gen) limits(f *jen.File) {
+	r := g.m.Rules
+	var defs []jen.Code
 	for _, l := range r.Limits {
 		defs = append(defs, jen.Comment(fmt.Sprintf("%s is %s. %s", goName(l.Name), l.Name, l.Doc)), jen.Id(goName(l.Name)).Op("=").Lit(l.Value))
 	}
@@ -98,7 +114,11 @@ func (g *gen) spec(f *jen.File) {
 		bo = append(bo, jen.Lit(ms).Op("*").Qual("time", "Millisecond"))
 	}
 	f.Var().Id("ThreadConflictBackoff").Op("=").Index().Qual("time", "Duration").Values(bo...)
+}
 
+// sizeClass emits SizeClass.
+func (g *gen) sizeClass(f *jen.File) {
+	m, r := g.m, g.m.Rules
 	f.Comment("SizeClass returns the largest frame in bytes for frameType (R6); the default")
 	f.Comment("class for a type it does not know.")
 	f.Func().Id("SizeClass").Params(jen.Id("frameType").String()).Int().BlockFunc(func(b *jen.Group) {
@@ -132,8 +152,11 @@ func (g *gen) spec(f *jen.File) {
 		b.Switch(jen.Id("frameType")).Block(cases...)
 		b.Return(jen.Id(goName(def)))
 	})
+}
 
-	// Lists.
+// lists emits the lists and the envelope's constants.
+func (g *gen) lists(f *jen.File) {
+	r := g.m.Rules
 	for _, l := range r.Lists {
 		f.Comment(fmt.Sprintf("%s is %s from the rules file.", goName(l.Name), l.Name))
 		f.Var().Id(goName(l.Name)).Op("=").Index().String().Values(lits(l.Values)...)
@@ -144,9 +167,12 @@ func (g *gen) spec(f *jen.File) {
 	f.Const().Id("EnvelopeMarker").Op("=").Lit(r.EnvelopeMarker)
 	f.Comment("EnvelopeVersion is the value of the envelope's marker (snug: 1).")
 	f.Const().Id("EnvelopeVersion").Op("=").Lit(r.EnvelopeVersion)
+}
 
-	// Events.
-	defs = nil
+// events emits the event names and the host's and app's lists.
+func (g *gen) events(f *jen.File) {
+	r := g.m.Rules
+	var defs []jen.Code
 	var hostEv, appEv []jen.Code
 	for _, e := range r.Events {
 		var fields []string
@@ -167,9 +193,11 @@ func (g *gen) spec(f *jen.File) {
 	f.Var().Id("HostEvents").Op("=").Index().String().Values(hostEv...)
 	f.Comment("AppEvents are the known app→host events.")
 	f.Var().Id("AppEvents").Op("=").Index().String().Values(appEv...)
-	g.eventFields(f)
+}
 
-	// Sandbox.
+// sandbox emits the sandbox tokens and the CSPs.
+func (g *gen) sandbox(f *jen.File) {
+	r := g.m.Rules
 	f.Comment("SandboxTokens is the app iframe's sandbox attribute: these tokens and nothing more.")
 	f.Var().Id("SandboxTokens").Op("=").Index().String().Values(lits(r.SandboxTokens)...)
 	var dirs []jen.Code
@@ -188,8 +216,12 @@ func (g *gen) spec(f *jen.File) {
 	f.Comment("and a packaged file's meta does not carry: Trusted Types, which hold only with the")
 	f.Comment("host's prelude (its default policy is what every HTML and script sink goes through).")
 	f.Var().Id("HostCSP").Op("=").Index().Id("CSPDirective").Values(dirs...)
-	// Rule ids.
-	defs = nil
+}
+
+// ruleIDs emits the rule ids, NormativeRules, frameRule and requestIDField.
+func (g *gen) ruleIDs(f *jen.File) {
+	r := g.m.Rules
+	var defs []jen.Code
 	var normative []jen.Code
 	for _, nr := range r.NormativeRules {
 		defs = append(defs, jen.Comment(fmt.Sprintf("%s (%s): %s.", ruleConst(nr.ID), nr.Source, nr.Title)), jen.Id(ruleConst(nr.ID)).Op("=").Lit(nr.ID))
@@ -239,11 +271,6 @@ func (g *gen) spec(f *jen.File) {
 	f.Comment("requestIDField is the top-level member R1 recovers from a rejected frame")
 	f.Comment("(rules.json requestIdRecovery), of RecoverMinCodePoints to RecoverMaxCodePoints.")
 	f.Const().Id("requestIDField").Op("=").Lit(r.RecoverField)
-
-	g.fieldLimits(f)
-	g.patternVars(f)
-	g.messages(f)
-	g.announceFields(f)
 }
 
 // announceFields emits AnnounceFields: the string fields of the announce frame
