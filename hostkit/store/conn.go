@@ -769,6 +769,9 @@ func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, sch
 		}
 	case sqlite3.AUTH_PRAGMA:
 		withArg, ok := safePragmas[strings.ToLower(name3)]
+		if strings.EqualFold(name3, "user_version") && name4 != "" {
+			return d.deny(userVersionRefused(name4))
+		}
 		if !ok || (name4 != "" && !withArg) {
 			form := name3
 			if name4 != "" {
@@ -785,6 +788,15 @@ func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, sch
 		return d.deny("names starting with " + replicatorPrefix + " are reserved by the host (replication)")
 	}
 	return sqlite3.AUTH_OK
+}
+
+// userVersionRefused is the refusal of PRAGMA user_version = v, with the
+// Snug way to keep a schema version (issue 28 item 9).
+func userVersionRefused(v string) string {
+	return "PRAGMA user_version=" + v + " is refused: the database header is the host's. " +
+		"Keep the schema version in kv: const v = (await snug.db.get(\"schemaVersion\")) ?? 0; " +
+		"run each step after v with idempotent SQL (CREATE TABLE IF NOT EXISTS …), " +
+		"then await snug.db.set(\"schemaVersion\", " + v + ")"
 }
 
 func (d *appDB) deny(why string) sqlite3.AuthorizerReturnCode {

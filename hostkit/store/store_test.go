@@ -316,6 +316,11 @@ func TestRefusedStatements(t *testing.T) {
 	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused statement created %s", outside)
 	}
+	// Issue 28 item 9: the migration idiom's write names the Snug way.
+	_, err := s.Exec(bg, "a", "PRAGMA user_version = 2", nil)
+	if se := wantCode(t, err, frame.CodeDBSQLError); !strings.Contains(se.Message, `snug.db.set("schemaVersion", 2)`) || !strings.Contains(se.Message, "IF NOT EXISTS") {
+		t.Errorf("PRAGMA user_version = 2 is refused with %q; it should name the schema version in kv", se.Message)
+	}
 	// The settings the refused PRAGMAs aimed at still hold.
 	r := mustExec(t, s, "a", "PRAGMA journal_mode")
 	if rowsJSON(t, r) != `[["wal"]]` {
