@@ -53,16 +53,26 @@ export interface Identity {
 }
 
 /**
- * The one error type every snug call rejects with. A call whose frame would
- * be past its size class (R6) is refused by the runtime before anything is
- * sent: MALFORMED, the message naming the frame's bytes and the limit.
+ * The one error type every snug call rejects with. Its fields: `code` (one
+ * of the codes below), `message` (for people), `retryable` (trying again may
+ * work), `retryAfterMs` (when given, wait this long first), and for
+ * PARSE_FAILED `attemptsRemaining` (tries left before the user must reset).
+ * A call whose frame would be past its size class (R6) is refused before
+ * anything is sent: MALFORMED.
  *
  * @example
- * try {
- *   await snug.ask("summarize", { text });
- * } catch (err) {
- *   if (err.code === "CANCELLED") return;
- *   show(err.retryable ? "Try again" : err.message);
+ * async function summarize(text, tries = 3) {
+ *   try {
+ *     return (await snug.ask("summarize", { text })).message;
+ *   } catch (err) {
+ *     if (err.code === "CAPABILITY_ABSENT") return null; // no agent here: hide the feature
+ *     if (err.retryable && tries > 1 && err.attemptsRemaining !== 0) {
+ *       await new Promise((r) => setTimeout(r, err.retryAfterMs ?? 1000));
+ *       return summarize(text, tries - 1);
+ *     }
+ *     note.textContent = err.code === "NET_CONFIRM_DENIED" ? "Not allowed" : err.message;
+ *     return null;
+ *   }
  * }
  */
 export interface SnugError extends Error {
@@ -209,11 +219,13 @@ export interface Snug {
      */
     exec(sql: string, params?: (string | number | boolean | null)[]): Promise<ExecResult>;
     /**
-     * Runs a query and returns its rows as objects keyed by column name.
+     * Runs a statement and returns its rows as objects keyed by column name:
+     * a SELECT, or a change with RETURNING (exec gives the same rows as arrays).
      *
      * @example
      * const todos = await snug.db.query("select id, title from todo where done = ?", [0]);
      * todos.forEach((t) => addRow(t.id, t.title));
+     * const [added] = await snug.db.query("insert into todo (title) values (?) returning id, title", [title]);
      */
     query<T = Record<string, string | number | boolean | null>>(sql: string, params?: (string | number | boolean | null)[]): Promise<T[]>;
     /**

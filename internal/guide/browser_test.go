@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/internal/browsertest"
 )
 
@@ -70,4 +71,64 @@ func TestGuideExamplesRunInChromium(t *testing.T) {
 	runner.WaitFor("a second instance", `document.querySelectorAll('article.instance').length === 3`)
 	again := runner.Frame(2)
 	browsertest.WaitFor(t, again, "the row", `document.querySelector("#list li")?.textContent === "from the guide"`)
+}
+
+// TestGuideStorageCapabilitiesMarkdownRunInChromium runs issue 28's
+// examples as the guide shows them, in a real host: the migration steps
+// (run twice: the second run does nothing) with INSERT … RETURNING, the
+// capabilities fallback on a host without a database (CAPABILITY_ABSENT at
+// once, the page still drawn), and the Markdown renderer.
+func TestGuideStorageCapabilitiesMarkdownRunInChromium(t *testing.T) {
+	text, err := Render(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := func(name string) string {
+		m := regexp.MustCompile("(?s)## " + name + "\n.*?```js\n(.*?)\n```").FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("the guide has no %s example", name)
+		}
+		return m[1]
+	}
+	page := func(body, script string) []byte {
+		return []byte(ProbeHead + body + `<script type="module">` + script + "\n</script></body></html>")
+	}
+	storage := page(`<p id="out"></p>`, `window.run = async () => {`+section("Storage")+`
+document.getElementById("out").textContent = task.id + " " + task.title + " v" + version; };
+await run(); await run(); window.done = true;`)
+	caps := page(`<p id="note"></p><button id="exportButton">Export</button>`, section("Capabilities")+`
+window.code = await snug.db.exec("select 1").then(() => "ok", (e) => e.code);`)
+	md := page(`<div id="answer"></div>`, `const answer = { message: "# Plan\nBuy **milk** and `+"`eggs`"+`.\n\n- [Shop](https://example.com/shop)\n- home" };
+`+section("Markdown"))
+	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(
+		hostkit.RawApp("storage", storage), hostkit.RawApp("md", md)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "storage", "md")
+	app := runner.Frame(0)
+	browsertest.WaitFor(t, app, "the migrations, twice", `window.done === true`)
+	if got := browsertest.Eval[string](t, app, `document.getElementById("out").textContent`); got != "2 Plan v3" {
+		t.Fatalf("after two runs of the migrations the page shows %q, want the second task and version 3", got)
+	}
+	if got := browsertest.Eval[string](t, app, `snug.db.query("select count(*) as n from pragma_table_list where name in ('tasks', 'tags')").then(r => String(r[0].n))`); got != "2" {
+		t.Fatalf("the migrated tables: %s", got)
+	}
+	browsertest.WaitFor(t, runner.Frame(1), "the Markdown", `document.querySelector("#answer a") !== null`)
+	if got := browsertest.Eval[string](t, runner.Frame(1), `document.getElementById("answer").innerHTML`); got != `<h2>Plan</h2><p>Buy <strong>milk</strong> and <code>eggs</code>.</p><ul><li><a href="https://example.com/shop">Shop</a></li><li>home</li></ul>` {
+		t.Fatalf("the Markdown renders as %s", got)
+	}
+
+	noDB, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.RawApp("caps", caps)),
+		hostkit.WithBrokerOptions(func(o *broker.Options) { o.DB = nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, noDB)
+	r2 := browsertest.OpenRunner(t, noDB.URL(), "caps")
+	browsertest.WaitFor(t, r2.Frame(0), "the fallback", `window.code !== undefined`)
+	if got := browsertest.Eval[string](t, r2.Frame(0), `window.code + " | " + document.getElementById("note").textContent`); got != "CAPABILITY_ABSENT | Notes last until this page closes." {
+		t.Fatalf("on a host without a database: %s", got)
+	}
 }

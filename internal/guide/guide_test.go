@@ -48,8 +48,12 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(strings.Fields(text)); n > 3200 {
-		t.Errorf("the guide has %d words; keep it under 3,200 (issue 28 added the sections a model lacked: error fields, migrations, offline Markdown, network consent)", n)
+	// 3,199 words with issue 28's sections (capabilities, storage with
+	// migrations and RETURNING, network consent, Markdown, the error
+	// fields), each with its example; the rest is room for the registry's
+	// rows and the build's diagnostics, which grow the guide on their own.
+	if n := len(strings.Fields(text)); n > 3300 {
+		t.Errorf("the guide has %d words; keep it under 3,300 (issue 28 added the sections a model lacked: error fields, migrations, offline Markdown, network consent)", n)
 	}
 	// Every method the typings declare on Snug has a section.
 	members, err := API(runtimejs.Types)
@@ -75,7 +79,10 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 	for _, s := range []string{"[SNUG_APP_REQUEST]", "ONLY a JSON object", "sandbox.network", "sandbox.storage", "html.inline-handler", "cdn.jsdelivr.net",
 		"`NET_FETCH_FAILED` ↻", "`NET_CONFIRM_DENIED`", "`DB_SQL_ERROR` refuses `ATTACH`", "two statements in one call",
 		"`theme-change`", "{ mode: \"light\" | \"dark\", tokens }", "`--snug-accent`", "snug.on(\"theme-change\", ({ theme }) =>",
-		"<a href=\"https://…\">", "<a download>", "`DB_CORRUPT`", "VALUES('rebuild')", "onPartial", "onText is the raw JSON text", "`saveFile`"} {
+		"<a href=\"https://…\">", "<a download>", "`DB_CORRUPT`", "VALUES('rebuild')", "onPartial", "onText is the raw JSON text", "`saveFile`",
+		// Issue 28 items 3, 8-13: error fields, migrations, RETURNING, absent capabilities, Markdown, network.
+		"`CAPABILITY_ABSENT`", "retryAfterMs", "attemptsRemaining", "`retryable`", "snug.db.set(\"schemaVersion\"", "returning id",
+		"createTextNode", "once per origin", "Allow until I close the page", "--dev-loopback"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the guide does not mention %q", s)
 		}
