@@ -349,7 +349,37 @@ type rulesDoc struct {
 	} `json:"sandbox"`
 }
 
+// build makes the model from rules.json and the schemas it names, in
+// steps; each reports what it finds wrong with l.errAt and goes on, so one
+// run names every mistake.
 func (l *loader) build(rf *file) *model.Model {
+	rd := l.decodeRules(rf)
+	if rd == nil {
+		return nil
+	}
+	r := l.rules(rf, rd)
+	l.errorCodes(rf, rd, r)
+	l.events(rf, rd, r)
+	r.CSP = l.expandCSP(rf.name, "/sandbox/csp", rd.Sandbox.CSP, rd.Sandbox.ListPrefix, r)
+	r.HostCSP = l.expandCSP(rf.name, "/sandbox/hostCsp/directives", rd.Sandbox.HostCSP.Directives, rd.Sandbox.ListPrefix, r)
+
+	m := &model.Model{Version: rd.Version, ProtocolVersions: rd.ProtocolVersions, Rules: r}
+	l.frames(rf, rd, m)
+	l.expandStrictFrames(rf.name, m)
+	l.refinements(rf, rd, m)
+	l.errorAndEnvelope(rf, rd, m)
+	for _, n := range l.sortedFiles() {
+		f := l.files[n]
+		if n == "rules.json" {
+			continue
+		}
+		m.Schemas = append(m.Schemas, model.SchemaFile{Name: n, ID: schemaID(f, n), Contents: f.data})
+	}
+	return m
+}
+
+// decodeRules reads rules.json, every key known; nil when it cannot.
+func (l *loader) decodeRules(rf *file) *rulesDoc {
 	var rd rulesDoc
 	dec := json.NewDecoder(bytes.NewReader(rf.data))
 	dec.DisallowUnknownFields()
@@ -369,6 +399,12 @@ func (l *loader) build(rf *file) *model.Model {
 		l.errAt(rf.name, ptr, "rules: "+msg, "")
 		return nil
 	}
+	return &rd
+}
+
+// rules is the rules' plain parts: limits, size classes, lists, messages
+// and the normative rules.
+func (l *loader) rules(rf *file, rd *rulesDoc) *model.Rules {
 	r := &model.Rules{
 		SizeClasses:      rd.SizeClasses,
 		Limits:           rd.Limits,
@@ -420,6 +456,11 @@ func (l *loader) build(rf *file) *model.Model {
 		}
 		sc.Bytes = v
 	}
+	return r
+}
+
+// errorCodes is the error registry.
+func (l *loader) errorCodes(rf *file, rd *rulesDoc, r *model.Rules) {
 	for i, e := range rd.Errors {
 		ec := model.ErrorCode{Code: e.Code, Reserved: e.Reserved, Extension: e.Extension, When: e.When}
 		switch v := e.Retryable.(type) {
@@ -438,6 +479,10 @@ func (l *loader) build(rf *file) *model.Model {
 		}
 		r.Errors = append(r.Errors, ec)
 	}
+}
+
+// events is the events, each with its data object.
+func (l *loader) events(rf *file, rd *rulesDoc, r *model.Rules) {
 	for i, e := range rd.Events {
 		ev := model.Event{Name: e.Name, Direction: e.Direction,
 			Object: &model.Object{Name: goish(strings.TrimSuffix(e.Name, "-event")) + "Data", Doc: fmt.Sprintf("the data of a %s event (%s).", e.Name, e.Direction)}}
@@ -460,10 +505,11 @@ func (l *loader) build(rf *file) *model.Model {
 		}
 		r.Events = append(r.Events, ev)
 	}
-	r.CSP = l.expandCSP(rf.name, "/sandbox/csp", rd.Sandbox.CSP, rd.Sandbox.ListPrefix, r)
-	r.HostCSP = l.expandCSP(rf.name, "/sandbox/hostCsp/directives", rd.Sandbox.HostCSP.Directives, rd.Sandbox.ListPrefix, r)
+}
 
-	m := &model.Model{Version: rd.Version, ProtocolVersions: rd.ProtocolVersions, Rules: r}
+// frames is the frame table, each frame with its schema's root object.
+func (l *loader) frames(rf *file, rd *rulesDoc, m *model.Model) {
+	r := m.Rules
 	frameTypes := map[string]bool{}
 	for i, fr := range rd.Frames {
 		ptr := fmt.Sprintf("/frames/%d", i)
@@ -505,7 +551,11 @@ func (l *loader) build(rf *file) *model.Model {
 			l.errAt(rf.name, "/frames", fmt.Sprintf("frame %s answers with unknown type %q", f.Type, f.Answer), "")
 		}
 	}
-	l.expandStrictFrames(rf.name, m)
+}
+
+// refinements is the rules beyond the schemas, each on a known frame and field.
+func (l *loader) refinements(rf *file, rd *rulesDoc, m *model.Model) {
+	r := m.Rules
 	for i, x := range rd.Refinements {
 		ref := model.Refinement{ID: x.ID, Frame: x.Frame, Kind: x.Kind, Field: x.Field, List: x.List, CaseInsensitive: x.CaseInsensitive, Message: x.Message, Checks: x.Checks, Algorithm: x.Algorithm}
 		if x.When != nil {
@@ -538,6 +588,10 @@ func (l *loader) build(rf *file) *model.Model {
 		}
 		r.Refinements = append(r.Refinements, ref)
 	}
+}
+
+// errorAndEnvelope is the error object and the envelope (without its marker).
+func (l *loader) errorAndEnvelope(rf *file, rd *rulesDoc, m *model.Model) {
 	if ef := l.files[rd.ErrorSchema]; ef != nil {
 		l.used[rd.ErrorSchema] = true
 		t := l.typeOf(ef, "", ef.root, "Error")
@@ -561,14 +615,6 @@ func (l *loader) build(rf *file) *model.Model {
 	} else {
 		l.errAt(rf.name, "/envelopeSchema", fmt.Sprintf("envelope schema %q not found", rd.EnvelopeSchema), "")
 	}
-	for _, n := range l.sortedFiles() {
-		f := l.files[n]
-		if n == "rules.json" {
-			continue
-		}
-		m.Schemas = append(m.Schemas, model.SchemaFile{Name: n, ID: schemaID(f, n), Contents: f.data})
-	}
-	return m
 }
 
 func fieldOf(o *model.Object, name string) *model.Field {
