@@ -765,6 +765,35 @@ func (l *loader) typeOf(sf *file, ptr string, n *node, name string) *model.Type 
 		rt.Ref = target
 		return rt
 	}
+	l.bounds(sf, ptr, n, t)
+	types := typeNames(n)
+	if t.Pattern != "" && !(len(types) == 1 && types[0] == "string") {
+		l.errAt(sf.name, ptr+"/pattern", `pattern needs "type": "string"`, "")
+	}
+	switch {
+	case len(types) == 0 && (t.Enum != nil || t.Const != nil):
+		t.Kind = model.String
+	case len(types) == 0:
+		if n.get("properties") != nil {
+			types = []string{"object"}
+		} else {
+			t.Kind = model.Any
+		}
+	case len(types) > 1:
+		sort.Strings(types)
+		if strings.Join(types, ",") != "boolean,null,number,string" {
+			l.errAt(sf.name, ptr+"/type", "the generator supports one type, or the scalar set [string, number, boolean, null]", "")
+		}
+		t.Kind = model.Scalar
+	}
+	if len(types) == 1 {
+		l.oneType(sf, ptr, n, name, t, types[0])
+	}
+	return t
+}
+
+// bounds reads a schema's bounds, default, pattern, enum and const into t.
+func (l *loader) bounds(sf *file, ptr string, n *node, t *model.Type) {
 	intp := func(key string) *int {
 		x := n.get(key)
 		if x == nil {
@@ -822,6 +851,10 @@ func (l *loader) typeOf(sf *file, ptr string, n *node, name string) *model.Type 
 			t.Const = &s
 		}
 	}
+}
+
+// typeNames is a schema's type keyword as a list.
+func typeNames(n *node) []string {
 	var types []string
 	if tn := n.get("type"); tn != nil {
 		if tn.kind == 's' {
@@ -832,67 +865,51 @@ func (l *loader) typeOf(sf *file, ptr string, n *node, name string) *model.Type 
 			}
 		}
 	}
-	if t.Pattern != "" && !(len(types) == 1 && types[0] == "string") {
-		l.errAt(sf.name, ptr+"/pattern", `pattern needs "type": "string"`, "")
-	}
-	switch {
-	case len(types) == 0 && (t.Enum != nil || t.Const != nil):
+	return types
+}
+
+// oneType is the kind of a schema of one type, with its items, properties
+// or values.
+func (l *loader) oneType(sf *file, ptr string, n *node, name string, t *model.Type, typ string) {
+	switch typ {
+	case "string":
 		t.Kind = model.String
-	case len(types) == 0:
-		if n.get("properties") != nil {
-			types = []string{"object"}
+	case "integer":
+		t.Kind = model.Integer
+	case "number":
+		t.Kind = model.Number
+	case "boolean":
+		t.Kind = model.Boolean
+	case "array":
+		t.Kind = model.Array
+		items := n.get("items")
+		if items == nil {
+			t.Elem = &model.Type{Kind: model.Any}
 		} else {
-			t.Kind = model.Any
+			t.Elem = l.typeOf(sf, ptr+"/items", items, name+"Item")
 		}
-	case len(types) > 1:
-		sort.Strings(types)
-		if strings.Join(types, ",") != "boolean,null,number,string" {
-			l.errAt(sf.name, ptr+"/type", "the generator supports one type, or the scalar set [string, number, boolean, null]", "")
-		}
-		t.Kind = model.Scalar
-	}
-	if len(types) == 1 {
-		switch types[0] {
-		case "string":
-			t.Kind = model.String
-		case "integer":
-			t.Kind = model.Integer
-		case "number":
-			t.Kind = model.Number
-		case "boolean":
-			t.Kind = model.Boolean
-		case "array":
-			t.Kind = model.Array
-			items := n.get("items")
-			if items == nil {
-				t.Elem = &model.Type{Kind: model.Any}
-			} else {
-				t.Elem = l.typeOf(sf, ptr+"/items", items, name+"Item")
+	case "object":
+		props := n.get("properties")
+		ap := n.get("additionalProperties")
+		switch {
+		case props != nil:
+			t.Kind = model.Struct
+			t.Object = l.object(sf, ptr, n, name)
+		case ap != nil && ap.kind == 'o':
+			t.Kind = model.Map
+			t.Elem = l.typeOf(sf, ptr+"/additionalProperties", ap, name+"Value")
+			if pn := n.get("propertyNames"); pn != nil {
+				pt := l.typeOf(sf, ptr+"/propertyNames", pn, name+"Key")
+				t.KeyMinLength, t.KeyMaxLength = pt.MinLength, pt.MaxLength
 			}
-		case "object":
-			props := n.get("properties")
-			ap := n.get("additionalProperties")
-			switch {
-			case props != nil:
-				t.Kind = model.Struct
-				t.Object = l.object(sf, ptr, n, name)
-			case ap != nil && ap.kind == 'o':
-				t.Kind = model.Map
-				t.Elem = l.typeOf(sf, ptr+"/additionalProperties", ap, name+"Value")
-				if pn := n.get("propertyNames"); pn != nil {
-					pt := l.typeOf(sf, ptr+"/propertyNames", pn, name+"Key")
-					t.KeyMinLength, t.KeyMaxLength = pt.MinLength, pt.MaxLength
-				}
-			default:
-				t.Kind = model.RawObject
-			}
-		case "null":
-			l.errAt(sf.name, ptr+"/type", "a null-only type is not supported", "")
 		default:
-			l.errAt(sf.name, ptr+"/type", fmt.Sprintf("unknown type %q", types[0]), suggest(types[0], []string{"string", "integer", "number", "boolean", "array", "object"}))
+			t.Kind = model.RawObject
 		}
+	case "null":
+		l.errAt(sf.name, ptr+"/type", "a null-only type is not supported", "")
+	default:
+		l.errAt(sf.name, ptr+"/type", fmt.Sprintf("unknown type %q", typ), suggest(typ, []string{"string", "integer", "number", "boolean", "array", "object"}))
 	}
-	return t
 }
 
 func (l *loader) object(sf *file, ptr string, n *node, name string) *model.Object {
