@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -111,4 +112,26 @@ func FuzzStripCredentials(f *testing.F) {
 		}
 		walk(v)
 	})
+}
+
+// BenchmarkValidate is one check of a typical reply against its schema
+// (compiled once, as the cache keeps it), without the reply's parsing:
+//
+//	go test -run '^$' -bench Validate -benchmem ./hostkit/agent/
+func BenchmarkValidate(b *testing.B) {
+	sch, err := agent.CompileSchema(json.RawMessage(benchSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(benchObject))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := sch.Validate(agent.NewMeter(context.Background()), v); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

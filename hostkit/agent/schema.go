@@ -1,52 +1,29 @@
 package agent
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/url"
-	"regexp/syntax"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
-// Limits on a responseSchema, checked before it is compiled. An app's
-// schema is the app's input: unchecked, 20,000 empty subschemas took 6 s to
-// compile, and a few kilobytes of references or one pattern can make checking
-// a reply take hours. Real response schemas are a few kilobytes with tens of
-// subschemas; these leave ample room above that.
-const (
-	// MaxSchemaBytes bounds the schema's JSON text.
-	MaxSchemaBytes = 64 << 10
-	// MaxSchemaDepth bounds how deeply the schema's JSON nests.
-	MaxSchemaDepth = 64
-	// MaxSubschemas bounds the schema objects and booleans in it.
-	MaxSubschemas = 1000
-	// MaxSchemaValues bounds every JSON value in it (enum members
-	// included).
-	MaxSchemaValues = 20000
-	// MaxPatternBytes bounds one pattern (pattern, a patternProperties
-	// name).
-	MaxPatternBytes = 1000
-	// MaxPatternSize bounds one pattern's compiled size, counted as the
-	// instructions of its program with repetitions expanded: matching costs
-	// this much per byte of text at worst. "^[a-z]{1,64}$" is about 70.
-	MaxPatternSize = 1000
-	// maxNumberText and maxExponent bound a number's text and exponent, in
-	// the schema and in a reply checked against one: the validator turns
-	// numbers into exact rationals, and 1e1000000 alone takes 0.1 s.
-	maxNumberText = 100
-	maxExponent   = 1000
-)
+// A responseSchema is checked against the host's limits (bounds.go), then
+// compiled by santhosh-tekuri/jsonschema/v6 with every schema object's
+// format keyword replaced by a format of the host's: the library checks an
+// object's format before the object's other keywords and subschemas, so that
+// format charges the object's cost (nodeCost.of) to the running validation's
+// Meter, then checks the object's own format where its draft asserts one.
 
 // Bounds on checking one reply against its schema (MaxValidationCost units,
 // MaxValidationTime of the clock, whichever comes first). A unit is about one
@@ -71,9 +48,6 @@ type Meter struct {
 	left     int64
 	deadline time.Time
 	calls    int
-	// sizes holds the size of each array of the value being validated, for
-	// uniqueItems (hashing and comparing items costs their whole size).
-	sizes map[unsafe.Pointer]int64
 }
 
 // NewMeter returns a Meter with MaxValidationCost and MaxValidationTime
@@ -107,29 +81,43 @@ func (m *Meter) charge(units int64) {
 
 // Charge counts units of work done outside a validation (decoding reply
 // candidates) and reports whether the budget allows going on.
-func (m *Meter) Charge(units int64) error {
-	var err error
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				ms, ok := v.(meterStop)
-				if !ok {
-					panic(v)
-				}
-				err = ms.err
+func (m *Meter) Charge(units int64) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			ms, ok := v.(meterStop)
+			if !ok {
+				panic(v)
 			}
-		}()
-		m.charge(units)
+			err = ms.err
+		}
 	}()
-	return err
+	m.charge(units)
+	return nil
 }
 
-// Schema is a compiled responseSchema whose validations are metered (each
-// by its own Meter; validations may run at once).
+// maxInstances bounds the compiled copies of one schema, each serving one
+// validation at a time (its formats charge its Meter).
+const maxInstances = 4
+
+// Schema is a compiled responseSchema whose validations are metered, each
+// by its own Meter; validations may run at once.
 type Schema struct {
-	root      *snode
-	track     bool // some subschema has unevaluatedProperties or unevaluatedItems
-	hasUnique bool
+	doc     any // the schema, each object's format replaced by its meter's
+	costs   []*nodeCost
+	formats []string // each object's own format, "" for none
+	old     bool     // draft-04, -06 or -07
+	rootPre int64    // what the root costs before its own charge
+
+	mu   sync.Mutex
+	made int
+	idle chan *instance
+}
+
+// instance is one compiled copy of a Schema.
+type instance struct {
+	sch   *jsonschema.Schema
+	meter *Meter
+	depth int64 // the reply's depth, in units: what each error the validator makes may cost
 }
 
 // SchemaError means a responseSchema is not a usable JSON Schema: it does
@@ -154,13 +142,13 @@ type cacheEntry struct {
 	s   *Schema
 }
 
-// CompileSchema checks a responseSchema against the limits above and its
-// draft's meta-schema, then compiles it for the host's own validator
-// (validate.go), whose verdicts are santhosh-tekuri/jsonschema/v5's. A $ref must be a JSON
-// pointer into the schema itself ("#/$defs/item"): nothing outside it is
-// loaded (an app's schema must not make the host read files or fetch URLs),
-// and $id below the root, anchors and dynamic references are refused.
-// Compiled schemas are cached by content.
+// CompileSchema checks a responseSchema against the limits above, then
+// compiles it with santhosh-tekuri/jsonschema/v6 (which checks it against
+// its draft's meta-schema). A $ref must be a JSON pointer into the schema
+// itself ("#/$defs/item"): nothing outside it is loaded (an app's schema
+// must not make the host read files or fetch URLs), and $id below the root,
+// anchors and dynamic references are refused. Compiled schemas are cached
+// by content.
 func CompileSchema(schema json.RawMessage) (*Schema, error) {
 	key := sha256.Sum256(schema)
 	schemaCache.Lock()
@@ -195,107 +183,173 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compileWalked(doc, w)
-}
-
-// walkSchema decodes a responseSchema and checks it against the host's
-// limits and reference rules (not yet against its draft's meta-schema).
-func walkSchema(raw json.RawMessage) (any, *walker, error) {
-	if len(raw) > MaxSchemaBytes {
-		return nil, nil, fmt.Errorf("the schema is %d bytes; the host accepts at most %d", len(raw), MaxSchemaBytes)
+	s := &Schema{doc: doc, old: w.oldDraft, idle: make(chan *instance, maxInstances)}
+	for i, n := range w.nodes {
+		own, _ := n.m["format"].(string)
+		s.formats = append(s.formats, own)
+		s.costs = append(s.costs, &n.cost)
+		n.m["format"] = meterFormat(i)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, nil, fmt.Errorf("not JSON: %w", err)
+	if len(w.nodes) > 0 && w.byPtr[""] == 0 {
+		s.rootPre = w.pre(0)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, nil, errors.New("not one JSON value")
-	}
-	w := &walker{byPtr: map[string]int{}}
-	if err := w.values(doc, 0); err != nil {
-		return nil, nil, err
-	}
-	if m, ok := doc.(map[string]any); ok {
-		if v, ok := m["$schema"].(string); ok {
-			w.draft = v
-		}
-	}
-	if err := w.schema(doc, "", true); err != nil {
-		return nil, nil, err
-	}
-	for _, r := range w.refs {
-		if err := w.checkRef(r); err != nil {
-			return nil, nil, err
-		}
-	}
-	return doc, w, nil
-}
-
-// compileWalked compiles a schema walkSchema accepted.
-func compileWalked(doc any, w *walker) (*Schema, error) {
-	d := draft(2020)
-	if m, ok := doc.(map[string]any); ok {
-		if v, ok := m["$schema"]; ok {
-			sv, _ := v.(string)
-			if d, ok = draftOf(sv); !ok {
-				return nil, fmt.Errorf("$schema %q: the host knows drafts 2020-12, 2019-09, 07, 06 and 04 (\"https://json-schema.org/draft/2020-12/schema\")", sv)
-			}
-		}
-	}
-	if err := metaCheck(doc, d, ""); err != nil {
-		return nil, err
-	}
-	if m, ok := doc.(map[string]any); ok && d >= 2019 {
-		if err := checkVocabulary(m, d); err != nil {
-			return nil, err
-		}
-	}
-	c := &compiler{d: d, root: doc, assertFm: d < 2019, byPtr: map[string]*snode{}, metaDone: map[string]bool{}}
-	c.standard(doc, "")
-	root, err := c.node("")
+	in, err := s.compile()
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkLoops(root); err != nil {
-		return nil, err
-	}
-	s := &Schema{root: root, track: c.track}
-	for i, n := range w.nodes {
-		if cn := c.byPtr[w.ptrs[i]]; cn != nil {
-			cn.cost = n.cost
-		}
-		if n.cost.unique {
-			s.hasUnique = true
-		}
-	}
+	s.made = 1
+	s.idle <- in
 	return s, nil
 }
 
-// checkVocabulary refuses a $vocabulary that requires a vocabulary the
-// draft does not have.
-func checkVocabulary(m map[string]any, d draft) error {
-	vocab, ok := m["$vocabulary"].(map[string]any)
-	if !ok {
+// meterFormat names the format standing for schema object i.
+func meterFormat(i int) string { return "snug-meter-" + strconv.Itoa(i) }
+
+// schemaURL is the in-memory address a responseSchema compiles under.
+const schemaURL = "snug:///response-schema.json"
+
+// refuseLoader loads nothing: a responseSchema must be self-contained (the
+// library's own meta-schemas are built in).
+type refuseLoader struct{}
+
+func (refuseLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("refusing to load %q: a responseSchema must be self-contained", u)
+}
+
+// compile makes one instance of s.
+func (s *Schema) compile() (*instance, error) {
+	in := &instance{}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refuseLoader{})
+	c.AssertFormat() // the meter formats run in every draft; each decides about its object's own format
+	if s.old {
+		c.AssertContent() // as drafts before 2019-09 have it
+	}
+	for i, cost := range s.costs {
+		c.RegisterFormat(&jsonschema.Format{Name: meterFormat(i), Validate: in.format(cost, s.ownFormat(i))})
+	}
+	if err := c.AddResource(schemaURL, s.doc); err != nil {
+		return nil, errors.New(s.plain(err.Error()))
+	}
+	sch, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, errors.New(s.plain(strings.ReplaceAll(err.Error(), schemaURL, "")))
+	}
+	in.sch = sch
+	return in, nil
+}
+
+// format is the format function standing for one schema object: the
+// validator calls it each time the object is applied to a value, before
+// the object's other checks, so it charges their cost to the running meter;
+// then it checks the object's own format where the draft asserts it.
+func (in *instance) format(cost *nodeCost, own func(any) error) func(any) error {
+	return func(v any) error {
+		in.meter.charge(cost.of(v) + in.depth)
+		if own == nil {
+			return nil
+		}
+		return own(v)
+	}
+}
+
+// ownFormat is the check of schema object i's own format, nil where it
+// asserts nothing (2019-09 and later make format an annotation).
+func (s *Schema) ownFormat(i int) func(any) error {
+	name := s.formats[i]
+	if !s.old || name == "" {
 		return nil
 	}
-	base := "https://json-schema.org/draft/2020-12/vocab/"
-	names := []string{"core", "applicator", "unevaluated", "validation", "meta-data", "format-annotation", "format-assertion", "content"}
-	if d == 2019 {
-		base = "https://json-schema.org/draft/2019-09/vocab/"
-		names = []string{"core", "applicator", "validation", "meta-data", "format", "content"}
-	}
-	for _, u := range sortedKeys(vocab) {
-		if req, _ := vocab[u].(bool); !req {
-			continue
-		}
-		name, ok := strings.CutPrefix(u, base)
-		if !ok || !slices.Contains(names, name) {
-			return fmt.Errorf("$vocabulary: the host does not know the vocabulary %q", u)
+	if name == "regex" { // bounded as a pattern is
+		return func(v any) error {
+			str, ok := v.(string)
+			if !ok {
+				return nil
+			}
+			_, err := checkPattern(str)
+			return err
 		}
 	}
-	return nil
+	return libraryFormat(name)
+}
+
+var libraryFormats sync.Map // format name → func(any) error (nil: unknown)
+
+// libraryFormat is the library's check of a draft-07 format, found through
+// its public API: a schema of that one format. An unknown format asserts
+// nothing.
+func libraryFormat(name string) func(any) error {
+	if f, ok := libraryFormats.Load(name); ok {
+		return f.(func(any) error)
+	}
+	var f func(any) error
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refuseLoader{})
+	doc := map[string]any{"$schema": "http://json-schema.org/draft-07/schema#", "format": name}
+	if c.AddResource(schemaURL, doc) == nil {
+		if sch, err := c.Compile(schemaURL); err == nil {
+			f = func(v any) error {
+				err := sch.Validate(v)
+				var ve *jsonschema.ValidationError
+				if errors.As(err, &ve) {
+					if fk, ok := leaf(ve).ErrorKind.(*kind.Format); ok && fk.Err != nil {
+						return fk.Err
+					}
+				}
+				return err
+			}
+		}
+	}
+	libraryFormats.Store(name, f)
+	return f
+}
+
+// plain replaces the meter's format names in a message with the schema's
+// own formats (or "format").
+func (s *Schema) plain(msg string) string {
+	if !strings.Contains(msg, "snug-meter-") {
+		return msg
+	}
+	for i := len(s.formats) - 1; i >= 0; i-- { // snug-meter-12 before snug-meter-1
+		own := s.formats[i]
+		if own == "" {
+			own = "format"
+		}
+		msg = strings.ReplaceAll(msg, meterFormat(i), own)
+	}
+	return msg
+}
+
+// take returns an idle instance of s, compiling another while fewer than
+// maxInstances exist, or waits for one until ctx ends.
+func (s *Schema) take(ctx context.Context) (*instance, error) {
+	select {
+	case in := <-s.idle:
+		return in, nil
+	default:
+	}
+	s.mu.Lock()
+	more := s.made < maxInstances
+	if more {
+		s.made++
+	}
+	s.mu.Unlock()
+	if more {
+		in, err := s.compile()
+		if err != nil { // it compiled once: it compiles again
+			s.mu.Lock()
+			s.made--
+			s.mu.Unlock()
+			return nil, fmt.Errorf("agent: compiling a schema again: %w", err)
+		}
+		return in, nil
+	}
+	select {
+	case in := <-s.idle:
+		return in, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // Validate checks v (decoded with UseNumber) against s within m's budget.
@@ -304,18 +358,20 @@ func checkVocabulary(m map[string]any, d draft) error {
 // cause; a number beyond the bounds the validator handles cheaply is
 // refused (*NumberError) before validating.
 func (s *Schema) Validate(m *Meter, v any) (err error) {
-	if err := checkNumbers(v, 0); err != nil {
+	if err := checkNumbers(v); err != nil {
 		return err
 	}
 	if err := m.ctx.Err(); err != nil {
 		return context.Cause(m.ctx)
 	}
-	m.sizes = nil
-	if s.hasUnique {
-		m.sizes = map[unsafe.Pointer]int64{}
-		arraySizes(v, m.sizes)
+	in, err := s.take(m.ctx)
+	if err != nil {
+		return err
 	}
+	in.meter, in.depth = m, depthCost(v)
 	defer func() {
+		in.meter, in.depth = nil, 0
+		s.idle <- in
 		if r := recover(); r != nil {
 			ms, ok := r.(meterStop)
 			if !ok {
@@ -324,373 +380,81 @@ func (s *Schema) Validate(m *Meter, v any) (err error) {
 			err = ms.err
 		}
 	}()
-	x := &validation{s: s, m: m, track: s.track}
-	if _, verr := x.apply(s.root, v, ""); verr != nil {
-		return verr
+	m.charge(s.rootPre)
+	verr := in.sch.Validate(v)
+	var ve *jsonschema.ValidationError
+	if errors.As(verr, &ve) {
+		return s.violation(ve)
 	}
-	return nil
+	return verr
 }
 
-// nodeCost is what one schema object's own checks cost, per value.
-type nodeCost struct {
-	patternSize int   // pattern's program size, 0 without one
-	ppSize      int   // the patternProperties programs' sizes, summed
-	fixed       int64 // enum and const: comparing a value costs up to their size
-	unique      bool  // uniqueItems: hashing every item of an array
-	content     bool  // contentEncoding/contentMediaType: decoding a string
-	format      string
+// ValidationError is a reply that does not match its responseSchema: where
+// (a JSON pointer into the reply) and why.
+type ValidationError struct {
+	InstanceLocation string // "" for the whole reply
+	KeywordLocation  string // JSON pointer into the schema of the failing keyword
+	Message          string
 }
 
-// Units per step of the validator besides pattern matching (measured on the
-// exponential-reference schemas of the tests: a step costs about a
-// microsecond).
-const (
-	unitsPerApply = 48 // one schema object applied to one value
-	unitsPerEntry = 4  // one member or item of that value (the validator maps them all)
-)
-
-func (c nodeCost) of(v any, m *Meter) int64 {
-	u := int64(unitsPerApply) + c.fixed
-	switch v := v.(type) {
-	case map[string]any:
-		u += unitsPerEntry * int64(len(v))
-		if c.ppSize > 0 {
-			for k := range v {
-				u += int64(len(k)+1) * int64(c.ppSize)
-			}
-		}
-	case []any:
-		u += unitsPerEntry * int64(len(v))
-		if c.unique && len(v) > 1 {
-			size := m.sizes[unsafe.Pointer(unsafe.SliceData(v))]
-			if len(v) <= 20 {
-				size *= int64(len(v)) // pairwise comparison for short arrays
-			}
-			u += size
-		}
-	case string:
-		if c.patternSize > 0 {
-			u += int64(len(v)+1) * int64(c.patternSize)
-		}
-		if c.content || c.format != "" {
-			u += int64(len(v))
-		}
+func (e *ValidationError) Error() string {
+	loc := e.InstanceLocation
+	if loc == "" {
+		loc = "/"
 	}
-	return u
+	return fmt.Sprintf("at %s: %s", loc, e.Message)
 }
 
-// arraySizes records the size (in bytes of JSON, roughly) of every array
-// in v, keyed by its first element's address.
-func arraySizes(v any, sizes map[unsafe.Pointer]int64) int64 {
-	switch v := v.(type) {
-	case map[string]any:
-		n := int64(2)
-		for k, x := range v {
-			n += int64(len(k)) + 4 + arraySizes(x, sizes)
-		}
-		return n
-	case []any:
-		n := int64(2)
-		for _, x := range v {
-			n += 1 + arraySizes(x, sizes)
-		}
-		if len(v) > 0 {
-			sizes[unsafe.Pointer(unsafe.SliceData(v))] = n
-		}
-		return n
-	case string:
-		return int64(len(v)) + 2
-	case json.Number:
-		return int64(len(v))
+var english = message.NewPrinter(language.English)
+
+// leaf is the first of the innermost errors under e: the most specific
+// reason, where the others are its consequences (allOf failed, …).
+func leaf(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(e.Causes) > 0 {
+		e = e.Causes[0]
 	}
-	return 4
+	return e
 }
 
-// checkNumbers refuses numbers the validator cannot handle cheaply (it
-// makes an exact rational of each: 1e1000000 takes a tenth of a second).
-func checkNumbers(v any, _ int) error {
-	switch v := v.(type) {
-	case map[string]any:
-		for _, x := range v {
-			if err := checkNumbers(x, 0); err != nil {
-				return err
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if err := checkNumbers(x, 0); err != nil {
-				return err
-			}
-		}
-	case json.Number:
-		return checkNumber(string(v))
+// violation is the library's verdict as the host reports it.
+func (s *Schema) violation(ve *jsonschema.ValidationError) *ValidationError {
+	e := leaf(ve)
+	switch k := e.ErrorKind.(type) { // a reply's long string is not quoted whole
+	case *kind.Format:
+		k.Want = s.plain(k.Want)
+		k.Got = short(k.Got)
+	case *kind.Pattern:
+		k.Got, _ = short(k.Got).(string)
+	case *kind.Const:
+		k.Got = short(k.Got)
+	case *kind.Enum:
+		k.Got = short(k.Got)
 	}
-	return nil
+	kw := ""
+	if _, frag, ok := strings.Cut(e.SchemaURL, "#"); ok {
+		kw = frag
+	}
+	return &ValidationError{
+		InstanceLocation: pointer(e.InstanceLocation),
+		KeywordLocation:  kw + pointer(e.ErrorKind.KeywordPath()),
+		Message:          s.plain(e.ErrorKind.LocalizedString(english)),
+	}
 }
 
-// NumberError is a number the host does not check against a schema: its
-// text is longer than 100 characters or its exponent beyond ±1000.
-type NumberError struct{ Text string }
-
-func (e *NumberError) Error() string {
-	return fmt.Sprintf("the number %.24s is beyond what the host checks (at most %d characters, exponent within ±%d)",
-		e.Text, maxNumberText, maxExponent)
+// short is v, a string cut to its first 60 bytes and "…".
+func short(v any) any {
+	if s, ok := v.(string); ok && len(s) > 60 {
+		return strings.ToValidUTF8(s[:60], "") + "…"
+	}
+	return v
 }
 
-func checkNumber(text string) error {
-	if len(text) > maxNumberText {
-		return &NumberError{text}
+// pointer is the JSON pointer of tokens.
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(escapePtr(t))
 	}
-	if i := strings.IndexAny(text, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(strings.TrimPrefix(text[i+1:], "+"))
-		if err != nil || exp > maxExponent || exp < -maxExponent {
-			return &NumberError{text}
-		}
-	}
-	return nil
-}
-
-// checkPattern parses a pattern as the validator will (Go's RE2 syntax) and
-// bounds its size.
-func checkPattern(p string) error {
-	if len(p) > MaxPatternBytes {
-		return fmt.Errorf("the pattern %.40q… is %d bytes; the host accepts at most %d", p, len(p), MaxPatternBytes)
-	}
-	re, err := syntax.Parse(p, syntax.Perl)
-	if err != nil {
-		return fmt.Errorf("the pattern %.60q is not a valid regular expression: %v", p, err)
-	}
-	if n := progSize(re); n > MaxPatternSize {
-		return fmt.Errorf("the pattern %.60q expands to about %d instructions (repetitions counted out); the host accepts at most %d", p, n, MaxPatternSize)
-	}
-	return nil
-}
-
-// progSize estimates the size of re's compiled program, repetitions
-// expanded as the compiler expands them, without compiling it (compiling
-// "a{1000}" a hundred times over takes seconds). It saturates well above
-// MaxPatternSize.
-func progSize(re *syntax.Regexp) int {
-	const ceiling = 1 << 30
-	sat := func(n int) int { return min(n, ceiling) }
-	switch re.Op {
-	case syntax.OpLiteral:
-		return len(re.Rune)
-	case syntax.OpCharClass:
-		return 1 + len(re.Rune)/16
-	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		return sat(1 + progSize(re.Sub[0]))
-	case syntax.OpRepeat:
-		n := re.Max
-		if n < 0 {
-			n = re.Min + 1
-		}
-		return sat((n + 1) * (1 + progSize(re.Sub[0])))
-	case syntax.OpConcat, syntax.OpAlternate:
-		n := len(re.Sub)
-		for _, sub := range re.Sub {
-			n = sat(n + progSize(sub))
-		}
-		return n
-	}
-	return 1
-}
-
-// walker checks a schema document and finds its schema objects.
-type walker struct {
-	draft string
-	nodes []node
-	ptrs  []string       // each node's JSON pointer
-	byPtr map[string]int // JSON pointer of each schema position → index in nodes (-1 for a boolean)
-	refs  []ref
-	count int // JSON values seen
-}
-
-type node struct {
-	m    map[string]any
-	cost nodeCost
-}
-
-type ref struct{ at, target string }
-
-// values bounds the document as JSON: depth, count, numbers.
-func (w *walker) values(v any, depth int) error {
-	if depth > MaxSchemaDepth {
-		return fmt.Errorf("the schema nests deeper than %d levels", MaxSchemaDepth)
-	}
-	w.count++
-	if w.count > MaxSchemaValues {
-		return fmt.Errorf("the schema holds more than %d JSON values", MaxSchemaValues)
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		for _, x := range v {
-			if err := w.values(x, depth+1); err != nil {
-				return err
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if err := w.values(x, depth+1); err != nil {
-				return err
-			}
-		}
-	case json.Number:
-		if err := checkNumber(string(v)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Keywords whose value is a schema, a list of schemas, or a map of them,
-// in every draft the validator knows (a keyword a draft does not have is
-// checked all the same).
-var (
-	schemaKeywords = []string{"not", "if", "then", "else", "additionalProperties", "additionalItems",
-		"unevaluatedProperties", "unevaluatedItems", "propertyNames", "contains", "contentSchema", "items"}
-	schemaListKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
-	schemaMapKeywords  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
-	// refused keywords and why.
-	refusedKeywords = map[string]string{
-		"$anchor":          "anchors are refused: use a $ref JSON pointer such as \"#/$defs/item\"",
-		"$dynamicAnchor":   "dynamic references are refused",
-		"$dynamicRef":      "dynamic references are refused",
-		"$recursiveAnchor": "recursive references are refused: use a $ref JSON pointer",
-		"$recursiveRef":    "recursive references are refused: use a $ref JSON pointer",
-		"regexProperties":  "regexProperties is refused",
-	}
-)
-
-// schema checks the schema at v (JSON pointer ptr) and everything below it.
-func (w *walker) schema(v any, ptr string, root bool) error {
-	if len(w.byPtr) >= MaxSubschemas {
-		return fmt.Errorf("the schema has more than %d subschemas", MaxSubschemas)
-	}
-	switch v := v.(type) {
-	case bool:
-		w.byPtr[ptr] = -1
-		return nil
-	case map[string]any:
-		w.byPtr[ptr] = len(w.nodes)
-		n := node{m: v}
-		at := ptr
-		if at == "" {
-			at = "/"
-		}
-		for k, why := range refusedKeywords {
-			if _, ok := v[k]; ok {
-				return fmt.Errorf("at %s: %s", at, why)
-			}
-		}
-		if !root {
-			if _, ok := v["$id"]; ok {
-				return fmt.Errorf("at %s: $id is allowed only at the schema's root", at)
-			}
-			if _, ok := v["$schema"]; ok {
-				return fmt.Errorf("at %s: $schema is allowed only at the schema's root", at)
-			}
-			if id, ok := v["id"].(string); ok && strings.Contains(w.draft, "draft-04") && id != "" {
-				return fmt.Errorf("at %s: id is allowed only at the schema's root", at)
-			}
-		}
-		if r, ok := v["$ref"]; ok {
-			rs, ok := r.(string)
-			if !ok {
-				return fmt.Errorf("at %s: $ref is not a string", at)
-			}
-			w.refs = append(w.refs, ref{at, rs})
-		}
-		if p, ok := v["pattern"].(string); ok {
-			if err := checkPattern(p); err != nil {
-				return fmt.Errorf("at %s: %w", at, err)
-			}
-			re, _ := syntax.Parse(p, syntax.Perl)
-			n.cost.patternSize = progSize(re)
-		}
-		if pp, ok := v["patternProperties"].(map[string]any); ok {
-			for p := range pp {
-				if err := checkPattern(p); err != nil {
-					return fmt.Errorf("at %s/patternProperties: %w", at, err)
-				}
-				re, _ := syntax.Parse(p, syntax.Perl)
-				n.cost.ppSize += progSize(re)
-			}
-		}
-		if f, ok := v["format"]; ok {
-			fs, isString := f.(string)
-			if !isString {
-				return fmt.Errorf("at %s: format is not a string", at)
-			}
-			n.cost.format = fs
-		}
-		if u, ok := v["uniqueItems"].(bool); ok && u {
-			n.cost.unique = true
-		}
-		_, enc := v["contentEncoding"]
-		_, media := v["contentMediaType"]
-		n.cost.content = enc || media
-		for _, k := range []string{"enum", "const"} {
-			if x, ok := v[k]; ok {
-				b, _ := json.Marshal(x)
-				n.cost.fixed += int64(len(b))
-			}
-		}
-		w.nodes = append(w.nodes, n)
-		w.ptrs = append(w.ptrs, ptr)
-
-		for _, k := range schemaKeywords {
-			if sub, ok := v[k]; ok {
-				if _, isList := sub.([]any); !isList {
-					if err := w.schema(sub, ptr+"/"+escapePtr(k), false); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		for _, k := range schemaListKeywords {
-			if list, ok := v[k].([]any); ok {
-				for i, sub := range list {
-					if err := w.schema(sub, ptr+"/"+escapePtr(k)+"/"+strconv.Itoa(i), false); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		for _, k := range schemaMapKeywords {
-			if m, ok := v[k].(map[string]any); ok {
-				for name, sub := range m {
-					if _, isList := sub.([]any); isList && k == "dependencies" {
-						continue // draft-04 to 07: a list of required names
-					}
-					if err := w.schema(sub, ptr+"/"+escapePtr(k)+"/"+escapePtr(name), false); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
-	}
-	return nil // not a schema: the compiler reports it
-}
-
-// checkRef accepts only a JSON pointer into the document that names one of
-// its schema positions.
-func (w *walker) checkRef(r ref) error {
-	frag, ok := strings.CutPrefix(r.target, "#")
-	if !ok {
-		return fmt.Errorf("at %s: $ref %q: only references inside the schema (\"#/$defs/name\") are allowed", r.at, r.target)
-	}
-	ptr, err := url.PathUnescape(frag)
-	if err != nil || (ptr != "" && !strings.HasPrefix(ptr, "/")) {
-		return fmt.Errorf("at %s: $ref %q is not a JSON pointer (anchors are refused)", r.at, r.target)
-	}
-	if _, ok := w.byPtr[ptr]; !ok {
-		return fmt.Errorf("at %s: $ref %q does not point at a subschema of this schema", r.at, r.target)
-	}
-	return nil
-}
-
-func escapePtr(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+	return b.String()
 }

@@ -156,6 +156,33 @@ func TestValidationIsMetered(t *testing.T) {
 	}
 }
 
+// TestDeepErrorsAreCharged: each error the validator makes holds its
+// location in the reply, so a reply 3,000 levels deep with an error at each
+// level made errors of 3,000 locations each, uncharged (1.9 s of CPU and
+// hundreds of megabytes after the last charge). Each step is charged the
+// reply's depth: the check ends at once, with the budget's error.
+func TestDeepErrorsAreCharged(t *testing.T) {
+	sch, err := agent.CompileSchema(json.RawMessage(`{"properties":{"a":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const levels = 3000
+	dec := json.NewDecoder(strings.NewReader(`{"a":` + strings.Repeat(`[1,`, levels) + `[]` + strings.Repeat(`]`, levels) + `}`))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	var verr error
+	el := within(t, 20*time.Second, "validation", func() { verr = sch.Validate(agent.NewMeter(context.Background()), v) })
+	if !errors.Is(verr, agent.ErrValidationBudget) {
+		t.Fatalf("err = %.200v, want ErrValidationBudget", verr)
+	}
+	if el > 300*time.Millisecond {
+		t.Errorf("ended after %s of CPU", el)
+	}
+}
+
 // TestValidationEndsWithTheRequest: a metered check stops as soon as the
 // request's context ends, not at the end of its budget. The request ends
 // while the check runs, at a point counted in the check's own work (the
