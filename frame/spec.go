@@ -244,6 +244,12 @@ var ResponseHeaderGlobs = []string{"x-ratelimit-*"}
 // ResponseHeaderWhitelist is RESPONSE_HEADER_WHITELIST from the rules file.
 var ResponseHeaderWhitelist = []string{"content-type", "content-length", "cache-control", "etag", "last-modified", "retry-after", "link"}
 
+// SaveFileExtensions is SAVE_FILE_EXTENSIONS from the rules file.
+var SaveFileExtensions = []string{"txt", "text", "md", "markdown", "csv", "tsv", "json", "jsonl", "ndjson", "geojson", "xml", "yaml", "yml", "toml", "log", "ics", "vcf", "gpx", "kml", "srt", "vtt", "tex", "bib", "html", "htm", "svg", "pdf", "epub", "docx", "xlsx", "pptx", "odt", "ods", "odp", "png", "jpg", "jpeg", "gif", "webp", "avif", "bmp", "tif", "tiff", "heic", "ico", "mp3", "wav", "ogg", "oga", "opus", "flac", "m4a", "aac", "mid", "midi", "mp4", "m4v", "webm", "ogv", "mov", "woff", "woff2", "ttf", "otf", "zip", "gz", "tar", "tgz", "sqlite", "sqlite3", "db", "bin"}
+
+// SaveFileMediaTypes is SAVE_FILE_MEDIA_TYPES from the rules file.
+var SaveFileMediaTypes = []string{"text/*", "image/*", "audio/*", "video/*", "font/*", "application/octet-stream", "application/json", "application/*+json", "application/x-ndjson", "application/xml", "application/*+xml", "application/pdf", "application/epub+zip", "application/zip", "application/gzip", "application/x-tar", "application/vnd.sqlite3", "application/x-sqlite3", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "application/vnd.openxmlformats-officedocument.presentationml.presentation", "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.spreadsheet", "application/vnd.oasis.opendocument.presentation"}
+
 // SQLVirtualTableModules is SQL_VIRTUAL_TABLE_MODULES from the rules file.
 var SQLVirtualTableModules = []string{"fts5", "fts5vocab", "rtree", "rtree_i32"}
 

@@ -170,12 +170,18 @@ func Check(f *frame.SaveFileRequest) (Prompt, error) {
 // Name checks a file name an app offers and returns the name the host saves
 // under. The user reads it in the dialog and finds it on disk, so a name that
 // could read differently from what it is (a right-to-left override turning
-// "gpj.exe" around, a zero-width character, a line break), climb out of the
-// download folder (a / or \, "." and ".."), hide (a leading dot), be changed
-// by the file system (trailing dots or spaces, a Windows device name) or run
-// as a program when opened (an executable extension) is refused. Characters
-// Windows refuses in names (< > : " | ? *) become "_", as browsers do for
-// downloads, so "notes 10:30.md" saves as "notes 10_30.md".
+// "gpj.exe" around, a zero-width character, a blank-looking filler such as
+// U+2800 or U+3164 padding the name, a line break), climb out of the
+// download folder (a / or \, "." and ".."), hide (a leading dot), or be
+// changed by the file system (trailing dots or spaces, a Windows device
+// name) is refused. What the file does when opened is decided by its type:
+// the extension must be one of frame.SaveFileExtensions, types that open as
+// data in a viewer or editor (rules.json SAVE_FILE_EXTENSIONS); any other
+// (a program, script, shortcut, disk image, installer, macro document) is
+// refused, and so is a name without one, which a browser would complete
+// from the media type. Characters Windows refuses in names (< > : " | ? *)
+// become "_", as browsers do for downloads, so "notes 10:30.md" saves as
+// "notes 10_30.md".
 func Name(name string) (string, error) {
 	if name == "" {
 		return "", errors.New("the file name is empty")
@@ -191,9 +197,8 @@ func Name(name string) (string, error) {
 		switch {
 		case r == '/' || r == '\\':
 			return "", fmt.Errorf("the file name holds %q: a name, not a path, is saved (no folders)", r)
-		case r == utf8.RuneError, unicode.Is(unicode.Cc, r), unicode.Is(unicode.Cf, r),
-			unicode.Is(unicode.Zl, r), unicode.Is(unicode.Zp, r), unicode.Is(unicode.Co, r), isNoncharacter(r):
-			return "", fmt.Errorf("the file name holds U+%04X, an invisible or control character that can make a name read as another", r)
+		case invisible(r):
+			return "", fmt.Errorf("the file name holds U+%04X, an invisible, blank-looking or control character that can make a name read as another", r)
 		case strings.ContainsRune(`<>:"|?*`, r):
 			b.WriteByte('_')
 		default:
@@ -218,20 +223,72 @@ func Name(name string) (string, error) {
 	if reservedDevice(base) {
 		return "", fmt.Errorf("%q is a device name on Windows, not a file", base)
 	}
-	if ext != "" && executable()[ext[1:]] {
-		return "", fmt.Errorf("the file name ends in %s, a type that runs as a program when opened; offer data (.txt, .json, .csv, .md, .html, an image, .zip…) instead", ext)
+	switch {
+	case ext == "":
+		return "", errors.New("the file name has no extension: name the type of its data (.txt, .json, .csv, .md, .pdf, an image…)")
+	case !inert()[ext[1:]]:
+		return "", fmt.Errorf("the file name ends in %s, not a type the host saves: only data types a viewer or editor opens are saved (.txt, .json, .csv, .md, .html, .pdf, an image, .zip…), never one that runs, installs, mounts or links when opened", ext)
 	}
 	return out, nil
 }
 
+// invisible reports a character that shows as nothing, as blank, or not at
+// all, so that a name holding it reads as another: anything not graphic
+// (controls, format characters such as the bidi controls and zero-width
+// joiners, line and paragraph separators, private use, surrogates,
+// unassigned code points), noncharacters, spaces other than U+0020, the
+// default-ignorable code points (the Hangul fillers U+115F, U+1160, U+3164,
+// U+FFA0, the combining grapheme joiner, variation selectors, tags) and the
+// blank-looking symbols of blankLooking.
+func invisible(r rune) bool {
+	return r == utf8.RuneError || !unicode.IsGraphic(r) || isNoncharacter(r) ||
+		(unicode.Is(unicode.Zs, r) && r != ' ') ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		unicode.Is(unicode.Variation_Selector, r) ||
+		unicode.Is(blankLooking, r)
+}
+
+// blankLooking are graphic characters that render blank or nearly so in
+// common fonts without being spaces or default-ignorable: the Braille
+// pattern blank U+2800, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0,
+// listed again beside the property), the Khmer inherent vowels U+17B4 and
+// U+17B5, the Mongolian vowel separator U+180E, the Ogham space mark
+// U+1680, the combining grapheme joiner U+034F, the musical symbol null
+// notehead U+1D159 and the object replacement character U+FFFC.
+var blankLooking = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{Lo: 0x034F, Hi: 0x034F, Stride: 1},
+		{Lo: 0x115F, Hi: 0x1160, Stride: 1},
+		{Lo: 0x1680, Hi: 0x1680, Stride: 1},
+		{Lo: 0x17B4, Hi: 0x17B5, Stride: 1},
+		{Lo: 0x180E, Hi: 0x180E, Stride: 1},
+		{Lo: 0x2800, Hi: 0x2800, Stride: 1},
+		{Lo: 0x3164, Hi: 0x3164, Stride: 1},
+		{Lo: 0xFFA0, Hi: 0xFFA0, Stride: 1},
+		{Lo: 0xFFFC, Hi: 0xFFFC, Stride: 1},
+	},
+	R32: []unicode.Range32{
+		{Lo: 0x1D159, Hi: 0x1D159, Stride: 1},
+	},
+}
+
 // MimeType checks a media type ("type/subtype", no parameters, RFC 6838
-// characters) and returns it in lower case.
+// characters) and returns it in lower case. It must be one of
+// frame.SaveFileMediaTypes (rules.json SAVE_FILE_MEDIA_TYPES: "text/*",
+// "application/*+json" and the like): the type of data, never of a program,
+// which a browser could use to rename the file.
 func MimeType(mt string) (string, error) {
 	t, sub, ok := strings.Cut(mt, "/")
 	if !ok || !restrictedName(t) || !restrictedName(sub) {
 		return "", fmt.Errorf("mimeType %q is not a media type such as text/csv", mt)
 	}
-	return strings.ToLower(mt), nil
+	mt = strings.ToLower(mt)
+	for _, p := range frame.SaveFileMediaTypes {
+		if ok, _ := path.Match(p, mt); ok {
+			return mt, nil
+		}
+	}
+	return "", fmt.Errorf("mimeType %q is not a type of data the host saves (text/*, image/*, audio/*, video/*, application/json, application/pdf, application/zip, application/octet-stream…)", mt)
 }
 
 // restrictedName is RFC 6838's restricted-name: a letter or digit, then up
@@ -265,16 +322,10 @@ func reservedDevice(base string) bool {
 	return len(b) == 4 && (strings.HasPrefix(b, "COM") || strings.HasPrefix(b, "LPT")) && b[3] >= '1' && b[3] <= '9'
 }
 
-// executable lists the extensions that run code when the file is opened
-// from a download folder on Windows, macOS or a Linux desktop (shell
-// scripts, installers, shortcuts, script hosts, packages).
-var executable = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
-	for _, e := range strings.Fields(`exe com scr pif bat cmd msi msp mst msc cpl dll sys drv ocx
-		lnk url scf reg inf hta ps1 psm1 psd1 vb vbs vbe js jse wsf wsh ws sct jar
-		app dmg pkg mpkg command tool workflow terminal sh bash zsh csh ksh
-		desktop appimage deb rpm snap flatpakref apk xapk crx xpi gadget application
-		appref-ms settingcontent-ms library-ms diagcab msix msixbundle appx appxbundle`) {
+// inert is frame.SaveFileExtensions as a set.
+var inert = sync.OnceValue(func() map[string]bool {
+	m := make(map[string]bool, len(frame.SaveFileExtensions))
+	for _, e := range frame.SaveFileExtensions {
 		m[e] = true
 	}
 	return m
