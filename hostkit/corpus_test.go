@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -322,5 +323,195 @@ func TestCorpusReadingListClicksWaitTheirTurn(t *testing.T) {
 		if !before[string(p.TargetID)] {
 			_, _ = chromedp.CallBrowser(runner.Tab, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
 		}
+	}
+}
+
+// Issue 28, how it is checked: an expense tracker with versioned
+// migrations. The user adds two expenses through the form; then the app
+// is updated with a third step (a column, added only when missing) and the
+// runner reloads it: the old rows stay, the new column has its default,
+// and the version in kv is 3.
+func TestCorpusTrackerMigrates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tracker.html")
+	v1 := corpusApp(t, "tracker")
+	if err := os.WriteFile(path, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.FileApp("tracker", path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "tracker")
+	frame := runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the empty table", `document.getElementById("total").textContent === "0.00" && !!document.getElementById("add")`)
+	for _, e := range []struct{ what, amount string }{{"Coffee", "3.20"}, {"Train", "9.30"}} {
+		browsertest.Do(t, frame, "add "+e.what, chromedp.SendKeys(chromedp.CSS("#what"), e.what), chromedp.SendKeys(chromedp.CSS("#amount"), e.amount+"\r"))
+		browsertest.WaitFor(t, frame, e.what+" in the table", fmt.Sprintf(`[...document.querySelectorAll("#rows td")].some(td => td.textContent === %q)`, e.what))
+	}
+	if got := browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`); got != "12.50" {
+		t.Fatalf("the total after two expenses reads %q", got)
+	}
+	step3 := `  async () => {
+    const [has] = await snug.db.query("select 1 as present from pragma_table_info('expenses') where name = 'category'");
+    if (!has) await snug.db.exec("alter table expenses add column category text not null default 'other'");
+  },
+];`
+	v2 := strings.Replace(string(v1), "\n];\n", "\n"+step3+"\n", 1)
+	if v2 == string(v1) {
+		t.Fatal("the tracker has no steps list to extend")
+	}
+	if err := os.WriteFile(path, []byte(v2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apps.Reload(t.Context(), "tracker"); err != nil {
+		t.Fatal(err)
+	}
+	frame = runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the migrated table", `[...document.querySelectorAll("#rows td")].filter(td => td.textContent === "other").length === 2`)
+	if got := browsertest.Eval[string](t, frame, `snug.db.get("schemaVersion").then(String)`); got != "3" {
+		t.Fatalf("schemaVersion after the update: %s", got)
+	}
+	if got := browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`); got != "12.50" {
+		t.Fatalf("the total after the migration reads %q", got)
+	}
+}
+
+// Issue 28, how it is checked: notes with full-text search (FTS5). The
+// user writes three notes and searches; the match is highlighted, a quote
+// in the query is no syntax error, and a note's markup stays text.
+func TestCorpusNotesSearch(t *testing.T) {
+	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.RawApp("notes", corpusApp(t, "notes"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "notes")
+	frame := runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the empty list", `document.getElementById("count").textContent === "0 notes"`)
+	for i, n := range []string{"Buy oat milk and bread", "Call the plumber about the sink", `<img src=x> milk "quoted"`} {
+		browsertest.Do(t, frame, "write a note", chromedp.SendKeys(chromedp.CSS("#body"), n), chromedp.Click(chromedp.CSS("#add button")))
+		browsertest.WaitFor(t, frame, "the note listed", fmt.Sprintf(`document.getElementById("count").textContent === "%d %s"`, i+1, map[bool]string{true: "note", false: "notes"}[i == 0]))
+	}
+	browsertest.Do(t, frame, "search", chromedp.SendKeys(chromedp.CSS("#q"), "milk"))
+	browsertest.WaitFor(t, frame, "two matches", `document.getElementById("count").textContent === "2 notes"`)
+	if got := browsertest.Eval[string](t, frame, `[...document.querySelectorAll("#results mark")].map(m => m.textContent).join(",")`); got != "milk,milk" {
+		t.Fatalf("the highlighted words: %q", got)
+	}
+	if n := browsertest.Eval[int](t, frame, `document.querySelectorAll("#results img").length`); n != 0 {
+		t.Fatal("a note's markup became an element")
+	}
+	browsertest.Do(t, frame, "search a quote", chromedp.SendKeys(chromedp.CSS("#q"), ` "quoted`))
+	browsertest.WaitFor(t, frame, "no match, no error", `document.getElementById("count").textContent === "0 notes"`)
+}
+
+// Issue 28, how it is checked: a drawing app that follows the theme. The
+// user draws a stroke with the mouse; it is in the host's accent, and the
+// theme toggle redraws it in the new accent; the stroke is kept.
+func TestCorpusDrawingFollowsTheTheme(t *testing.T) {
+	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.RawApp("sketch", corpusApp(t, "drawing"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "sketch")
+	frame := runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the pad", `document.getElementById("count").textContent === "0 strokes"`)
+	browsertest.WaitStill(t, frame, "#pad")
+	box := browsertest.Eval[[]float64](t, frame, `(r => [r.left, r.top])(document.getElementById("pad").getBoundingClientRect())`)
+	x, y := box[0]+40, box[1]+100
+	browsertest.Do(t, frame, "draw a stroke",
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+60, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+120, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x+120, y, chromedp.ButtonLeft))
+	browsertest.WaitFor(t, frame, "one stroke", `document.getElementById("count").textContent === "1 stroke"`)
+	pixel := func() string {
+		return browsertest.Eval[string](t, frame, `(() => { const [r, g, b, a] = document.getElementById("pad").getContext("2d").getImageData(100, 100, 1, 1).data; return a ? "rgb(" + r + ", " + g + ", " + b + ")" : "none"; })()`)
+	}
+	accent := func() string {
+		return browsertest.Eval[string](t, runner.Tab, `(() => { const d = document.createElement("div"); d.style.color = getComputedStyle(document.documentElement).getPropertyValue("--snug-accent"); document.body.append(d); const c = getComputedStyle(d).color; d.remove(); return c; })()`)
+	}
+	if got, want := pixel(), accent(); got != want {
+		t.Fatalf("the stroke is %s, the host's accent %s", got, want)
+	}
+	before := pixel()
+	browsertest.Do(t, runner.Tab, "toggle the theme", chromedp.Click(chromedp.ID("theme-toggle")))
+	browsertest.WaitFor(t, frame, "the redraw", fmt.Sprintf(`(() => { const [r, g, b] = document.getElementById("pad").getContext("2d").getImageData(100, 100, 1, 1).data; return "rgb(" + r + ", " + g + ", " + b + ")" !== %q; })()`, before))
+	if got, want := pixel(), accent(); got != want {
+		t.Fatalf("after the theme change the stroke is %s, the host's accent %s", got, want)
+	}
+	if got := browsertest.Eval[int](t, frame, `snug.db.get("strokes").then(s => s.length)`); got != 1 {
+		t.Fatalf("the host keeps %d strokes", got)
+	}
+}
+
+// Issue 28, how it is checked: a three-step wizard. The user fills a step,
+// presses Enter, cannot pass a step with a required field empty, goes
+// back and forth, and books; the booking is kept and shown next time.
+func TestCorpusWizard(t *testing.T) {
+	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.RawApp("trip", corpusApp(t, "wizard"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "trip")
+	frame := runner.Frame(0)
+	step := `[...document.querySelectorAll(".step")].findIndex(s => !s.hidden)`
+	browsertest.WaitFor(t, frame, "step 1", step+` === 0 && document.activeElement?.id === "name"`)
+	clickIn(t, frame, "#next")
+	if got := browsertest.Eval[int](t, frame, step); got != 0 {
+		t.Fatalf("Next with the name empty went to step %d", got+1)
+	}
+	browsertest.Do(t, frame, "type the name", chromedp.SendKeys(chromedp.CSS("#name"), "Ada\r"))
+	browsertest.WaitFor(t, frame, "step 2", step+` === 1`)
+	clickIn(t, frame, `input[value="Oslo"]`)
+	clickIn(t, frame, "#back")
+	browsertest.WaitFor(t, frame, "back to step 1", step+` === 0 && document.getElementById("name").value === "Ada"`)
+	clickIn(t, frame, "#next")
+	browsertest.WaitFor(t, frame, "step 2 again", step+` === 1 && document.querySelector('input[value="Oslo"]').checked`)
+	clickIn(t, frame, "#next")
+	browsertest.WaitFor(t, frame, "the summary", `document.getElementById("summary").textContent === "Ada, 1 to Oslo" && document.getElementById("next").textContent === "Book"`)
+	clickIn(t, frame, "#next")
+	browsertest.WaitFor(t, frame, "booked", `document.getElementById("done").textContent === "Booked: Oslo for Ada"`)
+	runner.Click(`#app-list .app-button[data-app="trip"]`)
+	runner.WaitFor("a second instance", `document.querySelectorAll('article.instance').length === 2`)
+	browsertest.WaitFor(t, runner.Frame(1), "the booking kept", `document.getElementById("done").textContent === "Last booked: Oslo for Ada"`)
+}
+
+// Issue 28, how it is checked: an exporter. The user adds contacts and
+// exports them as CSV through snug.saveFile and as JSON through an
+// <a download> of a blob URL; each is asked in the host's dialog and
+// saved with the data the app holds.
+func TestCorpusExporter(t *testing.T) {
+	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.RawApp("contacts", corpusApp(t, "exporter"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "contacts")
+	frame := runner.Frame(0)
+	dir := browsertest.AllowDownloads(t, runner.Tab)
+	browsertest.WaitFor(t, frame, "the app", `document.getElementById("json").href.startsWith("blob:")`)
+	for _, c := range []struct{ name, phone string }{{"Grace, Admiral", "555-0101"}, {"Ada", ""}} {
+		browsertest.Do(t, frame, "add "+c.name, chromedp.SendKeys(chromedp.CSS("#name"), c.name), chromedp.SendKeys(chromedp.CSS("#phone"), c.phone+"\r"))
+		browsertest.WaitFor(t, frame, c.name+" listed", fmt.Sprintf(`[...document.querySelectorAll("#list li")].some(li => li.textContent.startsWith(%q))`, c.name))
+	}
+	clickIn(t, frame, "#csv")
+	if d := runner.Confirm(); d.Kind != "save-file" || d.File != "contacts.csv" {
+		t.Fatalf("the CSV export's dialog shows %+v", d)
+	}
+	runner.Answer("once")
+	browsertest.WaitFor(t, frame, "saved", `document.getElementById("status").textContent === "Saved contacts.csv"`)
+	if got, want := string(browsertest.Downloaded(t, dir, "contacts.csv")), "name,phone\nAda,\n\"Grace, Admiral\",555-0101"; got != want {
+		t.Fatalf("contacts.csv holds %q, want %q", got, want)
+	}
+	clickIn(t, frame, "#json")
+	if d := runner.Confirm(); d.Kind != "save-file" || d.File != "contacts.json" {
+		t.Fatalf("the JSON download's dialog shows %+v", d)
+	}
+	runner.Answer("once")
+	if got := string(browsertest.Downloaded(t, dir, "contacts.json")); !strings.Contains(got, `"name": "Grace, Admiral"`) || !strings.Contains(got, `"phone": null`) {
+		t.Fatalf("contacts.json holds %s", got)
 	}
 }
