@@ -739,7 +739,17 @@ func hasRequestID(fr *model.Frame) bool { return fieldByName(fr.Body, "requestId
 // frame and nested object. The stages themselves are hand-written
 // (frame/parse.go, frame/read.go).
 func (g *gen) parse(f *jen.File) {
-	r := g.m.Rules
+	g.newBody(f)
+	g.answerPairing(f)
+	refCases := g.accessors(f)
+	g.newEventData(f)
+	g.refusalOf(f, refCases)
+	g.lowerInASCIIFuncs(f)
+	g.decoders(f)
+}
+
+// newBody emits newBody: an empty frame of a type and its size class.
+func (g *gen) newBody(f *jen.File) {
 	var cases []jen.Code
 	for _, x := range g.m.Frames {
 		cases = append(cases, jen.Case(jen.Id(typeConst(x.Type))).Block(jen.Return(jen.New(jen.Id(x.Title)), jen.Id(goName(g.sizeLimit(x))))))
@@ -751,7 +761,12 @@ func (g *gen) parse(f *jen.File) {
 		jen.Return(jen.Nil(), jen.Lit(0)),
 	)
 
-	// Answer pairing.
+}
+
+// answerPairing emits AnswerType and errorAnswer.
+func (g *gen) answerPairing(f *jen.File) {
+	r := g.m.Rules
+	var cases []jen.Code
 	answers := map[string][]jen.Code{}
 	var order []string
 	for _, fr := range g.m.Frames {
@@ -763,7 +778,6 @@ func (g *gen) parse(f *jen.File) {
 		}
 		answers[fr.Answer] = append(answers[fr.Answer], jen.Id(typeConst(fr.Type)))
 	}
-	cases = nil
 	for _, a := range order {
 		cases = append(cases, jen.Case(answers[a]...).Block(jen.Return(jen.Id(typeConst(a)))))
 	}
@@ -790,7 +804,12 @@ func (g *gen) parse(f *jen.File) {
 		jen.Return(jen.Nil()),
 	)
 
-	// Accessors.
+}
+
+// accessors emits RequestIDOf, SetRequestID and ErrorOf, and returns the
+// cases of RefusalOf.
+func (g *gen) accessors(f *jen.File) []jen.Code {
+	r := g.m.Rules
 	var ridCases, setCases, errCases, refCases []jen.Code
 	ref := r.Refusal
 	for _, x := range g.m.Frames {
@@ -829,8 +848,13 @@ func (g *gen) parse(f *jen.File) {
 		jen.Return(jen.Nil()),
 	)
 
-	// Event data.
-	cases = nil
+	return refCases
+}
+
+// newEventData emits newEventData: an empty data object of a known event.
+func (g *gen) newEventData(f *jen.File) {
+	r := g.m.Rules
+	var cases []jen.Code
 	for _, e := range r.Events {
 		if e.Object == nil {
 			continue
@@ -849,6 +873,11 @@ func (g *gen) parse(f *jen.File) {
 		jen.Return(jen.Nil(), jen.Lit("")),
 	)
 
+}
+
+// refusalOf emits RefusalOf, of the cases accessors found.
+func (g *gen) refusalOf(f *jen.File, refCases []jen.Code) {
+	ref := g.m.Rules.Refusal
 	f.Commentf("RefusalOf reports whether f is an answer that refuses by its %s (%q, rules.json", ref.Field, ref.Value)
 	f.Commentf("refusal), with its %s (\"\" when it has none).", ref.ReasonField)
 	f.Func().Id("RefusalOf").Params(jen.Id("f").Id("Frame")).Params(jen.Id("reason").String(), jen.Id("refused").Bool()).Block(
@@ -856,9 +885,11 @@ func (g *gen) parse(f *jen.File) {
 		jen.Return(jen.Lit(""), jen.False()),
 	)
 
-	g.lowerInASCIIFuncs(f)
+}
 
-	// Decoders and validators.
+// decoders emits each frame's decoder, check and Validate, then the
+// objects' and the envelope's.
+func (g *gen) decoders(f *jen.File) {
 	for _, x := range g.m.Frames {
 		g.decodeObject(f, x.Title, x.Body, true)
 		g.checkFrame(f, x)
