@@ -296,3 +296,33 @@ func TestAPIViewerInAnMCPAppsHost(t *testing.T) {
 		t.Fatalf("the API saw %d requests, want 1", hits.Load())
 	}
 }
+
+// Issue 28 item 11 in a real MCP Apps host whose bridge offers no
+// serverTools: the app cannot reach the server's db or agent. snug.ready
+// resolves all the same, a call to an absent capability rejects at once
+// with CAPABILITY_ABSENT, and the corpus's notes app, written to the
+// guide's fallback, says its notes last until the page closes and works
+// from memory.
+func TestCorpusWithoutServerToolsInAnMCPAppsHost(t *testing.T) {
+	h := openMCPHostOf(t, []string{"notes"}, filepath.Join("..", "testdata", "corpus", "notes.html"))
+	mime := browsertest.Eval[string](t, h.tab, `showApp("open_notes", "allow-scripts allow-forms", "notes", "app", { openLinks: {}, downloadFile: {} })`)
+	if mime != "text/html;profile=mcp-app" {
+		t.Fatalf("resource MIME type %q", mime)
+	}
+	a := &app{t: t, f: browsertest.FrameOf(t, h.tab, "#app")}
+	a.waitFor("snug.ready", `typeof snug == "object" && snug.capabilities !== undefined`)
+	if got := a.eval(`snug.ready.then(r => String(r.capabilities.db))`); got != "false" {
+		t.Fatalf("capabilities.db = %s on a host without serverTools", got)
+	}
+	// The app's runtime has what the app names (db; an ask is the node
+	// tests' runtime/mcp.test.mjs).
+	if got := a.eval(`snug.db.exec("select 1").then(() => "resolved", e => e.code + " " + e.retryable)`); got != "CAPABILITY_ABSENT false" {
+		t.Errorf("snug.db.exec: %s, want CAPABILITY_ABSENT, not retryable", got)
+	}
+	a.waitText("#note", "Notes last until this page closes.")
+	a.fill("#body", "Buy oat milk")
+	a.click("#add button")
+	a.waitText("#count", "1 note")
+	a.fill("#q", "milk")
+	a.waitFor("the match", `document.querySelector("#results li")?.textContent === "Buy oat milk"`)
+}

@@ -19,7 +19,9 @@ window.connectHost = async (url, server = "default") => {
 
 // showApp calls a tool of a server and renders its UI resource with the
 // tool's result in the iframe #id, bridged to that server's client only.
-window.showApp = async (name, sandbox, server = "default", id = "app") => {
+// caps are the host's capabilities the bridge advertises (a host without
+// serverTools, say); every one by default.
+window.showApp = async (name, sandbox, server = "default", id = "app", caps = { openLinks: {}, serverTools: {}, serverResources: {}, downloadFile: {} }) => {
   const client = clients[server];
   const tool = (await client.listTools()).tools.find((t) => t.name == name);
   const uri = getToolUiResourceUri(tool);
@@ -32,7 +34,7 @@ window.showApp = async (name, sandbox, server = "default", id = "app") => {
   iframe.setAttribute("sandbox", sandbox);
   iframe.style.cssText = "width:600px;height:400px;border:0";
   document.body.append(iframe);
-  const bridge = new AppBridge(client, info, { openLinks: {}, serverTools: {}, serverResources: {}, downloadFile: {} }, {
+  const bridge = new AppBridge(client, info, caps, {
     hostContext: { theme: "light", locale: "en-US", styles: { variables: { "--color-background-primary": "#ffffff" } } },
   });
   bridge.onopenlink = async ({ url }) => (log.opened.push(url), {});
