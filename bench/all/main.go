@@ -10,8 +10,6 @@
 //     vite-plugin-singlefile (the usual single-file recipe) and against the
 //     bare esbuild CLI bundling the same JS and CSS (the floor: one process,
 //     no HTML, no inlining), wall time, runs interleaved;
-//   - process start: `snuggen version` against `esbuild --version`, CPU time
-//     (user+sys) of the child;
 //   - kvGet through WebSocket → relay → broker → SQLite and back, against a
 //     bare coder/websocket echo with the same message sizes, 1 and 16
 //     clients, in one `go test -bench` process;
@@ -22,8 +20,8 @@
 //     an ask-only app and an ask + db + forms app, the MCP flavour, and the
 //     @modelcontextprotocol/ext-apps app client bundled the same way.
 //
-// snuggen and the process-start floor binaries are built as the README
-// installs snuggen, with CGO_ENABLED=0 (one static file, as the npm esbuild
+// snuggen and the build's floor binary are built as the README installs
+// snuggen, with CGO_ENABLED=0 (one static file, as the npm esbuild
 // binary is); they and esbuild's native binary are timed as fresh copies,
 // each written in one write(2) (rewrite), since how a binary's file was
 // written changes its start. The output's header says so.
@@ -235,18 +233,8 @@ func buildRows(root, cache string, npmOK bool) {
 export default { plugins: [viteSingleFile()], logLevel: "silent", build: { emptyOutDir: true } };
 `), 0o644)
 	}
-	floor, err := floorBinary(root, cache, "floor", "")
-	if err != nil {
-		notes = append(notes, "the process-start floor binary did not build, its row is skipped: "+err.Error())
-	}
-	// The same without the MCP go-sdk, which only `snuggen mcp` uses: the
-	// difference is the go-sdk's share of every process start.
-	floorNoMCP, err := floorBinary(root, cache, "floor-nomcp", mcpSDK)
-	if err != nil {
-		notes = append(notes, "the floor binary without the MCP go-sdk did not build, its row is skipped: "+err.Error())
-	}
 	progress("build: %d runs each, interleaved ...", *runs)
-	var s, e, v, sv, ev, fv, fnv timing
+	var s, e, v timing
 	var warm timing
 	if err := snug(&warm); err != nil {
 		fatal(err.Error())
@@ -262,16 +250,8 @@ export default { plugins: [viteSingleFile()], logLevel: "silent", build: { empty
 	}
 	for i := 0; i < *runs; i++ {
 		must(snug(&s))
-		must(s0(&sv, root, bin))
-		if floor != "" {
-			must(fv.run(root, floor))
-		}
-		if floorNoMCP != "" {
-			must(fnv.run(root, floorNoMCP))
-		}
 		if npmOK {
 			must(esb(&e))
-			must(ev.run(root, esbuildBin, "--version"))
 			if viteBin != "" && i < 5 {
 				must(vite(&v))
 			}
@@ -287,17 +267,6 @@ export default { plugins: [viteSingleFile()], logLevel: "silent", build: { empty
 	if npmOK {
 		r := float64(S) / float64(E)
 		add(row{"build, per process (wall, median)", ms(S), "bare esbuild CLI " + ms(E), fmt.Sprintf("%.2f×", r), "≤ 1.25×", verdict(r <= 1.25), ""})
-		SC, EC := median(sv.cpu), median(ev.cpu)
-		r = float64(SC) / float64(EC)
-		add(row{"`snuggen version` CPU (user+sys, median)", ms(SC), "`esbuild --version` " + ms(EC), fmt.Sprintf("%.2f×", r), "≤ 1.5×", verdict(r <= 1.5), ""})
-		if floor != "" {
-			FC := median(fv.cpu)
-			add(row{"floor: a Go binary importing the libraries snuggen imports, none of its packages (CPU, median)", ms(FC), "`esbuild --version` " + ms(EC), fmt.Sprintf("%.2f×", float64(FC)/float64(EC)), "", "", ""})
-			if floorNoMCP != "" {
-				FN := median(fnv.cpu)
-				add(row{"floor: `snuggen version` less the MCP go-sdk's share (the floor binary with and without it; only `snuggen mcp` uses it) (CPU, median)", fmt.Sprintf("%s − (%s − %s) = %s", ms(SC), ms(FC), ms(FN), ms(SC-FC+FN)), "`esbuild --version` " + ms(EC), fmt.Sprintf("%.2f×", float64(SC-FC+FN)/float64(EC)), "", "", ""})
-			}
-		}
 	}
 }
 
@@ -322,7 +291,7 @@ func staticBuild(dir, bin string, args ...string) error {
 // same snuggen bytes ran `snuggen version` in 8.0 ms of CPU as the linker
 // wrote them (through mmap), 6.4–6.8 ms copied by cp, 5.3–5.8 ms written in
 // one write; npm's esbuild file 6.2 ms, one write 3.6 ms. bench/all times
-// snuggen, its floor binaries and esbuild's native binary each written this
+// snuggen, its floor binary and esbuild's native binary each written this
 // one way, so both sides of a ratio start from the same state.
 func rewrite(src, dst string) error {
 	b, err := os.ReadFile(src)
@@ -338,18 +307,12 @@ func nativeEsbuild(cache string) string {
 	return filepath.Join(cache, "node_modules", "@esbuild", runtime.GOOS+"-"+map[string]string{"amd64": "x64"}[runtime.GOARCH], "bin", "esbuild")
 }
 
-func s0(t *timing, root, bin string) error { return t.run(root, bin, "version") }
-
-// mcpSDK is the module of the MCP go-sdk, which only `snuggen mcp` uses.
-const mcpSDK = "github.com/modelcontextprotocol/go-sdk"
-
-// floorBinary builds the floor of process start, cache/name: a main package
-// that imports (blank) every package outside this module that a package of
-// snuggen's binary imports, except those under leave out (when not empty),
-// and prints one line. Every init of the
+// floorBinary builds the libraries' start, cache/floor: a main package that
+// imports (blank) every package outside this module that a package of
+// snuggen's binary imports, and prints one line. Every init of the
 // libraries (and of the standard library) runs as in snuggen; none of
 // snuggen's own does. The package exists only in a build overlay.
-func floorBinary(root, cache, name, leaveOut string) (string, error) {
+func floorBinary(root, cache string) (string, error) {
 	mod, err := exec.Command("go", "list", "-m").Output()
 	if err != nil {
 		return "", fmt.Errorf("go list -m: %v", err)
@@ -367,14 +330,14 @@ func floorBinary(root, cache, name, leaveOut string) (string, error) {
 			continue
 		}
 		for _, p := range f[1:] {
-			if !own(p) && p != "os" && !slices.Contains(imports, p) && (leaveOut == "" || p != leaveOut && !strings.HasPrefix(p, leaveOut+"/")) {
+			if !own(p) && p != "os" && !slices.Contains(imports, p) {
 				imports = append(imports, p)
 			}
 		}
 	}
 	slices.Sort(imports)
 	var src strings.Builder
-	src.WriteString("// The floor of snuggen's process start (bench/all).\npackage main\n\nimport (\n\t\"os\"\n")
+	src.WriteString("// The libraries' start, the floor of snuggen's build (bench/all).\npackage main\n\nimport (\n\t\"os\"\n")
 	for _, p := range imports {
 		fmt.Fprintf(&src, "\t_ %q\n", p)
 	}
@@ -393,7 +356,7 @@ func floorBinary(root, cache, name, leaveOut string) (string, error) {
 	if err := os.WriteFile(overlay, []byte(ov), 0o644); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(cache, name)
+	bin := filepath.Join(cache, "floor")
 	if err := staticBuild(root, bin, "-overlay", overlay, "./bench/all/floor"); err != nil {
 		return "", err
 	}
@@ -591,9 +554,9 @@ globalThis.mcpApp = { App, PostMessageTransport };`, ResolveDir: cache, Sourcefi
 }
 
 // instructionRows counts the instructions (valgrind's callgrind, which
-// counts the same whatever else the machine does) of a build and of process
-// start against esbuild's, when valgrind is installed: the ratios a loaded
-// machine cannot spoil. Kernel time (exec, page faults) is not counted.
+// counts the same whatever else the machine does) of a build against
+// esbuild's, and the build's floor (the libraries' start), when valgrind is
+// installed: the ratios a loaded machine cannot spoil. Kernel time (exec, page faults) is not counted.
 func instructionRows(root, cache string, npmOK bool) {
 	if _, err := exec.LookPath("valgrind"); err != nil || !npmOK {
 		notes = append(notes, "valgrind or the npm esbuild is missing: the instruction-count rows are skipped")
@@ -624,14 +587,11 @@ func instructionRows(root, cache string, npmOK bool) {
 	app := filepath.Join(root, "bench", "build-app")
 	sb := count(bin, "build", filepath.Join(app, "index.html"), "-o", filepath.Join(out, "s.html"))
 	eb := count(esb, filepath.Join(app, "src", "main.js"), filepath.Join(app, "style.css"), "--bundle", "--minify", "--format=esm", "--loader:.svg=dataurl", "--outdir="+filepath.Join(out, "e"), "--log-level=warning")
-	sv, ev := count(bin, "version"), count(esb, "--version")
-	fl := 0.0
-	if _, err := os.Stat(filepath.Join(cache, "floor")); err == nil {
-		fl = count(filepath.Join(cache, "floor"))
-	}
-	fnm := 0.0
-	if _, err := os.Stat(filepath.Join(cache, "floor-nomcp")); err == nil {
-		fnm = count(filepath.Join(cache, "floor-nomcp"))
+	ev, fl := count(esb, "--version"), 0.0
+	if floor, err := floorBinary(root, cache); err == nil {
+		fl = count(floor)
+	} else {
+		notes = append(notes, "the floor binary did not build, the build's floor row is skipped: "+err.Error())
 	}
 	if sb > 0 && eb > 0 {
 		add(row{"build, per process (instructions, callgrind)", fmt.Sprintf("%.1fM", sb/1e6), fmt.Sprintf("bare esbuild CLI %.1fM", eb/1e6), fmt.Sprintf("%.2f×", sb/eb), "≤ 1.25×", verdict(sb/eb <= 1.25), ""})
@@ -642,55 +602,6 @@ func instructionRows(root, cache string, npmOK bool) {
 		f := eb + fl - ev
 		add(row{"floor: bare esbuild's build + the libraries' init over esbuild's start (instructions)", fmt.Sprintf("build %.1fM", sb/1e6), fmt.Sprintf("%.1f + %.1f − %.1f = %.1fM", eb/1e6, fl/1e6, ev/1e6, f/1e6), fmt.Sprintf("%.2f×", sb/f), "", "", ""})
 	}
-	if sv > 0 && ev > 0 {
-		add(row{"`snuggen version` (instructions, callgrind)", fmt.Sprintf("%.1fM", sv/1e6), fmt.Sprintf("`esbuild --version` %.1fM", ev/1e6), fmt.Sprintf("%.2f×", sv/ev), "≤ 1.5×", verdict(sv/ev <= 1.5), ""})
-		if fl > 0 {
-			add(row{"floor: the same libraries' init, none of snuggen's (instructions, callgrind; a lower bound: the linker drops the initialisers of library tables nothing calls)", fmt.Sprintf("%.1fM", fl/1e6), fmt.Sprintf("`esbuild --version` %.1fM", ev/1e6), fmt.Sprintf("%.2f×", fl/ev), "", "", ""})
-		}
-		if fl > 0 && fnm > 0 {
-			add(row{"floor: `snuggen version` less the MCP go-sdk's share (the floor binary with and without it) (instructions, callgrind)", fmt.Sprintf("%.2fM − (%.2fM − %.2fM) = %.2fM", sv/1e6, fl/1e6, fnm/1e6, (sv-fl+fnm)/1e6), fmt.Sprintf("`esbuild --version` %.1fM", ev/1e6), fmt.Sprintf("%.2f×", (sv-fl+fnm)/ev), "", "", ""})
-		}
-		if own, total := ownStart(root, bin); own > 0 && total > 0 {
-			add(row{"floor: `snuggen version` less snuggen's own code (its packages' inits and main, callgrind inclusive): the runtime and libraries as snuggen links them", fmt.Sprintf("%.1fM − %.2fM = %.1fM", total/1e6, own/1e6, (total-own)/1e6), fmt.Sprintf("`esbuild --version` %.1fM", ev/1e6), fmt.Sprintf("%.2f×", (total-own)/ev), "", "", ""})
-		}
-	}
-}
-
-// ownStart profiles `snuggen version` with callgrind and returns the
-// instructions of snuggen's own code in it (main.main and the inits of the
-// module's packages, inclusive) and the run's total.
-func ownStart(root, bin string) (own, total float64) {
-	mod, err := exec.Command("go", "list", "-m").Output()
-	if err != nil {
-		return 0, 0
-	}
-	f, err := os.CreateTemp("", "bench-callgrind-")
-	if err != nil {
-		return 0, 0
-	}
-	f.Close()
-	defer os.Remove(f.Name())
-	cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+f.Name(), bin, "version")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
-	out, _ := cmd.CombinedOutput()
-	m := regexp.MustCompile(`Collected : (\d+)`).FindSubmatch(out)
-	if m == nil {
-		return 0, 0
-	}
-	total, _ = strconv.ParseFloat(string(m[1]), 64)
-	ann, err := exec.Command("callgrind_annotate", "--inclusive=yes", "--threshold=100", f.Name()).Output()
-	if err != nil {
-		return 0, 0
-	}
-	// One line per function with its inclusive count, ending in the
-	// binary's name: "1,234 ( 0.03%)  ???:MODULE/pkg.init [BIN]".
-	line := regexp.MustCompile(`(?m)^\s*([\d,]+) \([ \d.]+%\)\s+(\?\?\?:` + regexp.QuoteMeta(strings.TrimSpace(string(mod))) + `/\S*\.init|\S*:main\.main) \[`)
-	for _, sm := range line.FindAllSubmatch(ann, -1) {
-		v, _ := strconv.ParseFloat(strings.ReplaceAll(string(sm[1]), ",", ""), 64)
-		own += v
-	}
-	return own, total
 }
 
 func thousands(n int) string {
