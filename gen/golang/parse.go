@@ -145,92 +145,19 @@ func bit(i int) jen.Code { return jen.Parens(jen.Lit(1).Op("<<").Lit(i)) }
 // whose '{' has been consumed: shape checks only (type, required, additional
 // properties, duplicate keys, conditional requirements).
 func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) {
-	const first = 2 // bits 0 and 1 are v and type on a frame
-	fieldBit := map[string]int{}
-	for i, fl := range o.Fields {
-		fieldBit[fl.Name] = first + i
-	}
-	condField := map[string]bool{}
-	var reqConds []model.Cond // the conditions the shape stage checks
-	for _, c := range o.Conds {
-		if len(c.Require) > 0 {
-			for _, w := range c.When {
-				condField[w.Field] = true
-			}
-			reqConds = append(reqConds, c)
-		}
-	}
+	od := newObjDecode(o)
 	var cases []jen.Code
-	mark := func(b int) jen.Code { return jen.Id("seen").Call(dID, jen.Op("&").Id("got"), jen.Lit(b)) }
 	if top {
 		cases = append(cases,
-			jen.Case(jen.Lit("v")).Block(mark(0), skipChecked()),
-			jen.Case(jen.Lit("type")).Block(mark(1), skipChecked()),
+			jen.Case(jen.Lit("v")).Block(markSeen(0), skipChecked()),
+			jen.Case(jen.Lit("type")).Block(markSeen(1), skipChecked()),
 		)
 	}
 	for _, fl := range o.Fields {
-		b := fieldBit[fl.Name]
-		target := jen.Id("f").Dot(goName(fl.Name))
-		scalar := fl.Type.Kind == model.String || fl.Type.Kind == model.Integer || fl.Type.Kind == model.Number || fl.Type.Kind == model.Boolean
-		optPtr := !fl.Required && scalar
-		out := sink{assign: func(x jen.Code) jen.Code {
-			var st []jen.Code
-			switch {
-			case optPtr:
-				st = append(st, target.Clone().Op("=").Op("&").Add(x))
-			case fl.Type.Kind == model.Struct && fl.Required:
-				st = append(st, target.Clone().Op("=").Op("*").Add(x))
-			default:
-				st = append(st, target.Clone().Op("=").Add(x))
-			}
-			if condField[fl.Name] {
-				st = append(st, jen.Id("have").Op("|=").Add(bit(b)))
-			}
-			out := jen.Add(st[0])
-			for _, x := range st[1:] {
-				out.Line().Add(x)
-			}
-			return out
-		}}
-		if !optPtr && !condField[fl.Name] && fl.Type.Kind != model.Struct {
-			out.direct = target.Clone()
-		}
-		body := []jen.Code{mark(b)}
-		body = append(body, g.decodeValue(fl.Type, out, jen.Lit(fl.Name), 0)...)
-		cases = append(cases, jen.Case(jen.Lit(fl.Name)).Block(body...))
+		cases = append(cases, g.fieldCase(od, fl))
 	}
 	cases = append(cases, jen.Default().Block(jen.Id("unknownKey").Call(dID, cID, jen.Op("&").Id("unknown"), jen.Id("key"), jen.Lit(o.Strict))))
-
-	var after []jen.Code
-	for _, fl := range o.Fields {
-		if fl.Required {
-			after = append(after, jen.Id("required").Call(cID, jen.Id("got"), jen.Lit(fieldBit[fl.Name]), jen.Lit(fl.Name)))
-		}
-	}
-	for _, c := range reqConds {
-		// A field of the condition counts once decoded with the value
-		// (have), not merely seen (got): a mistyped one does not hold.
-		var cond *jen.Statement
-		for _, w := range c.When {
-			val := jen.Id("f").Dot(goName(w.Field))
-			if !fieldByName(o, w.Field).Required {
-				val = jen.Op("*").Add(val)
-			}
-			term := jen.Id("have").Op("&").Add(bit(fieldBit[w.Field])).Op("!=").Lit(0).Op("&&").Add(val).Op("==").Lit(w.Equals)
-			if cond == nil {
-				cond = term
-			} else {
-				cond = cond.Op("&&").Add(term)
-			}
-		}
-		var reqs []jen.Code
-		for _, r := range c.Require {
-			reqs = append(reqs, jen.If(jen.Id("got").Op("&").Add(bit(fieldBit[r])).Op("==").Lit(0)).Block(
-				cAdd(jen.Lit(r), ruleConst("schema-required"), g.m.Rules.Message("requiredWhen", map[string]string{"when": g.m.Rules.When(c.When)})),
-			))
-		}
-		after = append(after, jen.If(cond).Block(reqs...))
-	}
+	after := g.requiredChecks(od)
 	vars := []jen.Code{jen.Var().Id("unknown").Qual(jsonscanPkg, "KeySet")}
 	params := []jen.Code{jen.Id("d").Op("*").Qual(jsonscanPkg, "Decoder"), jen.Id("c").Op("*").Qual(violationPkg, "Collector")}
 	firstIs := jen.True()
@@ -242,7 +169,7 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 	} else {
 		vars = append([]jen.Code{jen.Var().Id("got").Uint64()}, vars...)
 	}
-	if len(reqConds) > 0 {
+	if len(od.reqConds) > 0 {
 		vars = append(vars, jen.Var().Id("have").Uint64())
 	}
 	if top {
@@ -264,6 +191,104 @@ func (g *gen) decodeObject(f *jen.File, name string, o *model.Object, top bool) 
 			b.Add(a)
 		}
 	})
+}
+
+// objDecode is the layout of an object's decoder: each field's bit in got
+// and have, and the conditions whose fields it records in have.
+type objDecode struct {
+	o         *model.Object
+	fieldBit  map[string]int
+	condField map[string]bool
+	reqConds  []model.Cond // the conditions the shape stage checks
+}
+
+func newObjDecode(o *model.Object) *objDecode {
+	const first = 2 // bits 0 and 1 are v and type on a frame
+	od := &objDecode{o: o, fieldBit: map[string]int{}, condField: map[string]bool{}}
+	for i, fl := range o.Fields {
+		od.fieldBit[fl.Name] = first + i
+	}
+	for _, c := range o.Conds {
+		if len(c.Require) > 0 {
+			for _, w := range c.When {
+				od.condField[w.Field] = true
+			}
+			od.reqConds = append(od.reqConds, c)
+		}
+	}
+	return od
+}
+
+// markSeen marks member bit b seen in got.
+func markSeen(b int) jen.Code { return jen.Id("seen").Call(dID, jen.Op("&").Id("got"), jen.Lit(b)) }
+
+// fieldCase is the decoder's case for field fl.
+func (g *gen) fieldCase(od *objDecode, fl *model.Field) jen.Code {
+	b := od.fieldBit[fl.Name]
+	target := jen.Id("f").Dot(goName(fl.Name))
+	scalar := fl.Type.Kind == model.String || fl.Type.Kind == model.Integer || fl.Type.Kind == model.Number || fl.Type.Kind == model.Boolean
+	optPtr := !fl.Required && scalar
+	out := sink{assign: func(x jen.Code) jen.Code {
+		var st []jen.Code
+		switch {
+		case optPtr:
+			st = append(st, target.Clone().Op("=").Op("&").Add(x))
+		case fl.Type.Kind == model.Struct && fl.Required:
+			st = append(st, target.Clone().Op("=").Op("*").Add(x))
+		default:
+			st = append(st, target.Clone().Op("=").Add(x))
+		}
+		if od.condField[fl.Name] {
+			st = append(st, jen.Id("have").Op("|=").Add(bit(b)))
+		}
+		out := jen.Add(st[0])
+		for _, x := range st[1:] {
+			out.Line().Add(x)
+		}
+		return out
+	}}
+	if !optPtr && !od.condField[fl.Name] && fl.Type.Kind != model.Struct {
+		out.direct = target.Clone()
+	}
+	body := []jen.Code{markSeen(b)}
+	body = append(body, g.decodeValue(fl.Type, out, jen.Lit(fl.Name), 0)...)
+	return jen.Case(jen.Lit(fl.Name)).Block(body...)
+}
+
+// requiredChecks are the checks after the members: required fields, and
+// the fields a condition requires.
+func (g *gen) requiredChecks(od *objDecode) []jen.Code {
+	var after []jen.Code
+	for _, fl := range od.o.Fields {
+		if fl.Required {
+			after = append(after, jen.Id("required").Call(cID, jen.Id("got"), jen.Lit(od.fieldBit[fl.Name]), jen.Lit(fl.Name)))
+		}
+	}
+	for _, c := range od.reqConds {
+		// A field of the condition counts once decoded with the value
+		// (have), not merely seen (got): a mistyped one does not hold.
+		var cond *jen.Statement
+		for _, w := range c.When {
+			val := jen.Id("f").Dot(goName(w.Field))
+			if !fieldByName(od.o, w.Field).Required {
+				val = jen.Op("*").Add(val)
+			}
+			term := jen.Id("have").Op("&").Add(bit(od.fieldBit[w.Field])).Op("!=").Lit(0).Op("&&").Add(val).Op("==").Lit(w.Equals)
+			if cond == nil {
+				cond = term
+			} else {
+				cond = cond.Op("&&").Add(term)
+			}
+		}
+		var reqs []jen.Code
+		for _, r := range c.Require {
+			reqs = append(reqs, jen.If(jen.Id("got").Op("&").Add(bit(od.fieldBit[r])).Op("==").Lit(0)).Block(
+				cAdd(jen.Lit(r), ruleConst("schema-required"), g.m.Rules.Message("requiredWhen", map[string]string{"when": g.m.Rules.When(c.When)})),
+			))
+		}
+		after = append(after, jen.If(cond).Block(reqs...))
+	}
+	return after
 }
 
 // jsonLit is v (a string or a bool) as JSON text, as JSON.stringify writes it.
