@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,9 +23,12 @@ type conn struct {
 	rl   *Relay
 	user string // Options.Authenticate's answer at the upgrade; "" without one
 	ws   *websocket.Conn
-	cc   *corkConn // ws's connection
-	idle *idleWait // the read loop's wait while the page sends nothing
-	q    *queue
+	cc   *corkConn   // what ws writes to
+	pr   *pageReader // what ws reads from, and where the read loop waits
+	// inline is flush's fast route: on but in the test that holds it to
+	// the writer goroutine's.
+	inline bool
+	q      *queue
 	// writers counts the writer goroutines the queue started (at most one
 	// runs at a time).
 	writers sync.WaitGroup
@@ -60,7 +62,7 @@ type conn struct {
 	cancel context.CancelFunc
 }
 
-func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn, br *bufio.Reader) *conn {
+func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn, pr *pageReader) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
 		ctx:     ctx,
@@ -69,7 +71,8 @@ func newConn(rl *Relay, user string, ws *websocket.Conn, cc *corkConn, br *bufio
 		user:    user,
 		ws:      ws,
 		cc:      cc,
-		idle:    newIdleWait(cc.Conn, br),
+		pr:      pr,
+		inline:  !rl.writerOnly,
 		q:       newQueue(rl.opts.MaxQueueBytes, rl.opts.MaxSlotQueueBytes),
 		slots:   make(map[string]*slotPort),
 		pending: make(map[string]chan string),
@@ -102,7 +105,7 @@ type inMsg struct {
 func (c *conn) serve() {
 	ctx := c.rl.ctx
 	for {
-		c.idle.wait()
+		c.pr.wait()
 		bp := readBufs.Get().(*[]byte)
 		typ, data, err := readMsg(c.ws, (*bp)[:0])
 		if err != nil {
@@ -190,14 +193,14 @@ func (c *conn) write() {
 		items, ended, done, final := c.q.next()
 		if done {
 			if final {
-				c.idle.closing(func() { c.ws.Close(websocket.StatusGoingAway, "host closing") })
+				c.pr.closing(func() { c.ws.Close(websocket.StatusGoingAway, "host closing") })
 			}
 			return
 		}
 		for _, slot := range ended {
 			c.endSlot(slot)
 		}
-		// One syscall for the whole batch (see corkConn), which also bounds
+		// One write for the whole batch (see corkConn), which also bounds
 		// it by writeTimeout: the connection's write deadline, set once per
 		// batch instead of a context (and its timer) per message.
 		err := c.corkItems(items)
@@ -214,45 +217,35 @@ func (c *conn) write() {
 }
 
 // corkItems corks the connection and writes items into it, in order, for
-// the writer (a writer goroutine or flush's claimant), which then uncorks;
-// it stops at the first failed write. The encoder's buffer, reused from one
-// item to the next (each is copied into the cork before the next is
-// encoded), goes back at the end.
+// the writer (a writer goroutine or flush's claimant), which then uncorks; it stops at the first failed write. The
+// encoder's buffer, reused from one item to the next (the library has
+// copied each into the cork before the next is encoded), goes back at the
+// end.
 func (c *conn) corkItems(items []qitem) error {
 	c.cc.cork()
 	defer c.enc.release()
 	for i := range items {
-		if err := c.writeItem(&items[i]); err != nil {
+		msg := c.enc.message(&items[i])
+		if err := c.ws.Write(context.Background(), websocket.MessageText, msg); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeItem writes it, a text message, into the corked connection: its
-// frame built by the cork itself (keepFrame, keepText; a frame message
-// straight into the cork), or by the library when the cork declines it.
-func (c *conn) writeItem(it *qitem) error {
-	if it.framed && it.ent == nil && c.cc.keepFrame(it.slot, it.msg) {
-		return nil
-	}
-	msg := c.enc.message(it)
-	if c.cc.keepText(msg) {
-		return nil
-	}
-	return c.ws.Write(context.Background(), websocket.MessageText, msg)
-}
-
 // flush writes what waits on the calling goroutine (a session's, with an
-// answer just queued) when no writer runs, instead of waking a writer
-// goroutine for it: the batch goes into the cork and out in one write that
-// does not wait (tryUncork), so the caller never blocks on the page. What
-// the socket does not take at once, what is pushed meanwhile, and anything
-// else (ended slots, a closing queue, a batch past the cork) is left to a
-// writer goroutine, started as signal would: one writer at a time, in
-// order, with the same deadline, coalescing and budgets.
+// answer just queued) when no writer runs, instead of starting a writer
+// goroutine for it (on two cores, waking a thread for it costs more than
+// the rest of a kvGet's round trip): the batch goes into the cork and out
+// in one write that does not wait (corkConn.tryUncork), so the caller is
+// never held by a page that does not read. What the socket does not take by then, what is pushed meanwhile,
+// and anything else (ended slots, a closing queue, a batch past the cork)
+// is left to a writer goroutine, started as signal would: one writer at a
+// time, in order, with the same deadline, coalescing and budgets. Both
+// routes put the library's bytes on the wire in the same order
+// (TestFlushRoutesWriteTheSameBytes).
 func (c *conn) flush() {
-	if c.cc.rc == nil {
+	if !c.inline || c.cc.now == nil {
 		c.q.signal()
 		return
 	}

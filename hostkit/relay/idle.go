@@ -2,91 +2,94 @@ package relay
 
 import (
 	"bufio"
+	"bytes"
 	"net"
 	"sync"
-	"syscall"
 )
 
-// idleWait parks a connection's read loop shallowly while the page sends
-// nothing. Parked inside the WebSocket library's Read, the loop's goroutine
-// sits some fifteen frames deep, and a collection cannot shrink a stack
-// whose parked frames use a quarter of it or more: each idle page kept an
-// 8 KiB stack for its life. Waiting for the socket to become readable
-// directly under serve instead, the stack shrinks (halved by each
-// collection) to the 2 KiB minimum; the next message grows it again while
-// it is handled.
-type idleWait struct {
-	// mu keeps the check of br from racing with the library's own reads of
-	// it outside serve's Read: the closing handshake (conn.write's Close).
-	mu   sync.Mutex
-	br   *bufio.Reader
-	rc   syscall.RawConn
-	peek func(fd uintptr) bool
-	// ready is w.readable as a func made once (a method value made per
-	// wait would be an allocation per message); woken is its state.
-	ready func(fd uintptr) bool
-	woken bool
+// pageReader is what the WebSocket library reads the page's bytes from (the
+// connection, through the library's bufio.Reader), and where the read loop
+// waits while the page sends nothing. Parked inside the library's Read, the
+// loop's goroutine sits some fifteen frames deep, and a collection cannot
+// shrink a stack whose parked frames use a quarter of it or more: each idle
+// page kept an 8 KiB stack for its life. Waiting in wait instead, directly
+// under serve, the stack shrinks (halved by each collection) to the 2 KiB
+// minimum; the next message grows it again while it is handled. The wait
+// reads the next message's first byte with the connection's own Read and
+// keeps it for the library, which reads it first.
+type pageReader struct {
+	// mu orders the reads of conn: the library's own reads outside the
+	// read loop (the closing handshake of Close) wait for a wait's read,
+	// then get its byte first.
+	mu    sync.Mutex
+	conn  net.Conn
+	early []byte // read from conn, not yet handed to the library
+	err   error  // conn's error, once a wait met it
+	one   [1]byte
+
+	// bmu keeps wait's look at br from racing with the library's reads of
+	// br outside the read loop (see closing).
+	bmu sync.Mutex
+	br  *bufio.Reader // the library's reader over this one; set by newConn
 }
 
-// newIdleWait returns the wait for a connection whose bytes the library
-// reads through br from nc; nil (no wait) when nc has no file descriptor to
-// wait on (a TLS connection, a pipe) or the platform has no peek.
-func newIdleWait(nc net.Conn, br *bufio.Reader) *idleWait {
-	sc, ok := nc.(syscall.Conn)
-	if !ok || br == nil || peekReadable == nil {
-		return nil
+// newPageReader returns the reader of conn whose first bytes are what
+// net/http's reader had buffered past the handshake.
+func newPageReader(conn net.Conn, hr *bufio.Reader) *pageReader {
+	r := &pageReader{conn: conn}
+	if n := hr.Buffered(); n > 0 {
+		early, _ := hr.Peek(n)
+		r.early = bytes.Clone(early)
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	w := &idleWait{br: br, rc: rc, peek: peekReadable}
-	w.ready = w.readable
-	return w
+	return r
 }
 
-// readable is RawConn.Read's test for wait. Its first call looks (peek):
-// bytes already there, or that arrived before the read began, are seen
-// there, since the poller forgets readiness at the start of every read.
-// Any later call follows the poller's wake-up for this socket, which only
-// bytes, their end or an error give: the library's Read goes to read them
-// without a second look (a syscall per message). Should a wake-up ever
-// find nothing, that Read just waits in the library as it would without
-// this wait: nothing is lost, only the stack's shrinking.
-func (w *idleWait) readable(fd uintptr) bool {
-	if w.woken {
-		return true
+// Read hands out the kept bytes first, then reads conn.
+func (r *pageReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.early) > 0 {
+		n := copy(p, r.early)
+		r.early = r.early[n:]
+		if len(r.early) == 0 {
+			r.early = nil
+		}
+		return n, nil
 	}
-	w.woken = true
-	return w.peek(fd)
+	if r.err != nil {
+		return 0, r.err
+	}
+	return r.conn.Read(p)
 }
 
 // wait returns once the library's next Read can make progress without
-// waiting: bytes are buffered, or the socket has some (or its end, or an
-// error, which Read then reports). It returns at once when the socket is
-// closed.
-func (w *idleWait) wait() {
-	if w == nil {
+// waiting: bytes are buffered, here or in br, or the connection has ended
+// (which Read then reports).
+func (r *pageReader) wait() {
+	r.bmu.Lock()
+	buffered := r.br != nil && r.br.Buffered() > 0
+	r.bmu.Unlock()
+	if buffered {
 		return
 	}
-	w.mu.Lock()
-	buffered := w.br.Buffered()
-	w.mu.Unlock()
-	if buffered > 0 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.early) > 0 || r.err != nil {
 		return
 	}
-	w.woken = false
-	_ = w.rc.Read(w.ready) // false: EAGAIN, wait for the poller; true: go read
+	n, err := r.conn.Read(r.one[:])
+	if n > 0 {
+		r.early = r.one[:n:n]
+	}
+	if err != nil {
+		r.err = err
+	}
 }
 
-// closing runs f (a Close with its closing handshake, which reads br) while
-// wait cannot look at br.
-func (w *idleWait) closing(f func()) {
-	if w == nil {
-		f()
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// closing runs f (a Close with its closing handshake, which reads br)
+// while wait cannot look at br.
+func (r *pageReader) closing(f func()) {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
 	f()
 }

@@ -142,3 +142,28 @@ func TestMessagesArrivingTogetherAreAllAnswered(t *testing.T) {
 		}
 	}
 }
+
+// A page's first messages may arrive in the handshake's own segment, read
+// by net/http with the request: they are still the first the relay reads
+// (pageReader), and answered.
+func TestMessagesSentWithTheHandshakeAreRead(t *testing.T) {
+	addr, origin := serve(t)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	hs := fmt.Sprintf("GET /ws HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", addr, origin)
+	if _, err := c.Write(append([]byte(hs), frames(`{"t":"mount","slot":"s","app":"x"}`, `{"t":"load","slot":"s"}`)...)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	p := &rawPage{c: c, br: br}
+	for !strings.Contains(p.next(t), "snug:host-ready") {
+	}
+}

@@ -103,6 +103,9 @@ type Relay struct {
 
 	sw sweeper
 
+	// writerOnly turns off flush's fast route (TestFlushRoutesWriteTheSameBytes).
+	writerOnly bool
+
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
 	closed bool
@@ -185,7 +188,7 @@ func (rl *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rl.wg.Done()
 		return
 	}
-	c := newConn(rl, user, ws, cw.cc, cw.br)
+	c := newConn(rl, user, ws, cw.cc, cw.pr)
 	rl.mu.Lock()
 	rl.conns[c] = struct{}{}
 	closing := rl.closed

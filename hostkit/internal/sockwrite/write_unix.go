@@ -1,16 +1,8 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package relay
+package sockwrite
 
 import "syscall"
-
-// peekReadable reports whether a read of fd would not block: it looks at one
-// byte without taking it (MSG_PEEK on a non-blocking socket).
-var peekReadable = func(fd uintptr) bool {
-	var b [1]byte
-	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK)
-	return err != syscall.EAGAIN
-}
 
 // writeNow writes what of b the socket takes at once (a write on a
 // non-blocking socket): n bytes, and EAGAIN is no error.
