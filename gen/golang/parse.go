@@ -620,39 +620,8 @@ func (g *gen) urlFuncName(x model.Refinement) string {
 // are collected during the value stage's loop, so the map is walked once.
 func (g *gen) checkFrame(f *jen.File, fr *model.Frame) {
 	refs := g.m.Rules.RefinementsFor(fr.Type)
-	for _, x := range refs {
-		if x.Kind != model.URLReadIdentically {
-			continue
-		}
-		var cases []jen.Code
-		for _, c := range x.Checks {
-			word := goName(c.ID[strings.LastIndexByte(c.ID, '.')+1:])
-			cases = append(cases, jen.Case(jen.Qual(urlreadPkg, word)).Block(jen.Return(jen.Id(ruleConst(c.ID)), jen.Lit(c.Message))))
-		}
-		cases = append(cases, jen.Default().Block(jen.Return(jen.Id(ruleConst(x.ID)), jen.Lit(x.Message))))
-		f.Commentf("%s maps a failed open-url reading check to its rule id and message.", g.urlFuncName(x))
-		f.Func().Id(g.urlFuncName(x)).Params(jen.Id("r").Qual(urlreadPkg, "Result")).Params(jen.String(), jen.String()).Block(jen.Switch(jen.Id("r")).Block(cases...))
-	}
-	g.collectKeys = map[*model.Type]*keyScan{}
-	var scans []*keyScan
-	for _, x := range refs {
-		if x.Kind != model.MapKeyNotInList && x.Kind != model.MapKeysUnique {
-			continue
-		}
-		fl := fieldByName(fr.Body, x.Field)
-		scan := g.collectKeys[fl.Type]
-		if scan == nil {
-			scan = &keyScan{field: fl.Name}
-			g.collectKeys[fl.Type] = scan
-			scans = append(scans, scan)
-		}
-		switch {
-		case x.Kind == model.MapKeyNotInList:
-			scan.notIn = append(scan.notIn, x)
-		case x.CaseInsensitive:
-			scan.fold = true
-		}
-	}
+	g.urlReadFuncs(f, refs)
+	scans := g.keyScans(fr, refs)
 	var decls []jen.Code
 	for _, scan := range scans {
 		decls = append(decls, scan.decls()...)
@@ -673,69 +642,118 @@ func (g *gen) checkFrame(f *jen.File, fr *model.Frame) {
 		}
 		b.If(jen.Id("c").Dot("Len").Call().Op(">").Lit(0)).Block(jen.Return())
 		for _, x := range refs {
-			fl := fieldByName(fr.Body, x.Field)
-			val := jen.Id("f").Dot(goName(fl.Name))
-			switch x.Kind {
-			case model.ForbidFieldWhen:
-				wf := fieldByName(fr.Body, x.WhenField)
-				wv := jen.Id("f").Dot(goName(wf.Name))
-				var ors []jen.Code
-				for i, in := range x.WhenIn {
-					if i > 0 {
-						ors = append(ors, jen.Op("||"))
-					}
-					if wf.Required {
-						ors = append(ors, wv.Clone().Op("==").Lit(in))
-					} else {
-						ors = append(ors, wv.Clone().Op("!=").Nil().Op("&&").Op("*").Add(wv.Clone()).Op("==").Lit(in))
-					}
-				}
-				b.If(jen.Add(present(fl)).Op("&&").Parens(jen.Add(ors...))).Block(cAdd(jen.Lit(fl.Name), ruleConst(x.ID), x.Message))
-			case model.MapKeyNotInList:
-				scan := scanOf(scans, fl.Name)
-				test := jen.Qual("slices", "Contains").Call(jen.Id(goName(x.List)), jen.Id("k"))
-				if x.CaseInsensitive {
-					test = jen.Qual(jsonscanPkg, "InLowerJS").Call(jen.Id(goName(x.List)), jen.Id("k"))
-				}
-				b.If(jen.Id(scan.inVar(x))).Block(
-					jen.For(jen.Id("k").Op(":=").Range().Add(val.Clone())).Block(
-						jen.If(test).Block(
-							jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
-							jen.Id("c").Dot("AddKey").Call(jen.Id("k"), jen.Id(ruleConst(x.ID)), jen.Lit(x.Message)),
-							jen.Id("c").Dot("Pop").Call(),
-						),
-					),
-				)
-			case model.MapKeysUnique:
-				// Case-sensitively, the keys of a Go map are unique already
-				// (a JSON text naming one twice is frame.duplicate-key).
-				if !x.CaseInsensitive {
-					continue
-				}
-				b.If(jen.Id(scanOf(scans, fl.Name).foldVar())).Block(
-					jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("foldCollisions").Call(val.Clone())).Block(
-						jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
-						jen.Id("c").Dot("AddKey").Call(jen.Id("k"), jen.Id(ruleConst(x.ID)), jen.Lit(x.Message)),
-						jen.Id("c").Dot("Pop").Call(),
-					),
-				)
-			case model.URLReadIdentically:
-				v := val
-				if !fl.Required {
-					v = jen.Op("*").Add(val)
-				}
-				check := jen.If(jen.Id("r").Op(":=").Qual(urlreadPkg, "Check").Call(v), jen.Id("r").Op("!=").Qual(urlreadPkg, "OK")).Block(
-					jen.List(jen.Id("rule"), jen.Id("msg")).Op(":=").Id(g.urlFuncName(x)).Call(jen.Id("r")),
-					jen.Id("c").Dot("Add").Call(jen.Lit(fl.Name), jen.Id("rule"), jen.Id("msg")),
-				)
-				if fl.Required {
-					b.Add(check)
-				} else {
-					b.If(jen.Add(present(fl))).Block(check)
-				}
-			}
+			g.refinement(b, fr, x, scans)
 		}
 	})
+}
+
+// urlReadFuncs emits, for each open-url reading refinement, the function
+// that maps a failed check to its rule id and message.
+func (g *gen) urlReadFuncs(f *jen.File, refs []model.Refinement) {
+	for _, x := range refs {
+		if x.Kind != model.URLReadIdentically {
+			continue
+		}
+		var cases []jen.Code
+		for _, c := range x.Checks {
+			word := goName(c.ID[strings.LastIndexByte(c.ID, '.')+1:])
+			cases = append(cases, jen.Case(jen.Qual(urlreadPkg, word)).Block(jen.Return(jen.Id(ruleConst(c.ID)), jen.Lit(c.Message))))
+		}
+		cases = append(cases, jen.Default().Block(jen.Return(jen.Id(ruleConst(x.ID)), jen.Lit(x.Message))))
+		f.Commentf("%s maps a failed open-url reading check to its rule id and message.", g.urlFuncName(x))
+		f.Func().Id(g.urlFuncName(x)).Params(jen.Id("r").Qual(urlreadPkg, "Result")).Params(jen.String(), jen.String()).Block(jen.Switch(jen.Id("r")).Block(cases...))
+	}
+}
+
+// keyScans are the scans of map keys fr's refinements need, one per map
+// field; g.collectKeys holds them while the value stage is emitted.
+func (g *gen) keyScans(fr *model.Frame, refs []model.Refinement) []*keyScan {
+	g.collectKeys = map[*model.Type]*keyScan{}
+	var scans []*keyScan
+	for _, x := range refs {
+		if x.Kind != model.MapKeyNotInList && x.Kind != model.MapKeysUnique {
+			continue
+		}
+		fl := fieldByName(fr.Body, x.Field)
+		scan := g.collectKeys[fl.Type]
+		if scan == nil {
+			scan = &keyScan{field: fl.Name}
+			g.collectKeys[fl.Type] = scan
+			scans = append(scans, scan)
+		}
+		switch {
+		case x.Kind == model.MapKeyNotInList:
+			scan.notIn = append(scan.notIn, x)
+		case x.CaseInsensitive:
+			scan.fold = true
+		}
+	}
+	return scans
+}
+
+// refinement emits the check of refinement x of frame fr.
+func (g *gen) refinement(b *jen.Group, fr *model.Frame, x model.Refinement, scans []*keyScan) {
+	fl := fieldByName(fr.Body, x.Field)
+	val := jen.Id("f").Dot(goName(fl.Name))
+	switch x.Kind {
+	case model.ForbidFieldWhen:
+		wf := fieldByName(fr.Body, x.WhenField)
+		wv := jen.Id("f").Dot(goName(wf.Name))
+		var ors []jen.Code
+		for i, in := range x.WhenIn {
+			if i > 0 {
+				ors = append(ors, jen.Op("||"))
+			}
+			if wf.Required {
+				ors = append(ors, wv.Clone().Op("==").Lit(in))
+			} else {
+				ors = append(ors, wv.Clone().Op("!=").Nil().Op("&&").Op("*").Add(wv.Clone()).Op("==").Lit(in))
+			}
+		}
+		b.If(jen.Add(present(fl)).Op("&&").Parens(jen.Add(ors...))).Block(cAdd(jen.Lit(fl.Name), ruleConst(x.ID), x.Message))
+	case model.MapKeyNotInList:
+		scan := scanOf(scans, fl.Name)
+		test := jen.Qual("slices", "Contains").Call(jen.Id(goName(x.List)), jen.Id("k"))
+		if x.CaseInsensitive {
+			test = jen.Qual(jsonscanPkg, "InLowerJS").Call(jen.Id(goName(x.List)), jen.Id("k"))
+		}
+		b.If(jen.Id(scan.inVar(x))).Block(
+			jen.For(jen.Id("k").Op(":=").Range().Add(val.Clone())).Block(
+				jen.If(test).Block(
+					jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
+					jen.Id("c").Dot("AddKey").Call(jen.Id("k"), jen.Id(ruleConst(x.ID)), jen.Lit(x.Message)),
+					jen.Id("c").Dot("Pop").Call(),
+				),
+			),
+		)
+	case model.MapKeysUnique:
+		// Case-sensitively, the keys of a Go map are unique already
+		// (a JSON text naming one twice is frame.duplicate-key).
+		if !x.CaseInsensitive {
+			return
+		}
+		b.If(jen.Id(scanOf(scans, fl.Name).foldVar())).Block(
+			jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("foldCollisions").Call(val.Clone())).Block(
+				jen.Id("c").Dot("Push").Call(jen.Lit(fl.Name)),
+				jen.Id("c").Dot("AddKey").Call(jen.Id("k"), jen.Id(ruleConst(x.ID)), jen.Lit(x.Message)),
+				jen.Id("c").Dot("Pop").Call(),
+			),
+		)
+	case model.URLReadIdentically:
+		v := val
+		if !fl.Required {
+			v = jen.Op("*").Add(val)
+		}
+		check := jen.If(jen.Id("r").Op(":=").Qual(urlreadPkg, "Check").Call(v), jen.Id("r").Op("!=").Qual(urlreadPkg, "OK")).Block(
+			jen.List(jen.Id("rule"), jen.Id("msg")).Op(":=").Id(g.urlFuncName(x)).Call(jen.Id("r")),
+			jen.Id("c").Dot("Add").Call(jen.Lit(fl.Name), jen.Id("rule"), jen.Id("msg")),
+		)
+		if fl.Required {
+			b.Add(check)
+		} else {
+			b.If(jen.Add(present(fl))).Block(check)
+		}
+	}
 }
 
 func scanOf(scans []*keyScan, field string) *keyScan {
