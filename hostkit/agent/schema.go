@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -407,13 +408,31 @@ func (e *ValidationError) Error() string {
 
 var english = message.NewPrinter(language.English)
 
-// leaf is the first of the innermost errors under e: the most specific
-// reason, where the others are its consequences (allOf failed, …).
+// leaf is the innermost error under e that comes first in the reply (then
+// in the schema): the most specific reason, where the others are its
+// consequences (allOf failed, …), and the same one every time (the library
+// meets properties in map order).
 func leaf(e *jsonschema.ValidationError) *jsonschema.ValidationError {
-	for len(e.Causes) > 0 {
-		e = e.Causes[0]
+	if len(e.Causes) == 0 {
+		return e
 	}
-	return e
+	var best *jsonschema.ValidationError
+	for _, c := range e.Causes {
+		if l := leaf(c); best == nil || before(l, best) {
+			best = l
+		}
+	}
+	return best
+}
+
+func before(a, b *jsonschema.ValidationError) bool {
+	if c := slices.Compare(a.InstanceLocation, b.InstanceLocation); c != 0 {
+		return c < 0
+	}
+	if c := strings.Compare(a.SchemaURL, b.SchemaURL); c != 0 {
+		return c < 0
+	}
+	return slices.Compare(a.ErrorKind.KeywordPath(), b.ErrorKind.KeywordPath()) < 0
 }
 
 // violation is the library's verdict as the host reports it.

@@ -263,6 +263,23 @@ func TestOrdinarySchemasStillValidate(t *testing.T) {
 	}
 }
 
+// TestViolationIsTheSameEveryTime: a reply that breaks its schema in
+// several places is answered with one reason, path and why, the same every
+// time: the first place in the reply (the library meets properties in map
+// order).
+func TestViolationIsTheSameEveryTime(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"array","items":{"enum":["x","y"]}},"d":{"type":"integer"}}}`)
+	reply := `{"a":1,"b":2,"c":["x","z"],"d":"4"}`
+	for range 30 {
+		_, err := agent.ParseReply(reply, schema)
+		var re *agent.ReplyError
+		if !errors.As(err, &re) || re.Reason != "data does not match responseSchema: at /a: got number, want string" {
+			t.Fatalf("err = %v, want the reason at /a", err)
+		}
+	}
+}
+
 // TestParseReplyWorstCaseIsBounded: a 4 MiB reply built so that every one
 // of the 128 balanced candidates is a valid object of almost the whole text
 // that is then refused (a key named twice at every level) would be decoded
