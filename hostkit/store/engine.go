@@ -59,6 +59,9 @@ func engineOf(conn *sqlite3.Conn) (*engine, error) {
 	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
 		return nil, errors.New("the SQLite driver's Conn has no engine wrapper (driver layout changed)")
 	}
+	// Why unsafe: reflect reads an unexported field only through its
+	// address, and the hard stop needs the engine's memory, which the
+	// driver exports nothing to reach (the tests fail if its layout moves).
 	w := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface()
 	parts, ok := w.(interface {
 		Slice() *[]byte
@@ -73,7 +76,7 @@ func engineOf(conn *sqlite3.Conn) (*engine, error) {
 		// start and capacity stay valid while len grows.
 		buf := *parts.Slice()
 		if cap(buf) > 0 {
-			e.mem = unsafe.Slice(unsafe.SliceData(buf), cap(buf))
+			e.mem = buf[:cap(buf)]
 		}
 	}
 	return e, nil
