@@ -16,7 +16,6 @@ import (
 	"github.com/snuggen/snuggen/hostkit/maker"
 	"github.com/snuggen/snuggen/hostkit/relay"
 	"github.com/snuggen/snuggen/internal/bytesize"
-	"github.com/snuggen/snuggen/internal/guide"
 	"github.com/snuggen/snuggen/pack"
 )
 
@@ -37,9 +36,10 @@ type MakeOptions struct {
 	// Agent writes the apps; nil is the host's agent (WithAgent). A host
 	// may give one with a longer reply bound (a whole app is a long reply).
 	Agent agent.Backend
-	// Guide is the system prompt's authoring guide; "" renders the one
-	// snuggen prompt prints.
-	Guide string
+	// Guide returns the system prompt's authoring guide (the text snuggen
+	// prompt prints), called at the first make. Required: without it the
+	// boxes are off and say so.
+	Guide func(ctx context.Context) (string, error)
 	// Rounds, MaxReplyBytes and Timeout bound each make (maker.Options).
 	Rounds        int
 	MaxReplyBytes int
@@ -84,10 +84,11 @@ type hostMaker struct {
 	auth    bool   // WithAuthenticate: Allow decides
 	why     string // why the boxes are off; "" when they are on
 
-	slots   chan struct{} // MaxConcurrentMakes
-	mu      sync.Mutex
-	busy    map[string]bool // apps being changed
-	guideMu sync.Mutex
+	slots     chan struct{} // MaxConcurrentMakes
+	mu        sync.Mutex
+	busy      map[string]bool // apps being changed
+	guideMu   sync.Mutex
+	guideText string // the guide, once rendered
 }
 
 func newHostMaker(h *Host, c *config, backend agent.Backend) *hostMaker {
@@ -101,6 +102,8 @@ func newHostMaker(h *Host, c *config, backend agent.Backend) *hostMaker {
 		m.why = "The offline agent cannot write apps: start the host with an agent that can (snuggen serve --agent openai or --agent anthropic, with its key and --model)."
 	case c.cluster != nil:
 		m.why = "A replicated host does not make apps here: make them with snuggen make and install them on every replica."
+	case m.opts.Guide == nil:
+		m.why = "This host has no authoring guide for the agent (hostkit.MakeOptions.Guide), so it makes no apps."
 	case c.dataDir == "":
 		m.why = "This host keeps no data directory, so a made app would not be kept: start it with a data directory (WithDataDir, snuggen serve --data)."
 	default:
@@ -132,7 +135,7 @@ func (m *hostMaker) refusal(user string) string {
 
 // makerOptions are the loop's bounds, defaults filled in.
 func (m *hostMaker) makerOptions() maker.Options {
-	o := maker.Options{Agent: m.backend, Guide: m.opts.Guide, Rounds: m.opts.Rounds,
+	o := maker.Options{Agent: m.backend, Rounds: m.opts.Rounds,
 		MaxReplyBytes: m.opts.MaxReplyBytes, Timeout: m.opts.Timeout}
 	if o.Rounds <= 0 {
 		o.Rounds = maker.DefaultRounds
@@ -151,14 +154,14 @@ func (m *hostMaker) makerOptions() maker.Options {
 func (m *hostMaker) guide(ctx context.Context) (string, error) {
 	m.guideMu.Lock()
 	defer m.guideMu.Unlock()
-	if m.opts.Guide == "" {
-		g, err := guide.Render(ctx)
+	if m.guideText == "" {
+		g, err := m.opts.Guide(ctx)
 		if err != nil {
 			return "", fmt.Errorf("the authoring guide: %w", err)
 		}
-		m.opts.Guide = g
+		m.guideText = g
 	}
-	return m.opts.Guide, nil
+	return m.guideText, nil
 }
 
 // makeRound is the page's message about one round that ended.

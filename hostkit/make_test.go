@@ -63,14 +63,10 @@ func makeModel(t *testing.T) (*fakemodel.Server, fakemodel.App, string) {
 
 func makeHost(t *testing.T, s *fakemodel.Server, data string, opts ...hostkit.Option) *hostkit.Host {
 	t.Helper()
-	g, err := theGuide()
-	if err != nil {
-		t.Fatal(err)
-	}
 	h, err := hostkit.New(append([]hostkit.Option{
 		hostkit.WithDataDir(data),
 		hostkit.WithAgent(s.Backend(t)),
-		hostkit.WithMake(hostkit.MakeOptions{Guide: g, Rounds: 2, Timeout: time.Minute}),
+		hostkit.WithMake(hostkit.MakeOptions{Guide: func(context.Context) (string, error) { return theGuide() }, Rounds: 2, Timeout: time.Minute}),
 	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +251,7 @@ func TestMakeIsTheRunnersOwn(t *testing.T) {
 	}
 
 	// The offline agent: the box says why, with the fix.
-	off, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithAgent(offline.New(offline.Options{})), hostkit.WithMake(hostkit.MakeOptions{}))
+	off, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithAgent(offline.New(offline.Options{})), hostkit.WithMake(hostkit.MakeOptions{Guide: guide.Render}))
 	if err != nil {
 		t.Fatal(err)
 	}

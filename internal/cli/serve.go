@@ -28,6 +28,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/proxyauth"
 	"github.com/snuggen/snuggen/hostkit/store"
+	"github.com/snuggen/snuggen/internal/guide"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -181,7 +182,7 @@ func clusterOptions(ctx context.Context, o *serveOptions, dataDir string, logf f
 // agent that may answer a whole app, and a smoke run in Chromium when one
 // is found. The host shows the boxes only when that agent can write apps.
 func (o *serveOptions) makeOption(logf func(string, ...any)) hostkit.Option {
-	mo := hostkit.MakeOptions{Log: logf}
+	mo := hostkit.MakeOptions{Log: logf, Guide: guide.Render}
 	if o.agentFor == nil {
 		w := *o
 		w.getenv = writerEnv(o.getenv)
