@@ -59,12 +59,11 @@ type Confirmer interface {
 // as the page the app runs in saw it. Such a request waits for the app's
 // dialog showing, in order, instead of being refused; the one-at-a-time
 // and per-minute limits stay for what an app asks on its own.
-type Clicks interface {
-	UserClicked(ctx context.Context) bool
-}
+type Clicks = askgate.Clicks
 
-// ErrNoUI is a Confirmer's "nobody to ask" (a headless host, a closed page).
-var ErrNoUI = errors.New("openurl: no user interface to ask")
+// ErrNoUI is a Confirmer's "nobody to ask" (a headless host, a closed page),
+// the same error as savefile.ErrNoUI.
+var ErrNoUI = askgate.ErrNoUI
 
 // Defaults of the per-app rate limit.
 const (
@@ -112,7 +111,7 @@ func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) 
 	if o.c == nil {
 		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}
-	switch err := claim(ctx, o.gate, o.c, app); {
+	switch err := o.gate.Claim(ctx, app, o.c); {
 	case errors.Is(err, askgate.ErrBusy):
 		return Result(f.RequestID, frame.StatusRefused, "another link from this app is waiting for the user")
 	case errors.Is(err, askgate.ErrRate):
@@ -131,15 +130,6 @@ func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) 
 		return Result(f.RequestID, frame.StatusOpened, "")
 	}
 	return Result(f.RequestID, frame.StatusDeclined, "the user declined")
-}
-
-// claim takes app's dialog: in turn for the user's click (c is a Clicks
-// that says so), else within the app's limits.
-func claim(ctx context.Context, g *askgate.Gate, c Confirmer, app string) error {
-	if k, ok := c.(Clicks); ok && k.UserClicked(ctx) {
-		return g.Wait(ctx, app)
-	}
-	return g.Reserve(app)
 }
 
 // Result builds an open-url-result (status frame.StatusOpened,

@@ -9,14 +9,11 @@ import (
 	"strconv"
 
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/internal/askgate"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 	"github.com/snuggen/snuggen/hostkit/savefile"
 )
-
-// ErrNoUI means no page can ask the user: the request did not come through
-// this relay, or its iframe or connection is gone.
-var ErrNoUI = errors.New("relay: no runner page to ask the user")
 
 // Kinds of question.
 const (
@@ -52,11 +49,12 @@ type Prompt struct {
 // answer: DecisionOnce, DecisionAlways or DecisionDeny. An answer that is
 // none of those is a deny. When ctx ends first the page is told to drop the
 // question ({"t":"confirm-cancel","id":…}) and ctx's error is returned. A
-// request that did not come through a relay is ErrNoUI.
+// request that did not come through a relay is openurl.ErrNoUI (the same
+// error as savefile.ErrNoUI).
 func Confirm(ctx context.Context, p Prompt) (string, error) {
 	port, ok := portOf(ctx)
 	if !ok {
-		return "", ErrNoUI
+		return "", askgate.ErrNoUI
 	}
 	c := port.c
 	id := "c" + strconv.FormatUint(c.rl.confirmSeq.Add(1), 10)
@@ -64,7 +62,7 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 	c.mu.Lock()
 	if c.slots[port.slot] != port {
 		c.mu.Unlock()
-		return "", ErrNoUI
+		return "", askgate.ErrNoUI
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -95,12 +93,12 @@ func Confirm(ctx context.Context, p Prompt) (string, error) {
 	}
 	if !c.q.push(raw) {
 		c.dropPending(id)
-		return "", ErrNoUI
+		return "", askgate.ErrNoUI
 	}
 	select {
 	case d, open := <-ch:
 		if !open {
-			return "", ErrNoUI // the connection ended
+			return "", askgate.ErrNoUI // the connection ended
 		}
 		switch d {
 		case DecisionOnce, DecisionAlways:
@@ -208,7 +206,7 @@ func (c *conn) clicked(slot, rid string) {
 func (Dialogs) ConfirmNet(ctx context.Context, r netgate.ConfirmRequest) (netgate.Decision, error) {
 	port, ok := portOf(ctx)
 	if !ok {
-		return netgate.Deny, ErrNoUI
+		return netgate.Deny, askgate.ErrNoUI
 	}
 	c, key := port.c, r.AppKey+"\x00"+r.Origin
 	for {
@@ -230,7 +228,7 @@ func (Dialogs) ConfirmNet(ctx context.Context, r netgate.ConfirmRequest) (netgat
 		c.mu.Unlock()
 		select {
 		case <-q.done:
-			if q.err == nil || errors.Is(q.err, ErrNoUI) {
+			if q.err == nil || errors.Is(q.err, askgate.ErrNoUI) {
 				return q.d, q.err
 			}
 			// The request that asked ended before the answer: ask anew.
@@ -275,8 +273,6 @@ func (c *conn) askNet(ctx context.Context, key string, q *netAsk, r netgate.Conf
 func (Dialogs) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
 	d, err := Confirm(ctx, Prompt{Kind: KindOpenURL, App: p.App, URL: p.URL})
 	switch {
-	case errors.Is(err, ErrNoUI):
-		return openurl.Declined, openurl.ErrNoUI
 	case err != nil:
 		return openurl.Declined, err
 	case d == DecisionDeny:
@@ -292,8 +288,6 @@ func (Dialogs) ConfirmOpen(ctx context.Context, p openurl.Prompt) (openurl.Answe
 func (Dialogs) ConfirmSave(ctx context.Context, p savefile.Prompt) (savefile.Answer, error) {
 	d, err := Confirm(ctx, Prompt{Kind: KindSaveFile, App: p.App, Name: p.Name, MimeType: p.MimeType, Data: p.Data})
 	switch {
-	case errors.Is(err, ErrNoUI):
-		return savefile.Declined, savefile.ErrNoUI
 	case err != nil:
 		return savefile.Declined, err
 	case d == DecisionDeny:

@@ -71,12 +71,11 @@ type Confirmer interface {
 // from the user's own click in the app (an <a download>, a call in a click
 // handler). Such a request waits for the app's dialog showing, in order,
 // instead of being refused; the limits stay for what an app asks on its own.
-type Clicks interface {
-	UserClicked(ctx context.Context) bool
-}
+type Clicks = askgate.Clicks
 
-// ErrNoUI is a Confirmer's "nobody to ask" (a headless host, a closed page).
-var ErrNoUI = errors.New("savefile: no user interface to ask")
+// ErrNoUI is a Confirmer's "nobody to ask" (a headless host, a closed page),
+// the same error as openurl.ErrNoUI.
+var ErrNoUI = askgate.ErrNoUI
 
 // Options configure a Saver.
 type Options struct {
@@ -118,11 +117,7 @@ func (s *Saver) Save(ctx context.Context, app string, f *frame.SaveFileRequest) 
 	if s.c == nil {
 		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}
-	claim := s.gate.Reserve
-	if k, ok := s.c.(Clicks); ok && k.UserClicked(ctx) {
-		claim = func(app string) error { return s.gate.Wait(ctx, app) }
-	}
-	switch err := claim(app); {
+	switch err := s.gate.Claim(ctx, app, s.c); {
 	case errors.Is(err, askgate.ErrBusy):
 		return Result(f.RequestID, frame.StatusRefused, "another file from this app is waiting for the user")
 	case errors.Is(err, askgate.ErrRate):

@@ -21,7 +21,27 @@ var (
 	ErrBusy = errors.New("askgate: a dialog from this app is showing")
 	// ErrRate: the app raised its per-minute number of dialogs.
 	ErrRate = errors.New("askgate: too many dialogs in the last minute")
+	// ErrNoUI is a confirmer's "nobody to ask" (a headless host, a closed
+	// page); openurl.ErrNoUI and savefile.ErrNoUI are this error.
+	ErrNoUI = errors.New("no user interface to ask")
 )
+
+// Clicks is what a confirmer may also tell: whether the request in ctx came
+// from the user's own click in the app (a link, an <a download>, a call in
+// a click handler), as the page the app runs in saw it.
+type Clicks interface {
+	UserClicked(ctx context.Context) bool
+}
+
+// Claim takes app's dialog for a question asked through confirmer: in turn
+// (Wait) when confirmer is a Clicks that says the user's click raised it,
+// else within the app's limits (Reserve). Release ends it.
+func (g *Gate) Claim(ctx context.Context, app string, confirmer any) error {
+	if k, ok := confirmer.(Clicks); ok && k.UserClicked(ctx) {
+		return g.Wait(ctx, app)
+	}
+	return g.Reserve(app)
+}
 
 // MaxWaiting is how many questions from the user's clicks may wait behind
 // an app's showing dialog: a person clicks a few links in a row, an app
