@@ -81,11 +81,11 @@ func (d storeDB) response(ctx context.Context, r *frame.DBRequest, result *frame
 	return &frame.DBResponse{RequestID: r.RequestID, OK: true, Result: result}
 }
 
-// DBRequestNow answers a kvGet at once when the app's database is open and
+// dbRequestNow answers a kvGet at once when the app's database is open and
 // free (store.KVGetNow), and returns nil for every other request or when
 // the database is busy. Its answers are DBRequest's, byte for byte
 // (TestKVGetNowAnswersAsDBRequest).
-func (d storeDB) DBRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse {
+func (d storeDB) dbRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse {
 	if r.Op != frame.OpKvGet {
 		return nil
 	}

@@ -30,9 +30,9 @@ package broker
 // is still running learns it lost and its late answer is dropped by the
 // latch. Handlers run on broker-owned workers that Shutdown waits for (the
 // db-requests of one app database one at a time, in the order received: see
-// lane.go); a
-// DBNowHandler's answer without waiting runs on the goroutine that received
-// the frame, under the same latch, and Shutdown waits for it too.
+// lane.go); the store's answer without waiting (nowDB) runs on the
+// goroutine that received the frame, under the same latch, and Shutdown
+// waits for it too.
 //
 // A requestId is recorded as used the moment the broker decides to answer it
 // (accepted, or refused with a terminal error), as a 64-bit hash (see

@@ -42,17 +42,18 @@ type DBHandler interface {
 	DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse
 }
 
-// DBNowHandler is a DBHandler that can answer some requests at once: the
-// broker offers each db-request that finds no earlier request of its
-// database running or waiting to DBRequestNow, on the goroutine that
-// received it (a transport's read loop), before it starts a worker. It must
-// not wait: it answers when it can without waiting on anything (the store's
-// kvGet on a database that is open and free, a bounded primary-key read),
-// and returns nil otherwise, having done nothing; the broker then calls
-// DBRequest on a worker as for any DBHandler.
-type DBNowHandler interface {
+// nowDB is the store's DBHandler (Store), which can answer some requests
+// at once: the fast route of a db-request. The broker offers each
+// db-request that finds no earlier request of its database running or
+// waiting to dbRequestNow, on the goroutine that received it (a
+// transport's read loop), before it starts a worker. It never waits: it
+// answers a kvGet on a database that is open and free (a bounded
+// primary-key read), and returns nil otherwise, having done nothing; the
+// broker then calls DBRequest on a worker, the reference route, which
+// answers byte for byte the same (TestKVGetNowAnswersAsDBRequest).
+type nowDB interface {
 	DBHandler
-	DBRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse
+	dbRequestNow(c Call, r *frame.DBRequest) *frame.DBResponse
 }
 
 // NetHandler answers net-request with its terminal net-response.

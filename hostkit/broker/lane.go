@@ -8,7 +8,7 @@ import "sync"
 // instance of the app that user runs, take effect one at a time, in the
 // order the broker accepted them (one page's frames are received in the
 // order it sent them). A request that finds its lane free owns it: it is
-// answered at once (DBNowHandler) or goes to a worker. One that finds the
+// answered at once (nowDB) or goes to a worker. One that finds the
 // lane owned waits in the lane's queue, its deadline running; whoever ends
 // a request of the lane (the worker once the handler returned, or the
 // receiving goroutine once it answered at once) hands the lane to the next

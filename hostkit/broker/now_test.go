@@ -2,9 +2,7 @@ package broker_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -80,89 +78,5 @@ func TestKVGetAtOnceKeepsTheRequestRules(t *testing.T) {
 	p.frame("s", dbKV(inst, "g3", "kvGet", "k", ""))
 	if f := p.terminal("s", "g3"); f.code() != frame.CodeCancelled {
 		t.Fatalf("kvGet after Shutdown: %q", f.code())
-	}
-}
-
-// countingNow is the store's DBNowHandler counting the answers it gave at
-// once.
-type countingNow struct {
-	broker.DBNowHandler
-	answered int
-}
-
-func (c *countingNow) DBRequestNow(call broker.Call, r *frame.DBRequest) *frame.DBResponse {
-	resp := c.DBNowHandler.DBRequestNow(call, r)
-	if resp != nil {
-		c.answered++
-	}
-	return resp
-}
-
-// TestKVGetNowAnswersAsDBRequest runs a corpus of kvGets through both
-// routes a kvGet can take, the answer at once on the receiving goroutine
-// (DBNowHandler, the fast route) and a worker's DBRequest (the reference
-// route), and holds the bytes sent to the page identical: values the
-// encoder compacts or escapes, values at the cache's edges, keys not found
-// and keys the store refuses.
-func TestKVGetNowAnswersAsDBRequest(t *testing.T) {
-	st := openStore(t)
-	ctx := context.Background()
-	values := map[string]string{
-		"plain":   `{"theme":"dark","size":14,"recent":["a","b","c"]}`,
-		"spaced":  "{ \"a\" : [ 1 , 2 ] ,\n\t\"b\" : null }",
-		"html":    `{"x":"<script>&amp;</script>"}`,
-		"seps":    "\"\u2028\u2029\"",
-		"escaped": `"\u00e9\ud83d\ude00\n\\"`,
-		"unicode": `"é😀"`,
-		"number":  `-1.5e300`,
-		"deep":    strings.Repeat("[", 40) + strings.Repeat("]", 40),
-		"big":     `"` + strings.Repeat("x", 5000) + `"`, // past the cache's value limit
-		"edge":    `"` + strings.Repeat("y", 4094) + `"`, // at it
-	}
-	keys := []string{"", "missing", strings.Repeat("k", 3000)}
-	for k, v := range values {
-		if err := st.KVSet(ctx, "app", k, []byte(v)); err != nil {
-			t.Fatalf("kvSet %s: %v", k, err)
-		}
-		keys = append(keys, k)
-	}
-	now := &countingNow{DBNowHandler: broker.Store(st).(broker.DBNowHandler)}
-	answers := func(db broker.DBHandler) []string {
-		br := broker.New(broker.Options{DB: db})
-		t.Cleanup(func() { br.Shutdown(context.Background()) })
-		port := chanPort(make(chan []byte, 4))
-		s, err := br.Open("app", port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Load()
-		<-port // host-ready
-		var out []string
-		for round := range 2 { // the first read of a key fills the cache
-			for i, k := range keys {
-				key, _ := json.Marshal(k)
-				raw := fmt.Sprintf(`{"v":1,"type":"snug:db-request","requestId":"r%d-%d","instanceId":%q,"op":"kvGet","key":%s}`, round, i, s.InstanceID(), key)
-				if v := s.Receive(ctx, []byte(raw)); v.Verdict != "accept" && k != "" && len(k) < 1000 {
-					t.Fatalf("kvGet %q: %+v", k, v)
-				}
-				select {
-				case got := <-port:
-					out = append(out, string(got))
-				case <-time.After(waitLimit):
-					t.Fatalf("no answer to the kvGet of %q", k)
-				}
-			}
-		}
-		return out
-	}
-	fast := answers(now)
-	ref := answers(broker.DBFunc(now.DBRequest))
-	if now.answered < len(values) {
-		t.Fatalf("only %d of the corpus's kvGets took the route at once", now.answered)
-	}
-	for i := range ref {
-		if fast[i] != ref[i] {
-			t.Errorf("answer %d differs:\n at once: %.200s\n  worker: %.200s", i, fast[i], ref[i])
-		}
 	}
 }

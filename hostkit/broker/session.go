@@ -199,9 +199,10 @@ type Verdict struct {
 
 // Receive handles one raw frame that came from this session's iframe. It
 // never waits on a capability: accepted requests run on the broker's
-// workers, except what a DBNowHandler answers without waiting (the store's
-// kvGet on a free database), which is answered before Receive returns. Call it from one goroutine per session (the transport's reader),
-// so that the iframe's frames are handled in the order it sent them.
+// workers, except what the store answers without waiting (nowDB: its
+// kvGet on a free database), which is answered before Receive returns.
+// Call it from one goroutine per session (the transport's reader), so that
+// the iframe's frames are handled in the order it sent them.
 func (s *Session) Receive(ctx context.Context, raw []byte) Verdict {
 	if s.dead.Load() {
 		v := peek(raw)
@@ -350,8 +351,8 @@ func (d *dispatcher) AppMessage(ctx context.Context, f *frame.AppMessage) {
 func (d *dispatcher) DBRequest(ctx context.Context, f *frame.DBRequest) {
 	h := d.s.b.opts.DB
 	var now func(Call) frame.Frame
-	if n, ok := h.(DBNowHandler); ok {
-		now = func(c Call) frame.Frame { return answer(n.DBRequestNow(c, f)) }
+	if n, ok := h.(nowDB); ok {
+		now = func(c Call) frame.Frame { return answer(n.dbRequestNow(c, f)) }
 	}
 	d.startNow(f, f.InstanceID, h != nil, "db", true, now, func() handlerFunc {
 		return func(ctx context.Context, c Call, r *request) frame.Frame {
