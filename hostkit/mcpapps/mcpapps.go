@@ -160,6 +160,11 @@ type Options struct {
 	// are refused (403) otherwise, because every caller would share one
 	// user's data, grants and budget.
 	InsecureNoAuth bool
+	// Make, when set, offers install_app (make.go): the host's model
+	// writes an app and the server keeps it for the user, on an MCP server
+	// of its own (Handler's /mcp; Run when Apps is empty). Apps are then
+	// always at /mcp/<key>; SharedServer cannot be set with it.
+	Make *MakeOptions
 	// UI says when tools carry their MCP Apps metadata (UIAuto when empty).
 	UI UIMode
 	// Name and Version are the server's identity (snuggen and its version).
@@ -183,6 +188,7 @@ type Server struct {
 	order   []string
 	grants  *grants
 	nonce   string // userHeader's proof that the guard set it (auth.go)
+	makers  makers // install_app's server of each user (make.go)
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -204,8 +210,11 @@ type served struct {
 // New builds every app, wires the broker to the capabilities given and
 // registers the resources and tools.
 func New(ctx context.Context, opts Options) (*Server, error) {
-	if len(opts.Apps) == 0 {
+	if len(opts.Apps) == 0 && opts.Make == nil {
 		return nil, errors.New("mcpapps: no apps to serve")
+	}
+	if opts.Make != nil && (opts.Make.Dir == "" || opts.SharedServer) {
+		return nil, errors.New("mcpapps: Make needs a Dir, and each app a server of its own (not SharedServer)")
 	}
 	if opts.MaxResultBytes == 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
@@ -262,6 +271,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		instances: map[string]*instance{},
 		grants:    newGrants(opts.Now),
 		nonce:     nonce,
+		makers:    makers{users: map[string]*mcp.Server{}},
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -272,6 +282,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		if _, dup := s.apps[a.Key]; dup {
 			return nil, fmt.Errorf("mcpapps: app key %q served twice", a.Key)
+		}
+		if opts.Make != nil && strings.HasPrefix(a.Key, MadePrefix) {
+			return nil, fmt.Errorf("mcpapps: app key %q: keys beginning %q are install_app's; rename the app", a.Key, MadePrefix)
 		}
 		doc, meta, err := a.Build(ctx)
 		if err == nil {
@@ -365,8 +378,12 @@ func (hostAsks) ConfirmOpen(context.Context, openurl.Prompt) (openurl.Answer, er
 // itself; nil for a key not served.
 func (s *Server) MCP(key string) *mcp.Server { return s.servers[key] }
 
-// single is the one MCP server of every app, or nil when there are several.
+// single is the one MCP server of every app, or nil when there are several
+// (or install_app's server takes /mcp).
 func (s *Server) single() *mcp.Server {
+	if s.opts.Make != nil || len(s.order) == 0 {
+		return nil
+	}
 	one := s.servers[s.order[0]]
 	for _, m := range s.servers {
 		if m != one {
@@ -404,6 +421,9 @@ var ErrSeveralServers = errors.New("mcpapps: one transport serves one MCP server
 // input ends still gets its own (within StdinGrace).
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	m := s.single()
+	if s.opts.Make != nil && len(s.order) == 0 {
+		m = s.makerFor("")
+	}
 	if m == nil {
 		return ErrSeveralServers
 	}
@@ -785,6 +805,9 @@ func (s *Server) Handler() http.Handler {
 	if m := s.single(); m != nil {
 		mux.Handle("/mcp", s.guard("/mcp", eps[m]))
 		paths["/mcp"] = true
+	} else if s.opts.Make != nil {
+		mux.Handle("/mcp", s.guard("/mcp", s.makeEndpoint()))
+		paths["/mcp"] = true
 	} else {
 		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "each app is an MCP server of its own, at /mcp/<key>: "+strings.Join(s.order, ", "), http.StatusNotFound)
@@ -801,7 +824,12 @@ func (s *Server) Handler() http.Handler {
 
 // endpoint is m's streamable HTTP endpoint.
 func (s *Server) endpoint(m *mcp.Server) http.Handler {
-	getServer := func(*http.Request) *mcp.Server { return m }
+	return s.endpointOf(func(*http.Request) *mcp.Server { return m })
+}
+
+// endpointOf is the streamable HTTP endpoint of the server getServer
+// names for a request.
+func (s *Server) endpointOf(getServer func(*http.Request) *mcp.Server) http.Handler {
 	// A tool call carries one request frame: the largest, a db import, is
 	// the db size class (R6); go-sdk's default (4 MiB) would refuse a 5 MiB
 	// database's import before the broker sees it.

@@ -7,15 +7,22 @@ import { AppBridge, PostMessageTransport, RESOURCE_MIME_TYPE, getToolUiResourceU
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
 const info = { name: "snug-test-host", version: "1.0.0" };
-const log = (window.hostLog = { opened: [], sizes: [], downloads: [], results: {} });
+const log = (window.hostLog = { opened: [], sizes: [], downloads: [], results: {}, changed: [] });
 const clients = {}; // server name -> its client: a host keeps one client per configured server
 
 window.connectHost = async (url, server = "default") => {
   const client = new Client(info, { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: [RESOURCE_MIME_TYPE] } } } });
+  // What the server says changed, as a host refreshes its lists.
+  client.setNotificationHandler("notifications/tools/list_changed", () => log.changed.push(server + " tools"));
+  client.setNotificationHandler("notifications/resources/list_changed", () => log.changed.push(server + " resources"));
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   clients[server] = client;
   return (await client.listTools()).tools.map((t) => t.name);
 };
+
+// callTool is the model calling a tool of a server: its result as the
+// host hands it to the model.
+window.callTool = async (name, args, server = "default") => clients[server].callTool({ name, arguments: args });
 
 // showApp calls a tool of a server and renders its UI resource with the
 // tool's result in the iframe #id, bridged to that server's client only.

@@ -225,3 +225,27 @@ func TestServeMakesIntoItsData(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPInstallAppFlags: install_app's server is its own; the flags that
+// would put it with other apps are refused with the fix, and mcp with no
+// app and no --install-app says what it needs.
+func TestMCPInstallAppFlags(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "hello.html")
+	if err := os.WriteFile(page, []byte(helloApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp"}, "or --install-app"},
+		{[]string{"mcp", "--install-app", "--shared-server", "--http", "127.0.0.1:0", page}, "leave out --shared-server"},
+		{[]string{"mcp", "--install-app", page}, "give no app, or serve them with --http"},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, %s", c.args, code, errs)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type mcpOptions struct {
 	origins   []string
 	maxResult int
 	shared    bool
+	install   bool // --install-app
 	// Users (mcp_auth.go); --user-header and its proof are serve's.
 	tokenFile      string
 	authServers    []string
@@ -83,13 +84,22 @@ elicitation where the client takes one, else a grant page this server serves
 on loopback (opened in the user's browser by the app's host). What MCP Apps
 cannot carry is listed in docs/mcp-apps.md.
 
+--install-app offers the host's model a tool, install_app {name, html}, on
+an MCP server of its own (http://ADDR/mcp, printed first, followed by a
+"tool install_app" line; over stdio, with no app given): the model writes
+a Snug app, the tool builds it with --strict and answers the diagnostics
+(line, why, fix) until it builds, then keeps it for the user under --data's
+mcp-apps/ folder and offers it there as a new ui:// resource with its
+open_made-<name> tool (the client is told the lists changed). The apps
+installed this way share that server: each user's are one trust domain.
+
 A FILE or DIR is found as by snuggen serve; a file already built with
 snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 --agent-url and --config are those of snuggen serve.`,
 		Example: `  snuggen mcp examples/                          # stdio, for a desktop client's config
   snuggen mcp examples/ --http 127.0.0.1:8765    # streamable HTTP
-  snuggen mcp app.html --agent anthropic --model claude-sonnet-4-5`,
-		Args: minArgs(1),
+  snuggen mcp app.html --agent anthropic --model claude-sonnet-4-5
+  snuggen mcp --install-app --http 127.0.0.1:8765  # the host's model writes apps`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -102,6 +112,7 @@ snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 	f.StringVar(&o.config, "config", "", "JSON file of net connections and development allowances")
 	f.StringVar(&o.ui, "ui", string(mcpapps.UIAuto), "when tools carry their MCP Apps metadata: auto (clients that list the MIME type), always or never")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "a browser origin (http://127.0.0.1:5173) whose pages may call the HTTP endpoint; repeatable")
+	f.BoolVar(&o.install, "install-app", false, "offer the host's model install_app, which builds and keeps the apps it writes (at /mcp over --http)")
 	f.BoolVar(&o.shared, "shared-server", false, "serve every app on one MCP server; each app can then open and use every other app's storage")
 	f.IntVar(&o.maxResult, "max-result", mcpapps.DefaultMaxResultBytes, "largest tool result, in bytes; a larger answer goes in parts")
 	f.StringVar(&o.tokenFile, "token-file", "", "with --http: a file (mode 600) of bearer tokens, \"TOKEN USER\" a line; every request must carry one (MCP authorization)")
@@ -125,9 +136,18 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	found, err := findApps(args)
-	if err != nil {
-		return err
+	var found []*servedApp
+	switch {
+	case len(args) == 0 && !o.install:
+		return usageError("snuggen mcp needs the apps to serve (FILE or DIR), or --install-app")
+	case o.install && o.shared:
+		return usageError("--install-app and --shared-server: install_app's apps get a server of their own; leave out --shared-server")
+	case o.install && o.http == "" && len(args) > 0:
+		return usageError("over stdio --install-app serves install_app's server alone: give no app, or serve them with --http")
+	case len(args) > 0:
+		if found, err = findApps(args); err != nil {
+			return err
+		}
 	}
 	tokens, authenticate, err := o.mcpAuth()
 	if err != nil {
@@ -197,8 +217,13 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		version = bi.Main.Version
 	}
+	var mk *mcpapps.MakeOptions
+	if o.install {
+		mk = &mcpapps.MakeOptions{Dir: filepath.Join(dataDir, "mcp-apps")}
+	}
 	srv, err := mcpapps.New(ctx, mcpapps.Options{
 		Apps: apps,
+		Make: mk,
 		Agent: agent.NewBridge(backend, agent.Options{Timeout: hostkit.DefaultAgentTimeout, Log: func(instance string, err error) {
 			logf("agent request of instance %s failed: %v", instance, err)
 		}}),
@@ -235,7 +260,7 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	}()
 
 	if o.http != "" {
-		printEndpoints(io, srv, base)
+		printEndpoints(io, srv, base, o.install)
 	} else {
 		logf("serving %d apps over stdio; grant pages at %s", len(srv.Keys()), base)
 	}
@@ -265,7 +290,10 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 
 // printEndpoints writes an "mcp <url>" line per MCP endpoint, each followed
 // by the "app <key> <open tool>" lines of the apps it serves.
-func printEndpoints(io *IO, srv *mcpapps.Server, base string) {
+func printEndpoints(io *IO, srv *mcpapps.Server, base string, install bool) {
+	if install {
+		fmt.Fprintf(io.Out, "mcp %s/mcp\ntool %s\n", base, mcpapps.InstallTool)
+	}
 	last := ""
 	for _, key := range srv.Keys() {
 		if ep := srv.Endpoint(key); ep != last {
