@@ -192,7 +192,7 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 		n.m["format"] = meterFormat(i)
 	}
 	if len(w.nodes) > 0 && w.byPtr[""] == 0 {
-		s.rootPre = w.pre(0)
+		s.rootPre = w.pre(0).units
 	}
 	in, err := s.compile()
 	if err != nil {

@@ -118,13 +118,17 @@ func TestSchemaAtTheLimitsCompilesQuickly(t *testing.T) {
 
 // TestValidationIsMetered: replies whose check against a schema would take
 // minutes (references that double the work at each level, a pattern over a
-// long string, numbers the validator makes exact rationals of, a string
-// compiled as a regular expression) are answered PARSE_FAILED within the
+// long string, numbers the validator makes exact rationals of, compared with
+// an enum of such numbers, a string compiled as a regular expression) are answered PARSE_FAILED within the
 // budget, through the bridge and a real agent server.
 func TestValidationIsMetered(t *testing.T) {
 	longPattern := strings.Repeat("[a-z]{1,64}", 6) + "$"
 	huge := strings.TrimSuffix(strings.Repeat("1e999999,", 200), ",")
 	regexes := `"` + strings.Repeat("(a|b)*", 100000) + `"`
+	var bigs []string
+	for i := range 9000 {
+		bigs = append(bigs, fmt.Sprintf("%de99%d", i%9+1, i%10))
+	}
 	for _, c := range []struct {
 		name, schema, reply, want string
 	}{
@@ -133,6 +137,8 @@ func TestValidationIsMetered(t *testing.T) {
 			`{"message":"` + strings.Repeat("a", 1<<20) + `!"}`, "more work than the host allows"},
 		{"numbers of a million digits", `{"type":"object","properties":{"xs":{"type":"array","items":{"type":"integer"}}}}`,
 			`{"xs":[` + huge + `]}`, "beyond what the host checks"},
+		{"an enum of 9,000 numbers near 1e999", `{"type":"object","properties":{"xs":{"type":"array","items":{"enum":[` + strings.Join(bigs, ",") + `]}}}}`,
+			`{"xs":[` + strings.TrimSuffix(strings.Repeat("1e-999,", 500), ",") + `]}`, "more work than the host allows"},
 		{"regex format", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"rs":{"type":"array","items":{"format":"regex"}}}}`,
 			`{"rs":[` + regexes + `,` + regexes + `,` + regexes + `]}`, "not valid"},
 	} {
