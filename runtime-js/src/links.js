@@ -21,36 +21,47 @@
 
 import { fromBase64 } from "./bytes.js";
 
-const error = (e) => console.error("snug:", e.message || e);
+const error = (reason) => console.error("snug:", reason.message || reason);
 // The one word for a navigation the page cannot make.
-const stay = (what) => error(`${what}: an app is one page (the host stops one that leaves it); open sites with snug.openUrl("https://…"), use #id links inside it`);
+const stay = (what) =>
+  error(`${what}: an app is one page (the host stops one that leaves it); open sites with snug.openUrl("https://…"), use #id links inside it`);
 // download takes an <a download> to snug.saveFile (true), once downloads
 // is installed.
 let download;
 
 /** @param {import("../snug").Snug} snug */
 export const links = (snug) => {
-  const A = HTMLAnchorElement.prototype;
-  const click = A.click;
+  const anchor = HTMLAnchorElement.prototype;
+  const click = anchor.click;
 
-  // route takes the activation of link a (true), or leaves it to the
+  // route takes the activation of a link (true), or leaves it to the
   // browser (false).
-  const route = (a, href = a.getAttribute("href").trim()) => {
+  const route = (link) => {
+    const href = link.getAttribute("href").trim();
     if (/^(#|javascript:)/i.test(href)) return false;
-    download?.(a, href) || (/^https?:\/\//i.test(href) ? snug.openUrl(href).catch(error) : stay("not following " + href));
+    if (download?.(link, href)) return true;
+    if (/^https?:\/\//i.test(href)) snug.openUrl(href).catch(error);
+    else stay("not following " + href);
     return true;
   };
-  const onClick = (e, a = !e.defaultPrevented && e.button < 2 && e.target.closest?.("a[href],area[href]")) =>
-    a && route(a) && e.preventDefault();
+  const onClick = (event) => {
+    const primaryOrMiddle = event.button == 0 || event.button == 1;
+    if (event.defaultPrevented || !primaryOrMiddle) return;
+    const link = event.target.closest?.("a[href],area[href]");
+    if (link && route(link)) event.preventDefault();
+  };
 
   // A link made in script and clicked without being in the document sends
   // no click event anywhere.
-  A.click = function () {
-    (this.isConnected || !this.hasAttribute("href") || !route(this)) && click.call(this);
+  anchor.click = function () {
+    if (this.isConnected || !this.hasAttribute("href") || !route(this)) click.call(this);
   };
   addEventListener("click", onClick);
   addEventListener("auxclick", onClick);
-  globalThis.open = (u) => (u && snug.openUrl(u).catch(error), null);
+  globalThis.open = (url) => {
+    if (url) snug.openUrl(url).catch(error);
+    return null;
+  };
   // A script navigation (location.href = …, assign, replace, reload) cannot
   // be stopped from inside the sandbox (Location is unforgeable, and the
   // Navigation API has no events in an opaque origin): the console says why
@@ -58,27 +69,48 @@ export const links = (snug) => {
   // the browser runs beforeunload inside the script that navigates, so its
   // frames are on the stack below this handler's; when the host reloads or
   // replaces the frame (or its page), the handler runs alone.
-  addEventListener("beforeunload", () => new Error().stack?.match(/:\d+:\d+/g)?.[1] && stay("leaving the page (location.href, assign, reload)"));
+  addEventListener("beforeunload", () => {
+    const callerFrame = new Error().stack?.match(/:\d+:\d+/g)?.[1];
+    if (callerFrame) stay("leaving the page (location.href, assign, reload)");
+  });
+};
+
+// fileOf reads the file an <a download>'s href names: a blob the app made
+// (the runtime remembers them) or a data: URL's body, as { data, type };
+// data is undefined when the href names neither. It throws on a data: URL
+// whose body does not decode.
+const fileOf = (href, blobs) => {
+  if (href.startsWith("blob:")) return { data: blobs.get(href) };
+  // data:[type][;base64],body
+  const [, type, base64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
+  if (body === undefined) return {};
+  const text = decodeURIComponent(body);
+  return { data: base64 ? fromBase64(text) : text, type };
 };
 
 /** @param {import("../snug").Snug} snug */
 export const downloads = (snug) => {
   const blobs = new Map();
   const { createObjectURL, revokeObjectURL } = URL;
-  URL.createObjectURL = (o) => {
-    const u = createObjectURL(o);
-    blobs.set(u, o);
-    return u;
+  URL.createObjectURL = (object) => {
+    const url = createObjectURL(object);
+    blobs.set(url, object);
+    return url;
   };
-  URL.revokeObjectURL = (u) => (blobs.delete(u), revokeObjectURL(u));
-  download = (a, href) => {
+  URL.revokeObjectURL = (url) => {
+    blobs.delete(url);
+    revokeObjectURL(url);
+  };
+  download = (link, href) => {
+    if (!link.hasAttribute("download") || !/^(blob|data):/.test(href)) return false;
+    let file;
     try {
-      if (a.hasAttribute("download") && /^(blob|data):/.test(href)) {
-        // data:[type][;base64],body
-        const [, type, b64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
-        const file = href[0] == "b" ? blobs.get(href) : b64 ? fromBase64(decodeURIComponent(body)) : decodeURIComponent(body);
-        return file == null ? stay("not following " + href) : snug.saveFile(a.download || "download", file, type).catch(error), 1;
-      }
-    } catch {}
+      file = fileOf(href, blobs);
+    } catch {
+      return false; // not followed, and the console says so (route)
+    }
+    if (file.data == null) stay("not following " + href);
+    else snug.saveFile(link.download || "download", file.data, file.type).catch(error);
+    return true;
   };
 };

@@ -22,23 +22,31 @@ import { acceptError, acceptTheme } from "../gen/validate.mjs";
  * @returns {(receive: (frame: object) => void) => (frame: object) => void}
  */
 export const connect = (accept, codes) => (receive) => {
-  addEventListener("message", (e) => {
-    let f = e.data;
-    if (e.source != parent || f?.v !== VERSION) return;
-    if (!accept[f.type]?.(f)) {
-      if (f.ok !== false || f.type == TYPE_HOST_READY || f.type == TYPE_HOST_EVENT || !accept[f.type]) return;
+  const knows = registry(codes);
+  addEventListener("message", (event) => {
+    let frame = event.data;
+    if (event.source != parent || frame?.v !== VERSION) return;
+    if (!accept[frame.type]?.(frame)) {
+      // Only an answer's ok:false is taken when invalid: it still ends its
+      // request (R3).
+      const endsRequest = frame.ok === false && frame.type != TYPE_HOST_READY && frame.type != TYPE_HOST_EVENT && accept[frame.type];
+      if (!endsRequest) return;
       // A copy (the event's data is the app's too): the API layer reads its
       // type, requestId, ok and error.
-      f = {
-        ...f,
-        error: acceptError(f.error) ? f.error : { code: CODE_HOST_ERROR, message: `the host ended the request with an invalid ${f.type}`, retryable: false },
-      };
+      const error = acceptError(frame.error)
+        ? frame.error
+        : { code: CODE_HOST_ERROR, message: `the host ended the request with an invalid ${frame.type}`, retryable: false };
+      frame = { ...frame, error };
     }
-    if (f.event == EVENT_THEME_CHANGE && !acceptTheme(f.data?.theme)) f.data = { ...f.data, theme: undefined };
-    if (f.error && !registry(codes)(f.error.code)) f.error = { ...f.error, code: CODE_HOST_ERROR, hostCode: f.error.code };
-    receive(f);
+    if (frame.event == EVENT_THEME_CHANGE && !acceptTheme(frame.data?.theme)) {
+      frame.data = { ...frame.data, theme: undefined };
+    }
+    if (frame.error && !knows(frame.error.code)) {
+      frame.error = { ...frame.error, code: CODE_HOST_ERROR, hostCode: frame.error.code };
+    }
+    receive(frame);
   });
-  return (f) => parent.postMessage(f, "*");
+  return (frame) => parent.postMessage(frame, "*");
 };
 
 /**
