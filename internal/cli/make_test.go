@@ -170,6 +170,7 @@ func TestMakeSmokeRunFeedsBack(t *testing.T) {
 	if !strings.Contains(errs, "smoke run: 1 problem") || !strings.Contains(errs, "round 3: ") || !strings.Contains(errs, "smoke run: ok") {
 		t.Errorf("progress: %s", errs)
 	}
+	t.Logf("progress (the loop's own time per round in brackets):\n%s", errs)
 	turns := s.Turns()
 	if len(turns) != 3 || !strings.Contains(turns[2].User, "Cannot set properties of null") {
 		t.Fatalf("the exception did not reach the model (%d turns):\n%s", len(turns), turns[len(turns)-1].User[:1500])

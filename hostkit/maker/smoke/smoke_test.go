@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snuggen/snuggen/hostkit/maker"
 	"github.com/snuggen/snuggen/hostkit/maker/smoke"
+	"github.com/snuggen/snuggen/internal/fakemodel"
+	"github.com/snuggen/snuggen/internal/guide"
 	"github.com/snuggen/snuggen/internal/testenv"
 	"github.com/snuggen/snuggen/pack"
 )
@@ -108,5 +111,36 @@ window["loc" + "ation"]["hr" + "ef"] = "/elsewhere";
 	}
 	if text := strings.Join(all, "\n"); !strings.Contains(text, "navigated away") {
 		t.Fatalf("no navigation finding:\n%s", text)
+	}
+}
+
+// TestMakeCorpusWithSmokeRuns runs the loop over the whole corpus with
+// the smoke run on, as snuggen make does where Chromium is found: every
+// app ends working, in the rounds each needs (quotes' second draft builds
+// but throws at start, which only the smoke run sees), and each round's
+// line, with the loop's own time, is logged (the closing figures of issue
+// 29: go test -v -run TestMakeCorpusWithSmokeRuns ./hostkit/maker/smoke).
+func TestMakeCorpusWithSmokeRuns(t *testing.T) {
+	b := start(t)
+	g, err := guide.Render(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"habits": 2, "quotes": 3, "reading": 2, "tips": 1}
+	for _, app := range fakemodel.Corpus(t) {
+		author := fakemodel.NewAuthor(app, true)
+		s := fakemodel.New(t, "openai", author.Answer)
+		var lines []string
+		opts := maker.Options{Agent: s.Backend(t), Guide: g, Timeout: 2 * time.Minute, Smoke: b.Run,
+			Progress: func(r maker.Round) { lines = append(lines, r.Line()) }}
+		res, err := maker.Make(context.Background(), opts, maker.Request{Prompt: app.Prompt})
+		if err != nil {
+			t.Errorf("%s: %v", app.Name, err)
+			continue
+		}
+		if len(res.Rounds) != want[app.Name] || len(author.Missed()) > 0 {
+			t.Errorf("%s: %d rounds, want %d; missed %q", app.Name, len(res.Rounds), want[app.Name], author.Missed())
+		}
+		t.Logf("%s: %d rounds\n  %s", app.Name, len(res.Rounds), strings.Join(lines, "\n  "))
 	}
 }
