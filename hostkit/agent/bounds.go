@@ -161,7 +161,7 @@ type nodeCost struct {
 	children    int64 // what the object's subschemas cost before their own charge: their fixed checks, $ref hops
 	childNums   int64 // the numbers among those subschemas' keyword values
 	unique      bool  // uniqueItems: comparing or hashing the array's items
-	text        bool  // format or content: reading the whole string
+	text        bool  // format, content or a length: reading the whole string
 }
 
 // of is the cost of applying the object to v.
@@ -460,10 +460,11 @@ func (w *walker) object(n *node, root bool) error {
 		}
 	}
 	n.cost.unique, _ = v["uniqueItems"].(bool)
-	_, format := v["format"]
-	_, enc := v["contentEncoding"]
-	_, media := v["contentMediaType"]
-	n.cost.text = format || enc || media
+	for _, k := range []string{"format", "contentEncoding", "contentMediaType", "minLength", "maxLength"} {
+		if _, ok := v[k]; ok {
+			n.cost.text = true
+		}
+	}
 	for k, x := range v {
 		if !isSchemaKeyword(k) {
 			b, _ := json.Marshal(x)

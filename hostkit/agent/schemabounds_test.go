@@ -34,6 +34,16 @@ func refChain(depth int) string {
 	return fmt.Sprintf(`{"$defs":{%s},"type":"object","properties":{"a":{"$ref":"#/$defs/l%d"}}}`, strings.Join(defs, ","), depth)
 }
 
+// lengthChain is a schema whose check of "s" measures the string's length
+// 2^depth times: each level is allOf two references to the level below.
+func lengthChain(depth int) string {
+	defs := []string{`"l0":{"maxLength":100000000}`}
+	for i := 1; i <= depth; i++ {
+		defs = append(defs, fmt.Sprintf(`"l%d":{"allOf":[{"$ref":"#/$defs/l%d"},{"$ref":"#/$defs/l%d"}]}`, i, i-1, i-1))
+	}
+	return fmt.Sprintf(`{"$defs":{%s},"type":"object","properties":{"s":{"$ref":"#/$defs/l%d"}}}`, strings.Join(defs, ","), depth)
+}
+
 // within runs f and returns the CPU time the process spent meanwhile; it
 // fails the test when f has not returned after d of the clock (f keeps
 // running then: on the code before the bounds it runs for minutes).
@@ -186,6 +196,21 @@ func TestDeepErrorsAreCharged(t *testing.T) {
 	}
 	if el > 300*time.Millisecond {
 		t.Errorf("ended after %s of CPU", el)
+	}
+}
+
+// TestLengthsAreCharged: the budget's units count a string's length each
+// time a schema measures it, so the bound does not rest on the clock alone:
+// 1,024 checks of a 64 KiB string's length (a fifth of a second here) are
+// past the 30 M units, on any machine.
+func TestLengthsAreCharged(t *testing.T) {
+	sch, err := agent.CompileSchema(json.RawMessage(lengthChain(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]any{"s": strings.Repeat("a", 64<<10)}
+	if err := sch.Validate(agent.NewMeter(context.Background()), v); !errors.Is(err, agent.ErrValidationBudget) {
+		t.Fatalf("err = %.200v, want ErrValidationBudget", err)
 	}
 }
 
