@@ -9,6 +9,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 const info = { name: "snug-test-host", version: "1.0.0" };
 const log = (window.hostLog = { opened: [], sizes: [], downloads: [], results: {}, changed: [] });
 const clients = {}; // server name -> its client: a host keeps one client per configured server
+const bridges = {}; // iframe id -> the bridge of the app shown there
 
 window.connectHost = async (url, server = "default") => {
   const client = new Client(info, { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: [RESOURCE_MIME_TYPE] } } } });
@@ -56,8 +57,22 @@ window.showApp = async (name, sandbox, server = "default", id = "app", caps = { 
   };
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
   iframe.srcdoc = contents[0].text;
-  window.bridge = bridge;
+  window.bridge = bridges[id] = bridge;
   return contents[0].mimeType;
+};
+
+// teardownApp closes the app in the iframe #id as a host does: it sends
+// ui/resource-teardown, waits for the view's answer, then removes the frame
+// and closes the bridge. It returns how long the view took to answer, in ms.
+window.teardownApp = async (id = "app") => {
+  const bridge = bridges[id];
+  const start = performance.now();
+  await bridge.teardownResource({});
+  const took = performance.now() - start;
+  document.getElementById(id)?.remove();
+  delete bridges[id];
+  await bridge.close();
+  return took;
 };
 
 window.setTheme = (theme) => window.bridge.sendHostContextChange({ theme, styles: { variables: { "--color-background-primary": theme == "dark" ? "#000000" : "#ffffff" } } });

@@ -17,12 +17,16 @@
 // then ui/open-link lets the host ask the user. Cancel is
 // notifications/cancelled, resize is ui/notifications/size-changed,
 // theme-change comes from ui/notifications/host-context-changed.
+// ui/resource-teardown is the visibility host-event {visible: false}, then
+// its answer waits for the tool calls in flight (about 5 s at most), so
+// that what the app saves as it goes lands before the host removes it.
 
 import {
   CODE_CAPABILITY_ABSENT,
   CODE_HOST_ERROR,
   EVENT_RESIZE,
   EVENT_THEME_CHANGE,
+  EVENT_VISIBILITY,
   MODE_DARK,
   MODE_LIGHT,
   PROTOCOL_VERSIONS,
@@ -40,6 +44,11 @@ import {
   STATUS_SAVED,
 } from "../gen/constants.mjs";
 
+// TEARDOWN_STEPS bounds how long ui/resource-teardown's answer waits for
+// the app's tool calls in flight, in steps of 20 ms (about 5 s; a call the
+// app cancelled and the host never answers counts until then).
+const TEARDOWN_STEPS = 250;
+
 /**
  * connect(receive) starts the transport and returns the function that sends
  * one frame. The parts only some members use are dropped from a runtime
@@ -52,6 +61,7 @@ import {
 export const connect = (receive) => {
   const calls = {}; // JSON-RPC id -> (result, error) => void; Snug requestId -> JSON-RPC id
   let id = 0;
+  let busy = 0; // tools/call in flight
   let host; // the host's capabilities, once ui/initialize was answered
   let session; // the open tool's _meta["snug/session"]; null when the result had none
   let ctx = {}; // hostContext, partial updates merged in
@@ -87,19 +97,24 @@ export const connect = (receive) => {
     // The host side failed (the tool, the call): HOST_ERROR, retryable as
     // the registry has it (R5).
     const fail = (message, code = CODE_HOST_ERROR) => receive({ requestId: f.requestId, ok: false, error: { code, message, retryable: code == CODE_HOST_ERROR } });
-    const tool = (name, args) =>
-      name
-        ? (calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
-            if (e || r.isError) return fail(e?.message || r.content?.[0]?.text);
-            let a = r.structuredContent || {};
-            text += a.part || "";
-            if (a.next) return tool(tools().part, { transfer: a.next });
-            if (SNUG_NET && host.openLinks && r._meta?.["snug/grant"]) open(call, r._meta["snug/grant"], () => 0);
-            // A refusal's reason ("CODE: message") is read by the API layer.
-            a = text ? JSON.parse(text) : a;
-            SNUG_OPEN_URL && a.type == TYPE_OPEN_URL_RESULT && a.status == STATUS_OPENED ? open(call, f.url, (o) => receive({ ...a, ...o })) : receive(a);
-          }))
-        : queueMicrotask(() => fail("this host does not offer " + f.type, CODE_CAPABILITY_ABSENT)); // after the API layer's pending.set
+    const tool = (name, args) => {
+      if (!name) {
+        queueMicrotask(() => fail("this host does not offer " + f.type, CODE_CAPABILITY_ABSENT)); // after the API layer's pending.set
+        return;
+      }
+      busy++;
+      calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
+        busy--;
+        if (e || r.isError) return fail(e?.message || r.content?.[0]?.text);
+        let a = r.structuredContent || {};
+        text += a.part || "";
+        if (a.next) return tool(tools().part, { transfer: a.next });
+        if (SNUG_NET && host.openLinks && r._meta?.["snug/grant"]) open(call, r._meta["snug/grant"], () => 0);
+        // A refusal's reason ("CODE: message") is read by the API layer.
+        a = text ? JSON.parse(text) : a;
+        SNUG_OPEN_URL && a.type == TYPE_OPEN_URL_RESULT && a.status == STATUS_OPENED ? open(call, f.url, (o) => receive({ ...a, ...o })) : receive(a);
+      });
+    };
     tool(name, { frame: f });
   };
 
@@ -113,7 +128,19 @@ export const connect = (receive) => {
     else if (/host-context-changed$/.test(method)) {
       ctx = { ...ctx, ...p };
       if (host && (p.theme || p.styles)) receive({ type: TYPE_HOST_EVENT, event: EVENT_THEME_CHANGE, data: { theme: theme() } });
-    } else if (m.id != null) post({ id: m.id, result: {} }); // ui/resource-teardown, ping
+    } else if (m.id != null) {
+      // A ping is answered at once. ui/resource-teardown: the app hears it
+      // is going and saves what it has; the answer waits for those calls
+      // (and any in flight) to be answered, TEARDOWN_STEPS x 20 ms at most.
+      const answer = (stepsLeft) => {
+        if (busy && stepsLeft) setTimeout(answer, 20, stepsLeft - 1);
+        else post({ id: m.id, result: {} });
+      };
+      if (/teardown$/.test(method)) {
+        receive({ type: TYPE_HOST_EVENT, event: EVENT_VISIBILITY, data: { visible: false } });
+        setTimeout(answer, 0, TEARDOWN_STEPS); // after the listeners' requests are sent
+      } else answer(0);
+    }
   });
 
   return (f) =>

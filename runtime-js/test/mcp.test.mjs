@@ -232,3 +232,26 @@ test("messages from anything but the parent are ignored", async () => {
   await tick();
   assert.equal(env.posted.some((m) => m.method === "ui/notifications/initialized"), false);
 });
+
+test("ui/resource-teardown: the app hears visibility false, the answer waits for its calls in flight", async () => {
+  const env = await mcp();
+  const heard = [];
+  // A model-written app saves what it has when it is hidden.
+  env.snug.on("visibility", ({ visible }) => (heard.push(visible), visible || env.snug.db.set("draft", "last words")));
+  const earlier = env.snug.db.set("k", 1);
+  const first = await msg(env, "tools/call");
+  await env.send({ jsonrpc: "2.0", id: 77, method: "ui/resource-teardown", params: {} });
+  const save = await msg(env, "tools/call");
+  assert.deepEqual(heard, [false]);
+  assert.equal(save.params.arguments.frame.value, "last words");
+  const answered = () => env.posted.some((m) => m.id === 77 && m.result);
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(answered(), false, "answered with two calls in flight");
+  const ok = (c) => env.reply(c, { content: [], structuredContent: { v: 1, type: "snug:db-response", requestId: c.params.arguments.frame.requestId, ok: true, result: {} } });
+  await ok(first);
+  await outcome(earlier);
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(answered(), false, "answered with the save in flight");
+  await ok(save);
+  await until("the teardown's answer", answered);
+});
