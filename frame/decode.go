@@ -3,6 +3,7 @@
 package frame
 
 import (
+	"github.com/snuggen/snuggen/internal/ascii"
 	"github.com/snuggen/snuggen/internal/jsonscan"
 	"github.com/snuggen/snuggen/internal/urlread"
 	"github.com/snuggen/snuggen/internal/violation"
@@ -213,15 +214,15 @@ func RefusalOf(f Frame) (reason string, refused bool) {
 func lowerInStripHeadersASCII(s string) bool {
 	switch len(s) {
 	case 6:
-		return jsonscan.EqualFoldASCII(s, "cookie")
+		return ascii.EqualFold(s, "cookie")
 	case 9:
-		return jsonscan.EqualFoldASCII(s, "x-api-key")
+		return ascii.EqualFold(s, "x-api-key")
 	case 10:
-		return jsonscan.EqualFoldASCII(s, "set-cookie")
+		return ascii.EqualFold(s, "set-cookie")
 	case 13:
-		return jsonscan.EqualFoldASCII(s, "authorization")
+		return ascii.EqualFold(s, "authorization")
 	case 19:
-		return jsonscan.EqualFoldASCII(s, "proxy-authorization")
+		return ascii.EqualFold(s, "proxy-authorization")
 	}
 	return false
 }

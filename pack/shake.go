@@ -3,6 +3,8 @@ package pack
 import (
 	"strings"
 	"sync"
+
+	"github.com/snuggen/snuggen/internal/ascii"
 )
 
 // The runtime an app pays for: the build injects a runtime with only the
@@ -39,7 +41,7 @@ func findSnugUse(texts []string) snugUse {
 				u.members[member] = true
 			}
 		}
-		l := lowerASCII(t)
+		l := ascii.Lower(t)
 		if mayLinkLower(l) {
 			u.members["openUrl"] = true
 		}
@@ -92,7 +94,7 @@ var htmlSinks = []string{"innerhtml", "outerhtml", "insertadjacenthtml", "dompar
 // show a link"). ASCII case is ignored. It reads t in a few linear passes
 // over one lower-cased copy: a case-insensitive regexp of these
 // alternatives cost a quarter of a build's instructions.
-func mayLink(t string) bool { return mayLinkLower(lowerASCII(t)) }
+func mayLink(t string) bool { return mayLinkLower(ascii.Lower(t)) }
 
 // mayLinkLower is mayLink of the lower-cased text l. It reads l once: at
 // each byte, the words (linkWords, htmlSinks) and shapes that start with
@@ -186,7 +188,7 @@ func createsElement(l string, tags ...string) bool {
 // errs one way only: a false positive costs the app the forms' bytes (about
 // 300 B min+gzip), a form cannot reach the page in a way none of these
 // names.
-func mayForm(t string) bool { return mayFormLower(lowerASCII(t)) }
+func mayForm(t string) bool { return mayFormLower(ascii.Lower(t)) }
 
 // mayFormLower is mayForm of the lower-cased text l.
 func mayFormLower(l string) bool {
@@ -254,17 +256,6 @@ func skipSpace(s string) string {
 		s = s[1:]
 	}
 	return s
-}
-
-// lowerASCII lower-cases the ASCII letters of s (other bytes unchanged).
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // globalObjects are the names under which the global snug is also reached.

@@ -27,6 +27,7 @@ const ImportPath = "github.com/snuggen/snuggen/frame"
 
 const (
 	jsonscanPkg  = "github.com/snuggen/snuggen/internal/jsonscan"
+	asciiPkg     = "github.com/snuggen/snuggen/internal/ascii"
 	violationPkg = "github.com/snuggen/snuggen/internal/violation"
 	urlreadPkg   = "github.com/snuggen/snuggen/internal/urlread"
 	encJSON      = "encoding/json"
@@ -61,6 +62,7 @@ func Generate(m *model.Model) ([]model.File, error) {
 	} {
 		f := jen.NewFilePathName(ImportPath, "frame")
 		f.HeaderComment(Header)
+		f.ImportName(asciiPkg, "ascii")
 		f.ImportName(jsonscanPkg, "jsonscan")
 		f.ImportName(violationPkg, "violation")
 		f.ImportName(urlreadPkg, "urlread")

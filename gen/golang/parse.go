@@ -595,7 +595,7 @@ func (g *gen) lowerInASCIIFuncs(f *jen.File) {
 				if i > 0 {
 					or = append(or, jen.Op("||"))
 				}
-				or = append(or, jen.Qual(jsonscanPkg, "EqualFoldASCII").Call(jen.Id("s"), jen.Lit(v)))
+				or = append(or, jen.Qual(asciiPkg, "EqualFold").Call(jen.Id("s"), jen.Lit(v)))
 			}
 			cases = append(cases, jen.Case(jen.Lit(n)).Block(jen.Return(jen.Add(or...))))
 		}

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/snuggen/snuggen/internal/ascii"
 )
 
 // redacted replaces every secret value in what goes back to the app.
@@ -707,7 +709,7 @@ func namedReference(name []byte, semi bool) namedRef {
 			return namedRef{dec, len(name)}
 		}
 	}
-	lower := lowerASCII(string(name))
+	lower := ascii.Lower(string(name))
 	for end := min(len(lower), longestASCIIEntity); end >= 2; end-- {
 		if t, ok := asciiEntities()[lower[:end]]; ok {
 			return namedRef{t, end}
@@ -722,14 +724,4 @@ func namedReference(name []byte, semi bool) namedRef {
 		}
 	}
 	return namedRef{}
-}
-
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

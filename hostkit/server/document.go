@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/ascii"
 	"github.com/snuggen/snuggen/internal/linkhint"
 )
 
@@ -153,9 +154,9 @@ func cspMeta(policy string) *html.Node {
 func isCSPMeta(n *html.Node, policy string) bool {
 	equiv, content := false, false
 	for _, a := range n.Attr {
-		switch asciiLower(a.Key) {
+		switch ascii.Lower(a.Key) {
 		case "http-equiv":
-			equiv = asciiLower(strings.Trim(a.Val, " \t\n\f\r")) == "content-security-policy"
+			equiv = ascii.Lower(strings.Trim(a.Val, " \t\n\f\r")) == "content-security-policy"
 		case "content":
 			content = a.Val == policy
 		}
@@ -169,7 +170,7 @@ func isCharsetMeta(n *html.Node) bool {
 		return false
 	}
 	for _, a := range n.Attr {
-		if asciiLower(a.Key) == "charset" {
+		if ascii.Lower(a.Key) == "charset" {
 			return true
 		}
 	}
@@ -222,7 +223,7 @@ func strip(n *html.Node) int {
 			}
 			kept := c.Attr[:0]
 			for _, a := range c.Attr {
-				if asciiLower(a.Key) == "srcdoc" {
+				if ascii.Lower(a.Key) == "srcdoc" {
 					removed++
 					continue
 				}
@@ -239,11 +240,11 @@ func strip(n *html.Node) int {
 // isBlockedLink reports whether n is a link element (in any namespace)
 // whose rel has a blocked token (linkhint.BlockedRel: frame.BlockedLinkRels).
 func isBlockedLink(n *html.Node) bool {
-	if asciiLower(n.Data) != "link" {
+	if ascii.Lower(n.Data) != "link" {
 		return false
 	}
 	for _, a := range n.Attr {
-		if asciiLower(a.Key) == "rel" {
+		if ascii.Lower(a.Key) == "rel" {
 			if _, blocked := linkhint.BlockedRel(a.Val); blocked {
 				return true
 			}
@@ -256,7 +257,7 @@ func isBlockedLink(n *html.Node) bool {
 // nested browsing context (in any namespace: what is removed cannot be
 // read differently).
 func isNestedContext(n *html.Node) bool {
-	name := asciiLower(n.Data)
+	name := ascii.Lower(n.Data)
 	for _, e := range frame.NestedContextElements {
 		if name == e {
 			return true
@@ -268,12 +269,12 @@ func isNestedContext(n *html.Node) bool {
 // isBlockedMeta reports whether n is a <meta http-equiv> that refreshes
 // (a navigation) or carries a Link header (hints).
 func isBlockedMeta(n *html.Node) bool {
-	if asciiLower(n.Data) != "meta" {
+	if ascii.Lower(n.Data) != "meta" {
 		return false
 	}
 	for _, a := range n.Attr {
-		if asciiLower(a.Key) == "http-equiv" {
-			switch asciiLower(strings.Trim(a.Val, " \t\n\f\r")) {
+		if ascii.Lower(a.Key) == "http-equiv" {
+			switch ascii.Lower(strings.Trim(a.Val, " \t\n\f\r")) {
 			case "refresh", "link":
 				return true
 			}
@@ -293,14 +294,4 @@ func findElement(n *html.Node, a atom.Atom) *html.Node {
 		}
 	}
 	return nil
-}
-
-// asciiLower lower-cases ASCII letters only, as HTML does for keywords.
-func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/snuggen/snuggen/internal/ascii"
 )
 
 // The frame rules say "a header whose lowercase name is in STRIP_HEADERS" and
@@ -60,7 +62,7 @@ func LowerJS(s string) string {
 // when both are ASCII.
 func EqualLowerJS(a, b string) bool {
 	if isASCII(a) && isASCII(b) {
-		return len(a) == len(b) && equalASCIIFold(a, b)
+		return ascii.EqualFold(a, b)
 	}
 	return LowerJS(a) == LowerJS(b)
 }
@@ -70,7 +72,7 @@ func EqualLowerJS(a, b string) bool {
 func InLowerJS(list []string, s string) bool {
 	if isASCII(s) {
 		for _, x := range list {
-			if len(x) == len(s) && equalASCIIFold(s, x) {
+			if ascii.EqualFold(s, x) {
 				return true
 			}
 		}
@@ -82,17 +84,6 @@ func InLowerJS(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// equalASCIIFold reports whether ASCII a and b of equal length are equal
-// ignoring ASCII case.
-func equalASCIIFold(a, b string) bool {
-	for i := 0; i < len(a); i++ {
-		if lowerASCII(a[i]) != lowerASCII(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // lowerEqualsASCII reports whether LowerJS(s) == x for a lower-case ASCII x.
@@ -144,13 +135,6 @@ func load32(s string) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
 // finalSigma is Unicode's Final_Sigma condition for the sigma at byte i of
 // s: a cased letter comes before it and none after it, skipping
 // case-ignorable characters on both sides.
@@ -197,14 +181,8 @@ func caseIgnorable(r rune) bool {
 // lowercasing, and two keys can only be equal lowercased at equal lengths.
 func IsASCII(s string) bool { return isASCII(s) }
 
-// EqualFoldASCII reports whether a and b, both ASCII, are equal ignoring
-// ASCII case: EqualLowerJS for strings the caller knows to be ASCII.
-func EqualFoldASCII(a, b string) bool {
-	return len(a) == len(b) && equalASCIIFold(a, b)
-}
-
 // FoldMark returns one of 64 bits, chosen from an ASCII s's length and its
-// first and last bytes lowercased. Two ASCII strings that EqualFoldASCII
+// first and last bytes lowercased. Two ASCII strings that ascii.EqualFold
 // calls equal have the same mark, so ASCII keys whose marks are pairwise
 // distinct hold no case-insensitive repeat: a validator pays the pairwise
 // comparison only when two marks meet.
@@ -212,6 +190,6 @@ func FoldMark(s string) uint64 {
 	if s == "" {
 		return 1
 	}
-	h := uint64(len(s))<<16 | uint64(lowerASCII(s[0]))<<8 | uint64(lowerASCII(s[len(s)-1]))
+	h := uint64(len(s))<<16 | uint64(ascii.LowerByte(s[0]))<<8 | uint64(ascii.LowerByte(s[len(s)-1]))
 	return 1 << (h * 0x9E3779B97F4A7C15 >> 58)
 }

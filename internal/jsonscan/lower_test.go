@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"strings"
 	"testing"
+
+	"github.com/snuggen/snuggen/internal/ascii"
 )
 
 // The expected values are what String.prototype.toLowerCase returns (node 22).
@@ -68,7 +70,7 @@ func TestIsASCII(t *testing.T) {
 }
 
 // Two ASCII strings equal ignoring case have one mark, whatever their case;
-// EqualFoldASCII agrees with EqualLowerJS on ASCII.
+// ascii.EqualFold agrees with EqualLowerJS on ASCII.
 func TestFoldMarkAndEqualFoldASCII(t *testing.T) {
 	names := []string{"", "a", "A", "x-api-key", "X-Api-Key", "Content-Type", "content-type", "X-Request-Id", "Accept", "ACCEPT", "x-a", "x-b", "set-cookie", "Set-Cookie!"}
 	for _, a := range names {
@@ -76,9 +78,9 @@ func TestFoldMarkAndEqualFoldASCII(t *testing.T) {
 			t.Errorf("FoldMark(%q) = %#x, want one bit", a, m)
 		}
 		for _, b := range names {
-			eq := EqualFoldASCII(a, b)
+			eq := ascii.EqualFold(a, b)
 			if eq != EqualLowerJS(a, b) {
-				t.Errorf("EqualFoldASCII(%q, %q) = %v, EqualLowerJS says otherwise", a, b, eq)
+				t.Errorf("ascii.EqualFold(%q, %q) = %v, EqualLowerJS says otherwise", a, b, eq)
 			}
 			if eq && FoldMark(a) != FoldMark(b) {
 				t.Errorf("FoldMark(%q) != FoldMark(%q) although they fold equal", a, b)
@@ -86,7 +88,7 @@ func TestFoldMarkAndEqualFoldASCII(t *testing.T) {
 		}
 	}
 	if n := testing.AllocsPerRun(100, func() {
-		_, _, _ = IsASCII("X-Request-Id"), FoldMark("X-Request-Id"), EqualFoldASCII("Accept", "accept")
+		_, _, _ = IsASCII("X-Request-Id"), FoldMark("X-Request-Id"), ascii.EqualFold("Accept", "accept")
 	}); n != 0 {
 		t.Errorf("ASCII helpers allocate %v times", n)
 	}

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/ascii"
 )
 
 // Hint is one element that opens a connection by itself.
@@ -64,7 +65,7 @@ func (h Hint) String() string {
 func BlockedRel(rel string) (string, bool) {
 	for _, tok := range strings.FieldsFunc(rel, isSpace) {
 		for _, b := range frame.BlockedLinkRels {
-			if asciiEqualFold(tok, b) {
+			if ascii.EqualFold(tok, b) {
 				return b, true
 			}
 		}
@@ -209,7 +210,7 @@ func findOnce(doc []byte, root *html.Node, scripting bool, depth int) []Hint {
 				out, of = append(out, Hint{Tag: "link", Rel: r, Href: href}), append(of, i)
 			}
 		case "meta":
-			if eq, ok := attr(n, "http-equiv"); ok && asciiEqualFold(strings.Trim(eq, " \t\n\f\r"), "link") {
+			if eq, ok := attr(n, "http-equiv"); ok && ascii.EqualFold(strings.Trim(eq, " \t\n\f\r"), "link") {
 				content, _ := attr(n, "content")
 				out, of = append(out, Hint{Tag: "meta", Href: content}), append(of, i)
 			}
@@ -342,31 +343,12 @@ func isSpace(r rune) bool {
 	return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r'
 }
 
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		if lowerASCII(a[i]) != lowerASCII(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 func hasPrefixFold(s []byte, p string) bool {
 	if len(s) < len(p) {
 		return false
 	}
 	for i := 0; i < len(p); i++ {
-		if lowerASCII(s[i]) != p[i] {
+		if ascii.LowerByte(s[i]) != p[i] {
 			return false
 		}
 	}
@@ -377,7 +359,7 @@ func hasPrefixFold(s []byte, p string) bool {
 func lowerBytes(s []byte) []byte {
 	out := make([]byte, len(s))
 	for i, c := range s {
-		out[i] = lowerASCII(c)
+		out[i] = ascii.LowerByte(c)
 	}
 	return out
 }
