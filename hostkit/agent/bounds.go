@@ -160,8 +160,10 @@ type nodeCost struct {
 	numbers     int64 // the numbers among them: each is compared with a number of the reply
 	children    int64 // what the object's subschemas cost before their own charge: their fixed checks, $ref hops
 	childNums   int64 // the numbers among those subschemas' keyword values
-	unique      bool  // uniqueItems: comparing or hashing the array's items
-	text        bool  // format, content or a length: reading the whole string
+	entry       int64 // the same for one member or item: the subschemas that may apply to it
+	entryNums   int64
+	unique      bool // uniqueItems: comparing or hashing the array's items
+	text        bool // format, content or a length: reading the whole string
 }
 
 // of is the cost of applying the object to v.
@@ -169,15 +171,15 @@ func (c *nodeCost) of(v any) int64 {
 	u := unitsPerApply + c.fixed + c.children
 	switch v := v.(type) {
 	case map[string]any:
-		u += int64(len(v)) * (unitsPerEntry + c.children)
+		u += int64(len(v)) * (unitsPerEntry + c.entry)
 		for k, x := range v {
-			u += int64(len(k)+1)*int64(c.ppSize) + c.childNums*numCostOf(x)
+			u += int64(len(k)+1)*int64(c.ppSize) + c.entryNums*numCostOf(x)
 		}
 	case []any:
-		u += int64(len(v)) * (unitsPerEntry + c.children)
-		if c.childNums > 0 {
+		u += int64(len(v)) * (unitsPerEntry + c.entry)
+		if c.entryNums > 0 {
 			for _, x := range v {
-				u += c.childNums * numCostOf(x)
+				u += c.entryNums * numCostOf(x)
 			}
 		}
 		if c.unique && len(v) > 1 {
@@ -294,10 +296,10 @@ type node struct {
 	m    map[string]any
 	ptr  string
 	cost nodeCost
-	kids []string // JSON pointers of its direct subschemas
-	ref  string   // the JSON pointer its $ref names, "" for none
-	pre  price    // what applying it costs before its own charge
-	done int      // 0, 1 while pre is worked out, 2 once it is
+	kids []kid  // its direct subschemas
+	ref  string // the JSON pointer its $ref names, "" for none
+	pre  price  // what applying it costs before its own charge
+	done int    // 0, 1 while pre is worked out, 2 once it is
 }
 
 // price is what a subschema costs its parent: units, and numbers compared
@@ -305,6 +307,9 @@ type node struct {
 type price struct{ units, numbers int64 }
 
 type ref struct{ at, target string }
+
+// kid is a subschema: its JSON pointer and the keyword it is under.
+type kid struct{ ptr, kw string }
 
 // walkSchema decodes a responseSchema and checks it against the host's
 // limits and reference rules, before any library sees it.
@@ -498,14 +503,14 @@ func (n *node) patterns() error {
 
 // subschemas walks the object's subschemas.
 func (w *walker) subschemas(n *node) error {
-	visit := func(sub any, ptr string) error {
-		n.kids = append(n.kids, ptr)
+	visit := func(sub any, kw, ptr string) error {
+		n.kids = append(n.kids, kid{ptr, kw})
 		return w.schema(sub, ptr, false)
 	}
 	for _, k := range schemaKeywords {
 		if sub, ok := n.m[k]; ok {
 			if _, isList := sub.([]any); !isList {
-				if err := visit(sub, n.ptr+"/"+escapePtr(k)); err != nil {
+				if err := visit(sub, k, n.ptr+"/"+escapePtr(k)); err != nil {
 					return err
 				}
 			}
@@ -514,7 +519,7 @@ func (w *walker) subschemas(n *node) error {
 	for _, k := range schemaListKeywords {
 		list, _ := n.m[k].([]any)
 		for i, sub := range list {
-			if err := visit(sub, n.ptr+"/"+escapePtr(k)+"/"+strconv.Itoa(i)); err != nil {
+			if err := visit(sub, k, n.ptr+"/"+escapePtr(k)+"/"+strconv.Itoa(i)); err != nil {
 				return err
 			}
 		}
@@ -525,7 +530,7 @@ func (w *walker) subschemas(n *node) error {
 			if _, isList := sub.([]any); isList && k == "dependencies" {
 				continue // draft-04 to 07: a list of required names
 			}
-			if err := visit(sub, n.ptr+"/"+escapePtr(k)+"/"+escapePtr(name)); err != nil {
+			if err := visit(sub, k, n.ptr+"/"+escapePtr(k)+"/"+escapePtr(name)); err != nil {
 				return err
 			}
 		}
@@ -555,13 +560,27 @@ func (w *walker) checkRef(r *ref) error {
 // own charge runs. A subschema can stop on its type, const or enum before
 // its charge; a draft-07 $ref object has no charge of its own (its other
 // keywords are ignored), so its target's early cost and the hop are its
-// parent's to pay.
+// parent's to pay: once per application for them all (the in-place ones
+// apply to the value itself), and per member or item for those that may
+// apply to one (one of properties, prefixItems…; every patternProperties).
 func (w *walker) costChildren() {
 	for _, n := range w.nodes {
+		perKeyword := map[string]price{}
 		for _, k := range n.kids {
-			p := w.pre(w.byPtr[k])
-			n.cost.children += p.units
+			p := w.pre(w.byPtr[k.ptr])
+			n.cost.children += unitsPerEntry + p.units
 			n.cost.childNums += p.numbers
+			q := perKeyword[k.kw]
+			if k.kw == "patternProperties" {
+				q = price{q.units + p.units, q.numbers + p.numbers}
+			} else {
+				q = price{max(q.units, p.units), max(q.numbers, p.numbers)}
+			}
+			perKeyword[k.kw] = q
+		}
+		for _, q := range perKeyword {
+			n.cost.entry += q.units
+			n.cost.entryNums += q.numbers
 		}
 	}
 }
