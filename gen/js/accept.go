@@ -32,46 +32,6 @@ var indexKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // acceptor renders one type as a combinator expression; sub renders nested
 // types.
 func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
-	type bound struct {
-		name string
-		set  bool
-	}
-	// only lists the constraints a kind's combinator checks; any other one
-	// set on the type is an error rather than a check silently left out.
-	only := func(ok ...string) error {
-		for _, b := range []bound{
-			{"minLength", t.MinLength != nil}, {"maxLength", t.MaxLength != nil},
-			{"minimum", t.Minimum != nil}, {"maximum", t.Maximum != nil},
-			{"enum", len(t.Enum) > 0}, {"const", t.Const != nil}, {"pattern", t.Pattern != ""},
-			{"minItems", t.MinItems != nil}, {"maxItems", t.MaxItems != nil},
-			{"maxProperties", t.MaxProperties != nil},
-			{"propertyNames", t.KeyMinLength != nil || t.KeyMaxLength != nil},
-		} {
-			if b.set && !contains(ok, b.name) {
-				return fmt.Errorf("%s on a %v: the runtime's acceptors have no check for it (runtime-js/src/validate-core.js)", b.name, t.Kind)
-			}
-		}
-		return nil
-	}
-	num := func(p *int) string {
-		if p == nil {
-			return "void 0"
-		}
-		return fmt.Sprint(*p)
-	}
-	num64 := func(p *int64) string {
-		if p == nil {
-			return "void 0"
-		}
-		return fmt.Sprint(*p)
-	}
-	// call renders name(args…) without trailing absent arguments.
-	call := func(name string, args ...string) string {
-		for len(args) > 0 && args[len(args)-1] == "void 0" {
-			args = args[:len(args)-1]
-		}
-		return pure + name + "(" + strings.Join(args, ",") + ")"
-	}
 	elem := func() string {
 		if t.Elem == nil {
 			return "anything"
@@ -80,61 +40,26 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 	}
 	switch t.Kind {
 	case model.String:
-		if err := only("minLength", "maxLength", "enum", "const", "pattern"); err != nil {
+		if err := onlyBounds(t, "minLength", "maxLength", "enum", "const", "pattern"); err != nil {
 			return "", err
 		}
-		if t.Pattern != "" && (t.Const != nil || len(t.Enum) > 0) {
-			return "", fmt.Errorf("pattern with enum or const on a string: the runtime's acceptors check one")
-		}
-		var fixed []string // the only values allowed, when enum or const says
-		switch {
-		case t.Const != nil && len(t.Enum) > 0:
-			return "", fmt.Errorf("both enum and const on a string: the runtime's acceptors check one")
-		case t.Const != nil:
-			fixed = []string{*t.Const}
-		case len(t.Enum) > 0:
-			fixed = t.Enum
-		}
-		bounded := t.MinLength != nil && *t.MinLength > 0 || t.MaxLength != nil
-		if fixed == nil {
-			if !bounded && t.Pattern == "" {
-				return "aText", nil
-			}
-			lo := "0"
-			if t.MinLength != nil {
-				lo = num(t.MinLength)
-			}
-			re := "void 0"
-			if t.Pattern != "" {
-				re = acceptRegex(t.Pattern)
-			}
-			return call("aString", lo, num(t.MaxLength), re), nil
-		}
-		// Values that all meet the length bounds need no length check.
-		for _, v := range fixed {
-			n := utf8.RuneCountInString(v)
-			if t.MinLength != nil && n < *t.MinLength || t.MaxLength != nil && n > *t.MaxLength {
-				return "", fmt.Errorf("value %q is outside the string's own length bounds", v)
-			}
-		}
-		// A const is the one value of a list: one combinator for both.
-		return pure + "oneOf(" + jsonText(fixed) + ")", nil
+		return stringAcceptor(t)
 	case model.Integer, model.Number:
-		if err := only("minimum", "maximum"); err != nil {
+		if err := onlyBounds(t, "minimum", "maximum"); err != nil {
 			return "", err
 		}
 		name := "anInteger"
 		if t.Kind == model.Number {
 			name = "aNumber"
 		}
-		return call(name, num64(t.Minimum), num64(t.Maximum)), nil
+		return pureCall(name, num64(t.Minimum), num64(t.Maximum)), nil
 	case model.Boolean, model.Any, model.Scalar:
-		if err := only(); err != nil {
+		if err := onlyBounds(t); err != nil {
 			return "", err
 		}
 		return map[model.Kind]string{model.Boolean: "aBoolean", model.Any: "anything", model.Scalar: "aScalar"}[t.Kind], nil
 	case model.RawObject, model.Map:
-		if err := only("maxProperties", "propertyNames"); err != nil {
+		if err := onlyBounds(t, "maxProperties", "propertyNames"); err != nil {
 			return "", err
 		}
 		if t.Kind == model.RawObject && t.MaxProperties == nil {
@@ -144,21 +69,107 @@ func acceptor(t *model.Type, sub func(*model.Type) string) (string, error) {
 			return "isObject", nil
 		}
 		if t.KeyMinLength != nil || t.KeyMaxLength != nil {
-			return call("aKeyedMap", elem(), num(t.MaxProperties), num(t.KeyMinLength), num(t.KeyMaxLength)), nil
+			return pureCall("aKeyedMap", elem(), num(t.MaxProperties), num(t.KeyMinLength), num(t.KeyMaxLength)), nil
 		}
-		return call("aMap", elem(), num(t.MaxProperties)), nil
+		return pureCall("aMap", elem(), num(t.MaxProperties)), nil
 	case model.Array:
-		if err := only("minItems", "maxItems"); err != nil {
+		if err := onlyBounds(t, "minItems", "maxItems"); err != nil {
 			return "", err
 		}
-		return call("anArray", elem(), num(t.MinItems), num(t.MaxItems)), nil
+		return pureCall("anArray", elem(), num(t.MinItems), num(t.MaxItems)), nil
 	case model.Struct:
-		if err := only(); err != nil {
+		if err := onlyBounds(t); err != nil {
 			return "", err
 		}
 		return structAcceptor(t.Object, sub)
 	}
 	return "", fmt.Errorf("kind %v has no acceptor (runtime-js/src/validate-core.js)", t.Kind)
+}
+
+// stringAcceptor is the acceptor of a string type: its fixed values (enum
+// or const), or its length bounds and pattern.
+func stringAcceptor(t *model.Type) (string, error) {
+	if t.Pattern != "" && (t.Const != nil || len(t.Enum) > 0) {
+		return "", fmt.Errorf("pattern with enum or const on a string: the runtime's acceptors check one")
+	}
+	var fixed []string // the only values allowed, when enum or const says
+	switch {
+	case t.Const != nil && len(t.Enum) > 0:
+		return "", fmt.Errorf("both enum and const on a string: the runtime's acceptors check one")
+	case t.Const != nil:
+		fixed = []string{*t.Const}
+	case len(t.Enum) > 0:
+		fixed = t.Enum
+	}
+	bounded := t.MinLength != nil && *t.MinLength > 0 || t.MaxLength != nil
+	if fixed == nil {
+		if !bounded && t.Pattern == "" {
+			return "aText", nil
+		}
+		lo := "0"
+		if t.MinLength != nil {
+			lo = num(t.MinLength)
+		}
+		re := "void 0"
+		if t.Pattern != "" {
+			re = acceptRegex(t.Pattern)
+		}
+		return pureCall("aString", lo, num(t.MaxLength), re), nil
+	}
+	// Values that all meet the length bounds need no length check.
+	for _, v := range fixed {
+		n := utf8.RuneCountInString(v)
+		if t.MinLength != nil && n < *t.MinLength || t.MaxLength != nil && n > *t.MaxLength {
+			return "", fmt.Errorf("value %q is outside the string's own length bounds", v)
+		}
+	}
+	// A const is the one value of a list: one combinator for both.
+	return pure + "oneOf(" + jsonText(fixed) + ")", nil
+}
+
+// onlyBounds checks that t sets only the constraints in ok, the ones its
+// kind's combinator checks; any other one is an error rather than a check
+// silently left out.
+func onlyBounds(t *model.Type, ok ...string) error {
+	for _, b := range []struct {
+		name string
+		set  bool
+	}{
+		{"minLength", t.MinLength != nil}, {"maxLength", t.MaxLength != nil},
+		{"minimum", t.Minimum != nil}, {"maximum", t.Maximum != nil},
+		{"enum", len(t.Enum) > 0}, {"const", t.Const != nil}, {"pattern", t.Pattern != ""},
+		{"minItems", t.MinItems != nil}, {"maxItems", t.MaxItems != nil},
+		{"maxProperties", t.MaxProperties != nil},
+		{"propertyNames", t.KeyMinLength != nil || t.KeyMaxLength != nil},
+	} {
+		if b.set && !contains(ok, b.name) {
+			return fmt.Errorf("%s on a %v: the runtime's acceptors have no check for it (runtime-js/src/validate-core.js)", b.name, t.Kind)
+		}
+	}
+	return nil
+}
+
+// num and num64 are a bound as a JS argument, void 0 when absent.
+func num(p *int) string {
+	if p == nil {
+		return "void 0"
+	}
+	return fmt.Sprint(*p)
+}
+
+func num64(p *int64) string {
+	if p == nil {
+		return "void 0"
+	}
+	return fmt.Sprint(*p)
+}
+
+// pureCall renders a pure call name(args…) without trailing absent arguments.
+func pureCall(name string, args ...string) string {
+	for len(args) > 0 && args[len(args)-1] == "void 0" {
+		args = args[:len(args)-1]
+	}
+	return pure + name + "(" + strings.Join(args, ",") + ")"
 }
 
 // structAcceptor renders aStruct({fields, required ones first}, number
