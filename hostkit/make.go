@@ -180,12 +180,55 @@ type makeRound struct {
 // makeEnd is the page's message that a make is over: App is the app
 // installed or changed, Error why there is none.
 type makeEnd struct {
-	T      string `json:"t"`
-	ID     string `json:"id"`
-	App    string `json:"app,omitempty"`
-	Rounds int    `json:"rounds,omitempty"`
-	Kept   int    `json:"kept,omitempty"` // the version a change replaced, kept
-	Error  string `json:"error,omitempty"`
+	T        string `json:"t"`
+	ID       string `json:"id"`
+	App      string `json:"app,omitempty"`
+	Rounds   int    `json:"rounds,omitempty"`
+	Kept     int    `json:"kept,omitempty"`     // the version a change replaced, kept
+	Restored int    `json:"restored,omitempty"` // the version a restore made current
+	Error    string `json:"error,omitempty"`
+}
+
+// Restore implements relay.Maker: the version before the app's current one
+// becomes current, the current one kept as the next version (so a restore
+// is undone by another).
+func (m *hostMaker) Restore(ctx context.Context, user string, req relay.MakeRequest, send func(any)) {
+	end := makeEnd{T: "make-end", ID: req.ID, App: req.App}
+	n, kept, err := m.restore(ctx, user, req.App)
+	if err != nil {
+		end.App, end.Error = "", err.Error()
+	} else {
+		end.Restored, end.Kept = n, kept
+	}
+	send(end)
+}
+
+func (m *hostMaker) restore(ctx context.Context, user, app string) (n, kept int, err error) {
+	if why := m.refusal(user); why != "" {
+		return 0, 0, errors.New(why)
+	}
+	if _, err := m.claim(app); err != nil {
+		return 0, 0, err
+	}
+	defer m.release(app)
+	dir := filepath.Join(m.dir, app)
+	vs, err := maker.Versions(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(vs) == 0 {
+		return 0, 0, fmt.Errorf("%s keeps no earlier version", app)
+	}
+	n = vs[len(vs)-1].N
+	if kept, err = maker.Restore(dir, n); err != nil {
+		return 0, 0, err
+	}
+	if err := m.h.Apps.Reload(ctx, app); err != nil {
+		_, _ = maker.Restore(dir, kept)
+		_ = m.h.Apps.Reload(ctx, app)
+		return 0, 0, fmt.Errorf("version %d no longer builds, so the current one stays: %w", n, err)
+	}
+	return n, kept, nil
 }
 
 // Make implements relay.Maker.

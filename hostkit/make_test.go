@@ -78,8 +78,9 @@ func makeHost(t *testing.T, s *fakemodel.Server, data string, opts ...hostkit.Op
 // round's line and diagnostics, installs the app into the data directory
 // and opens it; data entered in it survives "Change this app", whose new
 // version reloads the open frame and keeps the old one; a change whose
-// drafts never build leaves the working version running and on disk; a
-// restarted host lists the app again.
+// drafts never build leaves the working version running and on disk; one
+// click restores the first version, data and all; a restarted host lists
+// the app again.
 func TestRunnerMakeBoxes(t *testing.T) {
 	s, app, weekly := makeModel(t)
 	data := t.TempDir()
@@ -136,6 +137,17 @@ func TestRunnerMakeBoxes(t *testing.T) {
 	}
 	browsertest.WaitFor(t, r.SlotFrame(slotOf(t, r, "habits")), "the working version still running",
 		`document.querySelector('h1').textContent === 'Habits, weekly'`)
+
+	// One click brings the first version back, with its data.
+	sel := `article.instance[data-app="habits"]`
+	r.Click(sel + ` [data-make-restore]`)
+	r.WaitFor("the restore to end", `['done','failed'].includes(document.querySelector('.make-box.change').dataset.state)`)
+	if end := browsertest.Eval[string](t, r.Tab, `document.querySelector('.make-box.change [data-end]').textContent`); !strings.Contains(end, "Restored version 1") {
+		t.Fatalf("the restore says %q", end)
+	}
+	r.WaitFor("the first version open", `!!document.querySelector('article.instance[data-app="habits"][data-instance-id]')`)
+	browsertest.WaitFor(t, r.SlotFrame(slotOf(t, r, "habits")), "the first version with the data",
+		`document.querySelector('h1').textContent === 'Habits' && document.getElementById('list').textContent.includes('Read')`)
 
 	// A restart lists it again, as an app the box may change.
 	h2 := makeHost(t, s, data, hostkit.WithAddr("127.0.0.1:0"))

@@ -351,8 +351,8 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		}
 	case "make-info":
 		c.makeInfo()
-	case "make":
-		c.startMake(m)
+	case "make", "make-restore":
+		c.startMake(m, m.T == "make-restore")
 	case "visibility":
 		// The runner page was hidden or shown: its apps are told. A slot not
 		// loaded yet has had no host-ready; it learns the page's state right

@@ -25,6 +25,9 @@ type Maker interface {
 	// ({"t":"make-round",…}, {"t":"make-end",…}); the last one Make sends
 	// is its make-end.
 	Make(ctx context.Context, user string, req MakeRequest, send func(msg any))
+	// Restore makes the version before req.App's current one current
+	// again (req.Prompt is unused) and sends its make-end.
+	Restore(ctx context.Context, user string, req MakeRequest, send func(msg any))
 }
 
 // MakeRequest is one make the page asked for.
@@ -58,9 +61,10 @@ func (c *conn) makeInfo() {
 	c.send(info)
 }
 
-// startMake runs {"t":"make",…} on a goroutine of the relay's (Close waits
-// for it), one at a time per connection; it ends with the connection.
-func (c *conn) startMake(m inMsg) {
+// startMake runs {"t":"make",…} (or, restore set, {"t":"make-restore",…})
+// on a goroutine of the relay's (Close waits for it), one at a time per
+// connection; it ends with the connection.
+func (c *conn) startMake(m inMsg, restore bool) {
 	if !validSlot(m.ID) {
 		return // no id to answer with; the page never sends one
 	}
@@ -69,7 +73,10 @@ func (c *conn) startMake(m inMsg) {
 	case c.rl.opts.Maker == nil:
 		refuse("this host does not make apps")
 		return
-	case len(m.Prompt) == 0 || len(m.Prompt) > MaxMakePromptBytes || !utf8.ValidString(m.Prompt):
+	case restore && m.App == "":
+		refuse("name the app to restore")
+		return
+	case !restore && (len(m.Prompt) == 0 || len(m.Prompt) > MaxMakePromptBytes || !utf8.ValidString(m.Prompt)):
 		refuse("describe the app in 1 to 4000 bytes of text")
 		return
 	}
@@ -96,6 +103,11 @@ func (c *conn) startMake(m inMsg) {
 			c.making = false
 			c.mu.Unlock()
 		}()
-		rl.opts.Maker.Make(c.ctx, c.user, MakeRequest{ID: m.ID, Prompt: m.Prompt, App: m.App}, c.send)
+		req := MakeRequest{ID: m.ID, Prompt: m.Prompt, App: m.App}
+		if restore {
+			rl.opts.Maker.Restore(c.ctx, c.user, req, c.send)
+		} else {
+			rl.opts.Maker.Make(c.ctx, c.user, req, c.send)
+		}
 	}()
 }

@@ -61,10 +61,17 @@ export class Makes {
     const go = document.createElement('button');
     go.type = 'submit';
     go.textContent = 'Change it';
+    // The version before this one back (the current one is kept, so a
+    // second click undoes the first).
+    const back = document.createElement('button');
+    back.type = 'button';
+    back.textContent = 'Restore the previous version';
+    back.dataset.makeRestore = '';
+    back.addEventListener('click', () => this.restore(box, inst.app));
     const log = document.createElement('ol');
     log.className = 'make-log';
     log.dataset.makeLog = '';
-    box.append(label, go, log);
+    box.append(label, go, back, log);
     box.addEventListener('submit', (ev) => {
       ev.preventDefault();
       this.start(box, text.value, inst.app);
@@ -79,6 +86,13 @@ export class Makes {
     if (!this.relay.send({ t: 'make', id, prompt, app })) return;
     const run = new Run(box, app);
     this.runs.set(id, run);
+  }
+
+  restore(box, app) {
+    if (!this.ready || box.dataset.state === 'running') return;
+    const id = 'm' + ++this.seq;
+    if (!this.relay.send({ t: 'make-restore', id, app })) return;
+    this.runs.set(id, new Run(box, app, 'restoring…'));
   }
 
   /** Routes a host message about a make to its run. */
@@ -104,12 +118,12 @@ export class Makes {
 
 /** One make's display in its box. */
 class Run {
-  constructor(box, app) {
+  constructor(box, app, first = 'waiting for the agent…') {
     this.box = box;
     this.app = app;
     this.log = box.querySelector('[data-make-log]');
     this.log.replaceChildren();
-    this.live = item('waiting for the agent…');
+    this.live = item(first);
     this.log.append(this.live);
     box.dataset.state = 'running';
     for (const el of box.querySelectorAll('textarea, button')) el.disabled = true;
@@ -138,6 +152,7 @@ class Run {
     const failed = typeof msg.error === 'string' && msg.error !== '';
     let text;
     if (failed) text = `Not made: ${msg.error}`;
+    else if (msg.restored) text = `Restored version ${num(msg.restored)} of ${str(msg.app)}; the version it replaced is kept (version ${num(msg.kept)}).`;
     else if (this.app) text = `Changed ${str(msg.app)}${msg.kept ? `; the version it replaced is kept (version ${num(msg.kept)})` : ''}.`;
     else text = `Made ${str(msg.app)} in ${num(msg.rounds)} round${msg.rounds === 1 ? '' : 's'}; it is open.`;
     const li = item(text);
