@@ -130,60 +130,12 @@ func prepare(m *model.Model) (*data, error) {
 	if len(r.Principles) == 0 {
 		return nil, fmt.Errorf("doc: rules.json has no principles (R1–R7) to state")
 	}
-	// Objects: every struct the frames reach, once by name (each $ref of
-	// error.schema.json is its own copy in the model), the error first.
-	var objects []*model.Object
-	seen := map[string]bool{}
-	var walk func(t *model.Type)
-	walk = func(t *model.Type) {
-		if t == nil {
-			return
-		}
-		if t.Kind == model.Struct && t.Object != nil && !seen[t.Object.Name] {
-			seen[t.Object.Name] = true
-			objects = append(objects, t.Object)
-			for _, f := range t.Object.Fields {
-				walk(f.Type)
-			}
-		}
-		walk(t.Elem)
-	}
-	if m.Error != nil {
-		walk(&model.Type{Kind: model.Struct, Object: m.Error})
-	}
-	for _, f := range m.Frames {
-		for _, fl := range f.Body.Fields {
-			walk(fl.Type)
-		}
-	}
+	objects := reachedObjects(m)
 	anchors := map[string]string{}
 	for _, o := range objects {
 		anchors[o.Name] = anchor(o.Name)
 	}
-	byType := map[string]*model.Frame{}
-	for _, f := range m.Frames {
-		byType[f.Type] = f
-	}
-	classFrames := map[string][]string{}
-	for _, f := range m.Frames {
-		fd := frameDoc{
-			Type: f.Type, Anchor: anchor(f.Type), Title: f.Title, Direction: arrow(f.Direction), SizeClass: f.SizeClass,
-			Doc: f.Doc, Schema: "schemas/" + f.SchemaFile, Strict: f.Strict, Fields: fields(f.Body, anchors), Conds: conds(f.Body),
-		}
-		for _, sc := range r.SizeClasses {
-			if sc.Name == f.SizeClass {
-				fd.Limit = fmt.Sprintf("%s (%s)", sc.Limit, bytesize.Text(int64(sc.Bytes)))
-			}
-		}
-		if f.Answer != "" {
-			fd.Answer = fmt.Sprintf("[`%s`](#%s)", f.Answer, anchor(f.Answer))
-		}
-		for _, x := range r.RefinementsFor(f.Type) {
-			fd.Refinements = append(fd.Refinements, refinementDoc{ID: x.ID, Kind: x.Kind, Message: x.Message, Algorithm: x.Algorithm, Checks: x.Checks})
-		}
-		d.Frames = append(d.Frames, fd)
-		classFrames[f.SizeClass] = append(classFrames[f.SizeClass], "`"+strings.TrimPrefix(f.Type, "snug:")+"`")
-	}
+	classFrames := frameDocs(m, d, anchors)
 	for _, o := range objects {
 		od := objectDoc{Name: o.Name, Anchor: anchors[o.Name], Doc: o.Doc, Strict: o.Strict, Fields: fields(o, anchors), Conds: conds(o)}
 		if m.Error != nil && o.Name == m.Error.Name {
@@ -209,19 +161,7 @@ func prepare(m *model.Model) (*data, error) {
 	for _, k := range keys {
 		d.Messages = append(d.Messages, nameValue{Name: k, Value: r.Messages[k]})
 	}
-	for _, e := range r.Errors {
-		kind := "core"
-		switch {
-		case e.Reserved:
-			kind = "reserved"
-		case e.Extension != "":
-			kind = e.Extension + " extension"
-		case e.Registry() != "core":
-			kind = e.Registry()
-		}
-		retry := map[string]string{model.RetryYes: "yes", model.RetryNo: "no", model.RetryWhileAttemptsRemain: "while `attemptsRemaining` > 0"}[e.Retryable]
-		d.Errors = append(d.Errors, errorDoc{Code: e.Code, Retryable: retry, Kind: kind, When: e.When})
-	}
+	d.Errors = errorDocs(r)
 	for _, l := range r.Lists {
 		d.Lists = append(d.Lists, nameValue{Name: l.Name, Value: "`" + strings.Join(l.Values, "`, `") + "`"})
 	}
@@ -241,6 +181,82 @@ func prepare(m *model.Model) (*data, error) {
 		d.CSP = append(d.CSP, nameValue{Name: c.Name, Value: strings.Join(c.Sources, " ")})
 	}
 	return d, nil
+}
+
+// reachedObjects is every struct the frames reach, once by name (each $ref
+// of error.schema.json is its own copy in the model), the error first.
+func reachedObjects(m *model.Model) []*model.Object {
+	var objects []*model.Object
+	seen := map[string]bool{}
+	var walk func(t *model.Type)
+	walk = func(t *model.Type) {
+		if t == nil {
+			return
+		}
+		if t.Kind == model.Struct && t.Object != nil && !seen[t.Object.Name] {
+			seen[t.Object.Name] = true
+			objects = append(objects, t.Object)
+			for _, f := range t.Object.Fields {
+				walk(f.Type)
+			}
+		}
+		walk(t.Elem)
+	}
+	if m.Error != nil {
+		walk(&model.Type{Kind: model.Struct, Object: m.Error})
+	}
+	for _, f := range m.Frames {
+		for _, fl := range f.Body.Fields {
+			walk(fl.Type)
+		}
+	}
+	return objects
+}
+
+// frameDocs adds each frame's section to d and returns the frames of each
+// size class, for its row.
+func frameDocs(m *model.Model, d *data, anchors map[string]string) map[string][]string {
+	r := m.Rules
+	classFrames := map[string][]string{}
+	for _, f := range m.Frames {
+		fd := frameDoc{
+			Type: f.Type, Anchor: anchor(f.Type), Title: f.Title, Direction: arrow(f.Direction), SizeClass: f.SizeClass,
+			Doc: f.Doc, Schema: "schemas/" + f.SchemaFile, Strict: f.Strict, Fields: fields(f.Body, anchors), Conds: conds(f.Body),
+		}
+		for _, sc := range r.SizeClasses {
+			if sc.Name == f.SizeClass {
+				fd.Limit = fmt.Sprintf("%s (%s)", sc.Limit, bytesize.Text(int64(sc.Bytes)))
+			}
+		}
+		if f.Answer != "" {
+			fd.Answer = fmt.Sprintf("[`%s`](#%s)", f.Answer, anchor(f.Answer))
+		}
+		for _, x := range r.RefinementsFor(f.Type) {
+			fd.Refinements = append(fd.Refinements, refinementDoc{ID: x.ID, Kind: x.Kind, Message: x.Message, Algorithm: x.Algorithm, Checks: x.Checks})
+		}
+		d.Frames = append(d.Frames, fd)
+		classFrames[f.SizeClass] = append(classFrames[f.SizeClass], "`"+strings.TrimPrefix(f.Type, "snug:")+"`")
+	}
+	return classFrames
+}
+
+// errorDocs is the error registry's rows.
+func errorDocs(r *model.Rules) []errorDoc {
+	var out []errorDoc
+	for _, e := range r.Errors {
+		kind := "core"
+		switch {
+		case e.Reserved:
+			kind = "reserved"
+		case e.Extension != "":
+			kind = e.Extension + " extension"
+		case e.Registry() != "core":
+			kind = e.Registry()
+		}
+		retry := map[string]string{model.RetryYes: "yes", model.RetryNo: "no", model.RetryWhileAttemptsRemain: "while `attemptsRemaining` > 0"}[e.Retryable]
+		out = append(out, errorDoc{Code: e.Code, Retryable: retry, Kind: kind, When: e.When})
+	}
+	return out
 }
 
 // fields describes the fields of o, one table row each.
