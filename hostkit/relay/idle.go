@@ -15,23 +15,28 @@ import (
 // page kept an 8 KiB stack for its life. Waiting in wait instead, directly
 // under serve, the stack shrinks (halved by each collection) to the 2 KiB
 // minimum; the next message grows it again while it is handled. The wait
-// reads the next message's first byte with the connection's own Read and
-// keeps it for the library, which reads it first.
+// reads what has come of the next message with the connection's own Read
+// and keeps it for the library, which reads it first (so a message costs no
+// more reads than the library's own).
 type pageReader struct {
 	// mu orders the reads of conn: the library's own reads outside the
 	// read loop (the closing handshake of Close) wait for a wait's read,
 	// then get its byte first.
 	mu    sync.Mutex
 	conn  net.Conn
-	early []byte // read from conn, not yet handed to the library
-	err   error  // conn's error, once a wait met it
-	one   [1]byte
+	early []byte  // read from conn, not yet handed to the library
+	buf   *[]byte // early's buffer when a wait read it, from waitBufs
+	err   error   // conn's error, once a wait met it
 
 	// bmu keeps wait's look at br from racing with the library's reads of
 	// br outside the read loop (see closing).
 	bmu sync.Mutex
 	br  *bufio.Reader // the library's reader over this one; set by newConn
 }
+
+// waitBufs holds the buffers a wait reads into: a kvGet's message fits
+// in one.
+var waitBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
 
 // newPageReader returns the reader of conn whose first bytes are what
 // net/http's reader had buffered past the handshake.
@@ -53,6 +58,10 @@ func (r *pageReader) Read(p []byte) (int, error) {
 		r.early = r.early[n:]
 		if len(r.early) == 0 {
 			r.early = nil
+			if r.buf != nil {
+				waitBufs.Put(r.buf)
+				r.buf = nil
+			}
 		}
 		return n, nil
 	}
@@ -77,9 +86,12 @@ func (r *pageReader) wait() {
 	if len(r.early) > 0 || r.err != nil {
 		return
 	}
-	n, err := r.conn.Read(r.one[:])
+	bp := waitBufs.Get().(*[]byte)
+	n, err := r.conn.Read(*bp)
 	if n > 0 {
-		r.early = r.one[:n:n]
+		r.early, r.buf = (*bp)[:n], bp
+	} else {
+		waitBufs.Put(bp)
 	}
 	if err != nil {
 		r.err = err
