@@ -313,3 +313,77 @@ func TestMakeOverTheRelay(t *testing.T) {
 
 // theGuide is the authoring guide, rendered once for the tests.
 var theGuide = sync.OnceValues(func() (string, error) { return guide.Render(context.Background()) })
+
+// notesV1 keeps notes in a table made by the guide's numbered steps.
+const notesV1 = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="snug:app-id" content="com.example.notes">
+<meta name="snug:display-name" content="Notes">
+<title>Notes</title>
+</head>
+<body>
+<h1>Notes</h1>
+<ul id="list"></ul>
+<script type="module">
+await snug.ready;
+const steps = [
+  "create table if not exists notes (id integer primary key, body text not null)",
+];
+let version = (await snug.db.get("schemaVersion")) ?? 0;
+for (; version < steps.length; version++) {
+  await snug.db.exec(steps[version]);
+  await snug.db.set("schemaVersion", version + 1);
+}
+const [{ n }] = await snug.db.query("select count(*) as n from notes");
+if (n === 0) await snug.db.exec("insert into notes (body) values (?)", ["first note"]);
+for (const row of await snug.db.query("select body from notes")) {
+  const li = document.createElement("li");
+  li.textContent = row.body;
+  document.getElementById("list").append(li);
+}
+</script>
+</body>
+</html>
+`
+
+// TestRunnerChangeMigratesTheSchema: a change whose version adds a column
+// (the guide's migration: a numbered step after the app's own) runs on the
+// app's database as it is: the row written by the first version is there,
+// with the new column, and nothing was made twice.
+func TestRunnerChangeMigratesTheSchema(t *testing.T) {
+	notesV2 := strings.NewReplacer(
+		`  "create table if not exists notes (id integer primary key, body text not null)",
+`, `  "create table if not exists notes (id integer primary key, body text not null)",
+  "alter table notes add column pinned integer not null default 0",
+`,
+		`select body from notes`, `select body, pinned from notes`,
+		`li.textContent = row.body;`, `li.textContent = row.body + (row.pinned ? " (pinned)" : " (not pinned)");`,
+	).Replace(notesV1)
+	s := fakemodel.New(t, "anthropic", func(_ int, turn fakemodel.Turn) string {
+		if !strings.Contains(turn.User, "add a pinned flag") || !strings.Contains(turn.User, "schemaVersion") {
+			return "I need the current app and the request."
+		}
+		return "```html\n" + notesV2 + "```"
+	})
+	data := t.TempDir()
+	if _, err := maker.Install(filepath.Join(data, hostkit.MadeAppsDir, "notes"), []byte(notesV1)); err != nil {
+		t.Fatal(err)
+	}
+	h := makeHost(t, s, data)
+	browsertest.ServeHost(t, h)
+	r := browsertest.OpenRunner(t, h.URL(), "notes")
+	browsertest.WaitFor(t, r.SlotFrame(slotOf(t, r, "notes")), "the first note", `document.getElementById('list').textContent === 'first note'`)
+
+	changeTo(t, r, "notes", "add a pinned flag to each note")
+	if got := browsertest.Eval[string](t, r.Tab, `document.querySelector('.make-box.change').dataset.state`); got != "done" {
+		t.Fatalf("the change failed: %q", browsertest.Eval[[]string](t, r.Tab, `[...document.querySelectorAll('.make-box.change li')].map(li => li.textContent)`))
+	}
+	r.WaitFor("the new version open", `!!document.querySelector('article.instance[data-app="notes"][data-instance-id]')`)
+	fr := r.SlotFrame(slotOf(t, r, "notes"))
+	browsertest.WaitFor(t, fr, "the old row with the new column", `document.getElementById('list').textContent === 'first note (not pinned)'`)
+	if got := browsertest.EvalWithin[string](t, fr, `snug.db.query("select count(*) as n, max(pinned) as p from notes").then(JSON.stringify)`, browsertest.Timeout); got != `[{"n":1,"p":0}]` {
+		t.Fatalf("the table after the migration: %s", got)
+	}
+}

@@ -35,9 +35,11 @@ func firstTurn(req Request) string {
 
 Keep its snug:app-id (%s): its database belongs to that app and must
 survive. Its tables hold the user's data: when the change needs new columns
-or tables, add them with "create table if not exists" and "alter table …
-add column" run once, guarded by a version number kept with
-snug.db.get/snug.db.set, and never drop or recreate a table that has data.
+or tables, migrate as the guide's Storage section does: append numbered
+steps after the app's existing ones ("create table if not exists", an
+"alter table … add column" checked first with pragma_table_info), the
+version kept with snug.db.get/snug.db.set ("schemaVersion"), and never drop
+or recreate a table that has data.
 
 The current %s:
 
