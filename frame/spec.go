@@ -77,6 +77,8 @@ const (
 	CodeAuthRequired = "AUTH_REQUIRED"
 	// CodeHostError: anything else on the host's side; how a receiver renders an unknown code.
 	CodeHostError = "HOST_ERROR"
+	// CodeTooManyRequests: the instance already had its limit of requests in flight (INSTANCE_MAX_IN_FLIGHT; the runtime queues beyond it, so an app meets this only from a host with a lower limit or a frame sent around the runtime): nothing ran; send it again after retryAfterMs.
+	CodeTooManyRequests = "TOO_MANY_REQUESTS"
 	// CodeCapabilityAbsent: the call needs a capability this host does not offer (db, net, openUrl, saveFile false in host-ready's capabilities; ask where the host has no agent): answered at once, nothing sent; the app shows its fallback.
 	CodeCapabilityAbsent = "CAPABILITY_ABSENT"
 	// CodeNetInvalidRequest: a frame that parsed but is no valid HTTP request (URL not absolute, bad header token, CR/LF in a value, userinfo).
@@ -123,7 +125,7 @@ const (
 // not in it. PARSE_FAILED is retryable while attempts remain, so true here.
 func Retryable(code string) bool {
 	switch code {
-	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeHostError, CodeNetFetchFailed, CodeDBTimeout:
+	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeHostError, CodeTooManyRequests, CodeNetFetchFailed, CodeDBTimeout:
 		return true
 	}
 	return false
@@ -133,7 +135,7 @@ func Retryable(code string) bool {
 // unknown code as HOST_ERROR and treat it per its retryable field.
 func Known(code string) bool {
 	switch code {
-	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeResetFailed, CodeCancelled, CodeSuperseded, CodeUnsupportedVersion, CodeMalformed, CodeConsentRequired, CodeAuthRequired, CodeHostError, CodeCapabilityAbsent, CodeNetInvalidRequest, CodeNetNotApproved, CodeNetImportedUnapproved, CodeNetAmbiguousConnection, CodeNetSchemeBlocked, CodeNetHostBlocked, CodeNetSSRFBlocked, CodeNetConfirmDenied, CodeNetRedirectBlocked, CodeNetSizeExceeded, CodeNetFetchFailed, CodeNetAuthFailed, CodeNetScrubbedHeaderStripped, CodeDBSQLError, CodeDBQuotaExceeded, CodeDBImportInvalid, CodeDBResultTooLarge, CodeDBTimeout, CodeDBCorrupt:
+	case CodeParseFailed, CodeThreadConflict, CodeNetworkError, CodeResetFailed, CodeCancelled, CodeSuperseded, CodeUnsupportedVersion, CodeMalformed, CodeConsentRequired, CodeAuthRequired, CodeHostError, CodeTooManyRequests, CodeCapabilityAbsent, CodeNetInvalidRequest, CodeNetNotApproved, CodeNetImportedUnapproved, CodeNetAmbiguousConnection, CodeNetSchemeBlocked, CodeNetHostBlocked, CodeNetSSRFBlocked, CodeNetConfirmDenied, CodeNetRedirectBlocked, CodeNetSizeExceeded, CodeNetFetchFailed, CodeNetAuthFailed, CodeNetScrubbedHeaderStripped, CodeDBSQLError, CodeDBQuotaExceeded, CodeDBImportInvalid, CodeDBResultTooLarge, CodeDBTimeout, CodeDBCorrupt:
 		return true
 	}
 	return false
@@ -193,6 +195,8 @@ const (
 	NetMaxInFlight = 4
 	// DBQuotaBytes is DB_QUOTA_BYTES. The db pair: default size quota of one app's database.
 	DBQuotaBytes = 67108864
+	// InstanceMaxInFlight is INSTANCE_MAX_IN_FLIGHT. Requests one instance has in flight at once: the runtime sends no more and queues the rest in order, sending each as an answer ends one; a host accepts at least this many and refuses more with TOO_MANY_REQUESTS.
+	InstanceMaxInFlight = 32
 )
 
 // RecoverMinCodePoints and RecoverMaxCodePoints bound the requestId

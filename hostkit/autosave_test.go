@@ -156,8 +156,9 @@ type autosaveStored struct {
 }
 
 // TestAutosaveBurstsKeepTheLastWrite is issue 26's autosave in Chromium:
-// ten bursts of 200 un-awaited saves. After each burst, once every promise
-// settled, snug.db.get returns the last acknowledged write of each key
+// ten bursts of 200 un-awaited saves, none of which fails (item 2: the
+// runtime queues past the host's in-flight limit). After each burst, once
+// every promise settled, snug.db.get returns the last acknowledged write of each key
 // (the small one through the store's kv cache, the list past it), and so
 // does every read sent in the middle of a burst for the writes sent before
 // it; after a reload of the page and after the host restarts on the same
@@ -184,7 +185,8 @@ func TestAutosaveBurstsKeepTheLastWrite(t *testing.T) {
 	rep := browsertest.EvalWithin[autosaveReport](t, f, fmt.Sprintf(autosaveBurstsJS, 10), 3*time.Minute)
 	t.Logf("%d sets, %d refused", rep.Sets, len(rep.Errors))
 	if len(rep.Errors) > 0 {
-		t.Logf("refusals (first of %d): %s", len(rep.Errors), rep.Errors[0])
+		// Item 2: the runtime keeps the burst within the host's limit.
+		t.Errorf("%d of the app's requests failed, first: %s", len(rep.Errors), rep.Errors[0])
 	}
 	if len(rep.Wrong) > 0 {
 		t.Fatalf("%d reads missed the last acknowledged write, first: %s", len(rep.Wrong), strings.Join(rep.Wrong[:min(5, len(rep.Wrong))], "; "))

@@ -73,8 +73,14 @@ import (
 
 // Default limits.
 const (
-	// DefaultMaxInFlight is the per-instance limit on requests in flight.
-	DefaultMaxInFlight = 32
+	// DefaultMaxInFlight is the per-instance limit on requests in flight:
+	// the protocol's INSTANCE_MAX_IN_FLIGHT, the window the runtime keeps,
+	// so an honest app never meets it.
+	DefaultMaxInFlight = frame.InstanceMaxInFlight
+	// BusyRetryAfter is the retryAfterMs of a TOO_MANY_REQUESTS refusal:
+	// the host cannot know when a request in flight ends, so it names a
+	// short wait.
+	BusyRetryAfter = 100 * time.Millisecond
 	// DefaultTimeout bounds one request from acceptance to its terminal frame.
 	DefaultTimeout = 2 * time.Minute
 	// DefaultRequestIDMemory is how many of an instance's most recent
@@ -115,7 +121,9 @@ type Options struct {
 	Locale string
 
 	// MaxInFlight limits requests in flight per instance (DefaultMaxInFlight
-	// when zero). One more is answered HOST_ERROR at once.
+	// when zero). One more is answered TOO_MANY_REQUESTS at once, retryable
+	// with retryAfterMs (BusyRetryAfter), and nothing of it runs. Below
+	// INSTANCE_MAX_IN_FLIGHT an honest app's runtime can meet the refusal.
 	MaxInFlight int
 	// Timeout bounds each request (DefaultTimeout when zero); a request still
 	// running then is answered HOST_ERROR and its handler's context ends.

@@ -446,27 +446,43 @@ func TestAbsentCapabilityIsCapabilityAbsent(t *testing.T) {
 	}
 }
 
+// A hostile page past the per-instance limit (the default,
+// INSTANCE_MAX_IN_FLIGHT, which the runtime never passes) gets
+// TOO_MANY_REQUESTS, retryable with retryAfterMs, for each request over it,
+// and nothing of such a request runs: a refused kvSet writes nothing. Once
+// an answer frees a place, the next request is accepted.
 func TestInFlightLimit(t *testing.T) {
 	ag, _ := stallingAgent(t)
-	h := newHost(t, broker.Options{Agent: ag, MaxInFlight: 2}, relay.Options{})
+	h := newHost(t, broker.Options{Agent: ag, DB: broker.Store(openStore(t))}, relay.Options{})
 	p := h.page(t)
 	inst := p.start("s1", "a")
-	p.frame("s1", appMessage(inst, "a1", "x"))
-	p.frame("s1", appMessage(inst, "a2", "x"))
-	p.frame("s1", appMessage(inst, "a3", "x"))
-	f := p.terminal("s1", "a3")
-	if f.code() != frame.CodeHostError || !strings.Contains(f.Error.Message, "(limit 2)") {
-		t.Fatalf("a3: %+v", f.Error)
+	limit := frame.InstanceMaxInFlight
+	for i := range limit {
+		p.frame("s1", appMessage(inst, fmt.Sprintf("a%d", i), "x"))
 	}
-	p.frame("s1", cancelFrame(inst, "a1"))
-	p.terminal("s1", "a1")
-	p.frame("s1", appMessage(inst, "a4", "x"))
-	if e := p.inspected("s1", frame.TypeAppMessage, "a4"); e.Entry.Verdict != "accept" {
-		t.Fatalf("a4 after a slot freed: %+v", e.Entry)
+	p.frame("s1", dbKV(inst, "over-set", "kvSet", "k", `"refused"`))
+	p.frame("s1", appMessage(inst, "over-ask", "x"))
+	for _, rid := range []string{"over-set", "over-ask"} {
+		f := p.terminal("s1", rid)
+		e := f.Error
+		if f.code() != frame.CodeTooManyRequests || !e.Retryable || e.RetryAfterMs == nil || *e.RetryAfterMs != int(broker.BusyRetryAfter/time.Millisecond) ||
+			!strings.Contains(e.Message, fmt.Sprintf("(limit %d)", limit)) {
+			t.Fatalf("%s past the limit: %+v, want TOO_MANY_REQUESTS, retryable, retryAfterMs %v", rid, e, broker.BusyRetryAfter)
+		}
+	}
+	p.frame("s1", cancelFrame(inst, "a0"))
+	p.terminal("s1", "a0")
+	p.frame("s1", dbKV(inst, "get", "kvGet", "k", ""))
+	if f := p.terminal("s1", "get"); f.code() != "" || !strings.Contains(string(f.Result), `"found":false`) {
+		t.Fatalf("after a place freed, kvGet of the refused kvSet's key: %+v %s", f.Error, f.Result)
+	}
+	p.frame("s1", appMessage(inst, "later", "x"))
+	if e := p.inspected("s1", frame.TypeAppMessage, "later"); e.Entry.Verdict != "accept" {
+		t.Fatalf("a request after a place freed: %+v", e.Entry)
 	}
 	p.fence()
-	if n := len(p.frames("s1", "a4")); n != 0 {
-		t.Fatalf("a4 answered: %d frames", n)
+	if n := len(p.frames("s1", "later")); n != 0 {
+		t.Fatalf("the request after a place freed was answered: %d frames", n)
 	}
 }
 

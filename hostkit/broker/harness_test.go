@@ -99,6 +99,8 @@ type frameView struct {
 		Code      string `json:"code"`
 		Message   string `json:"message"`
 		Retryable bool   `json:"retryable"`
+		// RetryAfterMs is nil when absent.
+		RetryAfterMs *int `json:"retryAfterMs"`
 	} `json:"error"`
 }
 

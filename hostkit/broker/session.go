@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/snuggen/snuggen/frame"
 )
@@ -461,7 +462,8 @@ func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what strin
 	case !offered:
 		refusal = frame.NewError(frame.CodeCapabilityAbsent, "this host does not offer "+what)
 	case len(s.inflight) >= s.b.opts.MaxInFlight:
-		refusal = frame.NewError(frame.CodeHostError, fmt.Sprintf("too many requests in flight on this instance (limit %d); wait for an answer and retry", s.b.opts.MaxInFlight))
+		refusal = frame.NewError(frame.CodeTooManyRequests, fmt.Sprintf("too many requests in flight on this instance (limit %d); nothing ran: send it again after an answer", s.b.opts.MaxInFlight))
+		refusal.RetryAfterMs = new(int(BusyRetryAfter / time.Millisecond))
 	}
 	if refusal != nil {
 		s.mu.Unlock()

@@ -16,6 +16,7 @@ import {
   CODE_MALFORMED,
   EVENT_RESIZE,
   EVENT_THEME_CHANGE,
+  INSTANCE_MAX_IN_FLIGHT,
   METHOD_GET,
   OP_EXEC,
   OP_EXPORT,
@@ -88,16 +89,34 @@ const ready = new Promise((resolve) => {
 // message unless one is given.
 const refusal = (code, message = code) => new SnugError({ code, retryable: false, message });
 
-// post sends one frame to the host. The JSON round trip drops undefined
-// fields and anything that is not JSON, so the host sees exactly the wire form.
-// A frame past its size class max (R6, the type's MAX_BYTES_ constant: a
-// runtime without a member carries no class of its frames) would only be
-// refused on the way: post throws instead, naming the limit, and sends nothing.
-const post = (type, max, fields) => {
+// wire makes one frame as the host will see it: the JSON round trip drops
+// undefined fields and anything that is not JSON, and takes the values as
+// they are now. A frame past its size class max (R6, the type's MAX_BYTES_
+// constant: a runtime without a member carries no class of its frames)
+// would only be refused on the way: wire throws instead, naming the limit.
+const wire = (type, max, fields) => {
   const text = JSON.stringify({ v: VERSION, type, ...fields });
   const size = new Blob([text]).size;
   if (size > max) throw refusal(CODE_MALFORMED, `${type} is ${size} bytes, past its size class of ${max} bytes`);
-  send(JSON.parse(text));
+  return JSON.parse(text);
+};
+
+// post sends one frame to the host now.
+const post = (type, max, fields) => send(wire(type, max, fields));
+
+// The window: at most INSTANCE_MAX_IN_FLIGHT requests are sent and not yet
+// ended, the host's limit, so an app that fires saves without awaiting them
+// never meets its refusal. Requests beyond it wait in `queued`, in the order
+// they were made, and go out in that order as answers end others (one
+// page's frames reach the host in the order sent, and the host takes a
+// request out of its count before its answer goes out).
+const queued = [];
+let sending = 0;
+const flush = () => {
+  while (sending < INSTANCE_MAX_IN_FLIGHT && queued.length) {
+    sending++;
+    send(queued.shift());
+  }
 };
 
 const fire = (event, data) => listeners[event]?.forEach((listener) => listener(data));
@@ -142,20 +161,30 @@ const request = async (type, max, expect, fields, capability, { signal, onText }
   // ask, the one member that names no capability, sends app-message.
   if (!capability) fields.appId = app.appId;
   const ids = { requestId: "r" + ++lastId, instanceId: info.instanceId };
+  let outgoing; // the request's frame, in `queued` until it is sent
   return new Promise((resolve, reject) => {
     const cancelled = () => reject(refusal(CODE_CANCELLED));
+    // done frees the request's place in the window, or in the queue.
     const done = () => {
       signal?.removeEventListener("abort", abort);
       pending.delete(ids.requestId);
+      const waiting = queued.indexOf(outgoing);
+      if (waiting < 0) sending--;
+      else queued.splice(waiting, 1);
+      flush();
     };
+    // A request still queued was never sent: there is nothing to cancel on
+    // the host. The cancel goes out before done lets the next request out.
     const abort = () => {
+      if (!queued.includes(outgoing)) post(TYPE_APP_CANCEL, MAX_BYTES_APP_CANCEL, ids);
       done();
-      post(TYPE_APP_CANCEL, MAX_BYTES_APP_CANCEL, ids);
       cancelled();
     };
     if (signal?.aborted) return cancelled();
-    // A frame post refuses rejects the promise with nothing left waiting.
-    post(type, max, { ...ids, ...fields });
+    // A frame wire refuses rejects the promise with nothing left waiting.
+    outgoing = wire(type, max, { ...ids, ...fields });
+    queued.push(outgoing);
+    flush();
     signal?.addEventListener("abort", abort);
     // Only answers of the expected type count: streaming text, then the end.
     // Any ok:false is the end (R3), whatever else the frame says. A frame
