@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"bytes"
@@ -9,16 +9,16 @@ import (
 )
 
 func TestGenCheckAndWrite(t *testing.T) {
-	schemasDir, _ := filepath.Abs("../../schemas")
+	schemasDir, _ := filepath.Abs("../../../schemas")
 	root := t.TempDir()
 	// The generator bundles the hand-written runtime, the runner page and
 	// the prelude it reads in the tree.
 	for _, dir := range []string{"runtime-js/src", "site/src"} {
-		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("../..", dir))); err != nil {
+		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("../../..", dir))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pre, err := os.ReadFile("../../hostkit/server/prelude.js")
+	pre, err := os.ReadFile("../../../hostkit/server/prelude.js")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestGenCheckAndWrite(t *testing.T) {
 	}
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := Main(append([]string{"gen", "--schemas", schemasDir, "--root", root}, args...), nil, &out, &errOut)
+		code := run(append([]string{"--schemas", schemasDir, "--root", root}, args...), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 	code, out, _ := run("--check")
@@ -56,7 +56,7 @@ func TestGenCheckAndWrite(t *testing.T) {
 }
 
 func TestGenReportsSpecErrors(t *testing.T) {
-	src, _ := filepath.Abs("../../schemas")
+	src, _ := filepath.Abs("../../../schemas")
 	dir := t.TempDir()
 	ents, _ := os.ReadDir(src)
 	for _, e := range ents {
@@ -67,7 +67,7 @@ func TestGenReportsSpecErrors(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
 	}
 	var out, errOut bytes.Buffer
-	code := Main([]string{"gen", "--check", "--schemas", dir, "--root", t.TempDir()}, nil, &out, &errOut)
+	code := run([]string{"--check", "--schemas", dir, "--root", t.TempDir()}, &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), `net-request.schema.json:14:48: error: /properties/url/maxLen: unknown keyword "maxLen" (did you mean "maxLength"?)`) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut.String())
 	}
