@@ -96,9 +96,14 @@ func (m *Meter) Charge(units int64) (err error) {
 	return nil
 }
 
-// maxInstances bounds the compiled copies of one schema, each serving one
-// validation at a time (its formats charge its Meter).
-const maxInstances = 4
+// A compiled copy of a schema serves one validation at a time (its formats
+// charge that validation's Meter). Each cached Schema keeps one; a
+// validation that finds it busy compiles a spare, used once, while fewer
+// than maxSpares exist in the process, else waits. A schema at the limits
+// compiles to some 8 MB (400 patterns), so spares are not kept.
+const maxSpares = 4
+
+var spares = make(chan struct{}, maxSpares)
 
 // Schema is a compiled responseSchema whose validations are metered, each
 // by its own Meter; validations may run at once.
@@ -109,9 +114,7 @@ type Schema struct {
 	old     bool     // draft-04, -06 or -07
 	rootPre int64    // what the root costs before its own charge
 
-	mu   sync.Mutex
-	made int
-	idle chan *instance
+	idle chan *instance // the kept copy, while no validation uses it
 }
 
 // instance is one compiled copy of a Schema.
@@ -184,7 +187,7 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Schema{doc: doc, old: w.oldDraft, idle: make(chan *instance, maxInstances)}
+	s := &Schema{doc: doc, old: w.oldDraft, idle: make(chan *instance, 1)}
 	for i, n := range w.nodes {
 		own, _ := n.m["format"].(string)
 		s.formats = append(s.formats, own)
@@ -198,7 +201,6 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.made = 1
 	s.idle <- in
 	return s, nil
 }
@@ -321,36 +323,37 @@ func (s *Schema) plain(msg string) string {
 	return msg
 }
 
-// take returns an idle instance of s, compiling another while fewer than
-// maxInstances exist, or waits for one until ctx ends.
-func (s *Schema) take(ctx context.Context) (*instance, error) {
+// take returns s's kept copy, or a spare (spare true), or waits for either
+// until ctx ends.
+func (s *Schema) take(ctx context.Context) (in *instance, spare bool, err error) {
 	select {
 	case in := <-s.idle:
-		return in, nil
+		return in, false, nil
 	default:
 	}
-	s.mu.Lock()
-	more := s.made < maxInstances
-	if more {
-		s.made++
-	}
-	s.mu.Unlock()
-	if more {
-		in, err := s.compile()
-		if err != nil { // it compiled once: it compiles again
-			s.mu.Lock()
-			s.made--
-			s.mu.Unlock()
-			return nil, fmt.Errorf("agent: compiling a schema again: %w", err)
-		}
-		return in, nil
-	}
 	select {
 	case in := <-s.idle:
-		return in, nil
+		return in, false, nil
+	case spares <- struct{}{}:
+		in, err := s.compile()
+		if err != nil { // it compiled once: it compiles again
+			<-spares
+			return nil, false, fmt.Errorf("agent: compiling a schema again: %w", err)
+		}
+		return in, true, nil
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return nil, false, context.Cause(ctx)
 	}
+}
+
+// put gives back what take returned.
+func (s *Schema) put(in *instance, spare bool) {
+	in.meter, in.depth = nil, 0
+	if spare {
+		<-spares
+		return
+	}
+	s.idle <- in
 }
 
 // Validate checks v (decoded with UseNumber) against s within m's budget.
@@ -365,14 +368,13 @@ func (s *Schema) Validate(m *Meter, v any) (err error) {
 	if err := m.ctx.Err(); err != nil {
 		return context.Cause(m.ctx)
 	}
-	in, err := s.take(m.ctx)
+	in, spare, err := s.take(m.ctx)
 	if err != nil {
 		return err
 	}
 	in.meter, in.depth = m, depthCost(v)
 	defer func() {
-		in.meter, in.depth = nil, 0
-		s.idle <- in
+		s.put(in, spare)
 		if r := recover(); r != nil {
 			ms, ok := r.(meterStop)
 			if !ok {
