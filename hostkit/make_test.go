@@ -110,10 +110,12 @@ func TestRunnerMakeBoxes(t *testing.T) {
 		t.Fatal("the made app is not in the list")
 	}
 
-	// Data entered in the first version.
+	// Data the first version keeps, written through its own runtime as
+	// its Add button does.
 	fr := r.SlotFrame(slotOf(t, r, "habits"))
-	browsertest.Do(t, fr, "add a habit", chromedp.SendKeys(chromedp.CSS("#name"), "Read"), chromedp.Click(chromedp.CSS("#add button")))
-	browsertest.WaitFor(t, fr, "the habit listed", `document.getElementById('list').textContent.includes('Read')`)
+	if got := browsertest.EvalWithin[string](t, fr, `snug.ready.then(() => snug.db.set("habits", [{name: "Read", days: [], tip: ""}])).then(() => snug.db.get("habits")).then(JSON.stringify)`, browsertest.Timeout); !strings.Contains(got, "Read") {
+		t.Fatalf("the first version's storage holds %s", got)
+	}
 
 	changeTo(t, r, "habits", "add a weekly chart "+changeWord)
 	if got := browsertest.Eval[string](t, r.Tab, `document.querySelector('.make-box.change').dataset.state`); got != "done" {
@@ -385,5 +387,26 @@ func TestRunnerChangeMigratesTheSchema(t *testing.T) {
 	browsertest.WaitFor(t, fr, "the old row with the new column", `document.getElementById('list').textContent === 'first note (not pinned)'`)
 	if got := browsertest.EvalWithin[string](t, fr, `snug.db.query("select count(*) as n, max(pinned) as p from notes").then(JSON.stringify)`, browsertest.Timeout); got != `[{"n":1,"p":0}]` {
 		t.Fatalf("the table after the migration: %s", got)
+	}
+}
+
+// TestRunnerWithoutMakeShowsNoBox: a host without WithMake shows no make
+// box; one whose agent cannot write apps shows why, with the fix.
+func TestRunnerWithoutMakeShowsNoBox(t *testing.T) {
+	plain := runnerHost(t)
+	r := browsertest.OpenRunner(t, plain.URL(), "probe")
+	r.WaitFor("the host's make-info answer", `document.querySelector('#make').dataset.ready === 'false'`)
+	if browsertest.Eval[bool](t, r.Tab, `!document.querySelector('#make').hidden`) {
+		t.Fatal("a host without WithMake shows the New app box")
+	}
+	off, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithMake(hostkit.MakeOptions{Guide: guide.Render}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, off)
+	r = browsertest.OpenRunnerUntil(t, off.URL(), "the box saying why", `!document.querySelector('#make').hidden`)
+	note := browsertest.Eval[string](t, r.Tab, `document.querySelector('#make [data-make-note]').textContent`)
+	if !strings.Contains(note, "offline agent cannot write apps") || !browsertest.Eval[bool](t, r.Tab, `document.querySelector('#make form').hidden`) {
+		t.Fatalf("the box says %q", note)
 	}
 }

@@ -53,7 +53,7 @@ func (c *conn) send(msg any) {
 
 // makeInfo answers {"t":"make-info"}.
 func (c *conn) makeInfo() {
-	info := map[string]any{"ready": false, "why": "this host does not make apps"}
+	info := map[string]any{"ready": false} // no why: the page shows no box
 	if m := c.rl.opts.Maker; m != nil {
 		info = m.Info(c.user)
 	}

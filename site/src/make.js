@@ -35,7 +35,9 @@ export class Makes {
   /** The host's {"t":"make-info"}: the boxes show, or say why not. */
   info(msg) {
     this.ready = msg.ready === true;
-    this.box.hidden = false;
+    // A host that makes no apps says nothing more: no box. One that could
+    // but does not here says why, in the box.
+    this.box.hidden = !this.ready && !str(msg.why);
     this.box.dataset.ready = String(this.ready);
     this.box.querySelector('form').hidden = !this.ready;
     const note = this.box.querySelector('[data-make-note]');
