@@ -470,6 +470,14 @@ func (w *walker) object(n *node, root bool) error {
 			n.cost.text = true
 		}
 	}
+	if deps, ok := v["dependencies"].(map[string]any); ok { // draft-04 to 07: lists of required names
+		for _, x := range deps {
+			if names, ok := x.([]any); ok {
+				b, _ := json.Marshal(names)
+				n.cost.fixed += int64(len(b))
+			}
+		}
+	}
 	for k, x := range v {
 		if !isSchemaKeyword(k) {
 			b, _ := json.Marshal(x)
