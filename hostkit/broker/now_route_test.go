@@ -17,7 +17,7 @@ type rawPort chan []byte
 
 func (p rawPort) Send(f frame.Frame, raw []byte) { p <- raw }
 
-// countingNow is the store's DBNowHandler counting the answers it gave at
+// countingNow is the store's nowDB counting the answers it gave at
 // once.
 type countingNow struct {
 	nowDB
