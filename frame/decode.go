@@ -703,6 +703,11 @@ func (f *DBRequest) decode(d *jsonscan.Decoder, c *violation.Collector, got uint
 			c.Add("sql", RuleSchemaRequired, "missing key, required when op is \"exec\"")
 		}
 	}
+	if have&(1<<4) != 0 && f.Op == "script" {
+		if got&(1<<5) == 0 {
+			c.Add("sql", RuleSchemaRequired, "missing key, required when op is \"script\"")
+		}
+	}
 	if have&(1<<4) != 0 && f.Op == "kvGet" {
 		if got&(1<<7) == 0 {
 			c.Add("key", RuleSchemaRequired, "missing key, required when op is \"kvGet\"")
@@ -731,9 +736,9 @@ func (f *DBRequest) check(c *violation.Collector) {
 	minLen(c, "instanceId", f.InstanceID, 1)
 	maxLen(c, "instanceId", f.InstanceID, 128)
 	switch f.Op {
-	case "exec", "export", "import", "kvGet", "kvSet":
+	case "exec", "script", "export", "import", "kvGet", "kvSet":
 	default:
-		c.Add("op", RuleSchemaEnum, "must be one of exec, export, import, kvGet, kvSet")
+		c.Add("op", RuleSchemaEnum, "must be one of exec, script, export, import, kvGet, kvSet")
 	}
 	if p := f.SQL; p != nil {
 		minLen(c, "sql", *p, 1)

@@ -86,7 +86,7 @@ func (*AppResponse) FrameType() string {
 type DBRequest struct {
 	RequestID  string          `json:"requestId"`       // 1–128 code points
 	InstanceID string          `json:"instanceId"`      // 1–128 code points
-	Op         string          `json:"op"`              // one of exec, export, import, kvGet, kvSet
+	Op         string          `json:"op"`              // exec runs one statement with params; script runs the statements of sql in order in one transaction (all take effect or none), without params or rows; one of exec, script, export, import, kvGet, kvSet
 	SQL        *string         `json:"sql,omitempty"`   // optional; 1–100000 code points
 	Params     []any           `json:"params,omitzero"` // optional; ≤999 items
 	Key        *string         `json:"key,omitempty"`   // optional; 1–512 code points

@@ -159,6 +159,7 @@ const (
 	OpImport           = "import"
 	OpKvGet            = "kvGet"
 	OpKvSet            = "kvSet"
+	OpScript           = "script"
 	StatusDeclined     = "declined"
 	StatusOpened       = "opened"
 	StatusRefused      = "refused"

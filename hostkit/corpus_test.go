@@ -327,10 +327,10 @@ func TestCorpusReadingListClicksWaitTheirTurn(t *testing.T) {
 }
 
 // Issue 28, how it is checked: an expense tracker with versioned
-// migrations. The user adds two expenses through the form; then the app
-// is updated with a third step (a column, added only when missing) and the
-// runner reloads it: the old rows stay, the new column has its default,
-// and the version in kv is 3.
+// migrations, each step one snug.db.script with the version's update. The
+// user adds two expenses through the form; then the app is updated with a
+// third step (a column) and the runner reloads it: the old rows stay, the
+// new column has its default, and the version is 3.
 func TestCorpusTrackerMigrates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tracker.html")
 	v1 := corpusApp(t, "tracker")
@@ -344,7 +344,7 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 	browsertest.ServeHost(t, h)
 	runner := browsertest.OpenRunner(t, h.URL(), "tracker")
 	frame := runner.Frame(0)
-	browsertest.WaitFor(t, frame, "the empty table", `document.getElementById("total").textContent === "0.00" && !!document.getElementById("add")`)
+	browsertest.WaitFor(t, frame, "the form ready", `document.getElementById("add-button").disabled === false`)
 	for _, e := range []struct{ what, amount string }{{"Coffee", "3.20"}, {"Train", "9.30"}} {
 		browsertest.Do(t, frame, "add "+e.what, chromedp.SendKeys(chromedp.CSS("#what"), e.what), chromedp.SendKeys(chromedp.CSS("#amount"), e.amount+"\r"))
 		browsertest.WaitFor(t, frame, e.what+" in the table", fmt.Sprintf(`[...document.querySelectorAll("#rows td")].some(td => td.textContent === %q)`, e.what))
@@ -352,10 +352,7 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 	if got := browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`); got != "12.50" {
 		t.Fatalf("the total after two expenses reads %q", got)
 	}
-	step3 := `  async () => {
-    const [has] = await snug.db.query("select 1 as present from pragma_table_info('expenses') where name = 'category'");
-    if (!has) await snug.db.exec("alter table expenses add column category text not null default 'other'");
-  },
+	step3 := `  "alter table expenses add column category text not null default 'other'",
 ];`
 	v2 := strings.Replace(string(v1), "\n];\n", "\n"+step3+"\n", 1)
 	if v2 == string(v1) {
@@ -364,13 +361,16 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 	if err := os.WriteFile(path, []byte(v2), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	old := runner.Slots()[0]
 	if err := h.Apps.Reload(t.Context(), "tracker"); err != nil {
 		t.Fatal(err)
 	}
+	// The runner replaces the instance with a fresh one of the new build.
+	runner.WaitFor("the rebuilt instance", fmt.Sprintf(`!document.querySelector('article[data-slot=%q]') && document.querySelectorAll('article.instance[data-slot]').length === 1`, old))
 	frame = runner.Frame(0)
 	browsertest.WaitFor(t, frame, "the migrated table", `[...document.querySelectorAll("#rows td")].filter(td => td.textContent === "other").length === 2`)
-	if got := browsertest.Eval[string](t, frame, `snug.db.get("schemaVersion").then(String)`); got != "3" {
-		t.Fatalf("schemaVersion after the update: %s", got)
+	if got := browsertest.Eval[string](t, frame, `snug.db.query("select version from meta").then(r => String(r[0].version))`); got != "3" {
+		t.Fatalf("the schema version after the update: %s", got)
 	}
 	if got := browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`); got != "12.50" {
 		t.Fatalf("the total after the migration reads %q", got)
@@ -378,8 +378,9 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 }
 
 // Issue 28, how it is checked: notes with full-text search (FTS5). The
-// user writes three notes and searches; the match is highlighted, a quote
-// in the query is no syntax error, and a note's markup stays text.
+// user writes three notes and searches as they type; the match is
+// highlighted, a quote in the query is no syntax error, and a note's markup
+// stays text.
 func TestCorpusNotesSearch(t *testing.T) {
 	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.RawApp("notes", corpusApp(t, "notes"))))
 	if err != nil {
@@ -401,8 +402,13 @@ func TestCorpusNotesSearch(t *testing.T) {
 	if n := browsertest.Eval[int](t, frame, `document.querySelectorAll("#results img").length`); n != 0 {
 		t.Fatal("a note's markup became an element")
 	}
+	// A quote typed in the query is searched as text, no FTS5 syntax: the
+	// phrase "milk \"quoted" finds the note holding those two words.
 	browsertest.Do(t, frame, "search a quote", chromedp.SendKeys(chromedp.CSS("#q"), ` "quoted`))
-	browsertest.WaitFor(t, frame, "no match, no error", `document.getElementById("count").textContent === "0 notes"`)
+	browsertest.WaitFor(t, frame, "the one note", `document.getElementById("count").textContent === "1 note" && document.getElementById("q").value === 'milk "quoted'`)
+	if got := browsertest.Eval[string](t, frame, `document.querySelector("#results li").textContent`); got != `<img src=x> milk "quoted"` {
+		t.Fatalf("the note found reads %q", got)
+	}
 }
 
 // Issue 28, how it is checked: a drawing app that follows the theme. The

@@ -229,6 +229,16 @@ export interface Snug {
      */
     query<T = Record<string, string | number | boolean | null>>(sql: string, params?: (string | number | boolean | null)[]): Promise<T[]>;
     /**
+     * Runs several SQL statements, separated by semicolons, in one
+     * transaction: all take effect or none (a migration step with its
+     * version's update). No parameters; no rows come back.
+     *
+     * @example
+     * await snug.db.script("create table if not exists meta (version int); insert into meta select 0 where not exists (select 1 from meta)");
+     * await snug.db.script("alter table todo add column due text; update meta set version = 1");
+     */
+    script(sql: string): Promise<ExecResult>;
+    /**
      * Reads a JSON value by key; null when the key is not set.
      *
      * @example

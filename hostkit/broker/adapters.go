@@ -134,6 +134,16 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 			rows = [][]any{}
 		}
 		return &frame.DBResult{Columns: cols, Rows: rows, Changes: &changes, LastInsertRowid: &last}, nil
+	case frame.OpScript:
+		if len(r.Params) > 0 {
+			return nil, &store.Error{Code: frame.CodeDBSQLError, Message: "a script takes no parameters: run a statement with values through exec"}
+		}
+		res, err := d.s.Script(ctx, app, deref(r.SQL))
+		if err != nil {
+			return nil, err
+		}
+		changes, last := int(res.Changes), int(res.LastInsertRowid)
+		return &frame.DBResult{Columns: []string{}, Rows: [][]any{}, Changes: &changes, LastInsertRowid: &last}, nil
 	case frame.OpKvGet:
 		v, found, err := d.s.KVGet(ctx, app, deref(r.Key))
 		if err != nil {

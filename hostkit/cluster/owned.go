@@ -349,7 +349,7 @@ func removeLocal(path string) error {
 // PRAGMAs only); anything else, WITH included, is taken as a write.
 func isWrite(r *frame.DBRequest) bool {
 	switch r.Op {
-	case frame.OpKvSet:
+	case frame.OpKvSet, frame.OpScript:
 		return true
 	case frame.OpExec:
 		if r.SQL == nil {

@@ -794,9 +794,8 @@ func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, sch
 // Snug way to keep a schema version (issue 28 item 9).
 func userVersionRefused(v string) string {
 	return "PRAGMA user_version=" + v + " is refused: the database header is the host's. " +
-		"Keep the schema version in kv: const v = (await snug.db.get(\"schemaVersion\")) ?? 0; " +
-		"run each step after v with idempotent SQL (CREATE TABLE IF NOT EXISTS …), " +
-		"then await snug.db.set(\"schemaVersion\", " + v + ")"
+		"Keep the version in a table of your own and run each step with its update in one transaction: " +
+		"snug.db.script(\"alter table …; update meta set version = " + v + "\")"
 }
 
 func (d *appDB) deny(why string) sqlite3.AuthorizerReturnCode {

@@ -372,3 +372,76 @@ func jsonStringLen(s string) int {
 	}
 	return n
 }
+
+// script runs the statements of sql in order in one transaction: all of
+// them take effect or none (issue 28 item 9: an atomic migration step).
+// Each is checked as exec checks one (the authorizer, VACUUM, the schema
+// after a CREATE or ALTER); none takes parameters and their rows are not
+// returned. Changes add up; lastInsertRowid is the last statement's.
+func (d *appDB) script(sql string) (*ExecResult, error) {
+	c := d.conn
+	d.guard(d.eng)
+	d.newFTS = d.newFTS[:0]
+	err := d.trustedExec("BEGIN IMMEDIATE")
+	var res *ExecResult
+	if err == nil {
+		res, err = d.scriptSteps(sql)
+	}
+	if err == nil && len(d.newFTS) > 0 {
+		err = d.secureDelete()
+	}
+	if serr := d.unguard(); serr != nil {
+		return nil, serr // the connection is abandoned: nothing commits
+	}
+	if err == nil {
+		err = d.trustedExec("COMMIT")
+	}
+	if err != nil {
+		if !c.GetAutocommit() {
+			c.SetInterrupt(context.Background())
+			if rerr := d.trustedExec("ROLLBACK"); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// scriptSteps runs script's statements inside its transaction.
+func (d *appDB) scriptSteps(sql string) (*ExecResult, error) {
+	total := &ExecResult{Columns: []string{}, Rows: [][]any{}}
+	n := 0
+	for rest := sql; !blankSQL(rest); n++ {
+		d.inserts = d.inserts[:0]
+		st, tail, err := d.conn.Prepare(rest)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			break
+		}
+		word := strings.ToUpper(firstWord(rest))
+		if word == "VACUUM" {
+			st.Close()
+			return nil, sqlErr(vacuumRefused)
+		}
+		r, err := d.step(st)
+		st.Close()
+		if err != nil {
+			return nil, err
+		}
+		if word == "CREATE" || word == "ALTER" {
+			if err := d.checkSchema(); err != nil {
+				return nil, err
+			}
+		}
+		total.Changes += r.Changes
+		total.LastInsertRowid = r.LastInsertRowid
+		rest = tail
+	}
+	if n == 0 {
+		return nil, sqlErr("the SQL text holds no statement")
+	}
+	return total, nil
+}

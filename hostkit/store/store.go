@@ -347,6 +347,20 @@ func (s *Store) Exec(ctx context.Context, app, sql string, params []any) (*ExecR
 	return res, err
 }
 
+// Script runs the statements of sql (separated by semicolons) in order in
+// one transaction of app's database: all take effect or none. Each is
+// checked as Exec checks one; none takes parameters and no rows come back.
+// The result has the changes of all of them and the last statement's
+// lastInsertRowid.
+func (s *Store) Script(ctx context.Context, app, sql string) (*ExecResult, error) {
+	var res *ExecResult
+	err := s.do(ctx, app, "exec", true, true, func(d *appDB) (err error) {
+		res, err = d.script(sql)
+		return err
+	})
+	return res, err
+}
+
 // KVValue is a kv value as the store hands it out. Raw may be shared: the
 // store's kv cache and every reader of the key since it was cached hold
 // the same bytes, so nobody may change them (a later KVSet makes new

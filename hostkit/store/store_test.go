@@ -318,8 +318,8 @@ func TestRefusedStatements(t *testing.T) {
 	}
 	// Issue 28 item 9: the migration idiom's write names the Snug way.
 	_, err := s.Exec(bg, "a", "PRAGMA user_version = 2", nil)
-	if se := wantCode(t, err, frame.CodeDBSQLError); !strings.Contains(se.Message, `snug.db.set("schemaVersion", 2)`) || !strings.Contains(se.Message, "IF NOT EXISTS") {
-		t.Errorf("PRAGMA user_version = 2 is refused with %q; it should name the schema version in kv", se.Message)
+	if se := wantCode(t, err, frame.CodeDBSQLError); !strings.Contains(se.Message, `snug.db.script("alter table …; update meta set version = 2")`) {
+		t.Errorf("PRAGMA user_version = 2 is refused with %q; it should name a version table and snug.db.script", se.Message)
 	}
 	// The settings the refused PRAGMAs aimed at still hold.
 	r := mustExec(t, s, "a", "PRAGMA journal_mode")
@@ -976,4 +976,47 @@ func TestEngineLimits(t *testing.T) {
 		wantCode(t, err, frame.CodeDBSQLError)
 	}
 	unchanged(t, s, "a")
+}
+
+// Issue 28 item 9: a script runs its statements in one transaction. A
+// migration step (a table, its index, a row, the version's update) takes
+// effect whole; a step with a failing or refused statement leaves nothing
+// of the ones before it, whatever it tried (a transaction of its own, the
+// kv table, ATTACH, VACUUM).
+func TestScriptIsAtomic(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	res, err := s.Script(bg, "a", `
+		create table meta (version integer not null);
+		insert into meta values (0);
+		create table tasks (id integer primary key, title text);
+		create index tasks_title on tasks(title);
+		insert into tasks (title) values ('one'), ('two');
+		update meta set version = 1;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changes != 4 || res.LastInsertRowid != 0 {
+		t.Errorf("the script's result: %d changes, lastInsertRowid %d; want 4 and the last statement's 0", res.Changes, res.LastInsertRowid)
+	}
+	if got := rowsJSON(t, mustExec(t, s, "a", "select version, (select count(*) from tasks) from meta")); got != `[[1,2]]` {
+		t.Fatalf("after the script: %s", got)
+	}
+	for _, c := range []struct{ name, sql, want string }{
+		{"a failing statement", "alter table tasks add column due text; insert into nowhere values (1); update meta set version = 2", "no such table"},
+		{"its own transaction", "alter table tasks add column due text; commit; update meta set version = 2", "BEGIN, COMMIT"},
+		{"the kv table", "alter table tasks add column due text; delete from _snug_kv; update meta set version = 2", "reserved"},
+		{"ATTACH", "alter table tasks add column due text; attach ':memory:' as m; update meta set version = 2", "ATTACH"},
+		{"VACUUM", "alter table tasks add column due text; vacuum; update meta set version = 2", "VACUUM"},
+	} {
+		_, err := s.Script(bg, "a", c.sql)
+		se := wantCode(t, err, frame.CodeDBSQLError)
+		if !strings.Contains(se.Message, c.want) {
+			t.Errorf("%s: %q, want it to name %q", c.name, se.Message, c.want)
+		}
+		if got := rowsJSON(t, mustExec(t, s, "a", "select version, (select count(*) from pragma_table_info('tasks') where name = 'due') from meta")); got != `[[1,0]]` {
+			t.Fatalf("%s: the statements before it took effect: %s", c.name, got)
+		}
+	}
+	_, err = s.Script(bg, "a", " ; -- nothing\n")
+	wantCode(t, err, frame.CodeDBSQLError)
 }

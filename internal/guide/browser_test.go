@@ -1,4 +1,4 @@
-package guide
+package guide_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/internal/browsertest"
+	"github.com/snuggen/snuggen/internal/guide"
 )
 
 func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 // example (it draws with the host's accent and draws again on the theme
 // change the runner's toggle sends).
 func TestGuideExamplesRunInChromium(t *testing.T) {
-	text, err := Render(context.Background())
+	text, err := guide.Render(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestGuideExamplesRunInChromium(t *testing.T) {
 	if shape == nil || theme == nil {
 		t.Fatal("the guide has no app example or no theme example")
 	}
-	canvas := ProbeHead + `<canvas id="chart" width="80" height="80"></canvas><script type="module">` + theme[1] + `</script></body></html>`
+	canvas := guide.ProbeHead + `<canvas id="chart" width="80" height="80"></canvas><script type="module">` + theme[1] + `</script></body></html>`
 	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(
 		hostkit.RawApp("shape", []byte(shape[1])),
 		hostkit.RawApp("canvas", []byte(canvas)),
@@ -74,12 +75,13 @@ func TestGuideExamplesRunInChromium(t *testing.T) {
 }
 
 // TestGuideStorageCapabilitiesMarkdownRunInChromium runs issue 28's
-// examples as the guide shows them, in a real host: the migration steps
-// (run twice: the second run does nothing) with INSERT … RETURNING, the
+// examples as the guide shows them, in a real host: the migration steps,
+// each one script (run twice: the second run does nothing) with INSERT …
+// RETURNING, the
 // capabilities fallback on a host without a database (CAPABILITY_ABSENT at
 // once, the page still drawn), and the Markdown renderer.
 func TestGuideStorageCapabilitiesMarkdownRunInChromium(t *testing.T) {
-	text, err := Render(context.Background())
+	text, err := guide.Render(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +93,10 @@ func TestGuideStorageCapabilitiesMarkdownRunInChromium(t *testing.T) {
 		return m[1]
 	}
 	page := func(body, script string) []byte {
-		return []byte(ProbeHead + body + `<script type="module">` + script + "\n</script></body></html>")
+		return []byte(guide.ProbeHead + body + `<script type="module">` + script + "\n</script></body></html>")
 	}
 	storage := page(`<p id="out"></p>`, `window.run = async () => {`+section("Storage")+`
-document.getElementById("out").textContent = task.id + " " + task.title + " v" + version; };
+document.getElementById("out").textContent = task.id + " " + task.title; };
 await run(); await run(); window.done = true;`)
 	caps := page(`<p id="note"></p><button id="exportButton">Export</button>`, section("Capabilities")+`
 window.code = await snug.db.exec("select 1").then(() => "ok", (e) => e.code);`)
@@ -109,11 +111,11 @@ window.code = await snug.db.exec("select 1").then(() => "ok", (e) => e.code);`)
 	runner := browsertest.OpenRunner(t, h.URL(), "storage", "md")
 	app := runner.Frame(0)
 	browsertest.WaitFor(t, app, "the migrations, twice", `window.done === true`)
-	if got := browsertest.Eval[string](t, app, `document.getElementById("out").textContent`); got != "2 Plan v3" {
-		t.Fatalf("after two runs of the migrations the page shows %q, want the second task and version 3", got)
+	if got := browsertest.Eval[string](t, app, `document.getElementById("out").textContent`); got != "2 Plan" {
+		t.Fatalf("after two runs of the migrations the page shows %q, want the second task", got)
 	}
-	if got := browsertest.Eval[string](t, app, `snug.db.query("select count(*) as n from pragma_table_list where name in ('tasks', 'tags')").then(r => String(r[0].n))`); got != "2" {
-		t.Fatalf("the migrated tables: %s", got)
+	if got := browsertest.Eval[string](t, app, `snug.db.query("select (select version from meta) as v, (select count(*) from pragma_index_list('tasks')) as i, (select count(*) from pragma_table_info('tasks') where name = 'due') as d").then(r => JSON.stringify(r[0]))`); got != `{"v":2,"i":1,"d":1}` {
+		t.Fatalf("the migrated schema: %s", got)
 	}
 	browsertest.WaitFor(t, runner.Frame(1), "the Markdown", `document.querySelector("#answer a") !== null`)
 	if got := browsertest.Eval[string](t, runner.Frame(1), `document.getElementById("answer").innerHTML`); got != `<h2>Plan</h2><p>Buy <strong>milk</strong> and <code>eggs</code>.</p><ul><li><a href="https://example.com/shop">Shop</a></li><li>home</li></ul>` {

@@ -61,7 +61,7 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"snug.ready", "snug.ask", "snug.db.exec", "snug.db.query", "snug.db.get", "snug.db.set",
-		"snug.db.export", "snug.db.import", "snug.net.fetch", "snug.openUrl", "snug.saveFile", "snug.on", "snug.off", "snug.emit"}
+		"snug.db.script", "snug.db.export", "snug.db.import", "snug.net.fetch", "snug.openUrl", "snug.saveFile", "snug.on", "snug.off", "snug.emit"}
 	have := map[string]bool{}
 	for _, m := range members {
 		have[m.Name] = true
@@ -81,7 +81,7 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 		"`theme-change`", "{ mode: \"light\" | \"dark\", tokens }", "`--snug-accent`", "snug.on(\"theme-change\", ({ theme }) =>",
 		"<a href=\"https://…\">", "<a download>", "`DB_CORRUPT`", "VALUES('rebuild')", "onPartial", "onText is the raw JSON text", "`saveFile`",
 		// Issue 28 items 3, 8-13: error fields, migrations, RETURNING, absent capabilities, Markdown, network.
-		"`CAPABILITY_ABSENT`", "retryAfterMs", "attemptsRemaining", "`retryable`", "snug.db.set(\"schemaVersion\"", "returning id",
+		"`CAPABILITY_ABSENT`", "retryAfterMs", "attemptsRemaining", "`retryable`", "snug.db.script(`${steps[v]}; update meta set version", "returning id",
 		"createTextNode", "once per origin", "Allow until I close the page", "--dev-loopback"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the guide does not mention %q", s)

@@ -269,6 +269,7 @@ export const OP_EXPORT = "export";
 export const OP_IMPORT = "import";
 export const OP_KV_GET = "kvGet";
 export const OP_KV_SET = "kvSet";
+export const OP_SCRIPT = "script";
 export const STATUS_DECLINED = "declined";
 export const STATUS_OPENED = "opened";
 export const STATUS_REFUSED = "refused";

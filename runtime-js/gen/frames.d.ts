@@ -68,7 +68,8 @@ export interface DBRequest {
   type: "snug:db-request";
   requestId: string;
   instanceId: string;
-  op: "exec" | "export" | "import" | "kvGet" | "kvSet";
+  /** exec runs one statement with params; script runs the statements of sql in order in one transaction (all take effect or none), without params or rows */
+  op: "exec" | "script" | "export" | "import" | "kvGet" | "kvSet";
   sql?: string;
   params?: (string | number | boolean | null)[];
   key?: string;

@@ -67,7 +67,7 @@ export const validateAppResponse = (frame) =>
   run(SCHEMA_APP_RESPONSE, frame);
 
 /** The schema of a snug:db-request frame, for valid(). */
-export const SCHEMA_DB_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":t8},q:["requestId","instanceId","op"],w:[[{"op":"exec"},["sql"]],[{"op":"kvGet"},["key"]],[{"op":"kvSet"},["key","value"]],[{"op":"import"},["data"]]]};
+export const SCHEMA_DB_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"op":{k:"s",e:["exec","script","export","import","kvGet","kvSet"]},"sql":{k:"s",n:1,x:100000},"params":{k:"a",xi:999,t:"x"},"key":{k:"s",n:1,x:512},"value":"*","data":t8},q:["requestId","instanceId","op"],w:[[{"op":"exec"},["sql"]],[{"op":"script"},["sql"]],[{"op":"kvGet"},["key"]],[{"op":"kvSet"},["key","value"]],[{"op":"import"},["data"]]]};
 /** Validates a snug:db-request frame (app->host): the violations, empty when valid. */
 export const validateDBRequest = (frame) =>
   run(SCHEMA_DB_REQUEST, frame);

@@ -19,6 +19,7 @@ import {
   INSTANCE_MAX_IN_FLIGHT,
   METHOD_GET,
   OP_EXEC,
+  OP_SCRIPT,
   OP_EXPORT,
   OP_IMPORT,
   OP_KV_GET,
@@ -319,6 +320,7 @@ const rowObjects = (result) =>
 export const db = {
   exec: (sql, params) => dbOp(OP_EXEC, { sql, params }),
   query: (sql, params) => dbOp(OP_EXEC, { sql, params }).then(rowObjects),
+  script: (sql) => dbOp(OP_SCRIPT, { sql }),
   get: (key) => dbOp(OP_KV_GET, { key }).then((result) => (result.found ? result.value : null)),
   set: (key, value) => dbOp(OP_KV_SET, { key, value: value ?? null }).then(() => {}),
   export: () => dbOp(OP_EXPORT).then((result) => fromBase64(result.data)),

@@ -445,6 +445,16 @@ test("db.exec and db.query", async () => {
   ]);
 });
 
+test("db.script sends the statements as one script request, without params", async () => {
+  const env = await connected();
+  const result = { columns: [], rows: [], changes: 1, lastInsertRowid: 0 };
+  const p = env.snug.db.script("alter table t add column due text; update meta set version = 2");
+  const f = await dbAnswer(env, "script", result);
+  assert.equal(f.sql, "alter table t add column due text; update meta set version = 2");
+  assert.equal("params" in f, false);
+  same(await p, result);
+});
+
 test("db.get and db.set (null deletes)", async () => {
   const env = await connected();
   let p = env.snug.db.get("prefs");
