@@ -41,21 +41,9 @@ const slack = 1500 * time.Millisecond
 // seconds answers DB_TIMEOUT within the limit and a small slack, for reads
 // and writes, and the write leaves nothing behind.
 func TestFunctionCallStopsAtTheLimit(t *testing.T) {
-	dir := t.TempDir()
-	s0, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed(t, s0, "a")
-	if err := s0.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := seededDir(t)
 	const limit = 300 * time.Millisecond
-	s, err := Open(dir, Options{StatementTimeout: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dir, Options{StatementTimeout: limit})
 	for _, q := range []string{
 		instrBomb(bombH, bombK),
 		replaceBomb(bombH, bombK),
@@ -77,11 +65,7 @@ func TestFunctionCallStopsAtTheLimit(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := openStore(t, dir, Options{})
 	r := mustExec(t, s2, "a", "SELECT body FROM notes ORDER BY id")
 	if got, want := rowsJSON(t, r), `[["first"],["second"],["third"]]`; got != want {
 		t.Fatalf("after reopen: %s, want %s", got, want)
@@ -99,18 +83,7 @@ func TestFunctionCallBombBlocksNoOtherApp(t *testing.T) {
 		_, err := s.Exec(bg, "a", instrBomb(bombH, bombK), nil)
 		done <- err
 	}()
-	// Wait until a's call holds its database: a's next call cannot get in.
-	for {
-		ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
-		_, err := s.Exec(ctx, "a", "SELECT 1", nil)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitHeld(t, s, "a")
 	start := time.Now()
 	unchanged(t, s, "b")
 	if el := time.Since(start); el > time.Second {
@@ -152,17 +125,7 @@ func TestCloseDuringFunctionBomb(t *testing.T) {
 		_, err := s.Exec(bg, "a", "INSERT INTO notes(body) "+instrBomb(bombH*4, bombK*4), nil)
 		done <- err
 	}()
-	for {
-		ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
-		_, err := s.Exec(ctx, "a", "SELECT 1", nil)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitHeld(t, s, "a")
 	start := time.Now()
 	err = s.Close()
 	el := time.Since(start)
@@ -176,11 +139,7 @@ func TestCloseDuringFunctionBomb(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrClosed) {
 		t.Fatalf("running call: %v", err)
 	}
-	s2, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := openStore(t, dir, Options{})
 	unchanged(t, s2, "a")
 }
 
@@ -243,22 +202,10 @@ func TestImportCheckBombIsRefusedInTime(t *testing.T) {
 		t.Fatalf("the bomb file is %d bytes", len(data))
 	}
 	const limit = 300 * time.Millisecond
-	dir := t.TempDir()
-	s0, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed(t, s0, "a")
-	if err := s0.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(dir, Options{StatementTimeout: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir := seededDir(t)
+	s := openStore(t, dir, Options{StatementTimeout: limit})
 	start := time.Now()
-	_, err = s.Import(bg, "a", data)
+	_, err := s.Import(bg, "a", data)
 	el := time.Since(start)
 	se := wantCode(t, err, frame.CodeDBImportInvalid)
 	if el > limit+slack {
@@ -294,5 +241,22 @@ func TestLikePatternLimit(t *testing.T) {
 	r := mustExec(t, s, "a", "SELECT body FROM notes WHERE body LIKE ?", "%ir%")
 	if got := rowsJSON(t, r); got != `[["first"]]` {
 		t.Fatalf("LIKE '%%ir%%' = %s", got)
+	}
+}
+
+// waitHeld waits until a call holds app's database: a quick call of app's
+// own cannot get in.
+func waitHeld(t *testing.T, s *Store, app string) {
+	t.Helper()
+	for {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+		_, err := s.Exec(ctx, app, "SELECT 1", nil)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

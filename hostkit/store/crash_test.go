@@ -150,11 +150,7 @@ func TestImportAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dir, Options{})
 	if _, err := s.Import(bg, "app", data); err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,33 @@ import (
 
 var bg = context.Background()
 
+// newStore opens a store in a new directory, closed when the test ends.
 func newStore(t testing.TB, opts Options) (*Store, string) {
 	t.Helper()
 	dir := t.TempDir()
+	return openStore(t, dir, opts), dir
+}
+
+// seededDir is a directory holding app a's seeded database, its store
+// closed: a test opens it with the limits under test.
+func seededDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	s0, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s0, "a")
+	if err := s0.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// openStore opens the store in dir, closed when the test ends (after a
+// Close of the test's own, a second one does nothing).
+func openStore(t testing.TB, dir string, opts Options) *Store {
+	t.Helper()
 	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +56,7 @@ func newStore(t testing.TB, opts Options) (*Store, string) {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return s, dir
+	return s
 }
 
 func mustExec(t testing.TB, s *Store, app, sql string, params ...any) *ExecResult {
@@ -467,22 +491,10 @@ func TestMemoryCap(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	// Seeded with the default limit: on a loaded machine a CREATE TABLE
 	// and its fsync can take longer than the short limit under test.
-	dir := t.TempDir()
-	s0, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed(t, s0, "a")
-	if err := s0.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(dir, Options{StatementTimeout: 250 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir := seededDir(t)
+	s := openStore(t, dir, Options{StatementTimeout: 250 * time.Millisecond})
 	start := time.Now()
-	_, err = s.Exec(bg, "a", "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r", nil)
+	_, err := s.Exec(bg, "a", "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r", nil)
 	wantCode(t, err, frame.CodeDBTimeout)
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("the timeout took %s", el)
@@ -751,11 +763,7 @@ func TestFileNameAndTraversal(t *testing.T) {
 
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "data")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dir, Options{})
 	apps := []string{"../escape", "../../escape2", "/abs", "sub/dir", "..", ".", "A", "a"}
 	for i, app := range apps {
 		mustExec(t, s, app, "CREATE TABLE t(x)")
@@ -777,8 +785,7 @@ func TestFileNameAndTraversal(t *testing.T) {
 			t.Errorf("a key made a directory: %s", e.Name())
 		}
 	}
-	_, err = s.Exec(bg, "", "SELECT 1", nil)
-	if err == nil {
+	if _, err := s.Exec(bg, "", "SELECT 1", nil); err == nil {
 		t.Fatal("empty app key passed")
 	}
 }
@@ -790,11 +797,7 @@ func TestOpenRemovesLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	openStore(t, dir, Options{})
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 0 {
 		t.Fatalf("left: %v", entries)
@@ -836,11 +839,7 @@ func TestCloseInterruptsAndRefuses(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "a.db-wal")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("WAL after close: %v", err)
 	}
-	s2, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := openStore(t, dir, Options{})
 	unchanged(t, s2, "a")
 }
 
@@ -911,11 +910,7 @@ func TestDamagedFileOnDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dir, Options{})
 	for range 2 {
 		_, err := s.Exec(bg, "a", "SELECT 1", nil)
 		var se *Error

@@ -433,11 +433,7 @@ func TestFTS5TimeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	const limit = 100 * time.Millisecond
-	s, err := Open(dir, Options{StatementTimeout: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dir, Options{StatementTimeout: limit})
 	for _, sql := range []string{
 		// One call of the module does all the work of these.
 		"INSERT INTO docs(docs) VALUES ('rebuild')",
