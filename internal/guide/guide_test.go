@@ -50,10 +50,11 @@ func TestGuideCoversTheWholeAPI(t *testing.T) {
 	}
 	// 3,199 words with issue 28's sections (capabilities, storage with
 	// migrations and RETURNING, network consent, Markdown, the error
-	// fields), each with its example; the rest is room for the registry's
-	// rows and the build's diagnostics, which grow the guide on their own.
-	if n := len(strings.Fields(text)); n > 3300 {
-		t.Errorf("the guide has %d words; keep it under 3,300 (issue 28 added the sections a model lacked: error fields, migrations, offline Markdown, network consent)", n)
+	// fields), each with its example; 3,313 with snug.db.script and the
+	// registry's CAPABILITY_ABSENT and TOO_MANY_REQUESTS rows. The rest is
+	// room for rows and diagnostics, which grow the guide on their own.
+	if n := len(strings.Fields(text)); n > 3400 {
+		t.Errorf("the guide has %d words; keep it under 3,400 (issue 28 added the sections a model lacked: error fields, migrations, offline Markdown, network consent)", n)
 	}
 	// Every method the typings declare on Snug has a section.
 	members, err := API(runtimejs.Types)
