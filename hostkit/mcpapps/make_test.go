@@ -131,3 +131,28 @@ func TestInstallAppAnnouncesTheNewLists(t *testing.T) {
 	}
 	browsertest.Until(t, "the list_changed notifications", func() bool { return tools.Load() > 0 && resources.Load() > 0 })
 }
+
+// TestInstallAppOverStdio: with no app given, Run serves install_app's
+// server (a desktop client's config entry), and an installed app is on it.
+func TestInstallAppOverStdio(t *testing.T) {
+	srv, err := mcpapps.New(context.Background(), mcpapps.Options{Make: &mcpapps.MakeOptions{Dir: t.TempDir()}, UI: mcpapps.UIAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res := install(t, cs, "tips", fakemodel.CorpusApp(t, "tips").Replies[0].Text); res.IsError {
+		t.Fatal(toolText(res))
+	}
+	if got := toolNames(t, cs); !slices.Contains(got, "open_made-tips") {
+		t.Fatalf("tools over stdio: %v", got)
+	}
+}
