@@ -317,12 +317,7 @@ func plainLint(src string) ([]string, error) {
 	say := func(t jsToken, format string, args ...any) {
 		found = append(found, fmt.Sprintf("%d: %s", t.line, fmt.Sprintf(format, args...)))
 	}
-	loopNames := map[string]bool{}
-	for i := 0; i+3 < len(toks); i++ {
-		if toks[i].text == "for" && toks[i+1].text == "(" && inList("let const var", toks[i+2].text) {
-			loopNames[toks[i+3].text] = true
-		}
-	}
+	loopNames := forHeadNames(toks)
 	frames := []*jsFrame{{kind: "top", close: len(toks)}}
 	for i, t := range toks {
 		f := frames[len(frames)-1]
@@ -369,6 +364,23 @@ func plainLint(src string) ([]string, error) {
 		}
 	}
 	return found, nil
+}
+
+// forHeadNames are the names a for head declares: for (let i = 0, n = 9; …)
+// declares i and n, for (const key of keys) key.
+func forHeadNames(toks []jsToken) map[string]bool {
+	names := map[string]bool{}
+	for i := 0; i+3 < len(toks); i++ {
+		if toks[i].text != "for" || toks[i+1].text != "(" || !inList("let const var", toks[i+2].text) {
+			continue
+		}
+		for k := i + 3; k < len(toks) && toks[k].text != ";" && toks[k].text != ")"; k++ {
+			if toks[k].kind == "ident" && inList("let const var ,", toks[k-1].text) {
+				names[toks[k].text] = true
+			}
+		}
+	}
+	return names
 }
 
 // checkName reports escape/unescape and a one-letter name that is not a
@@ -437,20 +449,10 @@ func plainSources(t *testing.T) map[string]string {
 	return out
 }
 
-// notYetPlain are the sources still to be rewritten (issue 27 item 4 lands
-// file by file).
-var notYetPlain = map[string]bool{
-	"src/transport-mcp.js": true,
-	"src/validate-core.js": true, "src/check.js": true, "../templates/js/validate.mjs.tmpl": true,
-}
-
 // TestSourcesArePlain holds the hand-written runtime to plain JavaScript:
 // esbuild shrinks it, so nothing is golfed by hand (see plainLint).
 func TestSourcesArePlain(t *testing.T) {
 	for name, src := range plainSources(t) {
-		if notYetPlain[name] {
-			continue
-		}
 		found, err := plainLint(src)
 		if err != nil {
 			t.Errorf("%s: cannot read it: %v", name, err)

@@ -782,15 +782,15 @@ func refinementCall(ref model.Refinement, lists, used map[string]bool) (string, 
 	q := jsonText
 	switch ref.Kind {
 	case model.ForbidFieldWhen:
-		return fmt.Sprintf("forbidWhen(f, out, %s, %s, %s, %s)", q(ref.ID), q(ref.Field), q(ref.WhenField), q(ref.WhenIn)), nil
+		return fmt.Sprintf("forbidWhen(frame, out, %s, %s, %s, %s)", q(ref.ID), q(ref.Field), q(ref.WhenField), q(ref.WhenIn)), nil
 	case model.MapKeyNotInList:
 		if !lists[ref.List] {
 			return "", fmt.Errorf("js: refinement %s: list %q is not in rules.json", ref.ID, ref.List)
 		}
 		used[ref.List] = true
-		return fmt.Sprintf("keysNotIn(f, out, %s, %s, %s, %t)", q(ref.ID), q(ref.Field), ref.List, ref.CaseInsensitive), nil
+		return fmt.Sprintf("keysNotIn(frame, out, %s, %s, %s, %t)", q(ref.ID), q(ref.Field), ref.List, ref.CaseInsensitive), nil
 	case model.MapKeysUnique:
-		return fmt.Sprintf("keysUnique(f, out, %s, %s, %t)", q(ref.ID), q(ref.Field), ref.CaseInsensitive), nil
+		return fmt.Sprintf("keysUnique(frame, out, %s, %s, %t)", q(ref.ID), q(ref.Field), ref.CaseInsensitive), nil
 	case model.URLReadIdentically:
 		ids := map[string]string{}
 		for _, c := range ref.Checks {
@@ -804,7 +804,7 @@ func refinementCall(ref model.Refinement, lists, used map[string]bool) (string, 
 		if len(ids) != len(urlChecks) {
 			return "", fmt.Errorf("js: refinement %s: checks %v, want exactly %v", ref.ID, ref.Checks, urlChecks)
 		}
-		return fmt.Sprintf("urlReadIdentically(f, out, %s, %s)", q(ref.Field), q(ids)), nil
+		return fmt.Sprintf("urlReadIdentically(frame, out, %s, %s)", q(ref.Field), q(ids)), nil
 	}
 	return "", fmt.Errorf("js: refinement %s: kind %q has no JS check (runtime-js/src/validate-core.js)", ref.ID, ref.Kind)
 }

@@ -34,105 +34,136 @@ var RTL_SCRIPTS = ["Adlam", "Arabic", "Avestan", "Chorasmian", "Cypriot", "Elyma
 var STRIP_HEADERS = ["authorization", "cookie", "set-cookie", "x-api-key", "proxy-authorization"];
 
 // snug-runtime:src/validate-core.js
-var isObject = (v) => typeof v == "object" && !!v && !Array.isArray(v);
+var isObject = (value) => typeof value == "object" && !!value && !Array.isArray(value);
 var has = Object.hasOwn;
-var codePoints = (s) => {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
+var codePoints = (text) => {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 };
-var ptr = (p, key) => p + "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
+var pointer = (path, key) => path + "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
 var KIND_NAMES = { s: "string", i: "integer", n: "number", b: "boolean", a: "array", x: "scalar", o: "object", m: "object", r: "object" };
-var json = (v) => JSON.stringify(v);
-var say = (key, vars = {}) => MESSAGES[key].replace(/\{(\w+)\}/g, (_, name) => vars[name]);
+var json = (value) => JSON.stringify(value);
+var say = (key, vars = {}) => MESSAGES[key].replace(/\{(\w+)\}/g, (placeholder, name) => vars[name]);
 var shorter = (limit) => say(limit == 1 ? "minLength1" : "minLength", { limit });
-function check(t, v, p, out, top) {
-  const bad = (rule, message, at = p) => out.push({ path: at, rule, message });
-  if (typeof t == "string") t = { k: t };
-  const k = t.k;
-  if (k == "s" ? typeof v != "string" : k == "i" ? !Number.isInteger(v) : k == "n" ? typeof v != "number" : k == "b" ? typeof v != "boolean" : k == "a" ? !Array.isArray(v) : k == "x" ? v !== null && typeof v == "object" : k != "*" && !isObject(v))
-    return bad("type", say("type", { type: TYPE_NAMES[KIND_NAMES[k]] }));
-  if (t.c !== void 0 && v !== t.c) bad("const", say("const", { value: json(t.c) }));
-  if (t.e && !t.e.includes(v)) bad("enum", say("enum", { values: t.e.join(", ") }));
-  if (k == "s" && (t.n || t.x)) {
-    const n = codePoints(v);
-    if (n < t.n) bad("minLength", shorter(t.n));
-    if (n > t.x) bad("maxLength", say("maxLength", { limit: t.x }));
+var hasKind = (kind, value) => {
+  switch (kind) {
+    case "s":
+      return typeof value == "string";
+    case "i":
+      return Number.isInteger(value);
+    case "n":
+      return typeof value == "number";
+    case "b":
+      return typeof value == "boolean";
+    case "a":
+      return Array.isArray(value);
+    case "x":
+      return value === null || typeof value != "object";
+    case "*":
+      return true;
   }
-  if (t.p && !t.p.test(v)) bad("pattern", say("pattern", { pattern: t.p.source }));
-  if (typeof v == "number") {
-    if (v < t.lo) bad("minimum", say("minimum", { limit: t.lo }));
-    if (v > t.hi) bad("maximum", say("maximum", { limit: t.hi }));
+  return isObject(value);
+};
+var walk = (descriptor, value, path, out, top) => {
+  const type = typeof descriptor == "string" ? { k: descriptor } : descriptor;
+  const bad = (rule, message, at = path) => out.push({ path: at, rule, message });
+  if (!hasKind(type.k, value)) return bad("type", say("type", { type: TYPE_NAMES[KIND_NAMES[type.k]] }));
+  if (type.c !== void 0 && value !== type.c) bad("const", say("const", { value: json(type.c) }));
+  if (type.e && !type.e.includes(value)) bad("enum", say("enum", { values: type.e.join(", ") }));
+  if (type.k == "s" && (type.n || type.x)) {
+    const length = codePoints(value);
+    if (length < type.n) bad("minLength", shorter(type.n));
+    if (length > type.x) bad("maxLength", say("maxLength", { limit: type.x }));
   }
-  if (k == "a") {
-    if (v.length < t.ni) bad("minItems", say("minItems", { limit: t.ni }));
-    if (v.length > t.xi) bad("maxItems", say("maxItems", { limit: t.xi }));
-    if (t.t) v.forEach((item, i) => check(t.t, item, ptr(p, i), out));
+  if (type.p && !type.p.test(value)) bad("pattern", say("pattern", { pattern: type.p.source }));
+  if (typeof value == "number") {
+    if (value < type.lo) bad("minimum", say("minimum", { limit: type.lo }));
+    if (value > type.hi) bad("maximum", say("maximum", { limit: type.hi }));
   }
-  if (k == "o" || k == "m" || k == "r") {
-    const keys = Object.keys(v);
-    if (keys.length > t.xp) bad("maxProperties", say("maxProperties", { limit: t.xp }));
-    if (k == "m")
-      for (const key of keys) {
-        const n = codePoints(key);
-        if (n < t.kn) bad("propertyNames", shorter(t.kn), ptr(p, key));
-        if (n > t.kx) bad("propertyNames", say("maxLength", { limit: t.kx }), ptr(p, key));
-        if (t.t) check(t.t, v[key], ptr(p, key), out);
-      }
-    if (k == "o") {
-      for (const name in t.f)
-        if (has(v, name)) check(t.f[name], v[name], ptr(p, name), out);
-        else if (t.q?.includes(name)) bad("required", say("required"), ptr(p, name));
-      if (t.s) {
-        for (const key of keys)
-          if (!has(t.f, key) && !(top && (key == "v" || key == "type")))
-            bad("additionalProperties", say("additionalProperties"), ptr(p, key));
-      }
-      for (const [cond, names, pins = {}] of t.w || [])
-        if (holds(cond, v)) {
-          const when = { when: Object.keys(cond).map((field) => say("when", { field, value: json(cond[field]) })).join(MESSAGES.whenJoin) };
-          for (const name of names) if (!has(v, name)) bad("required", say("requiredWhen", when), ptr(p, name));
-          for (const name in pins)
-            if (has(v, name) && v[name] !== pins[name]) bad("const", say("constWhen", { ...when, value: json(pins[name]) }), ptr(p, name));
-        }
+  if (type.k == "a") walkArray(type, value, path, out, bad);
+  if (type.k == "o" || type.k == "m" || type.k == "r") {
+    if (Object.keys(value).length > type.xp) bad("maxProperties", say("maxProperties", { limit: type.xp }));
+  }
+  if (type.k == "m") walkMap(type, value, path, out, bad);
+  if (type.k == "o") walkObject(type, value, path, out, bad, top);
+};
+var walkArray = (type, items, path, out, bad) => {
+  if (items.length < type.ni) bad("minItems", say("minItems", { limit: type.ni }));
+  if (items.length > type.xi) bad("maxItems", say("maxItems", { limit: type.xi }));
+  if (type.t) items.forEach((item, index) => walk(type.t, item, pointer(path, index), out));
+};
+var walkMap = (type, map, path, out, bad) => {
+  for (const key of Object.keys(map)) {
+    const length = codePoints(key);
+    if (length < type.kn) bad("propertyNames", shorter(type.kn), pointer(path, key));
+    if (length > type.kx) bad("propertyNames", say("maxLength", { limit: type.kx }), pointer(path, key));
+    if (type.t) walk(type.t, map[key], pointer(path, key), out);
+  }
+};
+var walkObject = (type, object, path, out, bad, top) => {
+  for (const name in type.f) {
+    if (has(object, name)) walk(type.f[name], object[name], pointer(path, name), out);
+    else if (type.q?.includes(name)) bad("required", say("required"), pointer(path, name));
+  }
+  if (type.s) {
+    for (const key of Object.keys(object)) {
+      const header = top && (key == "v" || key == "type");
+      if (!has(type.f, key) && !header) bad("additionalProperties", say("additionalProperties"), pointer(path, key));
     }
   }
-}
-var holds = (cond, v) => Object.keys(cond).every((field) => v[field] === cond[field]);
-function run(t, frame, refine) {
+  for (const [condition, names, pins = {}] of type.w || []) {
+    if (!holds(condition, object)) continue;
+    const whenWords = Object.keys(condition).map((field) => say("when", { field, value: json(condition[field]) }));
+    const when = { when: whenWords.join(MESSAGES.whenJoin) };
+    for (const name of names) {
+      if (!has(object, name)) bad("required", say("requiredWhen", when), pointer(path, name));
+    }
+    for (const name in pins) {
+      if (has(object, name) && object[name] !== pins[name]) {
+        bad("const", say("constWhen", { ...when, value: json(pins[name]) }), pointer(path, name));
+      }
+    }
+  }
+};
+var holds = (condition, object) => Object.keys(condition).every((field) => object[field] === condition[field]);
+function run(descriptor, frame, refine) {
   const out = [];
-  check(t, frame, "", out, 1);
+  walk(descriptor, frame, "", out, true);
   if (out.length) {
-    const first = Math.min(...out.map((e) => RULE_STAGES[e.rule]));
-    return out.filter((e) => RULE_STAGES[e.rule] == first);
+    const first = Math.min(...out.map((violation) => RULE_STAGES[violation.rule]));
+    return out.filter((violation) => RULE_STAGES[violation.rule] == first);
   }
   if (refine) refine(frame, out);
   return out;
 }
-var forbidWhen = (f, out, rule, field, when, values) => {
-  if (has(f, field) && values.includes(f[when])) out.push({ path: ptr("", field), rule });
+var forbidWhen = (frame, out, rule, field, when, values) => {
+  if (has(frame, field) && values.includes(frame[when])) out.push({ path: pointer("", field), rule });
 };
-var keysNotIn = (f, out, rule, field, list, fold) => {
-  for (const key in f[field] || {})
-    if (list.includes(fold ? key.toLowerCase() : key)) out.push({ path: ptr(ptr("", field), key), rule });
+var keysNotIn = (frame, out, rule, field, list, fold) => {
+  for (const key in frame[field] || {}) {
+    if (list.includes(fold ? key.toLowerCase() : key)) out.push({ path: pointer(pointer("", field), key), rule });
+  }
 };
-var keysUnique = (f, out, rule, field, fold) => {
+var keysUnique = (frame, out, rule, field, fold) => {
   const count = /* @__PURE__ */ new Map();
   const norm = (key) => fold ? key.toLowerCase() : key;
-  for (const key in f[field] || {}) count.set(norm(key), (count.get(norm(key)) || 0) + 1);
-  for (const key in f[field] || {}) if (count.get(norm(key)) > 1) out.push({ path: ptr(ptr("", field), key), rule });
+  for (const key in frame[field] || {}) count.set(norm(key), (count.get(norm(key)) || 0) + 1);
+  for (const key in frame[field] || {}) {
+    if (count.get(norm(key)) > 1) out.push({ path: pointer(pointer("", field), key), rule });
+  }
 };
 var URL_CHARS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
 var PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 var QUERY_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$/;
 var HOST_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=]+$/;
 var DEC_OCTET = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
-var ipv4 = (s) => {
-  const parts = s.split(".");
-  return parts.length == 4 && parts.every((x) => DEC_OCTET.test(x));
+var ipv4 = (host) => {
+  const parts = host.split(".");
+  return parts.length == 4 && parts.every((part) => DEC_OCTET.test(part));
 };
-var ipv6 = (s) => {
-  const halves = s.split("::");
+var ipv6 = (address) => {
+  const halves = address.split("::");
   if (halves.length > 2) return false;
   let groups = 0;
   for (let h = 0; h < halves.length; h++) {
@@ -153,92 +184,109 @@ var RTL_CHAR;
 var RTL_LABEL;
 var labelClasses = () => {
   if (ACE_CHARS) return;
-  const ace = "[" + ACE_CATEGORIES.map((c) => "\\p{" + c + "}").join("") + "-]";
-  const rtl = "[" + RTL_SCRIPTS.map((s) => "\\p{Script=" + s + "}").join("") + "]";
+  const ace = "[" + ACE_CATEGORIES.map((category) => "\\p{" + category + "}").join("") + "-]";
+  const rtl = "[" + RTL_SCRIPTS.map((script) => "\\p{Script=" + script + "}").join("") + "]";
   ACE_CHARS = new RegExp("^" + ace + "+$", "u");
   RTL_CHAR = new RegExp(rtl, "u");
   RTL_LABEL = new RegExp("^(?:(?=" + rtl + ")\\p{L})(?:(?=" + rtl + ")\\p{L}|\\p{M})*$", "u");
 };
 var PC_MAX = 2147483647;
-var pcDigit = (c) => c >= 48 && c <= 57 ? c - 22 : c >= 97 && c <= 122 ? c - 97 : c >= 65 && c <= 90 ? c - 65 : -1;
+var pcDigit = (code) => {
+  if (code >= 48 && code <= 57) return code - 22;
+  if (code >= 97 && code <= 122) return code - 97;
+  if (code >= 65 && code <= 90) return code - 65;
+  return -1;
+};
 var pcAdapt = (delta, points, first) => {
   delta = first ? Math.floor(delta / 700) : delta >> 1;
   delta += Math.floor(delta / points);
-  let k = 0;
-  for (; delta > 455; k += 36) delta = Math.floor(delta / 35);
-  return k + Math.floor(36 * delta / (delta + 38));
-};
-var punycodeDecode = (s) => {
-  const out = [];
-  const b = s.lastIndexOf("-");
-  if (b > 0) {
-    for (let j = 0; j < b; j++) out.push(s.charCodeAt(j));
-    s = s.slice(b + 1);
+  let offset = 0;
+  while (delta > 455) {
+    delta = Math.floor(delta / 35);
+    offset += 36;
   }
-  let n = 128, i = 0, bias = 72;
-  for (let pos = 0; pos < s.length; ) {
-    const oldi = i;
+  return offset + Math.floor(36 * delta / (delta + 38));
+};
+var punycodeDecode = (input) => {
+  const out = [];
+  const basicEnd = input.lastIndexOf("-");
+  if (basicEnd > 0) {
+    for (let j = 0; j < basicEnd; j++) out.push(input.charCodeAt(j));
+    input = input.slice(basicEnd + 1);
+  }
+  let codePoint = 128;
+  let index = 0;
+  let bias = 72;
+  for (let pos = 0; pos < input.length; ) {
+    const oldIndex = index;
     for (let w = 1, k = 36; ; k += 36) {
-      if (pos >= s.length) return;
-      const digit = pcDigit(s.charCodeAt(pos++));
-      if (digit < 0 || digit > Math.floor((PC_MAX - i) / w)) return;
-      i += digit * w;
-      const t = k - bias < 1 ? 1 : k - bias > 26 ? 26 : k - bias;
-      if (digit < t) break;
-      if (w > Math.floor(PC_MAX / (36 - t))) return;
-      w *= 36 - t;
+      if (pos >= input.length) return void 0;
+      const digit = pcDigit(input.charCodeAt(pos++));
+      if (digit < 0 || digit > Math.floor((PC_MAX - index) / w)) return void 0;
+      index += digit * w;
+      const threshold = Math.min(Math.max(k - bias, 1), 26);
+      if (digit < threshold) break;
+      if (w > Math.floor(PC_MAX / (36 - threshold))) return void 0;
+      w *= 36 - threshold;
     }
-    const l = out.length + 1;
-    bias = pcAdapt(i - oldi, l, oldi == 0);
-    if (Math.floor(i / l) > PC_MAX - n) return;
-    n += Math.floor(i / l);
-    i %= l;
-    if (n < 128 || n > 1114111 || n >= 55296 && n <= 57343) return;
-    out.splice(i++, 0, n);
+    const length = out.length + 1;
+    bias = pcAdapt(index - oldIndex, length, oldIndex == 0);
+    if (Math.floor(index / length) > PC_MAX - codePoint) return void 0;
+    codePoint += Math.floor(index / length);
+    index %= length;
+    if (codePoint < 128 || codePoint > 1114111 || codePoint >= 55296 && codePoint <= 57343) return void 0;
+    out.splice(index, 0, codePoint);
+    index++;
   }
   return String.fromCodePoint(...out);
 };
 var aceLabelOK = (label) => {
-  const s = punycodeDecode(label.slice(4));
+  const decoded = punycodeDecode(label.slice(4));
   labelClasses();
-  return !!s && /[^\0-\x7f]/.test(s) && !s.startsWith("xn--") && s.normalize("NFKC") == s && s.toLowerCase() == s && ACE_CHARS.test(s) && !/^\p{M}/u.test(s) && (!RTL_CHAR.test(s) || RTL_LABEL.test(s));
+  return !!decoded && /[^\0-\x7f]/.test(decoded) && !decoded.startsWith("xn--") && decoded.normalize("NFKC") == decoded && decoded.toLowerCase() == decoded && ACE_CHARS.test(decoded) && !/^\p{M}/u.test(decoded) && (!RTL_CHAR.test(decoded) || RTL_LABEL.test(decoded));
 };
-var urlProblem = (u) => {
-  if (!URL_CHARS.test(u)) return "char";
-  if (!/^https:\/\//i.test(u)) return "scheme";
-  const rest = u.slice(8);
+var hostProblem = (host) => {
+  if (host == "") return "host";
+  if (host[0] == "[") {
+    if (host[host.length - 1] != "]" || !ipv6(host.slice(1, -1))) return "host";
+    return void 0;
+  }
+  if (!HOST_CHARS.test(host)) return "host";
+  const name = host.endsWith(".") ? host.slice(0, -1) : host;
+  const last = name.slice(name.lastIndexOf(".") + 1);
+  if ((/^[0-9]+$/.test(last) || /^0x/i.test(last)) && !ipv4(host)) return "host";
+  if (host.toLowerCase().split(".").some((label) => label.startsWith("xn--") && !aceLabelOK(label))) return "host";
+  return void 0;
+};
+var cut = (text, separator) => {
+  const at = text.indexOf(separator);
+  return at < 0 ? [text, ""] : [text.slice(0, at), text.slice(at + 1)];
+};
+var urlProblem = (url) => {
+  if (!URL_CHARS.test(url)) return "char";
+  if (!/^https:\/\//i.test(url)) return "scheme";
+  const rest = url.slice(8);
   const end = rest.search(/[/?#]/);
   const authority = end < 0 ? rest : rest.slice(0, end);
   const tail = end < 0 ? "" : rest.slice(end);
   if (authority.includes("@")) return "userinfo";
-  if (/%(?![0-9A-Fa-f]{2})/.test(u)) return "percent";
+  if (/%(?![0-9A-Fa-f]{2})/.test(url)) return "percent";
   const colon = authority.lastIndexOf(":");
-  const split = colon > authority.lastIndexOf("]");
-  const host = split ? authority.slice(0, colon) : authority;
-  const port = split ? authority.slice(colon + 1) : "";
-  if (host == "") return "host";
-  if (host[0] == "[") {
-    if (host[host.length - 1] != "]" || !ipv6(host.slice(1, -1))) return "host";
-  } else {
-    if (!HOST_CHARS.test(host)) return "host";
-    const name = host.endsWith(".") ? host.slice(0, -1) : host;
-    const last = name.slice(name.lastIndexOf(".") + 1);
-    if ((/^[0-9]+$/.test(last) || /^0x/i.test(last)) && !ipv4(host)) return "host";
-    if (host.toLowerCase().split(".").some((l) => l.startsWith("xn--") && !aceLabelOK(l))) return "host";
-  }
+  const hasPort = colon > authority.lastIndexOf("]");
+  const host = hasPort ? authority.slice(0, colon) : authority;
+  const port = hasPort ? authority.slice(colon + 1) : "";
+  const problem = hostProblem(host);
+  if (problem) return problem;
   if (!/^[0-9]*$/.test(port) || +port > 65535) return "port";
-  const hash = tail.indexOf("#");
-  const beforeHash = hash < 0 ? tail : tail.slice(0, hash);
-  const fragment = hash < 0 ? "" : tail.slice(hash + 1);
-  const q = beforeHash.indexOf("?");
-  const path = q < 0 ? beforeHash : beforeHash.slice(0, q);
-  const query = q < 0 ? "" : beforeHash.slice(q + 1);
+  const [beforeHash, fragment] = cut(tail, "#");
+  const [path, query] = cut(beforeHash, "?");
   if (!PATH_CHARS.test(path) || !QUERY_CHARS.test(query) || !QUERY_CHARS.test(fragment)) return "char";
+  return void 0;
 };
-var urlReadIdentically = (f, out, field, ids) => {
-  if (typeof f[field] != "string") return;
-  const problem = urlProblem(f[field]);
-  if (problem) out.push({ path: ptr("", field), rule: ids[problem] });
+var urlReadIdentically = (frame, out, field, ids) => {
+  if (typeof frame[field] != "string") return;
+  const problem = urlProblem(frame[field]);
+  if (problem) out.push({ path: pointer("", field), rule: ids[problem] });
 };
 
 // snug-runtime:gen/validate.mjs
@@ -269,16 +317,16 @@ var validateDBRequest = (frame) => run(SCHEMA_DB_REQUEST, frame);
 var SCHEMA_DB_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "result": t9, "error": t7 }, q: ["requestId", "ok"], w: [[{ "ok": true }, ["result"]], [{ "ok": false }, ["error"]]] };
 var validateDBResponse = (frame) => run(SCHEMA_DB_RESPONSE, frame);
 var SCHEMA_NET_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 4096 }, "method": { k: "s", e: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] }, "headers": { k: "m", kn: 1, kx: 128, t: { k: "s", x: 4096 } }, "body": { k: "s", x: 262144 } }, q: ["requestId", "instanceId", "url", "method"], s: 1 };
-var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (f, out) => {
-  forbidWhen(f, out, "net.body.method", "body", "method", ["GET", "HEAD"]);
-  keysNotIn(f, out, "net.header.credential", "headers", STRIP_HEADERS, true);
-  keysUnique(f, out, "net.header.duplicate", "headers", true);
+var validateNetRequest = (frame) => run(SCHEMA_NET_REQUEST, frame, (frame2, out) => {
+  forbidWhen(frame2, out, "net.body.method", "body", "method", ["GET", "HEAD"]);
+  keysNotIn(frame2, out, "net.header.credential", "headers", STRIP_HEADERS, true);
+  keysUnique(frame2, out, "net.header.duplicate", "headers", true);
 });
 var SCHEMA_NET_RESPONSE = { k: "o", f: { "requestId": t0, "ok": "b", "status": { k: "i", lo: 100, hi: 599 }, "headers": { k: "m", t: "s" }, "body": "s", "bodyEncoding": { k: "s", e: ["utf8", "base64"] }, "truncated": "b", "error": t7 }, q: ["requestId", "ok"], w: [[{ "ok": true }, ["status", "headers", "body"]], [{ "ok": false }, ["error"]]] };
 var validateNetResponse = (frame) => run(SCHEMA_NET_RESPONSE, frame);
 var SCHEMA_OPEN_URL_REQUEST = { k: "o", f: { "requestId": t0, "instanceId": t0, "url": { k: "s", n: 1, x: 2048 } }, q: ["requestId", "instanceId", "url"], s: 1 };
-var validateOpenURLRequest = (frame) => run(SCHEMA_OPEN_URL_REQUEST, frame, (f, out) => {
-  urlReadIdentically(f, out, "url", { "char": "openurl.url.char", "host": "openurl.url.host", "percent": "openurl.url.percent", "port": "openurl.url.port", "scheme": "openurl.url.scheme", "userinfo": "openurl.url.userinfo" });
+var validateOpenURLRequest = (frame) => run(SCHEMA_OPEN_URL_REQUEST, frame, (frame2, out) => {
+  urlReadIdentically(frame2, out, "url", { "char": "openurl.url.char", "host": "openurl.url.host", "percent": "openurl.url.percent", "port": "openurl.url.port", "scheme": "openurl.url.scheme", "userinfo": "openurl.url.userinfo" });
 });
 var SCHEMA_OPEN_URL_RESULT = { k: "o", f: { "requestId": t0, "status": { k: "s", e: ["opened", "declined", "refused"] }, "reason": t10 }, q: ["requestId", "status"] };
 var validateOpenURLResult = (frame) => run(SCHEMA_OPEN_URL_RESULT, frame);
@@ -320,34 +368,43 @@ var ANSWER_MESSAGE_MAX = ERROR_MESSAGE_MAX_LENGTH;
 
 // snug-runtime:src/check.js
 var knownFrame = (type) => typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : void 0;
-var isObject2 = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
-var codePoints2 = (s) => [...s].length;
-var utf8Length = (s) => new TextEncoder().encode(s).length;
+var isObject2 = (value) => value !== null && typeof value == "object" && !Array.isArray(value);
+var codePoints2 = (text) => [...text].length;
+var utf8Length = (text) => new TextEncoder().encode(text).length;
 var DUP_NONE = 0;
 var DUP_INNER = 1;
 var DUP_HEADER = 2;
 var DUP_TYPE = 3;
 var TOO_DEEP = 4;
+var duplicateAt = (depth, key) => {
+  if (depth > 1) return DUP_INNER;
+  if (key == "type") return DUP_TYPE;
+  if (key == "v") return DUP_HEADER;
+  return DUP_INNER;
+};
 function duplicates(text) {
   const stack = [];
   let expectKey = false;
   let found = DUP_NONE;
   for (const [token] of text.matchAll(/"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g)) {
-    const c = token[0];
-    if (c == '"') {
+    const first = token[0];
+    if (first == '"') {
       if (expectKey) {
         const keys = stack[stack.length - 1];
         const key = JSON.parse(token).toWellFormed();
-        if (keys.has(key))
-          found = Math.max(found, stack.length > 1 ? DUP_INNER : key == "type" ? DUP_TYPE : key == "v" ? DUP_HEADER : DUP_INNER);
+        if (keys.has(key)) found = Math.max(found, duplicateAt(stack.length, key));
         keys.add(key);
         expectKey = false;
       }
-    } else if (c == "{" || c == "[") {
-      if (stack.push(c == "{" ? /* @__PURE__ */ new Set() : null) > MAX_JSON_DEPTH) return TOO_DEEP;
-      expectKey = c == "{";
-    } else if (c == "}" || c == "]") stack.pop();
-    else expectKey = stack[stack.length - 1] != null;
+    } else if (first == "{" || first == "[") {
+      stack.push(first == "{" ? /* @__PURE__ */ new Set() : null);
+      if (stack.length > MAX_JSON_DEPTH) return TOO_DEEP;
+      expectKey = first == "{";
+    } else if (first == "}" || first == "]") {
+      stack.pop();
+    } else {
+      expectKey = stack[stack.length - 1] != null;
+    }
   }
   return found;
 }
@@ -357,35 +414,38 @@ function jsonText(value) {
   const work = [["", value, null]];
   while (work.length) {
     const item = work.pop();
-    if (typeof item == "string") {
-      out.push(item);
-      continue;
-    }
     if (!Array.isArray(item)) {
       open.delete(item.done);
       out.push(item.close);
       continue;
     }
-    let [key, v, box] = item;
-    if (v !== null && (typeof v == "object" || typeof v == "bigint") && typeof v.toJSON == "function") v = v.toJSON(key);
-    if (v instanceof Number || v instanceof String || v instanceof Boolean) v = v.valueOf();
-    const t = typeof v;
-    const skip = v === void 0 || t == "function" || t == "symbol";
-    if (skip && box && !box.array) continue;
-    if (box) out.push((box.n++ ? "," : "") + (box.array ? "" : JSON.stringify(key) + ":"));
+    let [key, member, container] = item;
+    if (member !== null && (typeof member == "object" || typeof member == "bigint") && typeof member.toJSON == "function") {
+      member = member.toJSON(key);
+    }
+    if (member instanceof Number || member instanceof String || member instanceof Boolean) member = member.valueOf();
+    const kind = typeof member;
+    const skip = member === void 0 || kind == "function" || kind == "symbol";
+    if (skip && container && !container.array) continue;
+    if (container) {
+      const comma = container.written++ ? "," : "";
+      out.push(comma + (container.array ? "" : JSON.stringify(key) + ":"));
+    }
     if (skip) {
-      if (box) out.push("null");
-      else return void 0;
-    } else if (t == "bigint") throw new TypeError("a BigInt has no JSON text");
-    else if (v === null || t != "object") out.push(t == "number" && !Number.isFinite(v) ? "null" : JSON.stringify(v));
-    else {
-      if (open.has(v)) throw new TypeError("a cycle has no JSON text");
-      open.add(v);
-      const array = Array.isArray(v);
-      const inner = { n: 0, array };
+      if (!container) return void 0;
+      out.push("null");
+    } else if (kind == "bigint") {
+      throw new TypeError("a BigInt has no JSON text");
+    } else if (member === null || kind != "object") {
+      out.push(kind == "number" && !Number.isFinite(member) ? "null" : JSON.stringify(member));
+    } else {
+      if (open.has(member)) throw new TypeError("a cycle has no JSON text");
+      open.add(member);
+      const array = Array.isArray(member);
+      const inner = { written: 0, array };
       out.push(array ? "[" : "{");
-      work.push({ done: v, close: array ? "]" : "}" });
-      const members = array ? Array.from(v, (x, i) => [String(i), x, inner]) : Object.keys(v).map((k) => [k, v[k], inner]);
+      work.push({ done: member, close: array ? "]" : "}" });
+      const members = array ? Array.from(member, (element, index) => [String(index), element, inner]) : Object.keys(member).map((name) => [name, member[name], inner]);
       for (let i = members.length - 1; i >= 0; i--) work.push(members[i]);
     }
   }
@@ -405,12 +465,18 @@ function answerFor(type, requestId, code, message) {
     error: { code, message, retryable: RETRYABLE_CODES.includes(code) }
   };
 }
-function summary(errors, n) {
-  const sorted = [...errors].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0);
-  const parts = sorted.slice(0, n).map((e) => `${e.path || "/"}: ${e.message} (${e.rule})`);
-  if (sorted.length > n) parts.push(`and ${sorted.length - n} more`);
+function summary(errors, most) {
+  const sorted = [...errors].sort(byPathThenRule);
+  const parts = sorted.slice(0, most).map((error) => `${error.path || "/"}: ${error.message} (${error.rule})`);
+  if (sorted.length > most) parts.push(`and ${sorted.length - most} more`);
   return parts.join("; ");
 }
+var compare = (left, right) => {
+  if (left < right) return -1;
+  if (left > right) return 1;
+  return 0;
+};
+var byPathThenRule = (left, right) => compare(left.path, right.path) || compare(left.rule, right.rule);
 function answerMessage(errors) {
   const message = summary(errors, 3);
   const points = [...message];
@@ -419,8 +485,8 @@ function answerMessage(errors) {
 function reject(frame, frameType, errors) {
   const code = errors[0].code;
   const id = isObject2(frame) && Object.hasOwn(frame, RECOVER_FIELD) ? frame[RECOVER_FIELD] : void 0;
-  const n = typeof id == "string" ? codePoints2(id) : -1;
-  const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH && id.isWellFormed() ? id : null;
+  const length = typeof id == "string" ? codePoints2(id) : -1;
+  const requestId = length >= RECOVER_MIN_LENGTH && length <= RECOVER_MAX_LENGTH && id.isWellFormed() ? id : null;
   const known = knownFrame(frameType);
   const answerType = known && known[2] || DEFAULT_ANSWER;
   return {
@@ -469,7 +535,7 @@ function checkFrame(input) {
     frame,
     type,
     // A schema violation carries its message; a refinement's is in rules.json.
-    violations.map((v) => ({ ...v, code: CODE_MALFORMED, message: v.message ?? REFINEMENT_MESSAGES[v.rule] }))
+    violations.map((violation) => ({ ...violation, code: CODE_MALFORMED, message: violation.message ?? REFINEMENT_MESSAGES[violation.rule] }))
   );
 }
 export {

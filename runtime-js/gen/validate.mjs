@@ -82,10 +82,10 @@ export const validateDBResponse = (frame) =>
 export const SCHEMA_NET_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"url":{k:"s",n:1,x:4096},"method":{k:"s",e:["GET","HEAD","POST","PUT","PATCH","DELETE"]},"headers":{k:"m",kn:1,kx:128,t:{k:"s",x:4096}},"body":{k:"s",x:262144}},q:["requestId","instanceId","url","method"],s:1};
 /** Validates a snug:net-request frame (app->host, strict): the violations, empty when valid. */
 export const validateNetRequest = (frame) =>
-  run(SCHEMA_NET_REQUEST, frame, (f, out) => {
-    forbidWhen(f, out, "net.body.method", "body", "method", ["GET","HEAD"]);
-    keysNotIn(f, out, "net.header.credential", "headers", STRIP_HEADERS, true);
-    keysUnique(f, out, "net.header.duplicate", "headers", true);
+  run(SCHEMA_NET_REQUEST, frame, (frame, out) => {
+    forbidWhen(frame, out, "net.body.method", "body", "method", ["GET","HEAD"]);
+    keysNotIn(frame, out, "net.header.credential", "headers", STRIP_HEADERS, true);
+    keysUnique(frame, out, "net.header.duplicate", "headers", true);
   });
 
 /** The schema of a snug:net-response frame, for valid(). */
@@ -98,8 +98,8 @@ export const validateNetResponse = (frame) =>
 export const SCHEMA_OPEN_URL_REQUEST = {k:"o",f:{"requestId":t0,"instanceId":t0,"url":{k:"s",n:1,x:2048}},q:["requestId","instanceId","url"],s:1};
 /** Validates a snug:open-url-request frame (app->host, strict): the violations, empty when valid. */
 export const validateOpenURLRequest = (frame) =>
-  run(SCHEMA_OPEN_URL_REQUEST, frame, (f, out) => {
-    urlReadIdentically(f, out, "url", {"char":"openurl.url.char","host":"openurl.url.host","percent":"openurl.url.percent","port":"openurl.url.port","scheme":"openurl.url.scheme","userinfo":"openurl.url.userinfo"});
+  run(SCHEMA_OPEN_URL_REQUEST, frame, (frame, out) => {
+    urlReadIdentically(frame, out, "url", {"char":"openurl.url.char","host":"openurl.url.host","percent":"openurl.url.percent","port":"openurl.url.port","scheme":"openurl.url.scheme","userinfo":"openurl.url.userinfo"});
   });
 
 /** The schema of a snug:open-url-result frame, for valid(). */

@@ -31,11 +31,11 @@ import {
 
 const knownFrame = (type) => (typeof type == "string" && Object.hasOwn(FRAMES, type) ? FRAMES[type] : undefined);
 
-const isObject = (v) => v !== null && typeof v == "object" && !Array.isArray(v);
-const codePoints = (s) => [...s].length;
+const isObject = (value) => value !== null && typeof value == "object" && !Array.isArray(value);
+const codePoints = (text) => [...text].length;
 
-// utf8Length is the byte length of s encoded as UTF-8.
-const utf8Length = (s) => new TextEncoder().encode(s).length;
+// utf8Length is the byte length of text encoded as UTF-8.
+const utf8Length = (text) => new TextEncoder().encode(text).length;
 
 // Where a JSON text names one key twice: nowhere, only below the top-level v
 // and type (an unknown type is still ignored, R2), at v (the frame has no
@@ -48,6 +48,15 @@ const DUP_HEADER = 2;
 const DUP_TYPE = 3;
 const TOO_DEEP = 4;
 
+// duplicateAt is the finding for a key named twice in an object at depth
+// (1: the frame itself).
+const duplicateAt = (depth, key) => {
+  if (depth > 1) return DUP_INNER;
+  if (key == "type") return DUP_TYPE;
+  if (key == "v") return DUP_HEADER;
+  return DUP_INNER;
+};
+
 // duplicates scans JSON text (already known to parse) for an object that
 // names one key twice, anywhere: JSON.parse silently keeps the last, a host
 // rejects the frame. It reads the whole text: TOO_DEEP comes first, then
@@ -57,23 +66,26 @@ function duplicates(text) {
   let expectKey = false;
   let found = DUP_NONE;
   for (const [token] of text.matchAll(/"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g)) {
-    const c = token[0];
-    if (c == '"') {
+    const first = token[0];
+    if (first == '"') {
       if (expectKey) {
         const keys = stack[stack.length - 1];
         // An unpaired surrogate escape reads as U+FFFD, as a host's decoder
         // reads it ("\ud800" and "\udfff" name one key there).
         const key = JSON.parse(token).toWellFormed();
-        if (keys.has(key))
-          found = Math.max(found, stack.length > 1 ? DUP_INNER : key == "type" ? DUP_TYPE : key == "v" ? DUP_HEADER : DUP_INNER);
+        if (keys.has(key)) found = Math.max(found, duplicateAt(stack.length, key));
         keys.add(key);
         expectKey = false;
       }
-    } else if (c == "{" || c == "[") {
-      if (stack.push(c == "{" ? new Set() : null) > MAX_JSON_DEPTH) return TOO_DEEP;
-      expectKey = c == "{";
-    } else if (c == "}" || c == "]") stack.pop();
-    else expectKey = stack[stack.length - 1] != null; // ,
+    } else if (first == "{" || first == "[") {
+      stack.push(first == "{" ? new Set() : null);
+      if (stack.length > MAX_JSON_DEPTH) return TOO_DEEP;
+      expectKey = first == "{";
+    } else if (first == "}" || first == "]") {
+      stack.pop();
+    } else {
+      expectKey = stack[stack.length - 1] != null; // a comma: in an object, a key follows
+    }
   }
   return found;
 }
@@ -87,38 +99,43 @@ function duplicates(text) {
 function jsonText(value) {
   const out = [];
   const open = new Set(); // the objects being written, for cycles
-  const work = [["", value, null]]; // [key, value, container state] or a closing string/object
+  const work = [["", value, null]]; // [key, value, container state] or a closing object
   while (work.length) {
     const item = work.pop();
-    if (typeof item == "string") {
-      out.push(item);
-      continue;
-    }
     if (!Array.isArray(item)) {
       open.delete(item.done);
       out.push(item.close);
       continue;
     }
-    let [key, v, box] = item;
-    if (v !== null && (typeof v == "object" || typeof v == "bigint") && typeof v.toJSON == "function") v = v.toJSON(key);
-    if (v instanceof Number || v instanceof String || v instanceof Boolean) v = v.valueOf();
-    const t = typeof v;
-    const skip = v === undefined || t == "function" || t == "symbol";
-    if (skip && box && !box.array) continue;
-    if (box) out.push((box.n++ ? "," : "") + (box.array ? "" : JSON.stringify(key) + ":"));
+    let [key, member, container] = item;
+    if (member !== null && (typeof member == "object" || typeof member == "bigint") && typeof member.toJSON == "function") {
+      member = member.toJSON(key);
+    }
+    if (member instanceof Number || member instanceof String || member instanceof Boolean) member = member.valueOf();
+    const kind = typeof member;
+    const skip = member === undefined || kind == "function" || kind == "symbol";
+    if (skip && container && !container.array) continue;
+    if (container) {
+      const comma = container.written++ ? "," : "";
+      out.push(comma + (container.array ? "" : JSON.stringify(key) + ":"));
+    }
     if (skip) {
-      if (box) out.push("null");
-      else return undefined;
-    } else if (t == "bigint") throw new TypeError("a BigInt has no JSON text");
-    else if (v === null || t != "object") out.push(t == "number" && !Number.isFinite(v) ? "null" : JSON.stringify(v));
-    else {
-      if (open.has(v)) throw new TypeError("a cycle has no JSON text");
-      open.add(v);
-      const array = Array.isArray(v);
-      const inner = { n: 0, array };
+      if (!container) return undefined;
+      out.push("null");
+    } else if (kind == "bigint") {
+      throw new TypeError("a BigInt has no JSON text");
+    } else if (member === null || kind != "object") {
+      out.push(kind == "number" && !Number.isFinite(member) ? "null" : JSON.stringify(member));
+    } else {
+      if (open.has(member)) throw new TypeError("a cycle has no JSON text");
+      open.add(member);
+      const array = Array.isArray(member);
+      const inner = { written: 0, array };
       out.push(array ? "[" : "{");
-      work.push({ done: v, close: array ? "]" : "}" });
-      const members = array ? Array.from(v, (x, i) => [String(i), x, inner]) : Object.keys(v).map((k) => [k, v[k], inner]);
+      work.push({ done: member, close: array ? "]" : "}" });
+      const members = array
+        ? Array.from(member, (element, index) => [String(index), element, inner])
+        : Object.keys(member).map((name) => [name, member[name], inner]);
       for (let i = members.length - 1; i >= 0; i--) work.push(members[i]);
     }
   }
@@ -143,14 +160,22 @@ function answerFor(type, requestId, code, message) {
   };
 }
 
-// summary lists up to n violations sorted by path, then rule, the way the Go
+// summary lists up to most violations sorted by path, then rule, the way the Go
 // RejectError does.
-function summary(errors, n) {
-  const sorted = [...errors].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0));
-  const parts = sorted.slice(0, n).map((e) => `${e.path || "/"}: ${e.message} (${e.rule})`);
-  if (sorted.length > n) parts.push(`and ${sorted.length - n} more`);
+function summary(errors, most) {
+  const sorted = [...errors].sort(byPathThenRule);
+  const parts = sorted.slice(0, most).map((error) => `${error.path || "/"}: ${error.message} (${error.rule})`);
+  if (sorted.length > most) parts.push(`and ${sorted.length - most} more`);
   return parts.join("; ");
 }
+
+// compare orders two strings as < does.
+const compare = (left, right) => {
+  if (left < right) return -1;
+  if (left > right) return 1;
+  return 0;
+};
+const byPathThenRule = (left, right) => compare(left.path, right.path) || compare(left.rule, right.rule);
 
 // answerMessage is the error message of the answer: three violations at
 // most, cut to the error schema's message maxLength in code points with an
@@ -165,10 +190,10 @@ function reject(frame, frameType, errors) {
   const code = errors[0].code;
   // The last occurrence of a repeated key is the value, as in JSON.parse.
   const id = isObject(frame) && Object.hasOwn(frame, RECOVER_FIELD) ? frame[RECOVER_FIELD] : undefined;
-  const n = typeof id == "string" ? codePoints(id) : -1;
+  const length = typeof id == "string" ? codePoints(id) : -1;
   // An id with an unpaired surrogate is not plausible: a host reads it as
   // U+FFFD, so no answer could echo it.
-  const requestId = n >= RECOVER_MIN_LENGTH && n <= RECOVER_MAX_LENGTH && id.isWellFormed() ? id : null;
+  const requestId = length >= RECOVER_MIN_LENGTH && length <= RECOVER_MAX_LENGTH && id.isWellFormed() ? id : null;
   const known = knownFrame(frameType);
   const answerType = (known && known[2]) || DEFAULT_ANSWER;
   return {
@@ -232,6 +257,6 @@ export function checkFrame(input) {
     frame,
     type,
     // A schema violation carries its message; a refinement's is in rules.json.
-    violations.map((v) => ({ ...v, code: CODE_MALFORMED, message: v.message ?? REFINEMENT_MESSAGES[v.rule] })),
+    violations.map((violation) => ({ ...violation, code: CODE_MALFORMED, message: violation.message ?? REFINEMENT_MESSAGES[violation.rule] })),
   );
 }

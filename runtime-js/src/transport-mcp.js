@@ -60,21 +60,29 @@ const TEARDOWN_STEPS = 250;
  */
 export const connect = (receive) => {
   const calls = {}; // JSON-RPC id -> (result, error) => void; Snug requestId -> JSON-RPC id
-  let id = 0;
+  let lastId = 0; // the last JSON-RPC id; 0 until the handshake starts
   let busy = 0; // tools/call in flight
   let host; // the host's capabilities, once ui/initialize was answered
   let session; // the open tool's _meta["snug/session"]; null when the result had none
-  let ctx = {}; // hostContext, partial updates merged in
+  let context = {}; // hostContext, partial updates merged in
 
-  const post = (m) => parent.postMessage({ jsonrpc: "2.0", ...m }, "*");
-  const call = (method, params, fn) => ((calls[++id] = fn), post({ id, method, params }), id);
+  const post = (message) => parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
+  // call sends a JSON-RPC request; onAnswer hears its result or error.
+  // Returns its id.
+  const call = (method, params, onAnswer) => {
+    lastId++;
+    calls[lastId] = onAnswer;
+    post({ id: lastId, method, params });
+    return lastId;
+  };
   const tools = () => (host.serverTools && session?.tools) || {};
-  const theme = () => ({ mode: ctx.theme == MODE_DARK ? MODE_DARK : MODE_LIGHT, tokens: ctx.styles?.variables });
-  // Without serverTools no session is needed (nothing can use it): ready
-  // does not wait for a tool result such a host may never send.
-  const ready = () =>
-    host &&
-    (session !== undefined || !host.serverTools) &&
+  const theme = () => ({ mode: context.theme == MODE_DARK ? MODE_DARK : MODE_LIGHT, tokens: context.styles?.variables });
+  // ready gives the API layer host-ready once the host and the session are
+  // known. Without serverTools no session is needed (nothing can use it):
+  // ready does not wait for a tool result such a host may never send.
+  const ready = () => {
+    if (!host || (session === undefined && host.serverTools)) return;
+    const partTool = tools().part;
     receive({
       type: TYPE_HOST_READY,
       instanceId: session?.instanceId || "-",
@@ -83,105 +91,142 @@ export const connect = (receive) => {
         db: false,
         auth: false,
         net: false,
-        ...(tools().part && session.capabilities),
+        ...(partTool && session.capabilities),
         streaming: false,
-        openUrl: !!(tools().part && host.openLinks),
+        openUrl: !!(partTool && host.openLinks),
         saveFile: !!host.downloadFile,
       },
       theme: theme(),
-      locale: ctx.locale,
+      locale: context.locale,
     });
-  // request calls the app-only tool of f's type; every way it ends answers f
-  // exactly once (a frame without a type is this request's failure).
-  const request = (f, name = tools()[f.type], text = "") => {
+  };
+  // request calls the app-only tool of frame's type; every way it ends
+  // answers the frame exactly once (a frame without a type is this
+  // request's failure).
+  const request = (frame) => {
+    let text = ""; // the answer's parts so far
     // The host side failed (the tool, the call): HOST_ERROR, retryable as
-    // the registry has it (R5).
-    const fail = (message, code = CODE_HOST_ERROR) => receive({ requestId: f.requestId, ok: false, error: { code, message, retryable: code == CODE_HOST_ERROR } });
+    // the registry has it (R5); an absent tool is CAPABILITY_ABSENT.
+    const fail = (message, code = CODE_HOST_ERROR) => {
+      receive({ requestId: frame.requestId, ok: false, error: { code, message, retryable: code == CODE_HOST_ERROR } });
+    };
+    const answered = (result, error) => {
+      busy--;
+      if (error || result.isError) return fail(error?.message || result.content?.[0]?.text);
+      let answer = result.structuredContent || {};
+      text += answer.part || "";
+      if (answer.next) return tool(tools().part, { transfer: answer.next });
+      if (SNUG_NET && host.openLinks) {
+        const grant = result._meta?.["snug/grant"];
+        if (grant) open(call, grant, () => {});
+      }
+      // A refusal's reason ("CODE: message") is read by the API layer.
+      if (text) answer = JSON.parse(text);
+      if (SNUG_OPEN_URL && answer.type == TYPE_OPEN_URL_RESULT && answer.status == STATUS_OPENED) {
+        open(call, frame.url, (outcome) => receive({ ...answer, ...outcome }));
+      } else {
+        receive(answer);
+      }
+    };
     const tool = (name, args) => {
       if (!name) {
-        queueMicrotask(() => fail("this host does not offer " + f.type, CODE_CAPABILITY_ABSENT)); // after the API layer's pending.set
+        // After the API layer's pending.set.
+        queueMicrotask(() => fail("this host does not offer " + frame.type, CODE_CAPABILITY_ABSENT));
         return;
       }
       busy++;
-      calls[f.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, (r, e) => {
-        busy--;
-        if (e || r.isError) return fail(e?.message || r.content?.[0]?.text);
-        let a = r.structuredContent || {};
-        text += a.part || "";
-        if (a.next) return tool(tools().part, { transfer: a.next });
-        if (SNUG_NET && host.openLinks && r._meta?.["snug/grant"]) open(call, r._meta["snug/grant"], () => 0);
-        // A refusal's reason ("CODE: message") is read by the API layer.
-        a = text ? JSON.parse(text) : a;
-        SNUG_OPEN_URL && a.type == TYPE_OPEN_URL_RESULT && a.status == STATUS_OPENED ? open(call, f.url, (o) => receive({ ...a, ...o })) : receive(a);
-      });
+      calls[frame.requestId] = call("tools/call", { name, arguments: { handle: session.handle, ...args } }, answered);
     };
-    tool(name, { frame: f });
+    tool(tools()[frame.type], { frame });
   };
 
-  addEventListener("message", (e) => {
-    const m = e.data;
-    const p = m?.params || {};
-    const method = m?.method;
-    if (e.source != parent || m?.jsonrpc != "2.0") return;
-    if (!method) calls[m.id]?.(m.result, m.error), delete calls[m.id];
-    else if (/tool-(result|cancelled)$/.test(method)) (session = p._meta?.["snug/session"] || session || null), ready();
-    else if (/host-context-changed$/.test(method)) {
-      ctx = { ...ctx, ...p };
-      if (host && (p.theme || p.styles)) receive({ type: TYPE_HOST_EVENT, event: EVENT_THEME_CHANGE, data: { theme: theme() } });
-    } else if (m.id != null) {
-      // A ping is answered at once. ui/resource-teardown: the app hears it
-      // is going and saves what it has; the answer waits for those calls
-      // (and any in flight) to be answered, TEARDOWN_STEPS x 20 ms at most.
-      const answer = (stepsLeft) => {
-        if (busy && stepsLeft) setTimeout(answer, 20, stepsLeft - 1);
-        else post({ id: m.id, result: {} });
-      };
-      if (/teardown$/.test(method)) {
-        receive({ type: TYPE_HOST_EVENT, event: EVENT_VISIBILITY, data: { visible: false } });
-        setTimeout(answer, 0, TEARDOWN_STEPS); // after the listeners' requests are sent
-      } else answer(0);
+  addEventListener("message", (event) => {
+    const message = event.data;
+    const params = message?.params || {};
+    const method = message?.method;
+    if (event.source != parent || message?.jsonrpc != "2.0") return;
+    if (!method) {
+      calls[message.id]?.(message.result, message.error);
+      delete calls[message.id];
+    } else if (/tool-(result|cancelled)$/.test(method)) {
+      session = params._meta?.["snug/session"] || session || null;
+      ready();
+    } else if (/host-context-changed$/.test(method)) {
+      context = { ...context, ...params };
+      if (host && (params.theme || params.styles)) {
+        receive({ type: TYPE_HOST_EVENT, event: EVENT_THEME_CHANGE, data: { theme: theme() } });
+      }
+    } else if (message.id != null) {
+      answerRequest(message.id, method);
     }
   });
 
-  return (f) =>
-    f.type == TYPE_APP_ANNOUNCE
-      ? // The first announce starts the handshake; a later one gets
-        // host-ready again, as from a Snug host.
-        id
-        ? ready()
-        : call("ui/initialize", { appInfo: { name: f.appId, version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" }, (r) => {
-            host = r?.hostCapabilities || {};
-            ctx = r?.hostContext || {};
-            post({ method: "ui/notifications/initialized" });
-            ready();
-          })
-      : f.type == TYPE_APP_CANCEL
-        ? post({ method: "notifications/cancelled", params: { requestId: calls[f.requestId] } })
-        : f.type == TYPE_APP_EVENT
-          ? f.event == EVENT_RESIZE && post({ method: "ui/notifications/size-changed", params: f.data })
-          : SNUG_SAVE_FILE && f.type == TYPE_SAVE_FILE_REQUEST
-            ? (calls[f.requestId] = save(call, receive, f))
-            : request(f);
+  // answerRequest answers a request from the host. A ping is answered at
+  // once. ui/resource-teardown: the app hears it is going and saves what it
+  // has; the answer waits for those calls (and any in flight) to be
+  // answered, TEARDOWN_STEPS x 20 ms at most.
+  const answerRequest = (id, method) => {
+    const answer = (stepsLeft) => {
+      if (busy && stepsLeft) setTimeout(answer, 20, stepsLeft - 1);
+      else post({ id, result: {} });
+    };
+    if (/teardown$/.test(method)) {
+      receive({ type: TYPE_HOST_EVENT, event: EVENT_VISIBILITY, data: { visible: false } });
+      setTimeout(answer, 0, TEARDOWN_STEPS); // after the listeners' requests are sent
+    } else {
+      answer(0);
+    }
+  };
+
+  const initialize = (frame) => {
+    const params = { appInfo: { name: frame.appId, version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" };
+    call("ui/initialize", params, (result) => {
+      host = result?.hostCapabilities || {};
+      context = result?.hostContext || {};
+      post({ method: "ui/notifications/initialized" });
+      ready();
+    });
+  };
+
+  return (frame) => {
+    if (frame.type == TYPE_APP_ANNOUNCE) {
+      // The first announce starts the handshake; a later one gets
+      // host-ready again, as from a Snug host.
+      if (lastId) ready();
+      else initialize(frame);
+    } else if (frame.type == TYPE_APP_CANCEL) {
+      post({ method: "notifications/cancelled", params: { requestId: calls[frame.requestId] } });
+    } else if (frame.type == TYPE_APP_EVENT) {
+      if (frame.event == EVENT_RESIZE) post({ method: "ui/notifications/size-changed", params: frame.data });
+    } else if (SNUG_SAVE_FILE && frame.type == TYPE_SAVE_FILE_REQUEST) {
+      calls[frame.requestId] = save(call, receive, frame);
+    } else {
+      request(frame);
+    }
+  };
 };
 
 // open asks the host to open a URL the server passed (a net grant page, an
-// open-url the server checked); its answer decides.
-const open = (call, url, fn) =>
-  call("ui/open-link", { url }, (r, e) =>
-    fn(e || r?.isError ? { status: /deni|declin/i.test(e?.message) ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : {}),
-  );
+// open-url the server checked); its answer decides: onOutcome hears {} when
+// opened, else the status and reason of a declined or refused result.
+const open = (call, url, onOutcome) =>
+  call("ui/open-link", { url }, (result, error) => {
+    if (!error && !result?.isError) return onOutcome({});
+    const declined = /deni|declin/i.test(error?.message);
+    onOutcome({ status: declined ? STATUS_DECLINED : STATUS_REFUSED, reason: error?.message });
+  });
 
 // save asks the host to download a save-file request's file
 // (ui/download-file, advertised as hostCapabilities.downloadFile): the host
-// asks the user.
-const save = (call, receive, f) =>
-  call(
-    "ui/download-file",
-    { contents: [{ type: "resource", resource: { uri: "file:///" + encodeURIComponent(f.name), mimeType: f.mimeType, blob: f.data } }] },
-    (r, e) =>
-      receive({
-        type: TYPE_SAVE_FILE_RESULT,
-        requestId: f.requestId,
-        ...(e || r?.isError ? { status: /deni|declin|cancel/i.test(e?.message) || !e ? STATUS_DECLINED : STATUS_REFUSED, reason: e?.message } : { status: STATUS_SAVED }),
-      }),
-  );
+// asks the user. A result marked isError without an error is the user's no.
+const save = (call, receive, frame) => {
+  const resource = { uri: "file:///" + encodeURIComponent(frame.name), mimeType: frame.mimeType, blob: frame.data };
+  return call("ui/download-file", { contents: [{ type: "resource", resource }] }, (result, error) => {
+    let outcome = { status: STATUS_SAVED };
+    if (error || result?.isError) {
+      const declined = !error || /deni|declin|cancel/i.test(error.message);
+      outcome = { status: declined ? STATUS_DECLINED : STATUS_REFUSED, reason: error?.message };
+    }
+    receive({ type: TYPE_SAVE_FILE_RESULT, requestId: frame.requestId, ...outcome });
+  });
+};
