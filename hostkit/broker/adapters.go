@@ -62,7 +62,7 @@ func Store(s *store.Store) DBHandler { return storeDB{s} }
 type storeDB struct{ s *store.Store }
 
 func (d storeDB) DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse {
-	result, err := d.do(ctx, store.UserKey(c.User, c.App), r)
+	result, err := d.do(ctx, store.UserKey(c.User, c.App), c.WriteID, r)
 	return d.response(ctx, r, result, err)
 }
 
@@ -118,10 +118,18 @@ func newKVAnswer(id string, v json.RawMessage, found bool) *kvAnswer {
 	return a
 }
 
-func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame.DBResult, error) {
+// do runs r on app's database; a write with a writeID runs at most once
+// per id.
+func (d storeDB) do(ctx context.Context, app, writeID string, r *frame.DBRequest) (*frame.DBResult, error) {
 	switch r.Op {
 	case frame.OpExec:
-		res, err := d.s.Exec(ctx, app, deref(r.SQL), r.Params)
+		var res *store.ExecResult
+		var err error
+		if writeID != "" {
+			res, err = d.s.ExecOnce(ctx, app, writeID, deref(r.SQL), r.Params)
+		} else {
+			res, err = d.s.Exec(ctx, app, deref(r.SQL), r.Params)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +163,13 @@ func (d storeDB) do(ctx context.Context, app string, r *frame.DBRequest) (*frame
 		if len(v) == 0 {
 			v = json.RawMessage("null")
 		}
-		if err := d.s.KVSet(ctx, app, deref(r.Key), v); err != nil {
+		var err error
+		if writeID != "" {
+			err = d.s.KVSetOnce(ctx, app, writeID, deref(r.Key), v)
+		} else {
+			err = d.s.KVSet(ctx, app, deref(r.Key), v)
+		}
+		if err != nil {
 			return nil, err
 		}
 		return &frame.DBResult{}, nil

@@ -16,6 +16,10 @@ type Call struct {
 	InstanceID string   // the host-minted instanceId
 	RequestID  string   // the request being answered
 	Session    *Session // the instance; transports map it to their connection
+	// WriteID is the identity a replicated host gives a db write it may
+	// send again (to the database's next owner): Store applies a write
+	// with one at most once (store.ExecOnce, store.KVSetOnce). "" for none.
+	WriteID string
 }
 
 type callKey struct{}

@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/store"
 )
 
 // errClosing is the failure of a request that arrives while Close runs.
@@ -28,6 +31,12 @@ var errElsewhere = errors.New("another replica holds the lease")
 // free or expired), forwarded to the owner otherwise. While an owner is
 // unreachable and its lease not yet expired the request waits (up to its
 // context), then this or another replica takes the database over.
+//
+// A write that was forwarded once carries an identity from then on, the
+// same in every resend (to the next owner, or served here after a
+// takeover), and the owner applies a write with an identity at most once
+// (store.ExecOnce): a resend that reaches a copy already holding it
+// answers the first run's result.
 func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRequest) *frame.DBResponse {
 	k := dbKey{user: call.User, app: call.App}
 	wait := 10 * time.Millisecond
@@ -50,7 +59,10 @@ func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRe
 			}
 			continue
 		}
-		resp, err := c.forward(ctx, lease, k, r)
+		if call.WriteID == "" && (r.Op == frame.OpExec || r.Op == frame.OpKvSet) {
+			call.WriteID = newWriteID()
+		}
+		resp, err := c.forward(ctx, lease, k, call.WriteID, r)
 		if err == nil {
 			return resp
 		}
@@ -194,9 +206,17 @@ const forwardPath = "/snug/db"
 
 // forwarded is the body of a forwarded request.
 type forwarded struct {
-	User  string          `json:"user"`
-	App   string          `json:"app"`
-	Frame json.RawMessage `json:"frame"`
+	User    string          `json:"user"`
+	App     string          `json:"app"`
+	WriteID string          `json:"writeId,omitempty"` // a write's identity, kept across resends
+	Frame   json.RawMessage `json:"frame"`
+}
+
+// newWriteID is a forwarded write's identity: 128 random bits.
+func newWriteID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail (Go 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // errMoved is a forward given up because the lease changed hands while it
@@ -209,12 +229,12 @@ var errMoved = errors.New("the lease moved while the owner was asked")
 // it is not the owner, or the lease changes hands while the answer is
 // awaited (a paused owner: once its lease expired this replica takes it
 // over); never while the owner may still acknowledge.
-func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, r *frame.DBRequest) (*frame.DBResponse, error) {
+func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, writeID string, r *frame.DBRequest) (*frame.DBResponse, error) {
 	raw, err := frame.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(forwarded{User: k.user, App: k.app, Frame: raw})
+	body, err := json.Marshal(forwarded{User: k.user, App: k.app, WriteID: writeID, Frame: raw})
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +365,11 @@ func (c *Cluster) serveInternal(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not the owner", http.StatusConflict)
 		return
 	}
-	resp, retry := o.serve(r.Context(), broker.Call{User: fw.User, App: fw.App, RequestID: req.RequestID}, req)
+	if len(fw.WriteID) > store.MaxOnceIDBytes {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	resp, retry := o.serve(r.Context(), broker.Call{User: fw.User, App: fw.App, RequestID: req.RequestID, WriteID: fw.WriteID}, req)
 	if retry {
 		http.Error(w, "not the owner", http.StatusConflict)
 		return

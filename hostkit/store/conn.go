@@ -61,6 +61,7 @@ type appDB struct {
 	kvGetSt *sqlite3.Stmt
 	kvPutSt *sqlite3.Stmt
 	kvDelSt *sqlite3.Stmt
+	once    onceStmts              // ExecOnce's record (once.go)
 	stmts   map[string]*cachedStmt // app statements by SQL text
 	tick    uint64                 // use counter for the cache's LRU
 	opCtx   context.Context        // the running call's context (with its timeout)
@@ -226,6 +227,7 @@ func (d *appDB) abandonConn() {
 	}
 	d.stmts = nil
 	d.kvGetSt, d.kvPutSt, d.kvDelSt = nil, nil, nil
+	d.once = onceStmts{}
 	_ = d.eng.release() // a failed close is the file's: the next open reports it
 	d.conn, d.eng = nil, nil
 	d.dropKVCache()
@@ -710,6 +712,7 @@ func (d *appDB) closeConn() error {
 			*st = nil
 		}
 	}
+	d.closeOnce()
 	d.conn.SetInterrupt(context.Background())
 	errs = append(errs, noPanic(d.conn.Close))
 	d.conn, d.eng = nil, nil

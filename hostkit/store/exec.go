@@ -87,6 +87,12 @@ func (d *appDB) prepare(sql string) (*sqlite3.Stmt, error) {
 }
 
 func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
+	return d.execWith(sql, params, nil)
+}
+
+// execWith is exec with, for a statement that writes, once's hooks inside
+// its transaction (nil: none).
+func (d *appDB) execWith(sql string, params []any, once *onceHooks) (*ExecResult, error) {
 	c := d.conn
 	// From the statement's preparation to the end of its steps (and the
 	// schema check after a CREATE or ALTER), the work is the app's: the
@@ -121,8 +127,17 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 			return nil, err
 		}
 	}
-	res, err := d.step(st)
+	var res *ExecResult
+	if write && once != nil {
+		err = once.before()
+	}
+	if err == nil && (once == nil || !*once.done) {
+		res, err = d.step(st)
+	}
 	_ = st.Reset() // done with it before COMMIT or ROLLBACK; repeats step's error
+	if write && err == nil && once != nil && !*once.done {
+		err = once.after(res)
+	}
 	if write && err == nil && len(d.newFTS) > 0 {
 		err = d.secureDelete()
 	}
@@ -153,8 +168,8 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 	return res, nil
 }
 
-// reservedInSchema finds a schema object, other than the kv table and a
-// replicator's own tables, that is named after the reserved names or whose
+// reservedInSchema finds a schema object, other than the kv table, the
+// record of writes applied once (once.go) and a replicator's own tables, that is named after the reserved names or whose
 // SQL mentions them: a view,
 // trigger or foreign key reaching for the kv table, or a table renamed into
 // the reserved names (the authorizer sees the old name of an ALTER only).
@@ -163,7 +178,8 @@ const reservedInSchema = `SELECT type, name FROM (
 	UNION ALL SELECT type, name, tbl_name, sql FROM temp.sqlite_schema)
 	WHERE (name LIKE '\_snug\_%' ESCAPE '\' OR tbl_name LIKE '\_snug\_%' ESCAPE '\' OR sql LIKE '%\_snug\_%' ESCAPE '\'
 		OR name LIKE '\_litestream\_%' ESCAPE '\' OR tbl_name LIKE '\_litestream\_%' ESCAPE '\' OR sql LIKE '%\_litestream\_%' ESCAPE '\')
-	AND NOT (type = 'table' AND name = '_snug_kv' AND sql = ?)
+	AND NOT (type = 'table' AND name = '_snug_kv' AND sql = ?1)
+	AND NOT (type = 'table' AND name = '_snug_once' AND sql = ?2)
 	AND NOT (type = 'table' AND name IN ('_litestream_seq', '_litestream_lock')) LIMIT 1`
 
 // checkSchema refuses, inside the statement's transaction, a CREATE or
@@ -178,6 +194,9 @@ func (d *appDB) checkSchema() error {
 	}
 	defer st.Close()
 	if err := st.BindText(1, kvTable); err != nil {
+		return err
+	}
+	if err := st.BindText(2, onceTable); err != nil {
 		return err
 	}
 	if st.Step() {

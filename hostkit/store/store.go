@@ -195,6 +195,8 @@ type Store struct {
 	closed atomic.Bool
 	clock  atomic.Uint64     // counts acquires, for lastUsed
 	dbs    map[string]*appDB // by app key (FileName is one-to-one)
+
+	onceMax int // records of writes applied once kept per database (onceMax; tests lower it)
 }
 
 // Open prepares a store over dir (created if missing, mode 0700) and removes
@@ -226,7 +228,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Store{dir: dir, opts: opts, ctx: ctx, cancel: cancel, dbs: map[string]*appDB{}}, nil
+	return &Store{dir: dir, opts: opts, ctx: ctx, cancel: cancel, dbs: map[string]*appDB{}, onceMax: onceMax}, nil
 }
 
 // prepareDir makes dir (mode 0700) and removes the leftovers of imports or

@@ -81,14 +81,15 @@ func (d *appDB) export() (data []byte, err error) {
 	return os.ReadFile(tmp)
 }
 
-// dropReplicatorTables removes a replicator's tables from an export's copy
-// (they are the host's, not the app's, and an import refuses them).
+// dropReplicatorTables removes a replicator's tables and the record of
+// writes applied once from an export's copy (they are the host's, not the
+// app's, and an import refuses them).
 func dropReplicatorTables(path string) error {
 	c, err := sqlite3.Open(path)
 	if err != nil {
 		return err
 	}
-	st, _, err := c.Prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE '\_litestream\_%' ESCAPE '\'`)
+	st, _, err := c.Prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND (name LIKE '\_litestream\_%' ESCAPE '\' OR name = '_snug_once')`)
 	if err != nil {
 		return errors.Join(err, c.Close())
 	}

@@ -1,0 +1,206 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/snuggen/snuggen/frame"
+)
+
+// count is the number of rows of t in app's database.
+func count(t testing.TB, s *Store, app, table string) int64 {
+	t.Helper()
+	r := mustExec(t, s, app, "SELECT count(*) FROM "+table)
+	return r.Rows[0][0].(int64)
+}
+
+// A write sent again under the same identity runs once and answers what the
+// first run answered, also from a copy of the file opened by another store
+// (a replicated host's next owner restores the file and gets the resend).
+func TestExecOnceRunsAWriteOnce(t *testing.T) {
+	s, dir := newStore(t, Options{})
+	mustExec(t, s, "a", "CREATE TABLE t(v TEXT)") // no unique key: a second run shows
+	first, err := s.ExecOnce(bg, "a", "w1", "INSERT INTO t(v) VALUES (?) RETURNING rowid, v, x'00ff'", []any{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.ExecOnce(bg, "a", "w1", "INSERT INTO t(v) VALUES (?) RETURNING rowid, v, x'00ff'", []any{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, "a", "t"); n != 1 {
+		t.Fatalf("%d rows after a resend, want 1", n)
+	}
+	a, _ := json.Marshal(first)
+	b, _ := json.Marshal(again)
+	if string(a) != string(b) {
+		t.Errorf("the resend answered %s, the first run %s", b, a)
+	}
+	if _, err := s.ExecOnce(bg, "a", "w2", "INSERT INTO t(v) VALUES ('y')", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, "a", "t"); n != 2 {
+		t.Fatalf("%d rows after a second identity, want 2", n)
+	}
+	// A read runs every time and records nothing.
+	for range 2 {
+		r, err := s.ExecOnce(bg, "a", "r1", "SELECT count(*) FROM t", nil)
+		if err != nil || r.Rows[0][0] != int64(2) {
+			t.Fatalf("read: %v %v", r, err)
+		}
+	}
+
+	// Another store on the same files: the record travelled with the write.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	third, err := s2.ExecOnce(bg, "a", "w1", "INSERT INTO t(v) VALUES (?) RETURNING rowid, v, x'00ff'", []any{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s2, "a", "t"); n != 2 {
+		t.Fatalf("%d rows after a resend to the reopened file, want 2", n)
+	}
+	if c, _ := json.Marshal(third); string(c) != string(a) {
+		t.Errorf("the resend to the reopened file answered %s, the first run %s", c, a)
+	}
+}
+
+// kvSet with an identity is applied once: a resend after a later write does
+// not put the old value back.
+func TestKVSetOnce(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	if err := s.KVSetOnce(bg, "a", "k1", "k", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KVSet(bg, "a", "k", json.RawMessage(`2`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KVSetOnce(bg, "a", "k1", "k", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := s.KVGet(bg, "a", "k")
+	if err != nil || string(v) != "2" {
+		t.Fatalf("k = %s (%v) after the resend, want 2", v, err)
+	}
+}
+
+// A write that failed recorded nothing (its transaction rolled back), so
+// the same identity runs again; a result too large to keep is not replayed
+// but said to be applied; the app can neither read nor name the record, it
+// stays out of exports, and the app's own CREATE still passes the schema
+// check beside it.
+func TestExecOnceRecordIsTheHosts(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	mustExec(t, s, "a", "CREATE TABLE t(v TEXT CHECK (v <> 'bad'))")
+	if _, err := s.ExecOnce(bg, "a", "f", "INSERT INTO t VALUES ('bad')", nil); err == nil {
+		t.Fatal("a failing write succeeded")
+	}
+	if _, err := s.ExecOnce(bg, "a", "f", "INSERT INTO t VALUES ('good')", nil); err != nil {
+		t.Fatalf("the identity of a failed write: %v", err)
+	}
+	big := strings.Repeat("z", MaxOnceResultBytes)
+	if _, err := s.ExecOnce(bg, "a", "big", "INSERT INTO t VALUES (?) RETURNING v", []any{big}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.ExecOnce(bg, "a", "big", "INSERT INTO t VALUES (?) RETURNING v", []any{big})
+	var se *Error
+	if !errors.As(err, &se) || se.Code != frame.CodeHostError || !strings.Contains(se.Message, "applied once") {
+		t.Fatalf("resend of a write whose result was not kept: %v", err)
+	}
+	if n := count(t, s, "a", "t"); n != 2 {
+		t.Fatalf("%d rows, want 2", n)
+	}
+	for _, sql := range []string{"SELECT * FROM _snug_once", "DELETE FROM _snug_once", "CREATE VIEW peek AS SELECT * FROM _snug_once"} {
+		if _, err := s.Exec(bg, "a", sql, nil); !errors.As(err, &se) || se.Code != frame.CodeDBSQLError {
+			t.Errorf("%s: %v, want DB_SQL_ERROR", sql, err)
+		}
+	}
+	mustExec(t, s, "a", "CREATE TABLE u(x)")
+	data, err := s.Export(bg, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "_snug_once") {
+		t.Error("the export holds the record of writes")
+	}
+	if _, err := s.Import(bg, "b", data); err != nil {
+		t.Fatalf("the export does not import: %v", err)
+	}
+}
+
+// The record is bounded: past its most records the oldest go.
+func TestExecOncePrunes(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	const onceMax = 100 // the bound lowered, so the test writes hundreds, not thousands
+	s.onceMax = onceMax
+	mustExec(t, s, "a", "CREATE TABLE t(v)")
+	for i := range onceMax + 2*oncePrune {
+		if _, err := s.ExecOnce(bg, "a", "w"+strconv.Itoa(i), "INSERT INTO t VALUES (1)", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int64
+	err := s.do(bg, "a", "count", false, true, func(d *appDB) error {
+		d.trusted = true
+		defer func() { d.trusted = false }()
+		st, _, err := d.conn.Prepare("SELECT count(*) FROM _snug_once")
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		st.Step()
+		n = st.ColumnInt64(0)
+		return st.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > onceMax+oncePrune {
+		t.Fatalf("%d records kept, want at most %d", n, onceMax+oncePrune)
+	}
+	// The newest are kept: a resend of the last write runs nothing.
+	last := fmt.Sprintf("w%d", onceMax+2*oncePrune-1)
+	if _, err := s.ExecOnce(bg, "a", last, "INSERT INTO t VALUES (1)", nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(t, s, "a", "t"); c != onceMax+2*oncePrune {
+		t.Fatalf("%d rows, want %d", c, onceMax+2*oncePrune)
+	}
+}
+
+// BenchmarkExecOnce is the cost of the record: the same INSERT with Exec
+// and with ExecOnce under a fresh identity each time.
+func BenchmarkExecOnce(b *testing.B) {
+	for _, once := range []bool{false, true} {
+		name := "Exec"
+		if once {
+			name = "ExecOnce"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, _ := newStore(b, Options{})
+			mustExec(b, s, "a", "CREATE TABLE t(v TEXT)")
+			b.ResetTimer()
+			for i := range b.N {
+				var err error
+				if once {
+					_, err = s.ExecOnce(bg, "a", "w-"+strconv.Itoa(i)+"-0123456789abcdef", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
+				} else {
+					_, err = s.Exec(bg, "a", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
