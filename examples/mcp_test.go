@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/snuggen/snuggen/hostkit/mcpapps"
@@ -325,4 +326,91 @@ func TestCorpusWithoutServerToolsInAnMCPAppsHost(t *testing.T) {
 	a.waitText("#count", "1 note")
 	a.fill("#q", "milk")
 	a.waitFor("the match", `document.querySelector("#results li")?.textContent === "Buy oat milk"`)
+}
+
+// Issue 28, how it is checked, under an MCP Apps host: the corpus of
+// guide-written apps (testdata/corpus) served by `snuggen mcp`, each driven
+// as its user would through the published AppBridge: the tracker's
+// migrations and form, the notes' FTS5 search, the wizard, the exporter's
+// CSV through ui/download-file, and the sketch's stroke redrawn on the
+// host's theme change.
+func TestCorpusInAnMCPAppsHost(t *testing.T) {
+	// Five servers, as for the examples: each client holds a connection
+	// open, and Chromium opens six at most to one host.
+	names := []string{"drawing", "exporter", "notes", "tracker", "wizard"}
+	var files []string
+	for _, n := range names {
+		files = append(files, filepath.Join("..", "testdata", "corpus", n+".html"))
+	}
+	h := openMCPHostOf(t, names, files...)
+
+	t.Run("tracker", func(t *testing.T) {
+		a := h.show("tracker")
+		a.t = t
+		a.ready("#add-button")
+		a.fill("#what", "Coffee")
+		a.fill("#amount", "3.20\r")
+		a.waitText("#total", "3.20")
+		if got := a.rows("select version from meta"); got != `[{"version":2}]` {
+			t.Fatalf("the schema version: %s", got)
+		}
+	})
+	t.Run("notes", func(t *testing.T) {
+		a := h.show("notes")
+		a.t = t
+		a.waitText("#count", "0 notes")
+		a.fill("#body", "Buy oat milk")
+		a.click("#add button")
+		a.waitText("#count", "1 note")
+		a.fill("#q", "milk")
+		a.waitFor("the highlighted match", `document.querySelector("#results mark")?.textContent === "milk"`)
+	})
+	t.Run("wizard", func(t *testing.T) {
+		a := h.show("wizard")
+		a.t = t
+		a.waitFor("step 1", `document.activeElement?.id === "name"`)
+		a.fill("#name", "Ada\r")
+		a.waitFor("step 2", `!document.querySelector('[data-step="1"]').hidden`)
+		a.click(`input[value="Kyoto"]`)
+		a.click("#next")
+		a.waitText("#summary", "Ada, 1 to Kyoto")
+		a.click("#next")
+		a.waitText("#done", "Booked: Kyoto for Ada")
+	})
+	t.Run("exporter", func(t *testing.T) {
+		a := h.show("exporter")
+		a.t = t
+		a.waitFor("the app", `document.getElementById("json").href.startsWith("blob:")`)
+		a.fill("#name", "Ada")
+		a.fill("#phone", "555\r")
+		a.waitFor("the contact", `document.querySelector("#list li")?.textContent === "Ada (555)"`)
+		before := browsertest.Eval[int](t, h.tab, `hostLog.downloads.length`)
+		a.click("#csv")
+		a.waitText("#status", "Saved contacts.csv")
+		type resource struct{ URI, Blob string }
+		got := browsertest.Eval[[][]struct{ Resource resource }](t, h.tab, `hostLog.downloads`)
+		r := got[before][0].Resource
+		body, _ := base64.StdEncoding.DecodeString(r.Blob)
+		if r.URI != "file:///contacts.csv" || string(body) != "name,phone\nAda,555" {
+			t.Fatalf("the host was asked to download %s %q", r.URI, body)
+		}
+	})
+	t.Run("drawing", func(t *testing.T) {
+		a := h.show("drawing")
+		a.t = t
+		a.waitText("#count", "0 strokes")
+		browsertest.WaitStill(t, a.f, "#pad")
+		box := browsertest.Eval[[]float64](t, a.f, `(r => [r.left, r.top])(document.getElementById("pad").getBoundingClientRect())`)
+		x, y := box[0]+40, box[1]+100
+		browsertest.Do(t, a.f, "draw a stroke",
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x, y, chromedp.ButtonLeft),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+120, y, chromedp.ButtonLeft),
+			chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x+120, y, chromedp.ButtonLeft))
+		a.waitText("#count", "1 stroke")
+		pixel := `(() => { const [r, g, b] = document.getElementById("pad").getContext("2d").getImageData(100, 100, 1, 1).data; return "rgb(" + r + ", " + g + ", " + b + ")"; })()`
+		before := a.eval(pixel)
+		browsertest.Eval[any](t, h.tab, `setTheme("dark")`)
+		a.waitFor("the redraw in the dark theme's ink", pixel+` !== `+fmt.Sprintf("%q", before))
+		browsertest.Eval[any](t, h.tab, `setTheme("light")`)
+	})
 }
