@@ -79,6 +79,9 @@ type jsScanner struct {
 	// regexOK says whether a "/" in code starts a regular expression.
 	regexOK bool
 	word    strings.Builder
+	// lastWord is the identifier or keyword just ended, until the next
+	// code byte that is not blank.
+	lastWord string
 	// lit, when set, is called with the source range of each string
 	// literal's text and each text chunk of a template literal (between
 	// its backticks and ${…}), quotes excluded.
@@ -107,159 +110,27 @@ func isIdent(c byte) bool {
 	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
+// run scans the whole source and returns it escaped, a byte at a time:
+// hidden rewrites the bytes the HTML parser must not see, and a step per
+// state (code, quoted, template, regex, comments) tracks the context.
 func (s *jsScanner) run() string {
 	src := s.src
 	s.regexOK = true
-	lastWord := ""
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		if c == 0 {
-			// The HTML parser would read a raw NUL as U+FFFD.
-			if s.state == stCode {
-				s.out.WriteString("\uFFFD")
-			} else {
-				s.out.WriteString(`\x00`)
-			}
-			continue
-		}
-		if c == '<' && dangerAt(src, i) {
-			if s.state == stCode {
-				s.out.WriteString("< ")
-			} else {
-				s.out.WriteString(`\x3C`)
-			}
-			s.regexOK = true
+		if s.hidden(src, i) {
 			continue
 		}
 		s.out.WriteByte(c)
 		switch s.state {
 		case stCode:
-			if isIdent(c) {
-				s.word.WriteByte(c)
-				continue
-			}
-			if s.word.Len() > 0 {
-				lastWord = s.word.String()
-				s.word.Reset()
-				s.regexOK = regexAfterWord(lastWord)
-			}
-			switch c {
-			case ' ', '\t', '\n', '\r':
-				continue
-			case '\'':
-				s.state, s.litStart = stSingle, i+1
-			case '"':
-				s.state, s.litStart = stDouble, i+1
-			case '`':
-				s.state, s.litStart = stTemplate, i+1
-			case '/':
-				if i+1 < len(src) && src[i+1] == '/' {
-					s.state = stLineComment
-				} else if i+1 < len(src) && src[i+1] == '*' {
-					s.state = stBlockComment
-				} else if s.regexOK {
-					s.state = stRegex
-				} else {
-					s.regexOK = true
-				}
-				continue
-			case '(':
-				s.parens = append(s.parens, lastWord == "if" || lastWord == "while" || lastWord == "for" || lastWord == "with")
-				s.regexOK = true
-			case ')':
-				kw := false
-				if n := len(s.parens); n > 0 {
-					kw = s.parens[n-1]
-					s.parens = s.parens[:n-1]
-				}
-				s.regexOK = kw
-			case ']':
-				s.regexOK = false
-			case '{':
-				s.depth++
-				s.regexOK = true
-			case '}':
-				if n := len(s.braces); n > 0 && s.braces[n-1] == s.depth {
-					s.braces = s.braces[:n-1]
-					s.state, s.litStart = stTemplate, i+1
-					continue
-				}
-				s.depth--
-				s.regexOK = true
-			case '+', '-':
-				// a++ / b: after a postfix operator "/" divides; rare
-				// enough in minified output to treat "/" as a regex start.
-				s.regexOK = true
-			default:
-				s.regexOK = true
-			}
-			lastWord = ""
+			s.code(i)
 		case stSingle, stDouble:
-			switch c {
-			case '\\':
-				if i+1 < len(src) {
-					i++
-					s.out.WriteByte(src[i])
-				}
-			case '\'':
-				if s.state == stSingle {
-					s.literal(i)
-					s.state = stCode
-					s.regexOK = false
-				}
-			case '"':
-				if s.state == stDouble {
-					s.literal(i)
-					s.state = stCode
-					s.regexOK = false
-				}
-			case '\n':
-				s.literal(i)
-				s.state = stCode
-			}
+			i = s.quoted(i)
 		case stTemplate:
-			switch c {
-			case '\\':
-				if i+1 < len(src) {
-					i++
-					s.out.WriteByte(src[i])
-				}
-			case '`':
-				s.literal(i)
-				s.state = stCode
-				s.regexOK = false
-			case '$':
-				if i+1 < len(src) && src[i+1] == '{' {
-					s.literal(i)
-					i++
-					s.out.WriteByte('{')
-					s.depth++
-					s.braces = append(s.braces, s.depth)
-					s.state = stCode
-					s.regexOK = true
-				}
-			}
+			i = s.template(i)
 		case stRegex, stRegexClass:
-			switch c {
-			case '\\':
-				if i+1 < len(src) {
-					i++
-					s.out.WriteByte(src[i])
-				}
-			case '[':
-				s.state = stRegexClass
-			case ']':
-				if s.state == stRegexClass {
-					s.state = stRegex
-				}
-			case '/':
-				if s.state == stRegex {
-					s.state = stCode
-					s.regexOK = false
-				}
-			case '\n':
-				s.state = stCode
-			}
+			i = s.regex(i)
 		case stLineComment:
 			if c == '\n' {
 				s.state = stCode
@@ -272,6 +143,174 @@ func (s *jsScanner) run() string {
 		}
 	}
 	return s.out.String()
+}
+
+// hidden writes a replacement for the byte at i when the HTML parser must
+// not see it as written (a raw NUL, or a "<" that could start "</script",
+// "<!--" or "<script"), and reports whether it did.
+func (s *jsScanner) hidden(src string, i int) bool {
+	switch {
+	case src[i] == 0:
+		// The HTML parser would read a raw NUL as U+FFFD.
+		if s.state == stCode {
+			s.out.WriteString("\uFFFD")
+		} else {
+			s.out.WriteString(`\x00`)
+		}
+		return true
+	case src[i] == '<' && dangerAt(src, i):
+		if s.state == stCode {
+			s.out.WriteString("< ")
+		} else {
+			s.out.WriteString(`\x3C`)
+		}
+		s.regexOK = true
+		return true
+	}
+	return false
+}
+
+// code steps over the code byte at i: it collects identifiers, enters
+// literals and comments, and tracks whether a "/" next starts a regexp.
+func (s *jsScanner) code(i int) {
+	src, c := s.src, s.src[i]
+	if isIdent(c) {
+		s.word.WriteByte(c)
+		return
+	}
+	if s.word.Len() > 0 {
+		s.lastWord = s.word.String()
+		s.word.Reset()
+		s.regexOK = regexAfterWord(s.lastWord)
+	}
+	switch c {
+	case ' ', '\t', '\n', '\r':
+		return
+	case '\'':
+		s.state, s.litStart = stSingle, i+1
+	case '"':
+		s.state, s.litStart = stDouble, i+1
+	case '`':
+		s.state, s.litStart = stTemplate, i+1
+	case '/':
+		if i+1 < len(src) && src[i+1] == '/' {
+			s.state = stLineComment
+		} else if i+1 < len(src) && src[i+1] == '*' {
+			s.state = stBlockComment
+		} else if s.regexOK {
+			s.state = stRegex
+		} else {
+			s.regexOK = true
+		}
+		return
+	case '(':
+		w := s.lastWord
+		s.parens = append(s.parens, w == "if" || w == "while" || w == "for" || w == "with")
+		s.regexOK = true
+	case ')':
+		kw := false
+		if n := len(s.parens); n > 0 {
+			kw = s.parens[n-1]
+			s.parens = s.parens[:n-1]
+		}
+		s.regexOK = kw
+	case ']':
+		s.regexOK = false
+	case '{':
+		s.depth++
+		s.regexOK = true
+	case '}':
+		if n := len(s.braces); n > 0 && s.braces[n-1] == s.depth {
+			s.braces = s.braces[:n-1]
+			s.state, s.litStart = stTemplate, i+1
+			return
+		}
+		s.depth--
+		s.regexOK = true
+	case '+', '-':
+		// a++ / b: after a postfix operator "/" divides; rare
+		// enough in minified output to treat "/" as a regex start.
+		s.regexOK = true
+	default:
+		s.regexOK = true
+	}
+	s.lastWord = ""
+}
+
+// escaped copies the byte after a backslash at i and returns the index of
+// the last byte consumed.
+func (s *jsScanner) escaped(i int) int {
+	if i+1 < len(s.src) {
+		i++
+		s.out.WriteByte(s.src[i])
+	}
+	return i
+}
+
+// quoted steps over byte i of a '…' or "…" string and returns the index of
+// the last byte consumed.
+func (s *jsScanner) quoted(i int) int {
+	switch c := s.src[i]; c {
+	case '\\':
+		return s.escaped(i)
+	case '\'', '"':
+		if (c == '\'') == (s.state == stSingle) {
+			s.literal(i)
+			s.state = stCode
+			s.regexOK = false
+		}
+	case '\n':
+		s.literal(i)
+		s.state = stCode
+	}
+	return i
+}
+
+// template steps over byte i of a template literal's text and returns the
+// index of the last byte consumed; "${" enters code until its "}".
+func (s *jsScanner) template(i int) int {
+	switch s.src[i] {
+	case '\\':
+		return s.escaped(i)
+	case '`':
+		s.literal(i)
+		s.state = stCode
+		s.regexOK = false
+	case '$':
+		if i+1 < len(s.src) && s.src[i+1] == '{' {
+			s.literal(i)
+			i++
+			s.out.WriteByte('{')
+			s.depth++
+			s.braces = append(s.braces, s.depth)
+			s.state = stCode
+			s.regexOK = true
+		}
+	}
+	return i
+}
+
+// regex steps over byte i of a regular expression literal and returns the
+// index of the last byte consumed.
+func (s *jsScanner) regex(i int) int {
+	switch s.src[i] {
+	case '\\':
+		return s.escaped(i)
+	case '[':
+		s.state = stRegexClass
+	case ']':
+		if s.state == stRegexClass {
+			s.state = stRegex
+		}
+	case '/':
+		if s.state == stRegex {
+			s.state = stCode
+			s.regexOK = false
+		}
+	case '\n':
+		s.state = stCode
+	}
+	return i
 }
 
 // escapeCSS makes sure no "</style" is left in a stylesheet: "\/" is "/"
