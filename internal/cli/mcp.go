@@ -106,6 +106,18 @@ snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 			return runMCP(ctx, io, o, args)
 		},
 	}
+	o.mcpFlags(c)
+	o.agentFlags(c)
+	c.ValidArgsFunction = appArgs
+	_ = c.RegisterFlagCompletionFunc("data", dirs)
+	_ = c.RegisterFlagCompletionFunc("config", jsonFiles)
+	_ = c.RegisterFlagCompletionFunc("ui", cobra.FixedCompletions([]string{string(mcpapps.UIAuto), "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+// mcpFlags declares snuggen mcp's own flags on c (the agent's are
+// agentFlags').
+func (o *mcpOptions) mcpFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.http, "http", "", "serve streamable HTTP on this address (127.0.0.1:8765) instead of stdio")
 	f.StringVar(&o.data, "data", "", "directory for the apps' SQLite files, net grants and the handle key (default: a per-user data directory)")
@@ -122,32 +134,20 @@ snuggen build --target mcp-app is served as it is. Keys, --agent, --model,
 	f.StringSliceVar(&o.trustedProxies, "trusted-proxy", nil, "with --user-header: the proxy's address or prefix (repeatable); connections from elsewhere are refused")
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "with --http on an address other than loopback and no --token-file or --user-header: serve every caller as one user, sharing its data and grants")
 	f.StringVar(&o.publicURL, "public-url", "", "with --http: the URL clients reach this server at (default http://<the address listened on>)")
-	o.agentFlags(c)
-	c.ValidArgsFunction = appArgs
-	_ = c.RegisterFlagCompletionFunc("data", dirs)
-	_ = c.RegisterFlagCompletionFunc("config", jsonFiles)
-	_ = c.RegisterFlagCompletionFunc("ui", cobra.FixedCompletions([]string{string(mcpapps.UIAuto), "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
-	return c
 }
 
+// runMCP serves the apps named in args (or install_app's server) until ctx
+// ends: the flags and apps checked, the host's parts opened, the listener,
+// the server, then MCP over stdio or HTTP.
 func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	// The flags first: a bad one is reported before any file is read.
 	backend, err := o.backend()
 	if err != nil {
 		return err
 	}
-	var found []*servedApp
-	switch {
-	case len(args) == 0 && !o.install:
-		return usageError("snuggen mcp needs the apps to serve (FILE or DIR), or --install-app")
-	case o.install && o.shared:
-		return usageError("--install-app and --shared-server: install_app's apps get a server of their own; leave out --shared-server")
-	case o.install && o.http == "" && len(args) > 0:
-		return usageError("over stdio --install-app serves install_app's server alone: give no app, or serve them with --http")
-	case len(args) > 0:
-		if found, err = findApps(args); err != nil {
-			return err
-		}
+	found, err := o.findMCPApps(args)
+	if err != nil {
+		return err
 	}
 	tokens, authenticate, err := o.mcpAuth()
 	if err != nil {
@@ -163,20 +163,9 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	var apps []mcpapps.App
-	for _, a := range found {
-		doc, err := os.ReadFile(a.path)
-		if err != nil {
-			return &ExitError{Code: exitUsage, Err: err}
-		}
-		switch {
-		case mcpapps.IsBuilt(doc):
-			apps = append(apps, mcpapps.BuiltApp(a.key, doc))
-		case a.built:
-			return usageError("%s is built for Snug hosts; build it with --target mcp-app, or give its source", a.path)
-		default:
-			apps = append(apps, mcpapps.FileApp(a.key, a.path))
-		}
+	apps, err := readMCPApps(found)
+	if err != nil {
+		return err
 	}
 	secret, err := handleSecret(dataDir)
 	if err != nil {
@@ -195,24 +184,92 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 
 	// The listener comes first: the grant pages' address is part of the
 	// server's options. Over stdio it serves the grant pages alone.
+	ln, base, err := o.listenMCP(tokens != nil || authenticate != nil)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+
+	logf := stderrLogOf(io.Err, "mcp")
+	opts := o.serverOptions(dataDir, base, logf)
+	opts.Apps = apps
+	opts.Agent = agent.NewBridge(backend, agent.Options{Timeout: hostkit.DefaultAgentTimeout, Log: func(instance string, err error) {
+		logf("agent request of instance %s failed: %v", instance, err)
+	}})
+	opts.Store, opts.Net, opts.Secret = st, gate, secret
+	opts.Tokens, opts.Authenticate = tokens, authenticate
+	srv, err := mcpapps.New(ctx, opts)
+	if err != nil {
+		return &ExitError{Code: exitFailure, Err: err}
+	}
+	return o.serveMCP(ctx, io, srv, ln, base, logf)
+}
+
+// findMCPApps checks that args and the flags ask for something to serve
+// and finds the apps args name.
+func (o *mcpOptions) findMCPApps(args []string) ([]*servedApp, error) {
+	switch {
+	case len(args) == 0 && !o.install:
+		return nil, usageError("snuggen mcp needs the apps to serve (FILE or DIR), or --install-app")
+	case o.install && o.shared:
+		return nil, usageError("--install-app and --shared-server: install_app's apps get a server of their own; leave out --shared-server")
+	case o.install && o.http == "" && len(args) > 0:
+		return nil, usageError("over stdio --install-app serves install_app's server alone: give no app, or serve them with --http")
+	case len(args) > 0:
+		return findApps(args)
+	}
+	return nil, nil
+}
+
+// readMCPApps reads each app found: a file built for MCP Apps is served as
+// it is, a source is built by the server, and one built for Snug hosts is
+// a usage error.
+func readMCPApps(found []*servedApp) ([]mcpapps.App, error) {
+	var apps []mcpapps.App
+	for _, a := range found {
+		doc, err := os.ReadFile(a.path)
+		if err != nil {
+			return nil, &ExitError{Code: exitUsage, Err: err}
+		}
+		switch {
+		case mcpapps.IsBuilt(doc):
+			apps = append(apps, mcpapps.BuiltApp(a.key, doc))
+		case a.built:
+			return nil, usageError("%s is built for Snug hosts; build it with --target mcp-app, or give its source", a.path)
+		default:
+			apps = append(apps, mcpapps.FileApp(a.key, a.path))
+		}
+	}
+	return apps, nil
+}
+
+// listenMCP listens on --http (over stdio, on a loopback port for the
+// grant pages) and returns the listener and the base URL clients reach it
+// at. It refuses an address beyond loopback that no authenticator guards
+// (authed says whether one does) unless --insecure-no-auth.
+func (o *mcpOptions) listenMCP(authed bool) (net.Listener, string, error) {
 	addr := o.http
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: listen on %s: %w", addr, err)}
+		return nil, "", &ExitError{Code: exitFailure, Err: fmt.Errorf("mcp: listen on %s: %w", addr, err)}
 	}
-	defer ln.Close()
-	if o.http != "" && !loopbackListener(ln) && tokens == nil && authenticate == nil && !o.insecureNoAuth {
-		return usageError("--http %s reaches beyond this machine, and without an authenticator every caller would share one user's apps, data and net grants: add --token-file (bearer tokens, a user each) or --user-header (the user from your proxy), or --insecure-no-auth if everyone who can reach it may share them", o.http)
+	if o.http != "" && !loopbackListener(ln) && !authed && !o.insecureNoAuth {
+		ln.Close()
+		return nil, "", usageError("--http %s reaches beyond this machine, and without an authenticator every caller would share one user's apps, data and net grants: add --token-file (bearer tokens, a user each) or --user-header (the user from your proxy), or --insecure-no-auth if everyone who can reach it may share them", o.http)
 	}
 	base := "http://" + ln.Addr().String()
 	if o.publicURL != "" {
 		base = strings.TrimRight(o.publicURL, "/")
 	}
+	return ln, base, nil
+}
 
-	logf := stderrLogOf(io.Err, "mcp")
+// serverOptions is the server's options that come from the flags: the
+// caller adds the apps, the agent, the host's parts and the authenticator.
+func (o *mcpOptions) serverOptions(dataDir, base string, logf func(string, ...any)) mcpapps.Options {
 	version := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		version = bi.Main.Version
@@ -221,30 +278,24 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	if o.install {
 		mk = &mcpapps.MakeOptions{Dir: filepath.Join(dataDir, "mcp-apps")}
 	}
-	srv, err := mcpapps.New(ctx, mcpapps.Options{
-		Apps: apps,
-		Make: mk,
-		Agent: agent.NewBridge(backend, agent.Options{Timeout: hostkit.DefaultAgentTimeout, Log: func(instance string, err error) {
-			logf("agent request of instance %s failed: %v", instance, err)
-		}}),
-		Store:                st,
-		Net:                  gate,
-		Secret:               secret,
+	return mcpapps.Options{
+		Make:                 mk,
 		SharedServer:         o.shared,
 		GrantBase:            base,
 		AllowOrigins:         o.origins,
-		Tokens:               tokens,
-		Authenticate:         authenticate,
 		InsecureNoAuth:       o.insecureNoAuth,
 		AuthorizationServers: o.authServers,
 		UI:                   mcpapps.UIMode(o.ui),
 		MaxResultBytes:       o.maxResult,
 		Version:              version,
 		Logf:                 logf,
-	})
-	if err != nil {
-		return &ExitError{Code: exitFailure, Err: err}
 	}
+}
+
+// serveMCP serves srv on ln (over stdio, the grant pages alone, and MCP on
+// stdin and stdout) until ctx ends, stdio closes or serving fails, then
+// closes the server.
+func (o *mcpOptions) serveMCP(ctx context.Context, io *IO, srv *mcpapps.Server, ln net.Listener, base string, logf func(string, ...any)) error {
 	handler := srv.Handler()
 	if o.http == "" {
 		handler = srv.GrantHandler() // stdio: the loopback port shows grant pages, nothing else
