@@ -258,6 +258,9 @@ func (a *servedApp) app() (hostkit.App, error) {
 	}}, nil
 }
 
+// runServe serves the apps named in args until ctx ends: the flags and
+// apps checked, the host made, its lines printed, then served (and
+// watched with --watch).
 func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error {
 	// The flags first: a bad one is reported before any file is read.
 	backend, err := o.backend()
@@ -268,14 +271,9 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	maxReply := 0 // the default
-	if o.maxReply != "" {
-		if maxReply, err = parseSize(o.maxReply); err != nil || maxReply <= 0 {
-			return usageError("--agent-max-reply %q: want a positive size such as 4MiB, 512KiB or 1000000", o.maxReply)
-		}
-	}
-	if o.dbLimit < 0 {
-		return usageError("--db-timeout %s: want a positive duration such as 5s", o.dbLimit)
+	maxReply, err := o.checkLimits()
+	if err != nil {
+		return err
 	}
 	if o.agentFor != nil {
 		backend = o.agentFor
@@ -288,13 +286,9 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	var apps []hostkit.App
-	for _, a := range found {
-		app, err := a.app()
-		if err != nil {
-			return err
-		}
-		apps = append(apps, app)
+	apps, err := hostApps(found)
+	if err != nil {
+		return err
 	}
 	logf := stderrLog(io.Err)
 	extra, err := clusterOptions(ctx, o, dataDir, logf)
@@ -330,8 +324,44 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		_ = h.Shutdown(context.Background())
 		return err
 	}
-	// The lines come before Serve, so a script that reads the first line
-	// knows the server is listening when it gets it.
+	printServing(io, h)
+	if o.ready != nil {
+		o.ready(h)
+	}
+	return o.serveHost(ctx, io, h, found)
+}
+
+// checkLimits checks --agent-max-reply and --db-timeout and returns the
+// former in bytes (0 for the default).
+func (o *serveOptions) checkLimits() (maxReply int, err error) {
+	if o.maxReply != "" {
+		if maxReply, err = parseSize(o.maxReply); err != nil || maxReply <= 0 {
+			return 0, usageError("--agent-max-reply %q: want a positive size such as 4MiB, 512KiB or 1000000", o.maxReply)
+		}
+	}
+	if o.dbLimit < 0 {
+		return 0, usageError("--db-timeout %s: want a positive duration such as 5s", o.dbLimit)
+	}
+	return maxReply, nil
+}
+
+// hostApps is the apps found as the host installs them.
+func hostApps(found []*servedApp) ([]hostkit.App, error) {
+	var apps []hostkit.App
+	for _, a := range found {
+		app, err := a.app()
+		if err != nil {
+			return nil, err
+		}
+		apps = append(apps, app)
+	}
+	return apps, nil
+}
+
+// printServing writes an app line per app that built and, in replicated
+// mode, the replica line. The lines come before Serve, so a script that
+// reads the first line knows the server is listening when it gets it.
+func printServing(io *IO, h *hostkit.Host) {
 	for _, key := range h.Apps.Keys() {
 		if h.Apps.Problems(key) == nil {
 			printAppLine(io, h, key)
@@ -343,9 +373,11 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	}); ok {
 		fmt.Fprintf(io.Out, "replica %s %s\n", r.ID(), r.InternalURL())
 	}
-	if o.ready != nil {
-		o.ready(h)
-	}
+}
+
+// serveHost serves h (watching the apps found with --watch) until ctx ends
+// or serving fails, then stops the watch and shuts the host down.
+func (o *serveOptions) serveHost(ctx context.Context, io *IO, h *hostkit.Host, found []*servedApp) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- h.Serve() }()
 	var watchDone chan struct{}
