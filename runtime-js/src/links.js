@@ -5,7 +5,10 @@
 // activation the way the web means it:
 // - an http(s) link, static or inserted later, with or without target, by
 //   a click, a modifier-click or a middle click: snug.openUrl (the host asks
-//   the user and opens it in the browser);
+//   the user and opens it in the browser). A link is every element the
+//   browser follows: an HTML <a> or <area> with href, an SVG <a> with href
+//   or xlink:href, inside an open shadow root too (the click's composed
+//   path, not its retargeted target);
 // - an <a download> whose href is a blob: or data: URL: snug.saveFile (the
 //   host asks the user and saves it); the blob comes from the app's own
 //   URL.createObjectURL, which the runtime remembers (the sandbox's CSP lets
@@ -28,6 +31,9 @@ const stay = (what) =>
 // download takes an <a download> to snug.saveFile (true), once downloads
 // is installed.
 let download;
+// The URL a link follows: href, or an SVG link's xlink:href (SVG 2 reads
+// href first); null when it has neither.
+const hrefOf = (link) => link.getAttribute("href") ?? link.getAttributeNS("http://www.w3.org/1999/xlink", "href");
 
 /** @param {import("../snug").Snug} snug */
 export const links = (snug) => {
@@ -37,7 +43,7 @@ export const links = (snug) => {
   // route takes the activation of a link (true), or leaves it to the
   // browser (false).
   const route = (link) => {
-    const href = link.getAttribute("href").trim();
+    const href = hrefOf(link).trim();
     if (/^(#|javascript:)/i.test(href)) return false;
     if (download?.(link, href)) return true;
     if (/^https?:\/\//i.test(href)) snug.openUrl(href).catch(error);
@@ -47,7 +53,9 @@ export const links = (snug) => {
   const onClick = (event) => {
     const primaryOrMiddle = event.button == 0 || event.button == 1;
     if (event.defaultPrevented || !primaryOrMiddle) return;
-    const link = event.target.closest?.("a[href],area[href]");
+    // The composed path reaches a link inside an open shadow root, which
+    // the retargeted event.target hides.
+    const link = event.composedPath().find((node) => /^(a|area)$/.test(node.localName) && hrefOf(node) != null);
     if (link && route(link)) event.preventDefault();
   };
 

@@ -1,0 +1,85 @@
+package hostkit_test
+
+import (
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/snuggen/snuggen/hostkit"
+	"github.com/snuggen/snuggen/internal/browsertest"
+)
+
+// linkServer is a real TLS server on loopback that counts the connections
+// made to it.
+func linkServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the browser refuses the test certificate
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+// Issue 26 item 8: every link the browser would follow goes to open-url,
+// not only HTML <a href>. A click on an SVG <a xlink:href> (the chart
+// idiom), an SVG <a href>, an image map's <area> and a link inside an open
+// shadow root each raises the host's open-url dialog with the link's URL,
+// and the frame stays the app. Each link points at its own TLS server on
+// loopback: the SVG links' servers see no connection at all. (Before, the
+// SVG link replaced the app with an error page.) An HTML <a> or <area> is
+// preconnected by Chromium itself on the press of the pointer, before any
+// script can refuse it: that connection is measured and logged, the
+// residual docs/security.md records.
+func TestEveryLinkOpensThroughTheHost(t *testing.T) {
+	doc := string(readTestdata(t, "idiom-svg-links.html"))
+	cases := []struct {
+		sel, name string
+		noConn    bool
+	}{
+		{"#xlink-bar", "xlink", true},    // inside <a xlink:href>
+		{"#svghref-label", "href", true}, // inside an SVG <a href>
+		{"#mapimg", "area", false},       // the <area> covering the image
+		{"#card", "shadow", false},       // the link of a shadow root
+		{"#plain", "plain", false},       // an HTML <a href>, for comparison
+	}
+	servers := map[string]*httptest.Server{}
+	conns := map[string]*atomic.Int64{}
+	for _, c := range cases {
+		servers[c.name], conns[c.name] = linkServer(t)
+		doc = strings.ReplaceAll(doc, "URL_"+strings.ToUpper(c.name), servers[c.name].URL)
+	}
+	h, err := hostkit.New(hostkit.WithApps(hostkit.RawApp("svg-links", []byte(doc))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "svg-links")
+	frame := runner.Frame(0)
+	browsertest.WaitFor(t, frame, "the handshake and the component", `snug.ready.then(() => !!document.getElementById("card").shadowRoot)`)
+
+	for _, c := range cases {
+		want := servers[c.name].URL + "/" + c.name
+		clickIn(t, frame, c.sel)
+		d := runner.Confirm()
+		if d.Kind != "open-url" || d.URL != want {
+			t.Fatalf("click on %s: the dialog shows %+v, want open-url of %s", c.sel, d, want)
+		}
+		runner.Answer("deny")
+		live(t, runner, frame)
+		n := conns[c.name].Load()
+		if c.noConn && n != 0 {
+			t.Errorf("click on %s: its server saw %d connections before the user answered", c.sel, n)
+		}
+		t.Logf("%s: routed to open-url, declined; %d connections to its server", c.name, n)
+	}
+}
