@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/ncruces/go-sqlite3"
+
+	"github.com/snuggen/snuggen/frame"
 )
 
 // stallProxy is a TCP proxy in front of PostgreSQL for one replica. Once
@@ -18,14 +22,14 @@ import (
 // off from PostgreSQL, while everything else of it (the object store, its
 // internal listener) goes on.
 type stallProxy struct {
-	ln      net.Listener
-	target  string
-	stalled chan struct{} // closed by stall
-	done    chan struct{} // closed by close
-	once    sync.Once
-	mu      sync.Mutex
-	conns   []net.Conn
-	wg      sync.WaitGroup
+	ln     net.Listener
+	target string
+	done   chan struct{} // closed by close
+	once   sync.Once
+	mu     sync.Mutex
+	hold   chan struct{} // while stalled: closed by resume; nil otherwise
+	conns  []net.Conn
+	wg     sync.WaitGroup
 }
 
 // startStallProxy starts a proxy to the PostgreSQL of pgURL and returns it
@@ -41,7 +45,7 @@ func startStallProxy(t testing.TB, pgURL string) (*stallProxy, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &stallProxy{ln: ln, target: u.Host, stalled: make(chan struct{}), done: make(chan struct{})}
+	p := &stallProxy{ln: ln, target: u.Host, done: make(chan struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	u.Host = ln.Addr().String()
@@ -76,11 +80,15 @@ func (p *stallProxy) pipe(from, to net.Conn) {
 	for {
 		n, err := from.Read(buf)
 		if n > 0 {
-			select {
-			case <-p.stalled:
-				<-p.done
-				return
-			default:
+			p.mu.Lock()
+			hold := p.hold
+			p.mu.Unlock()
+			if hold != nil {
+				select {
+				case <-hold:
+				case <-p.done:
+					return
+				}
 			}
 			if _, werr := to.Write(buf[:n]); werr != nil {
 				return
@@ -95,7 +103,19 @@ func (p *stallProxy) pipe(from, to net.Conn) {
 	}
 }
 
-func (p *stallProxy) stall() { close(p.stalled) }
+func (p *stallProxy) stall() {
+	p.mu.Lock()
+	p.hold = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// resume passes what was held and everything after it again.
+func (p *stallProxy) resume() {
+	p.mu.Lock()
+	close(p.hold)
+	p.hold = nil
+	p.mu.Unlock()
+}
 
 // close ends every connection: the replica's queries fail at once.
 func (p *stallProxy) close() {
@@ -171,5 +191,110 @@ func TestResentWriteRunsOnce(t *testing.T) {
 	}
 	if got := one(mustExec(t, a, "alice", "notes", "SELECT max(rowid) FROM log")); got != one(r.Result) {
 		t.Errorf("the resend answered rowid %s, the write has %s", one(r.Result), got)
+	}
+}
+
+// leaseState is what the test reads of a lease row: the owner, the expiry
+// and PostgreSQL's clock, all in one statement.
+type leaseState struct {
+	owner   string
+	epoch   int64
+	expires time.Time
+	now     time.Time
+	prefix  string
+}
+
+func readLeaseRow(t testing.TB, conn *pgx.Conn, user, app string) leaseState {
+	t.Helper()
+	var l leaseState
+	if err := conn.QueryRow(context.Background(), `SELECT owner, epoch, expires_at, now(), prefix FROM snug_leases WHERE usr = $1 AND app = $2`,
+		user, app).Scan(&l.owner, &l.epoch, &l.expires, &l.now, &l.prefix); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// An owner that stalls is taken over as soon as its lease expires, not at
+// the forwarder's next periodic look (every half TTL before): the owner is
+// cut off from PostgreSQL just before it would renew, which put the expiry
+// a third of the TTL before such a look; the takeover must come within a
+// sixth of the TTL after the expiry, on PostgreSQL's clock. Then the
+// stalled owner gets PostgreSQL back, learns it lost the lease and deletes
+// its old prefix, late uploads included.
+func TestStalledOwnerFailsOverAtExpiry(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	proxy, viaProxy := startStallProxy(t, pg)
+	const ttl = 3 * time.Second
+	b := openCluster(t, viaProxy, s3.url("stall"), ttl)
+	t.Cleanup(proxy.close)
+	a := openCluster(t, pg, s3.url("stall"), ttl)
+	install(t, a, b)
+	mustExec(t, b, "alice", "notes", "CREATE TABLE log(v TEXT)")
+	mustExec(t, a, "alice", "notes", "INSERT INTO log VALUES ('before')")
+	conn, err := pgx.Connect(context.Background(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	first := readLeaseRow(t, conn, "alice", "notes")
+	if first.owner != b.ID() {
+		t.Fatalf("owner %s, want b", first.owner)
+	}
+	// Stall b just before its next renewal (every third of the TTL).
+	for readLeaseRow(t, conn, "alice", "notes").expires.Equal(first.expires) {
+		time.Sleep(5 * time.Millisecond) // watching for b's renewal, not timing an assertion
+	}
+	time.Sleep(ttl/3 - 200*time.Millisecond) // the phase of the stall, not an assertion
+	proxy.stall()
+	answered := make(chan bool, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r := a.DBRequest(ctx, call("alice", "notes"), &frame.DBRequest{RequestID: "r", InstanceID: "i", Op: frame.OpExec, SQL: str("INSERT INTO log VALUES ('during')")})
+		answered <- r.OK
+	}()
+	last := readLeaseRow(t, conn, "alice", "notes")
+	for deadline := time.Now().Add(time.Minute); ; {
+		l := readLeaseRow(t, conn, "alice", "notes")
+		if l.owner != b.ID() {
+			lag := l.now.Sub(last.expires)
+			t.Logf("taken over %s after the stalled owner's lease expired (TTL %s)", lag, ttl)
+			if lag > ttl/6 {
+				t.Errorf("taken over %s after the lease expired, want at most %s", lag, ttl/6)
+			}
+			break
+		}
+		last = l
+		if time.Now().After(deadline) {
+			t.Fatal("nobody took the database over")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the row: the lag is read on PostgreSQL's clock
+	}
+	if !<-answered {
+		t.Fatal("the write during the stall was not acknowledged")
+	}
+
+	// b's late upload under its fenced prefix, after a dropped that prefix.
+	old := first.prefix + "/"
+	waitFor(t, "a to delete the old prefix", func() bool { return len(s3.keys(t, old)) == 0 })
+	if _, err := b.local.Exec(context.Background(), dbKey{"alice", "notes"}.storeKey(), "INSERT INTO log VALUES ('late')", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b's late upload", func() bool { return len(s3.keys(t, old)) > 0 })
+	proxy.resume()
+	waitFor(t, "b to delete its fenced prefix", func() bool { return len(s3.keys(t, old)) == 0 })
+	if got := one(mustExec(t, a, "alice", "notes", "SELECT count(*) FROM log")); got != "2" {
+		t.Fatalf("%s rows after the takeover, want 2 (the late write was never acknowledged)", got)
+	}
+}
+
+// waitFor waits up to a minute for cond.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition
 	}
 }

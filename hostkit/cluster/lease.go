@@ -15,15 +15,19 @@ import (
 type leaseRow struct {
 	owner, ownerURL string
 	epoch           int64
-	live            bool // expires_at > now()
+	live            bool          // expires_at > now()
+	left            time.Duration // expires_at - now(), on PostgreSQL's clock, when read
 	prefix          string
 }
 
 func (c *Cluster) readLease(ctx context.Context, k dbKey) (leaseRow, bool, error) {
 	var r leaseRow
-	err := c.pool.QueryRow(ctx, `SELECT owner, owner_url, epoch, expires_at > now(), prefix
+	var left float64
+	err := c.pool.QueryRow(ctx, `SELECT owner, owner_url, epoch, expires_at > now(),
+			extract(epoch FROM expires_at - now())::float8, prefix
 		FROM snug_leases WHERE usr = $1 AND app = $2`, k.user, k.app).
-		Scan(&r.owner, &r.ownerURL, &r.epoch, &r.live, &r.prefix)
+		Scan(&r.owner, &r.ownerURL, &r.epoch, &r.live, &left, &r.prefix)
+	r.left = time.Duration(left * float64(time.Second))
 	if isNoRows(err) {
 		return leaseRow{}, false, nil
 	}

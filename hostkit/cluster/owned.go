@@ -320,6 +320,8 @@ func (o *owned) teardown(ctx context.Context, free bool) error {
 	errs = append(errs, c.local.Release(ctx, o.key.storeKey()))
 	if free {
 		errs = append(errs, c.free(ctx, o.key, o.epoch))
+	} else if o.epoch > 0 {
+		c.dropFenced(o.key, o.epoch)
 	}
 	errs = append(errs, removeLocal(o.path))
 	c.mu.Lock()
@@ -484,21 +486,58 @@ func (o *owned) importDB(ctx context.Context, call broker.Call, r *frame.DBReque
 
 // dropPrefix deletes what an earlier epoch left in object storage, in the
 // background: nothing reads an unpublished prefix again. A fenced owner's
-// late upload may land there afterwards; it is never read either.
+// late upload may land there afterwards; it is never read either, and the
+// fenced owner deletes it once it knows it lost the lease (dropFenced).
 func (c *Cluster) dropPrefix(prefix string) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		ctx, cancel := context.WithTimeout(c.ctx, time.Minute)
-		defer cancel()
-		client, err := c.obj.client(prefix)
-		if err == nil {
-			err = client.DeleteAll(ctx)
-		}
-		if err != nil && c.ctx.Err() == nil {
-			c.logf("delete the old replica %s: %v", prefix, err)
-		}
+		c.deletePrefix(prefix)
 	}()
+}
+
+// dropFenced deletes this replica's prefix of k at epoch, in the
+// background, once the lease row names a newer one: this replica lost the
+// lease, its replica is stopped, and what it uploaded after it was fenced
+// is never read. Until the next owner publishes its own prefix it restores
+// from the one published, which may be this one: so the deletion waits for
+// that (checked every quarter TTL, for up to ten minutes).
+func (c *Cluster) dropFenced(k dbKey, epoch int64) {
+	prefix := c.obj.dbPrefix(k, epoch)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); {
+			ctx, cancel := context.WithTimeout(c.ctx, c.ttl)
+			l, found, err := c.readLease(ctx, k)
+			cancel()
+			if err == nil && (!found || l.prefix != prefix && l.epoch > epoch) {
+				c.deletePrefix(prefix)
+				return
+			}
+			t := time.NewTimer(c.ttl / 4)
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		c.logf("%s's %q: the fenced replica %s was not deleted: no newer one was published", k.user, k.app, prefix)
+	}()
+}
+
+// deletePrefix deletes everything under prefix (a minute at most).
+func (c *Cluster) deletePrefix(prefix string) {
+	ctx, cancel := context.WithTimeout(c.ctx, time.Minute)
+	defer cancel()
+	client, err := c.obj.client(prefix)
+	if err == nil {
+		err = client.DeleteAll(ctx)
+	}
+	if err != nil && c.ctx.Err() == nil {
+		c.logf("delete the old replica %s: %v", prefix, err)
+	}
 }
 
 func hostError(r *frame.DBRequest, msg string) *frame.DBResponse {

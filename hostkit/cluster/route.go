@@ -249,14 +249,19 @@ func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, writeID 
 		resp, err := c.post(fctx, lease, body)
 		done <- result{resp, err}
 	}()
-	tick := time.NewTicker(c.ttl / 2)
-	defer tick.Stop()
+	check := time.NewTimer(c.recheckAfter(lease))
+	defer check.Stop()
 	for {
 		select {
 		case res := <-done:
 			return res.resp, res.err
-		case <-tick.C:
+		case <-check.C:
 			now, found, err := c.readLease(ctx, k)
+			if err != nil {
+				check.Reset(c.ttl / 8)
+			} else {
+				check.Reset(c.recheckAfter(now))
+			}
 			moved := err == nil && (!found || now.owner != lease.owner || now.epoch != lease.epoch)
 			// An owner silent past its lease (paused, partitioned) is
 			// fenced by taking the lease over: once this replica holds it
@@ -271,6 +276,15 @@ func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, writeID 
 			}
 		}
 	}
+}
+
+// recheckAfter is when a forward waiting for an answer looks at the lease
+// again: just after it would expire unrenewed (a stalled owner is taken
+// over at once then, so a failover costs the TTL and the restore), and at
+// least every half TTL (a lease that changed hands sooner).
+func (c *Cluster) recheckAfter(l leaseRow) time.Duration {
+	const past = 10 * time.Millisecond // after the expiry, on PostgreSQL's clock
+	return min(max(l.left+past, past), c.ttl/2)
 }
 
 // post sends a forward's body to the owner lease names, signed for it, and
