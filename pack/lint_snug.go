@@ -2,8 +2,10 @@ package pack
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/snuggen/snuggen/frame"
@@ -340,6 +342,16 @@ func (b *builder) lintSnug(u lintUnit) {
 		warn(m[0], fmt.Sprintf("snug.ready.%s is undefined", field), "snug.ready is a Promise",
 			fmt.Sprintf("await it: const { %s } = await snug.ready", field))
 	}
+	if strings.Contains(code, "user_version") {
+		for _, m := range userVersionWrite().FindAllStringIndex(code, -1) {
+			if !quoted[m[0]] {
+				continue // SQL is a string
+			}
+			warn(m[0], "PRAGMA user_version = … is refused by the host's store (DB_SQL_ERROR)",
+				"the database header is the host's; each exec commits on its own, so a migration of several statements can stop half-way",
+				`keep the version in a table and run each migration step with its update in one transaction: snug.db.script("alter table …; update meta set version = 2")`)
+		}
+	}
 	for _, m := range findThemeData(code) {
 		if !inCode(m) {
 			continue
@@ -349,6 +361,12 @@ func (b *builder) lintSnug(u lintUnit) {
 			fmt.Sprintf("destructure the theme: snug.on(%q, ({ theme }) => … theme.mode …)", frame.EventThemeChange))
 	}
 }
+
+// userVersionWrite finds a write of PRAGMA user_version (= v or (v)), the
+// SQLite migration idiom; compiled on first use, for code that names it.
+var userVersionWrite = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bpragma\s+(?:main\s*\.\s*)?user_version\s*[=(]`)
+})
 
 func quoteAll(l []string) string {
 	q := make([]string, len(l))

@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,4 +106,29 @@ func FuzzSnugScans(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkSnugScans)
+}
+
+// Issue 28 item 9: a write of PRAGMA user_version in the app's SQL is
+// named on its line with the Snug way (a version table and
+// snug.db.script); reading it, and the words in a comment, are not.
+func TestUserVersionWriteIsDiagnosed(t *testing.T) {
+	page := "<!doctype html><title>T</title><script type=\"module\">\n" +
+		"// PRAGMA user_version = 1 in a comment\n" +
+		"const v = (await snug.db.query(\"PRAGMA user_version\"))[0].user_version;\n" +
+		"await snug.db.exec(\"pragma Main.USER_VERSION=2\");\n" +
+		"await snug.db.exec(`PRAGMA user_version(${v + 1})`);\n" +
+		"</script>"
+	res, _ := Build(context.Background(), Options{Path: "index.html", HTML: []byte(page), Runtime: []byte(testRuntime)})
+	var lines []int
+	for _, d := range res.Diagnostics {
+		if strings.Contains(d.Message, "user_version") {
+			lines = append(lines, d.Line)
+			if !strings.Contains(d.Fix, "snug.db.script(") {
+				t.Errorf("the fix reads %q", d.Fix)
+			}
+		}
+	}
+	if !slices.Equal(lines, []int{4, 5}) {
+		t.Fatalf("user_version diagnosed on lines %v, want the two writes, 4 and 5", lines)
+	}
 }

@@ -754,7 +754,8 @@ func (d *appDB) authorize(action sqlite3.AuthorizerActionCode, name3, name4, sch
 		return d.deny(vacuumRefused)
 	case sqlite3.AUTH_TRANSACTION, sqlite3.AUTH_SAVEPOINT:
 		return d.deny("BEGIN, COMMIT, ROLLBACK, SAVEPOINT and RELEASE are refused: " +
-			"each exec runs in its own transaction; put related changes in one statement")
+			"each exec, and each snug.db.script as a whole, runs in its own transaction; " +
+			"run statements that belong together with snug.db.script(\"…; …\")")
 	case sqlite3.AUTH_CREATE_VTABLE, sqlite3.AUTH_DROP_VTABLE:
 		// name4 is the module. What a module does inside (its shadow
 		// tables) comes back through here as ordinary statements.

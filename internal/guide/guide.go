@@ -299,6 +299,7 @@ var probes = []struct{ snippet, html string }{
 	{"`<script src=\"https://example.com/lib.js\">`", `<script src="https://example.com/lib.js"></script>`},
 	{"`<link rel=\"preconnect\">`", `<link rel="preconnect" href="https://example.com">`},
 	{"`onclick=\"…\"`", `<button onclick="go()">Go</button><script>function go() {}</script>`},
+	{"`PRAGMA user_version = 2`", `<script type="module">await snug.db.exec("PRAGMA user_version = 2");</script>`},
 }
 
 // ProbeHead is the head every probe page has, so the probes find only the
