@@ -185,43 +185,101 @@ func moduleName(ns, p string) string {
 	return ns + ":" + p
 }
 
+// buildModulesAndStyles bundles the page's modules (into one main.js and
+// main.css) and each stylesheet with esbuild, through the snug plugin,
+// reports esbuild's errors and import cycles, and fills the slots.
 func (b *builder) buildModulesAndStyles() {
-	var entries []api.EntryPoint
-	inline := map[string]string{}    // key -> content
-	inlineOffset := map[string]int{} // key -> offset in the page
-	inlineLoader := map[string]api.Loader{}
-	spec := func(file string) string { return nsFS + ":" + file }
+	in := b.bundleInputs()
+	var msgs pluginMsgs
+	var graph importGraph
+	r := api.Build(api.BuildOptions{
+		EntryPointsAdvanced: in.entries,
+		Bundle:              true,
+		Write:               false,
+		Outdir:              outDir,
+		AbsWorkingDir:       outDir,
+		Format:              api.FormatESModule,
+		Platform:            api.PlatformBrowser,
+		Target:              target,
+		MinifyWhitespace:    true,
+		MinifyIdentifiers:   minifyIdentifiers,
+		MinifySyntax:        minifySyntax,
+		Charset:             api.CharsetUTF8,
+		LegalComments:       api.LegalCommentsNone,
+		LogLevel:            api.LogLevelSilent,
+		Plugins:             []api.Plugin{b.plugin(in, &msgs, &graph)},
+	})
+	for _, m := range r.Errors {
+		if d, ok := msgs.get(m.Text); ok {
+			b.esbuildDiagAs(m, d, in.locate)
+			continue
+		}
+		b.esbuildDiag(m, SeverityError, in.locate)
+	}
+	if len(r.Errors) > 0 {
+		return
+	}
+	b.checkCycles(&graph)
+	b.takeOutputs(r.OutputFiles)
+}
+
+// bundleInput is what esbuild is given: its entry points and the inline
+// modules and styles (by key), served from the inline namespace.
+type bundleInput struct {
+	entries []api.EntryPoint
+	code    map[string]string     // key -> content
+	offset  map[string]int        // key -> offset in the page
+	loader  map[string]api.Loader // key -> how esbuild reads it
+}
+
+// inline adds an inline module or style, and returns its specifier.
+func (in *bundleInput) inline(key, code string, offset int, loader api.Loader) string {
+	in.code[key] = code
+	in.offset[key] = offset
+	in.loader[key] = loader
+	return nsInline + ":" + key
+}
+
+// locate maps a file esbuild names to the app's file, or for an inline
+// module to its offset in the page.
+func (in *bundleInput) locate(file string) (string, []byte, int, bool) {
+	if strings.HasPrefix(file, nsInline+":") {
+		return "", nil, in.offset[strings.TrimPrefix(file, nsInline+":")], true
+	}
+	return strings.TrimPrefix(file, nsFS+":"), nil, 0, false
+}
+
+// bundleInputs is the entry points: a main module importing every module
+// of the page in order, and each stylesheet.
+func (b *builder) bundleInputs() *bundleInput {
+	in := &bundleInput{code: map[string]string{}, offset: map[string]int{}, loader: map[string]api.Loader{}}
 	if len(b.modules) > 0 {
 		var main strings.Builder
 		for _, m := range b.modules {
-			s := spec(m.file)
+			s := nsFS + ":" + m.file
 			if m.file == "" {
-				s = nsInline + ":" + m.key
-				inline[m.key] = string(m.code)
-				inlineOffset[m.key] = m.offset
-				inlineLoader[m.key] = api.LoaderJS
+				s = in.inline(m.key, string(m.code), m.offset, api.LoaderJS)
 			}
 			main.WriteString("import " + jsstring.Quote(s) + ";\n")
 		}
-		inline["main"] = main.String()
-		inlineOffset["main"] = -1
-		inlineLoader["main"] = api.LoaderJS
-		entries = append(entries, api.EntryPoint{InputPath: nsInline + ":main", OutputPath: "main"})
+		in.entries = append(in.entries, api.EntryPoint{InputPath: in.inline("main", main.String(), -1, api.LoaderJS), OutputPath: "main"})
 	}
 	for _, c := range b.styles {
-		in := spec(c.file)
+		s := nsFS + ":" + c.file
 		if c.file == "" {
-			in = nsInline + ":" + c.key
-			inline[c.key] = string(c.code)
-			inlineOffset[c.key] = c.offset
-			inlineLoader[c.key] = api.LoaderCSS
+			s = in.inline(c.key, string(c.code), c.offset, api.LoaderCSS)
 		}
-		entries = append(entries, api.EntryPoint{InputPath: in, OutputPath: c.key})
+		in.entries = append(in.entries, api.EntryPoint{InputPath: s, OutputPath: c.key})
 	}
+	return in
+}
 
-	var msgs pluginMsgs
-	var graph importGraph
-	plugin := api.Plugin{Name: "snug", Setup: func(pb api.PluginBuild) {
+// plugin is the snug plugin: it resolves every import inside the app's
+// folder (or to an import map's or an allowed remote URL), loads the
+// inline and file namespaces, records the import graph, and puts its
+// diagnostics in msgs.
+func (b *builder) plugin(in *bundleInput, msgs *pluginMsgs, graph *importGraph) api.Plugin {
+	return api.Plugin{Name: "snug", Setup: func(pb api.PluginBuild) {
 		pb.OnResolve(api.OnResolveOptions{Filter: `^` + nsInline + `:`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
 			r := api.OnResolveResult{Path: strings.TrimPrefix(a.Path, nsInline+":"), Namespace: nsInline}
 			graph.add(a, moduleName(r.Namespace, r.Path))
@@ -239,29 +297,13 @@ func (b *builder) buildModulesAndStyles() {
 			return api.OnResolveResult{Path: a.Path, External: true}, nil
 		})
 		pb.OnResolve(api.OnResolveOptions{Filter: `.*`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-			if strings.HasPrefix(a.Path, "data:") {
-				graph.add(a, moduleName("dataurl", a.Path))
-				return api.OnResolveResult{}, nil // esbuild reads a data: URL itself, no file
-			}
-			for _, s := range b.importMap {
-				if a.Path == s || (strings.HasSuffix(s, "/") && strings.HasPrefix(a.Path, s)) {
-					return api.OnResolveResult{Path: a.Path, External: true}, nil
-				}
-			}
-			// Every other path resolves inside the app's folder: esbuild's
-			// own resolver (which reads package.json and tsconfig.json up
-			// the tree and follows symlinks) never runs.
-			r, err := b.resolveFS(a, &msgs)
-			if err == nil && len(r.Errors) == 0 && !r.External && r.Path != "" {
-				graph.add(a, moduleName(r.Namespace, r.Path))
-			}
-			return r, err
+			return b.resolve(a, msgs, graph)
 		})
 		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsInline}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
-			c := inline[a.Path]
-			return api.OnLoadResult{Contents: &c, Loader: inlineLoader[a.Path], PluginData: b.src.root}, nil
+			c := in.code[a.Path]
+			return api.OnLoadResult{Contents: &c, Loader: in.loader[a.Path], PluginData: b.src.root}, nil
 		})
-		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsFS}, func(a api.OnLoadArgs) (api.OnLoadResult, error) { return b.load(a.Path, &msgs) })
+		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: nsFS}, func(a api.OnLoadArgs) (api.OnLoadResult, error) { return b.load(a.Path, msgs) })
 		// Nothing resolves to esbuild's file namespace; should anything
 		// reach it, it is refused rather than read from disk.
 		pb.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "file"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
@@ -269,42 +311,36 @@ func (b *builder) buildModulesAndStyles() {
 				Message: fmt.Sprintf("%s is not a file of the app", quote(a.Path)), Why: whyOutside, Fix: fixOutside})}}}, nil
 		})
 	}}
+}
 
-	r := api.Build(api.BuildOptions{
-		EntryPointsAdvanced: entries,
-		Bundle:              true,
-		Write:               false,
-		Outdir:              outDir,
-		AbsWorkingDir:       outDir,
-		Format:              api.FormatESModule,
-		Platform:            api.PlatformBrowser,
-		Target:              target,
-		MinifyWhitespace:    true,
-		MinifyIdentifiers:   minifyIdentifiers,
-		MinifySyntax:        minifySyntax,
-		Charset:             api.CharsetUTF8,
-		LegalComments:       api.LegalCommentsNone,
-		LogLevel:            api.LogLevelSilent,
-		Plugins:             []api.Plugin{plugin},
-	})
-	locate := func(file string) (string, []byte, int, bool) {
-		if strings.HasPrefix(file, nsInline+":") {
-			return "", nil, inlineOffset[strings.TrimPrefix(file, nsInline+":")], true
+// resolve resolves a bare or relative import: a data: URL is esbuild's
+// own, an import map's name stays external, and every other path resolves
+// inside the app's folder.
+func (b *builder) resolve(a api.OnResolveArgs, msgs *pluginMsgs, graph *importGraph) (api.OnResolveResult, error) {
+	if strings.HasPrefix(a.Path, "data:") {
+		graph.add(a, moduleName("dataurl", a.Path))
+		return api.OnResolveResult{}, nil // esbuild reads a data: URL itself, no file
+	}
+	for _, s := range b.importMap {
+		if a.Path == s || (strings.HasSuffix(s, "/") && strings.HasPrefix(a.Path, s)) {
+			return api.OnResolveResult{Path: a.Path, External: true}, nil
 		}
-		return strings.TrimPrefix(file, nsFS+":"), nil, 0, false
 	}
-	for _, m := range r.Errors {
-		if d, ok := msgs.get(m.Text); ok {
-			b.esbuildDiagAs(m, d, locate)
-			continue
-		}
-		b.esbuildDiag(m, SeverityError, locate)
+	// Every other path resolves inside the app's folder: esbuild's own
+	// resolver (which reads package.json and tsconfig.json up the tree and
+	// follows symlinks) never runs.
+	r, err := b.resolveFS(a, msgs)
+	if err == nil && len(r.Errors) == 0 && !r.External && r.Path != "" {
+		graph.add(a, moduleName(r.Namespace, r.Path))
 	}
-	if len(r.Errors) > 0 {
-		return
-	}
-	b.checkCycles(&graph)
-	for _, f := range r.OutputFiles {
+	return r, err
+}
+
+// takeOutputs puts esbuild's outputs in their slots: main.js and main.css
+// for the modules, <key>.css for each stylesheet. An empty output is
+// skipped.
+func (b *builder) takeOutputs(files []api.OutputFile) {
+	for _, f := range files {
 		name := strings.TrimPrefix(filepath.ToSlash(f.Path), outDir+"/")
 		switch {
 		case name == "main.js":
@@ -427,6 +463,49 @@ func (b *builder) esbuildDiagAs(m api.Message, d Diagnostic, locate func(string)
 // checkCycles reports an import cycle among the app's own modules: modules
 // in a cycle see each other half-initialized, a bug esbuild accepts.
 func (b *builder) checkCycles(g *importGraph) {
+	found := g.firstCycle()
+	if found == nil {
+		return
+	}
+	pretty := func(n string) string {
+		if strings.HasPrefix(n, nsInline+":") {
+			return b.pageName
+		}
+		return b.src.rel(strings.TrimPrefix(n, nsFS+":"))
+	}
+	var chain []string
+	for _, n := range found {
+		chain = append(chain, pretty(n))
+	}
+	d := Diagnostic{Severity: SeverityError, Code: "import.cycle", Message: "import cycle: " + strings.Join(chain, " → "),
+		Why: "modules in a cycle run before the ones they import are initialized",
+		Fix: "move what both modules need into a third module that both import"}
+	// Point at the import that closes the cycle.
+	from, to := found[len(found)-2], found[len(found)-1]
+	var spec string
+	for _, imp := range g.imports[from] {
+		if imp.to == to {
+			spec = imp.original
+		}
+	}
+	d.File = pretty(from)
+	if !strings.HasPrefix(from, nsInline+":") {
+		p := strings.TrimPrefix(from, nsFS+":")
+		b.mu.Lock()
+		src := b.sources[p]
+		b.mu.Unlock()
+		if i := findImport(src, spec); i >= 0 {
+			d.Line, d.Column, d.LineText = position(src, lineStarts(src), i)
+		}
+	}
+	b.add(d)
+}
+
+// firstCycle returns the first cycle among the app's own modules (not
+// under node_modules/, not the generated main), visiting them in name
+// order, as the modules around it ending with the first again; nil when
+// there is none.
+func (g *importGraph) firstCycle() []string {
 	own := func(p string) bool {
 		return !strings.Contains(p, "node_modules/") && !strings.HasPrefix(p, nsInline+":main")
 	}
@@ -471,41 +550,7 @@ func (b *builder) checkCycles(g *importGraph) {
 			break
 		}
 	}
-	if found == nil {
-		return
-	}
-	pretty := func(n string) string {
-		if strings.HasPrefix(n, nsInline+":") {
-			return b.pageName
-		}
-		return b.src.rel(strings.TrimPrefix(n, nsFS+":"))
-	}
-	var chain []string
-	for _, n := range found {
-		chain = append(chain, pretty(n))
-	}
-	d := Diagnostic{Severity: SeverityError, Code: "import.cycle", Message: "import cycle: " + strings.Join(chain, " → "),
-		Why: "modules in a cycle run before the ones they import are initialized",
-		Fix: "move what both modules need into a third module that both import"}
-	// Point at the import that closes the cycle.
-	from, to := found[len(found)-2], found[len(found)-1]
-	var spec string
-	for _, imp := range g.imports[from] {
-		if imp.to == to {
-			spec = imp.original
-		}
-	}
-	d.File = pretty(from)
-	if !strings.HasPrefix(from, nsInline+":") {
-		p := strings.TrimPrefix(from, nsFS+":")
-		b.mu.Lock()
-		src := b.sources[p]
-		b.mu.Unlock()
-		if i := findImport(src, spec); i >= 0 {
-			d.Line, d.Column, d.LineText = position(src, lineStarts(src), i)
-		}
-	}
-	b.add(d)
+	return found
 }
 
 func findImport(src []byte, spec string) int {
