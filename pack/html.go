@@ -346,136 +346,184 @@ func relTokens(v string) map[string]bool {
 // changes, collects scripts and styles for the bundler, and checks the
 // sandbox rules that live in markup.
 func (b *builder) scan() {
-	z := html.NewTokenizer(bytes.NewReader(b.html))
-	off := 0
-	scriptN, styleN, modN := 0, 0, 0
-	foreign := 0 // depth of <svg>/<math>
-	emit := func(s string) { b.parts = append(b.parts, part{text: s}) }
+	s := &htmlScan{z: html.NewTokenizer(bytes.NewReader(b.html))}
 	for {
-		tt := z.Next()
+		tt := s.z.Next()
 		if tt == html.ErrorToken {
-			break
+			return
 		}
-		raw := string(z.Raw())
-		start := off
-		off += len(raw)
+		raw := string(s.z.Raw())
+		start := s.off
+		s.off += len(raw)
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
-			if tt == html.DoctypeToken {
-				emit(raw)
-				b.afterDoctype = len(b.parts)
-				continue
-			}
-			if tt == html.EndTagToken {
-				name, _ := z.TagName()
-				if (string(name) == "svg" || string(name) == "math") && foreign > 0 {
-					foreign--
-				}
-				switch string(name) {
-				case "head":
-					if b.headAt < 0 {
-						b.headAt = len(b.parts)
-					}
-				case "body", "html":
-					if b.bodyEnd < 0 {
-						b.bodyEnd = len(b.parts)
-					}
-				}
-			}
-			emit(raw)
+			b.nonElement(s, tt, raw)
 			continue
 		}
-		t := z.Token()
-		if b.firstElem < 0 && t.Data != "html" && t.Data != "head" {
-			// The injected head must precede it, even in a page that
-			// puts content before <html> or <head>.
-			b.firstElem = len(b.parts)
+		if !b.element(s, tt, raw, start) {
+			return
 		}
-		attrAt := func(key string) int { return start + attrOffset([]byte(raw), key) }
-		b.checkHandlers(t, raw, start)
-		switch t.Data {
-		case "html":
-			emit(raw)
+	}
+}
+
+// htmlScan is scan's place in the page: the tokenizer, the offset of the
+// next token, the scripts, styles and modules numbered so far, and the
+// depth of <svg>/<math>.
+type htmlScan struct {
+	z                     *html.Tokenizer
+	off                   int
+	scriptN, styleN, modN int
+	foreign               int
+}
+
+// emit appends text kept as written.
+func (b *builder) emit(s string) { b.parts = append(b.parts, part{text: s}) }
+
+// nonElement copies a token that is not a start tag, noting where the
+// doctype, </head> and </body> or </html> are and leaving <svg>/<math>.
+func (b *builder) nonElement(s *htmlScan, tt html.TokenType, raw string) {
+	if tt == html.DoctypeToken {
+		b.emit(raw)
+		b.afterDoctype = len(b.parts)
+		return
+	}
+	if tt == html.EndTagToken {
+		name, _ := s.z.TagName()
+		if (string(name) == "svg" || string(name) == "math") && s.foreign > 0 {
+			s.foreign--
+		}
+		switch string(name) {
+		case "head":
 			if b.headAt < 0 {
 				b.headAt = len(b.parts)
 			}
-			continue
-		case "head":
-			emit(raw)
+		case "body", "html":
+			if b.bodyEnd < 0 {
+				b.bodyEnd = len(b.parts)
+			}
+		}
+	}
+	b.emit(raw)
+}
+
+// element handles a start tag at start, a step per element kind, and
+// reports whether the scan goes on (not after an unclosed script or
+// style).
+func (b *builder) element(s *htmlScan, tt html.TokenType, raw string, start int) bool {
+	t := s.z.Token()
+	if b.firstElem < 0 && t.Data != "html" && t.Data != "head" {
+		// The injected head must precede it, even in a page that
+		// puts content before <html> or <head>.
+		b.firstElem = len(b.parts)
+	}
+	attrAt := func(key string) int { return start + attrOffset([]byte(raw), key) }
+	b.checkHandlers(t, raw, start)
+	switch t.Data {
+	case "html":
+		b.emit(raw)
+		if b.headAt < 0 {
 			b.headAt = len(b.parts)
-			b.headOffset = start
-			continue
-		case "title":
-			emit(raw)
-			if z.Next() == html.TextToken {
-				text := string(z.Raw())
-				off += len(text)
-				b.title = strings.TrimSpace(html.UnescapeString(text))
-				emit(text)
-			} else {
-				end := string(z.Raw())
-				off += len(end)
-				emit(end)
-			}
-			continue
-		case "svg", "math":
-			if tt == html.StartTagToken {
-				foreign++
-			}
-		case "script":
-			content, contentAt, end, ok := b.rawContent(z, &off)
-			if !ok {
-				b.diagAt(start, SeverityError, "html.unclosed", "<script> is never closed", "the rest of the page would be script", "add </script>")
-				return
-			}
-			if foreign > 0 {
-				// Inside <svg> a script's text is markup (entities
-				// decoded, "<" opens a tag), so bundled code cannot be
-				// inlined there safely.
-				b.diagAt(start, SeverityError, "html.svg-script", "<script> inside <svg> or <math>",
-					"there its text is parsed as markup, so inlined code could break out of it",
-					"move the script after the </svg> and reach the SVG with document.querySelector")
-				continue
-			}
-			b.script(t, raw, start, content, contentAt, end, &scriptN, &modN, attrAt)
-			continue
-		case "style":
-			content, contentAt, _, ok := b.rawContent(z, &off)
-			if !ok {
-				b.diagAt(start, SeverityError, "html.unclosed", "<style> is never closed", "the rest of the page would be CSS", "add </style>")
-				return
-			}
-			u := &cssUnit{key: fmt.Sprintf("c%d", styleN), code: []byte(content), offset: contentAt}
-			styleN++
-			u.slot = &slot{open: raw, close: "</style>"}
-			b.styles = append(b.styles, u)
-			b.parts = append(b.parts, part{slot: u.slot})
-			continue
-		case "link":
-			b.link(t, raw, start, &styleN, attrAt)
-			continue
-		case "meta":
-			if b.metaTag(t, start, attrAt) {
-				emit(raw)
-			}
-			continue
-		case "a", "area":
-			b.anchor(t, start, attrAt)
-		case "form":
-			if v, ok := getAttr(t, "action"); ok {
-				b.diagAt(attrAt("action"), SeverityWarning, "html.form-action",
-					fmt.Sprintf("<form action=%s> cannot submit", quote(v)),
-					"the sandbox has no allow-forms and its CSP has form-action 'none'",
-					"handle the submit event (e.preventDefault()) and send the data with snug.net.fetch or keep it with snug.db")
-			}
-		case "base":
-			b.diagAt(start, SeverityError, "html.base", "<base> is not allowed", "the sandbox's CSP has base-uri 'none'", "remove it and write each reference relative to the page")
-			continue
 		}
-		if nt, changed := b.assets(t, raw, start, attrAt); changed {
-			emit(startTag(nt))
-		} else {
-			emit(raw)
+		return true
+	case "head":
+		b.emit(raw)
+		b.headAt = len(b.parts)
+		b.headOffset = start
+		return true
+	case "title":
+		b.titleElement(s, raw)
+		return true
+	case "svg", "math":
+		if tt == html.StartTagToken {
+			s.foreign++
 		}
+	case "script":
+		return b.scriptElement(s, t, raw, start, attrAt)
+	case "style":
+		return b.styleElement(s, raw, start)
+	case "link":
+		b.link(t, raw, start, &s.styleN, attrAt)
+		return true
+	case "meta":
+		if b.metaTag(t, start, attrAt) {
+			b.emit(raw)
+		}
+		return true
+	case "a", "area":
+		b.anchor(t, start, attrAt)
+	case "form":
+		b.formAction(t, attrAt)
+	case "base":
+		b.diagAt(start, SeverityError, "html.base", "<base> is not allowed", "the sandbox's CSP has base-uri 'none'", "remove it and write each reference relative to the page")
+		return true
+	}
+	if nt, changed := b.assets(t, raw, start, attrAt); changed {
+		b.emit(startTag(nt))
+	} else {
+		b.emit(raw)
+	}
+	return true
+}
+
+// titleElement copies <title> and its text, keeping the text as the
+// page's title.
+func (b *builder) titleElement(s *htmlScan, raw string) {
+	b.emit(raw)
+	if s.z.Next() == html.TextToken {
+		text := string(s.z.Raw())
+		s.off += len(text)
+		b.title = strings.TrimSpace(html.UnescapeString(text))
+		b.emit(text)
+	} else {
+		end := string(s.z.Raw())
+		s.off += len(end)
+		b.emit(end)
+	}
+}
+
+// scriptElement reads a <script>'s content and hands it to script; it
+// refuses one never closed (and reports false) or inside <svg>/<math>.
+func (b *builder) scriptElement(s *htmlScan, t html.Token, raw string, start int, attrAt func(string) int) bool {
+	content, contentAt, end, ok := b.rawContent(s.z, &s.off)
+	if !ok {
+		b.diagAt(start, SeverityError, "html.unclosed", "<script> is never closed", "the rest of the page would be script", "add </script>")
+		return false
+	}
+	if s.foreign > 0 {
+		// Inside <svg> a script's text is markup (entities
+		// decoded, "<" opens a tag), so bundled code cannot be
+		// inlined there safely.
+		b.diagAt(start, SeverityError, "html.svg-script", "<script> inside <svg> or <math>",
+			"there its text is parsed as markup, so inlined code could break out of it",
+			"move the script after the </svg> and reach the SVG with document.querySelector")
+		return true
+	}
+	b.script(t, raw, start, content, contentAt, end, &s.scriptN, &s.modN, attrAt)
+	return true
+}
+
+// styleElement makes a <style> a stylesheet slot for the bundler; it
+// refuses one never closed (and reports false).
+func (b *builder) styleElement(s *htmlScan, raw string, start int) bool {
+	content, contentAt, _, ok := b.rawContent(s.z, &s.off)
+	if !ok {
+		b.diagAt(start, SeverityError, "html.unclosed", "<style> is never closed", "the rest of the page would be CSS", "add </style>")
+		return false
+	}
+	u := &cssUnit{key: fmt.Sprintf("c%d", s.styleN), code: []byte(content), offset: contentAt}
+	s.styleN++
+	u.slot = &slot{open: raw, close: "</style>"}
+	b.styles = append(b.styles, u)
+	b.parts = append(b.parts, part{slot: u.slot})
+	return true
+}
+
+// formAction warns of a <form action>, which the sandbox never submits.
+func (b *builder) formAction(t html.Token, attrAt func(string) int) {
+	if v, ok := getAttr(t, "action"); ok {
+		b.diagAt(attrAt("action"), SeverityWarning, "html.form-action",
+			fmt.Sprintf("<form action=%s> cannot submit", quote(v)),
+			"the sandbox has no allow-forms and its CSP has form-action 'none'",
+			"handle the submit event (e.preventDefault()) and send the data with snug.net.fetch or keep it with snug.db")
 	}
 }
 
@@ -568,65 +616,8 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 		return
 	}
 	module := typ == "module"
-	src, hasSrc := getAttr(t, "src")
-	if hasSrc {
-		switch classifyRef(src) {
-		case refRemote:
-			if msg, why, fix, ok := remoteCheck(src, "script"); !ok {
-				b.diagAt(attrAt("src"), SeverityError, "cdn.not-allowed", msg, why, fix)
-			}
-			_, deferred := getAttr(t, "defer")
-			_, async := getAttr(t, "async")
-			if deferred && !async && !module {
-				// Deferred scripts run in order after parsing; the local
-				// ones move to the end of the body (they are inlined), so
-				// a deferred CDN script moves with them, in order.
-				nt := t
-				dropAttrs(&nt, "defer")
-				b.tail = append(b.tail, part{text: startTag(nt) + end})
-				return
-			}
-			b.parts = append(b.parts, part{text: raw + end})
-			return
-		case refLocal:
-		default:
-			b.diagAt(attrAt("src"), SeverityError, "ref.unsupported", fmt.Sprintf("cannot inline script src=%s", quote(src)),
-				"a script must be a local file or an https URL on the CDN allowlist", "save the script next to the page and reference it by a relative path")
-			return
-		}
-		p, data, ok := b.readLocal(src, "script", attrAt("src"), maxSourceBytes)
-		if !ok {
-			return
-		}
-		if off, ok := invalidUTF8(data); !ok {
-			b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "scripts are inlined into a UTF-8 page", "save the file as UTF-8")
-			return
-		}
-		if !strings.Contains(p, "node_modules") {
-			b.mu.Lock()
-			b.sources[p] = data
-			b.mu.Unlock()
-		}
-		if module {
-			b.addModule(&moduleUnit{key: fmt.Sprintf("m%d", *modN), file: p, offset: -1})
-			*modN++
-			return
-		}
-		u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), file: p, code: data, offset: -1}
-		*scriptN++
-		nt := t
-		dropAttrs(&nt, "src", "async", "defer", "integrity", "crossorigin", "charset", "referrerpolicy", "fetchpriority")
-		u.slot = &slot{open: startTag(nt), close: "</script>", script: true}
-		b.classic = append(b.classic, u)
-		_, async := getAttr(t, "async")
-		_, deferred := getAttr(t, "defer")
-		if async || deferred {
-			// An inline script runs at once; a deferred one ran after
-			// parsing, so it moves to the end of the body.
-			b.tail = append(b.tail, part{slot: u.slot})
-		} else {
-			b.parts = append(b.parts, part{slot: u.slot})
-		}
+	if src, hasSrc := getAttr(t, "src"); hasSrc {
+		b.srcScript(t, raw, end, src, module, scriptN, modN, attrAt)
 		return
 	}
 	if module {
@@ -639,6 +630,77 @@ func (b *builder) script(t html.Token, raw string, start int, content string, co
 	u.slot = &slot{open: raw, close: "</script>", script: true}
 	b.classic = append(b.classic, u)
 	b.parts = append(b.parts, part{slot: u.slot})
+}
+
+// srcScript handles a <script src>: a remote one is checked against the
+// CDN allowlist and kept (see remoteScript), a local one is read and
+// becomes a module or an inlined classic script, anything else is an
+// error.
+func (b *builder) srcScript(t html.Token, raw, end, src string, module bool, scriptN, modN *int, attrAt func(string) int) {
+	switch classifyRef(src) {
+	case refRemote:
+		b.remoteScript(t, raw, end, src, module, attrAt)
+		return
+	case refLocal:
+	default:
+		b.diagAt(attrAt("src"), SeverityError, "ref.unsupported", fmt.Sprintf("cannot inline script src=%s", quote(src)),
+			"a script must be a local file or an https URL on the CDN allowlist", "save the script next to the page and reference it by a relative path")
+		return
+	}
+	p, data, ok := b.readLocal(src, "script", attrAt("src"), maxSourceBytes)
+	if !ok {
+		return
+	}
+	if off, ok := invalidUTF8(data); !ok {
+		b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "scripts are inlined into a UTF-8 page", "save the file as UTF-8")
+		return
+	}
+	if !strings.Contains(p, "node_modules") {
+		b.mu.Lock()
+		b.sources[p] = data
+		b.mu.Unlock()
+	}
+	if module {
+		b.addModule(&moduleUnit{key: fmt.Sprintf("m%d", *modN), file: p, offset: -1})
+		*modN++
+		return
+	}
+	u := &scriptUnit{key: fmt.Sprintf("s%d", *scriptN), file: p, code: data, offset: -1}
+	*scriptN++
+	nt := t
+	dropAttrs(&nt, "src", "async", "defer", "integrity", "crossorigin", "charset", "referrerpolicy", "fetchpriority")
+	u.slot = &slot{open: startTag(nt), close: "</script>", script: true}
+	b.classic = append(b.classic, u)
+	_, async := getAttr(t, "async")
+	_, deferred := getAttr(t, "defer")
+	if async || deferred {
+		// An inline script runs at once; a deferred one ran after
+		// parsing, so it moves to the end of the body.
+		b.tail = append(b.tail, part{slot: u.slot})
+	} else {
+		b.parts = append(b.parts, part{slot: u.slot})
+	}
+}
+
+// remoteScript keeps a <script src> of a URL, reporting one off the CDN
+// allowlist; a deferred classic one moves to the end of the body, in
+// order with the local deferred scripts.
+func (b *builder) remoteScript(t html.Token, raw, end, src string, module bool, attrAt func(string) int) {
+	if msg, why, fix, ok := remoteCheck(src, "script"); !ok {
+		b.diagAt(attrAt("src"), SeverityError, "cdn.not-allowed", msg, why, fix)
+	}
+	_, deferred := getAttr(t, "defer")
+	_, async := getAttr(t, "async")
+	if deferred && !async && !module {
+		// Deferred scripts run in order after parsing; the local
+		// ones move to the end of the body (they are inlined), so
+		// a deferred CDN script moves with them, in order.
+		nt := t
+		dropAttrs(&nt, "defer")
+		b.tail = append(b.tail, part{text: startTag(nt) + end})
+		return
+	}
+	b.parts = append(b.parts, part{text: raw + end})
 }
 
 // addModule records a module script; all of a page's modules are bundled
