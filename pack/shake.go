@@ -264,38 +264,14 @@ var globalObjects = []string{"globalThis", "window", "self"}
 // one classifies the occurrence t[at:end] of snug; it returns why it needs
 // the whole runtime, or "".
 func (u *snugUse) one(t string, at, end int) string {
-	before := byte(0)
-	if at > 0 {
-		before = t[at-1]
-	}
-	after := byte(0)
-	if end < len(t) {
-		after = t[end]
-	}
-	excerpt := func() string {
-		lo, hi := max(0, at-24), min(len(t), end+24)
-		return strings.Join(strings.Fields(t[lo:hi]), " ")
-	}
+	before, after, next := byteAt(t, at-1), byteAt(t, end), byteAt(t, end+1)
 	start := at
 	if before == '.' {
 		// x.snug: the global only through the global object's names.
-		g := ""
-		for _, name := range globalObjects {
-			if strings.HasSuffix(t[:at-1], name) && (at-1-len(name) == 0 || !isIdent(t[at-2-len(name)])) {
-				g = name
-			}
+		var ok bool
+		if start, ok = globalRef(t, at); !ok {
+			return "a property named snug (" + excerpt(t, at, end) + ") may be the runtime reached another way"
 		}
-		if g == "" {
-			return "a property named snug (" + excerpt() + ") may be the runtime reached another way"
-		}
-		start = at - 1 - len(g)
-		if start > 0 && t[start-1] == '.' {
-			return "a property named snug (" + excerpt() + ") may be the runtime reached another way"
-		}
-	}
-	next := byte(0)
-	if end+1 < len(t) {
-		next = t[end+1]
 	}
 	// What precedes the reference (snug or globalThis.snug), spaces skipped:
 	// "=" after a pattern is a destructuring.
@@ -304,15 +280,6 @@ func (u *snugUse) one(t string, at, end int) string {
 		p--
 	}
 	assigned := p > 0 && t[p-1] == '='
-	pattern := func() string {
-		if members, ok := destructured(t[:p-1]); ok {
-			for _, m := range members {
-				u.members[m] = true
-			}
-			return ""
-		}
-		return "snug is assigned or destructured in a way the build cannot follow (" + excerpt() + ")"
-	}
 	switch {
 	// Tests of whether the runtime is there hand nothing on: snug?a:b,
 	// snug&&…, !snug, typeof snug, if(snug).
@@ -323,37 +290,85 @@ func (u *snugUse) one(t string, at, end int) string {
 		after == ')' && strings.HasSuffix(t[:start], "if("):
 		return ""
 	case after == '.' || after == '?' && next == '.':
-		j := end + 1
-		if after == '?' {
-			j++
-		}
-		k := j
-		for k < len(t) && isIdent(t[k]) {
-			k++
-		}
-		if k == j {
-			if isText(after, t, end) {
-				return ""
-			}
-			return "snug is read with a computed member (" + excerpt() + ")"
-		}
-		u.members[t[j:k]] = true
-		return ""
+		return u.member(t, at, end)
 	case (before == '"' || before == '\'' || before == '`') && after == before:
 		if at >= 2 && t[at-2] == '[' && end+1 < len(t) && t[end+1] == ']' {
-			return `snug is named by a string in a computed member (` + excerpt() + `)`
+			return `snug is named by a string in a computed member (` + excerpt(t, at, end) + `)`
 		}
 		return "" // the word as a string: a value, not a way to the runtime
 	case after == ':' && (before == '{' || before == ',' || before == '"'):
 		return "" // an object key, or <meta name="snug:…">
 	case after == '[':
-		return "snug is read with a computed member (" + excerpt() + ")"
+		return "snug is read with a computed member (" + excerpt(t, at, end) + ")"
 	case assigned:
-		return pattern()
+		if members, ok := destructured(t[:p-1]); ok {
+			for _, m := range members {
+				u.members[m] = true
+			}
+			return ""
+		}
+		return "snug is assigned or destructured in a way the build cannot follow (" + excerpt(t, at, end) + ")"
 	case after == 0 || after == ' ' || after == '\n' || after == '\t' || after == '\r' || after == '<' || after == '"' || after == '\'' || after == '`':
 		return "" // text: a word in a string, a comment or the markup
 	}
-	return "snug is used as a value (" + excerpt() + "), so any member may be reached"
+	return "snug is used as a value (" + excerpt(t, at, end) + "), so any member may be reached"
+}
+
+// byteAt is t[i], or 0 outside t.
+func byteAt(t string, i int) byte {
+	if i < 0 || i >= len(t) {
+		return 0
+	}
+	return t[i]
+}
+
+// excerpt is the text around t[at:end], spaces folded, for a reason.
+func excerpt(t string, at, end int) string {
+	lo, hi := max(0, at-24), min(len(t), end+24)
+	return strings.Join(strings.Fields(t[lo:hi]), " ")
+}
+
+// globalRef returns where the reference starts for the x.snug at at when
+// x is one of the global object's names (globalThis.snug), and false for
+// any other property named snug.
+func globalRef(t string, at int) (int, bool) {
+	g := ""
+	for _, name := range globalObjects {
+		if strings.HasSuffix(t[:at-1], name) && (at-1-len(name) == 0 || !isIdent(t[at-2-len(name)])) {
+			g = name
+		}
+	}
+	if g == "" {
+		return 0, false
+	}
+	start := at - 1 - len(g)
+	if start > 0 && t[start-1] == '.' {
+		return 0, false
+	}
+	return start, true
+}
+
+// member records the member read in snug.name or snug?.name at t[at:end];
+// a computed one (snug.[…], not the end of a sentence) is the reason it
+// returns.
+func (u *snugUse) member(t string, at, end int) string {
+	after := t[end]
+	j := end + 1
+	if after == '?' {
+		j++
+	}
+	k := j
+	for k < len(t) && isIdent(t[k]) {
+		k++
+	}
+	if k == j {
+		if isText(after, t, end) {
+			return ""
+		}
+		return "snug is read with a computed member (" + excerpt(t, at, end) + ")"
+	}
+	u.members[t[j:k]] = true
+	return ""
 }
 
 // isText reports whether "snug." at end is the end of a sentence: the dot is
