@@ -87,6 +87,9 @@ const (
 	// requestIds the broker remembers (so that none of them is answered
 	// twice): 2¹⁴, at 24 bytes each at most 384 KiB per instance.
 	DefaultRequestIDMemory = 1 << 14
+	// DefaultShutdownGrace is how long Shutdown lets the db writes
+	// running then finish with their own answers.
+	DefaultShutdownGrace = 5 * time.Second
 )
 
 // Options configure a Broker. A nil capability is not offered: host-ready
@@ -128,6 +131,11 @@ type Options struct {
 	// Timeout bounds each request (DefaultTimeout when zero); a request still
 	// running then is answered HOST_ERROR and its handler's context ends.
 	Timeout time.Duration
+	// ShutdownGrace bounds how long Shutdown waits for the db writes
+	// (IsDBWrite) running when it begins (DefaultShutdownGrace when zero, and never past
+	// Shutdown's context): a write that ran is answered what happened, not
+	// CANCELLED, which an app takes for not done and sends again.
+	ShutdownGrace time.Duration
 	// RequestIDMemory is how many of an instance's most recent requestIds
 	// are remembered (DefaultRequestIDMemory when zero; 24 bytes each): a
 	// frame reusing one of them gets no frame on the wire. An id older than
@@ -201,6 +209,9 @@ func NewChecked(opts Options) (*Broker, error) {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = DefaultShutdownGrace
 	}
 	if opts.RequestIDMemory <= 0 {
 		opts.RequestIDMemory = DefaultRequestIDMemory
@@ -528,6 +539,10 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	live := b.liveLocked()
 	b.mu.Unlock()
 	for _, s := range live {
+		s.endAllBut(frame.CodeCancelled, "the host is shutting down", runningWrite)
+	}
+	b.drainDB(ctx, live)
+	for _, s := range live {
 		s.endAll(frame.CodeCancelled, "the host is shutting down")
 	}
 	b.cancel()
@@ -538,6 +553,40 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("broker: shutdown: handlers still running: %w", ctx.Err())
+	}
+}
+
+// drainDB waits, up to ShutdownGrace and ctx, for the db writes whose
+// handlers are running to finish with their own answers (nothing new
+// starts: run cancels what had not begun, and Shutdown ended every other
+// request CANCELLED before, as it always did). A write still running then is
+// answered HOST_ERROR, which says what the host knows: it may or may not
+// have been kept.
+func (b *Broker) drainDB(ctx context.Context, live []*Session) {
+	deadline := time.Now().Add(b.opts.ShutdownGrace)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	for {
+		var running []*request
+		for _, s := range live {
+			running = s.runningDB(running)
+		}
+		if len(running) == 0 {
+			return
+		}
+		if !time.Now().Before(deadline) || ctx.Err() != nil {
+			for _, r := range running {
+				r.fail(frame.CodeHostError, "the host shut down before this write finished; it may or may not have been kept")
+			}
+			return
+		}
+		t := time.NewTimer(min(10*time.Millisecond, time.Until(deadline)))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
 	}
 }
 

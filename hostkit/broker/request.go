@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
@@ -24,7 +25,9 @@ type request struct {
 	respType string // the paired response type: the terminal's type
 	call     Call
 	handle   func(ctx context.Context, c Call, r *request) frame.Frame
-	ordered  bool // a request of the app's database: it runs in its lane (lane.go)
+	ordered  bool        // a request of the app's database: it runs in its lane (lane.go)
+	write    bool        // a db-request that may write (IsDBWrite): Shutdown lets it finish
+	running  atomic.Bool // its handler has begun
 
 	ctx    context.Context // carries call; ends when the request is finished
 	cancel context.CancelCauseFunc
@@ -79,6 +82,16 @@ func (r *request) run() {
 	}()
 	if r.ctx.Err() != nil {
 		return // finished while it waited for a worker or its lane
+	}
+	// Marked running before closing is read, as Shutdown sets closing
+	// before it looks for running requests: either it waits for this one or
+	// this one sees it closing.
+	r.running.Store(true)
+	if r.ordered && r.s.b.isClosing() {
+		// Shutdown lets the running db-requests finish; one that has not
+		// begun does not begin.
+		r.fail(frame.CodeCancelled, "the host is shutting down")
+		return
 	}
 	f := r.handle(r.ctx, r.call, r)
 	switch {

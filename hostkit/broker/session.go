@@ -431,6 +431,9 @@ type handlerFunc = func(ctx context.Context, c Call, r *request) frame.Frame
 func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, ordered bool, now func(Call) frame.Frame, run func() handlerFunc) {
 	if r := d.admit(req, iid, offered, what); r != nil {
 		r.ordered = ordered
+		if dr, ok := req.(*frame.DBRequest); ok && ordered {
+			r.write = IsDBWrite(dr)
+		}
 		d.s.b.launch(r, now, run)
 	}
 }
@@ -480,16 +483,36 @@ func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what strin
 
 // endAll ends every request in flight with code. On a dead session the
 // terminals are latched but not delivered.
-func (s *Session) endAll(code, msg string) {
+func (s *Session) endAll(code, msg string) { s.endAllBut(code, msg, nil) }
+
+// endAllBut is endAll sparing the requests keep reports (nil: none).
+func (s *Session) endAllBut(code, msg string, keep func(*request) bool) {
 	s.mu.Lock()
 	rs := make([]*request, 0, len(s.inflight))
 	for _, r := range s.inflight {
-		rs = append(rs, r)
+		if keep == nil || !keep(r) {
+			rs = append(rs, r)
+		}
 	}
 	s.mu.Unlock()
 	for _, r := range rs {
 		r.fail(code, msg)
 	}
+}
+
+// runningWrite reports a db write whose handler has begun.
+func runningWrite(r *request) bool { return r.write && r.running.Load() }
+
+// runningDB appends the db writes in flight whose handlers have begun.
+func (s *Session) runningDB(out []*request) []*request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.inflight {
+		if runningWrite(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // key is the requestId's entry in the used window: a 64-bit hash with the

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/snuggen/snuggen/frame"
 )
 
 // A write through one replica is read through another (forwarded to the
@@ -35,26 +33,6 @@ func TestForwardAndHandOver(t *testing.T) {
 		t.Fatalf("after the hand-over: %v", r.Rows)
 	}
 	t.Logf("objects: %v", s3.keys(t, "hand/"))
-}
-
-// A statement that only reads does not wait for an upload; anything that
-// may write does, WITH and comments included.
-func TestIsWrite(t *testing.T) {
-	for sql, want := range map[string]bool{
-		"SELECT * FROM t": false, "  select 1": false, "(SELECT 1)": false, "VALUES (1)": false,
-		"EXPLAIN QUERY PLAN SELECT 1": false, "PRAGMA table_info(t)": false,
-		"INSERT INTO t VALUES (1)": true, "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x": true,
-		"/* SELECT */ DELETE FROM t": true, "-- SELECT\nDELETE FROM t": true, "CREATE TABLE t(x)": true, "": true,
-	} {
-		if got := isWrite(&frame.DBRequest{Op: frame.OpExec, SQL: &sql}); got != want {
-			t.Errorf("isWrite(%q) = %v, want %v", sql, got, want)
-		}
-	}
-	for op, want := range map[string]bool{frame.OpKvSet: true, frame.OpKvGet: false, frame.OpExport: false} {
-		if got := isWrite(&frame.DBRequest{Op: op}); got != want {
-			t.Errorf("isWrite(op %s) = %v", op, got)
-		}
-	}
 }
 
 // Open checks both services before anything is served and says which one

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/benbjohnson/litestream"
 
@@ -345,32 +343,6 @@ func removeLocal(path string) error {
 	return errors.Join(errs...)
 }
 
-// isWrite reports a request that may change the database: its answer
-// waits for durable. An exec counts unless its statement plainly only
-// reads (SELECT, VALUES, EXPLAIN, PRAGMA: the store allows read-only
-// PRAGMAs only); anything else, WITH included, is taken as a write.
-func isWrite(r *frame.DBRequest) bool {
-	switch r.Op {
-	case frame.OpKvSet, frame.OpScript:
-		return true
-	case frame.OpExec:
-		if r.SQL == nil {
-			return true
-		}
-		sql := strings.TrimLeft(*r.SQL, " \t\r\n(")
-		end := strings.IndexFunc(sql, func(c rune) bool { return !unicode.IsLetter(c) })
-		if end < 0 {
-			end = len(sql)
-		}
-		switch strings.ToUpper(sql[:end]) {
-		case "SELECT", "VALUES", "EXPLAIN", "PRAGMA":
-			return false
-		}
-		return true
-	}
-	return false
-}
-
 // serve answers r from the local copy. retry is true when the lease turned
 // out to be gone before anything was done: the caller routes again.
 func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest) (resp *frame.DBResponse, retry bool) {
@@ -396,10 +368,12 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 		o.extend(sent)
 	}
 	resp = o.c.localDB.DBRequest(ctx, call, r)
-	if resp.OK && isWrite(r) {
+	if resp.OK && broker.IsDBWrite(r) {
 		if err := o.durable(ctx); err != nil {
 			if ctx.Err() != nil {
-				return cancelled(r), false
+				// Committed here and perhaps uploaded: not CANCELLED, which
+				// an app takes for not done.
+				return hostError(r, "the request ended before the write was made durable; it may or may not have been kept"), false
 			}
 			o.c.logf("%s's %q: a write was not acknowledged: %v", o.key.user, o.key.app, err)
 			return hostError(r, "the write could not be made durable; it may or may not have been kept"), false

@@ -40,14 +40,22 @@ var errElsewhere = errors.New("another replica holds the lease")
 func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRequest) *frame.DBResponse {
 	k := dbKey{user: call.User, app: call.App}
 	wait := 10 * time.Millisecond
+	// ended is the answer once ctx ends: CANCELLED, unless the write went
+	// to an owner (forwarded), which may have kept it.
+	ended := func() *frame.DBResponse {
+		if call.WriteID != "" && broker.IsDBWrite(r) {
+			return hostError(r, "the request ended after the write was sent to its database's owner; it may or may not have been kept")
+		}
+		return cancelled(r)
+	}
 	for {
 		if ctx.Err() != nil {
-			return cancelled(r)
+			return ended()
 		}
 		o, lease, err := c.route(ctx, k)
 		if err != nil {
 			if ctx.Err() != nil {
-				return cancelled(r)
+				return ended()
 			}
 			c.logf("%s's %q: %v", k.user, k.app, err)
 			return hostError(r, "the host could not reach this app's database")
@@ -72,7 +80,7 @@ func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRe
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return cancelled(r)
+			return ended()
 		case <-t.C:
 		}
 		wait = min(2*wait, c.ttl/8)
