@@ -44,9 +44,9 @@ func ParseReply(text string, schema json.RawMessage) (json.RawMessage, error) {
 // them against the schema are charged to it, and a reply that would cost
 // more is a *ReplyError saying so (or m's context's error when it ended).
 func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMessage, err error) {
-	var sch *Schema
+	s := &replySearch{m: m}
 	if len(schema) > 0 {
-		if sch, err = CompileSchema(schema); err != nil {
+		if s.sch, err = CompileSchema(schema); err != nil {
 			return nil, err
 		}
 	}
@@ -54,10 +54,9 @@ func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMes
 		return &ReplyError{Reason: reason, RawExcerpt: Excerpt(text)}
 	}
 	// A spent budget (or an ended context) ends the search wherever it is.
-	type spent struct{ err error }
 	defer func() {
 		if r := recover(); r != nil {
-			sp, ok := r.(spent)
+			sp, ok := r.(replySpent)
 			if !ok {
 				panic(r)
 			}
@@ -68,67 +67,106 @@ func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMes
 			data, err = nil, fail(fmt.Sprintf("%v (the reply is %d bytes)", sp.err, len(text)))
 		}
 	}()
-	var firstViolation error
-	try := func(cand string) (json.RawMessage, bool) {
-		if err := m.Charge(int64(len(cand))/2 + 1); err != nil {
-			panic(spent{err})
-		}
-		v, ok := decodeObject(cand)
-		if !ok {
-			return nil, false
-		}
-		// An object naming a key twice has two readings (the app's JSON.parse
-		// keeps the last, other decoders the first) and would make the
-		// app-response carrying it MALFORMED: it is no candidate.
-		if dup, _ := jsonscan.DuplicateKeys(strings.TrimSpace(cand)); dup {
-			return nil, false
-		}
-		if sch != nil {
-			if err := sch.Validate(m, v); err != nil {
-				var ve *ValidationError
-				var ne *NumberError
-				if !errors.As(err, &ve) && !errors.As(err, &ne) {
-					panic(spent{err}) // the budget or the context
-				}
-				if firstViolation == nil {
-					firstViolation = err
-				}
-				return nil, false
-			}
-		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, []byte(cand)); err != nil {
-			return nil, false
-		}
-		return buf.Bytes(), true
-	}
 
 	trimmed := strings.TrimSpace(text)
 	if json.Valid([]byte(trimmed)) {
 		if !strings.HasPrefix(trimmed, "{") {
 			return nil, fail("the reply is " + kindOf(trimmed) + ", not a JSON object")
 		}
-		if data, ok := try(trimmed); ok {
+		if data, ok := s.try(trimmed); ok {
 			return data, nil
 		}
-		if firstViolation == nil {
+		if s.firstViolation == nil {
 			return nil, fail("the reply's object names a key twice")
 		}
-		return nil, fail(violationReason(firstViolation))
+		return nil, fail(violationReason(s.firstViolation))
 	}
-	// A fenced block that is JSON but not an object (an array of results,
-	// say) is the agent's answer in the wrong shape: no object is mined out
-	// of it below.
-	var rejected []span
+	data, rejected, ok := s.fenced(text)
+	if !ok {
+		data, ok = s.balanced(text, rejected)
+	}
+	if ok {
+		return data, nil
+	}
+	if s.firstViolation != nil {
+		return nil, fail(violationReason(s.firstViolation))
+	}
+	return nil, fail("no JSON object in the reply")
+}
+
+// replySpent is the panic that ends a replySearch when its meter's budget
+// is spent (or its context ended); parseReply recovers it.
+type replySpent struct{ err error }
+
+// replySearch looks for the first candidate in a reply that is a JSON
+// object (without a repeated key) valid against sch, charging m.
+type replySearch struct {
+	m   *Meter
+	sch *Schema // nil: any object
+	// firstViolation is why the first object that failed sch did.
+	firstViolation error
+}
+
+// charge charges n to the meter, ending the search when it is spent.
+func (s *replySearch) charge(n int64) {
+	if err := s.m.Charge(n); err != nil {
+		panic(replySpent{err})
+	}
+}
+
+// try returns cand compacted when it is the object sought.
+func (s *replySearch) try(cand string) (json.RawMessage, bool) {
+	s.charge(int64(len(cand))/2 + 1)
+	v, ok := decodeObject(cand)
+	if !ok {
+		return nil, false
+	}
+	// An object naming a key twice has two readings (the app's JSON.parse
+	// keeps the last, other decoders the first) and would make the
+	// app-response carrying it MALFORMED: it is no candidate.
+	if dup, _ := jsonscan.DuplicateKeys(strings.TrimSpace(cand)); dup {
+		return nil, false
+	}
+	if s.sch != nil {
+		if err := s.sch.Validate(s.m, v); err != nil {
+			var ve *ValidationError
+			var ne *NumberError
+			if !errors.As(err, &ve) && !errors.As(err, &ne) {
+				panic(replySpent{err}) // the budget or the context
+			}
+			if s.firstViolation == nil {
+				s.firstViolation = err
+			}
+			return nil, false
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(cand)); err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// fenced tries each fenced block of text. A fenced block that is JSON but
+// not an object (an array of results, say) is the agent's answer in the
+// wrong shape: it is returned in rejected, and no object is mined out of
+// it.
+func (s *replySearch) fenced(text string) (data json.RawMessage, rejected []span, ok bool) {
 	for _, b := range fencedBlocks(text) {
 		body := text[b.start:b.end]
-		if data, ok := try(body); ok {
-			return data, nil
+		if data, ok := s.try(body); ok {
+			return data, nil, true
 		}
 		if t := strings.TrimSpace(body); t != "" && t[0] != '{' && json.Valid([]byte(t)) {
 			rejected = append(rejected, b)
 		}
 	}
+	return nil, rejected, false
+}
+
+// balanced tries the balanced {…} of text outside rejected, from each of
+// its first maxBalancedStarts opening braces.
+func (s *replySearch) balanced(text string, rejected []span) (json.RawMessage, bool) {
 	starts := 0
 	for i := 0; i < len(text) && starts < maxBalancedStarts; i++ {
 		if text[i] != '{' || inside(rejected, i) {
@@ -140,22 +178,17 @@ func parseReply(m *Meter, text string, schema json.RawMessage) (data json.RawMes
 		if end < 0 {
 			scanned = len(text) - i
 		}
-		if err := m.Charge(int64(scanned)/16 + 1); err != nil { // a byte scanned costs about 1 ns
-			panic(spent{err})
-		}
+		s.charge(int64(scanned)/16 + 1) // a byte scanned costs about 1 ns
 		if end < 0 {
 			// No closing brace from here; none from a later start either
 			// unless a string quote misled the scan, so keep looking.
 			continue
 		}
-		if data, ok := try(text[i:end]); ok {
-			return data, nil
+		if data, ok := s.try(text[i:end]); ok {
+			return data, true
 		}
 	}
-	if firstViolation != nil {
-		return nil, fail(violationReason(firstViolation))
-	}
-	return nil, fail("no JSON object in the reply")
+	return nil, false
 }
 
 func violationReason(err error) string {
