@@ -147,52 +147,19 @@ var defaultPromptNoSchema = DefaultSystemPrompt(nil)
 // it: PARSE_FAILED naming the limit), and finding and checking the reply's
 // object is metered (NewMeter: a reply that costs more is PARSE_FAILED).
 func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream func(text string)) (json.RawMessage, *frame.Error) {
-	instanceKey := c.Instance
 	if c.App == "" {
 		return nil, newError(frame.CodeHostError, "the host named no app for this request")
 	}
-	n, err := b.failureCount(ctx, c)
-	if err != nil {
-		return nil, newError(frame.CodeHostError, "the host could not read the parse-failure budget")
-	}
-	if n >= frame.ParseFailureBudget {
-		e := frame.NewError(frame.CodeParseFailed, "the parse-failure budget is spent; the user must reset this app")
-		e.Retryable = false
-		zero := 0
-		e.AttemptsRemaining = &zero
+	if e := b.budgetLeft(ctx, c); e != nil {
 		return nil, e
 	}
-	// C1: what the agent sees of the schema, and what is enforced, has no
-	// credential-shaped key at any depth.
-	schema, err := StripCredentials(m.ResponseSchema)
-	if err != nil {
-		return nil, newError(frame.CodeMalformed, "responseSchema: "+err.Error())
+	req, e := b.request(c.App, m)
+	if e != nil {
+		return nil, e
 	}
-	if len(schema) > 0 {
-		if _, err := CompileSchema(schema); err != nil {
-			return nil, newError(frame.CodeMalformed, err.Error())
-		}
-	}
-	env, envText, err := envelope(c.App, m)
-	if err != nil {
-		return nil, newError(frame.CodeMalformed, err.Error())
-	}
-	if env.Validate() != nil {
-		env = nil // not one Detect accepts (a host key past its length)
-	}
-	var prompt string
-	switch {
-	case b.opts.SystemPrompt != nil:
-		prompt = b.opts.SystemPrompt(schema)
-	case len(schema) == 0:
-		prompt = defaultPromptNoSchema
-	default:
-		prompt = DefaultSystemPrompt(schema)
-	}
-	req := Completion{System: prompt, User: string(envText), Envelope: env, Schema: schema, MaxReplyBytes: b.opts.MaxReplyBytes}
 	limit := req.ReplyLimit()
 	out := stream
-	if b.opts.SuppressSchemaStreaming && len(schema) > 0 {
+	if b.opts.SuppressSchemaStreaming && len(req.Schema) > 0 {
 		out = nil
 	}
 	st := &streamer{out: out}
@@ -209,24 +176,20 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 	}
 	if errors.Is(err, ErrReplyTooLarge) && ctx.Err() == nil {
 		if b.opts.Log != nil {
-			b.opts.Log(instanceKey, err)
+			b.opts.Log(c.Instance, err)
 		}
 		if text == "" {
 			text = st.last
 		}
-		spent, ferr := b.fail(ctx, c)
-		if ferr != nil {
-			return nil, newError(frame.CodeHostError, "the host could not record the parse failure")
-		}
-		return nil, parseFailed(fmt.Sprintf("the agent's reply passed the host's limit of %s; the host stopped reading it", bytesize.Text(int64(limit))), Excerpt(text), max(frame.ParseFailureBudget-spent, 0))
+		return nil, b.parseFailure(ctx, c, fmt.Sprintf("the agent's reply passed the host's limit of %s; the host stopped reading it", bytesize.Text(int64(limit))), Excerpt(text))
 	}
 	if err != nil {
 		if b.opts.Log != nil && ctx.Err() == nil {
-			b.opts.Log(instanceKey, err)
+			b.opts.Log(c.Instance, err)
 		}
 		return nil, b.backendError(ctx, actx, err)
 	}
-	data, err := parseReply(NewMeter(ctx), text, schema)
+	data, err := parseReply(NewMeter(ctx), text, req.Schema)
 	if err != nil {
 		var re *ReplyError
 		if !errors.As(err, &re) {
@@ -235,16 +198,74 @@ func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream 
 			}
 			return nil, newError(frame.CodeHostError, err.Error())
 		}
-		spent, err := b.fail(ctx, c)
-		if err != nil {
-			return nil, newError(frame.CodeHostError, "the host could not record the parse failure")
-		}
-		return nil, parseFailed(re.Reason, re.RawExcerpt, max(frame.ParseFailureBudget-spent, 0))
+		return nil, b.parseFailure(ctx, c, re.Reason, re.RawExcerpt)
 	}
 	if err := b.succeed(ctx, c); err != nil && b.opts.Log != nil {
-		b.opts.Log(instanceKey, fmt.Errorf("clear the parse-failure budget: %w", err))
+		b.opts.Log(c.Instance, fmt.Errorf("clear the parse-failure budget: %w", err))
 	}
 	return data, nil
+}
+
+// budgetLeft refuses the request, PARSE_FAILED and not retryable, when the
+// caller's parse-failure budget is spent.
+func (b *Bridge) budgetLeft(ctx context.Context, c Caller) *frame.Error {
+	n, err := b.failureCount(ctx, c)
+	if err != nil {
+		return newError(frame.CodeHostError, "the host could not read the parse-failure budget")
+	}
+	if n >= frame.ParseFailureBudget {
+		e := frame.NewError(frame.CodeParseFailed, "the parse-failure budget is spent; the user must reset this app")
+		e.Retryable = false
+		zero := 0
+		e.AttemptsRemaining = &zero
+		return e
+	}
+	return nil
+}
+
+// request is the completion asked of the backend for app's message m: its
+// schema stripped of credential-shaped keys and compiled, its envelope and
+// the system prompt. A schema or envelope that cannot be is MALFORMED.
+func (b *Bridge) request(app string, m *frame.AppMessage) (Completion, *frame.Error) {
+	// C1: what the agent sees of the schema, and what is enforced, has no
+	// credential-shaped key at any depth.
+	schema, err := StripCredentials(m.ResponseSchema)
+	if err != nil {
+		return Completion{}, newError(frame.CodeMalformed, "responseSchema: "+err.Error())
+	}
+	if len(schema) > 0 {
+		if _, err := CompileSchema(schema); err != nil {
+			return Completion{}, newError(frame.CodeMalformed, err.Error())
+		}
+	}
+	env, envText, err := envelope(app, m)
+	if err != nil {
+		return Completion{}, newError(frame.CodeMalformed, err.Error())
+	}
+	if env.Validate() != nil {
+		env = nil // not one Detect accepts (a host key past its length)
+	}
+	var prompt string
+	switch {
+	case b.opts.SystemPrompt != nil:
+		prompt = b.opts.SystemPrompt(schema)
+	case len(schema) == 0:
+		prompt = defaultPromptNoSchema
+	default:
+		prompt = DefaultSystemPrompt(schema)
+	}
+	return Completion{System: prompt, User: string(envText), Envelope: env, Schema: schema, MaxReplyBytes: b.opts.MaxReplyBytes}, nil
+}
+
+// parseFailure records a parse failure against c's budget and returns the
+// PARSE_FAILED error with reason, the reply's excerpt and the attempts
+// left.
+func (b *Bridge) parseFailure(ctx context.Context, c Caller, reason, excerpt string) *frame.Error {
+	spent, err := b.fail(ctx, c)
+	if err != nil {
+		return newError(frame.CodeHostError, "the host could not record the parse failure")
+	}
+	return parseFailed(reason, excerpt, max(frame.ParseFailureBudget-spent, 0))
 }
 
 // complete calls the backend, retrying a busy thread after each delay of
