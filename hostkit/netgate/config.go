@@ -285,86 +285,17 @@ func (c *Config) compile(dev func(*target) bool) (*compiled, error) {
 			return nil, fmt.Errorf("%s: connection %q: the name is used twice; give each connection its own name", where, cc.Name)
 		}
 		names[cc.Name] = true
-		if (cc.Origin == "") == (cc.URLPrefix == "") {
-			return nil, fmt.Errorf("%s: connection %q: set exactly one of \"origin\" (https://host) or \"urlPrefix\" (https://host/path/)", where, cc.Name)
-		}
-		raw := cc.Origin + cc.URLPrefix
-		t, f := parseTarget(raw)
-		if f != nil {
-			return nil, fmt.Errorf("%s: connection %q: %q: %s", where, cc.Name, raw, f.msg)
-		}
-		if f := plainHTTPConnection(t, dev); f != "" {
-			return nil, fmt.Errorf("%s: connection %q: %q: %s", where, cc.Name, raw, f)
-		}
-		conn := &connection{name: cc.Name, origin: t.origin}
-		if cc.URLPrefix != "" {
-			conn.path = t.url.EscapedPath()
-			if why := ambiguousPath(conn.path); why != "" {
-				return nil, fmt.Errorf("%s: connection %q: urlPrefix %q holds %s, which servers read in more than one way; write the prefix plainly", where, cc.Name, raw, why)
-			}
-		} else if p := t.url.EscapedPath(); p != "/" || t.url.RawQuery != "" {
-			return nil, fmt.Errorf("%s: connection %q: origin %q has a path; use \"urlPrefix\" for a path match", where, cc.Name, raw)
-		}
-		if cc.Header == "" || !validHeaderName(cc.Header) {
-			return nil, fmt.Errorf("%s: connection %q: \"header\" must be an HTTP header name such as Authorization", where, cc.Name)
-		}
-		conn.header = cc.Header
-		if (cc.SecretEnv == "") == (cc.SecretFile == "") {
-			return nil, fmt.Errorf("%s: connection %q: set exactly one of \"secretEnv\" or \"secretFile\"", where, cc.Name)
-		}
-		var secret string
-		if cc.SecretEnv != "" {
-			secret = os.Getenv(cc.SecretEnv)
-			if secret == "" {
-				return nil, fmt.Errorf("%s: connection %q: secretEnv %s is not set; export it or name a secretFile", where, cc.Name, cc.SecretEnv)
-			}
-		} else {
-			b, err := os.ReadFile(cc.SecretFile)
-			if err != nil {
-				return nil, fmt.Errorf("%s: connection %q: secretFile: %v; create the file or fix the path", where, cc.Name, err)
-			}
-			secret = strings.TrimRight(string(b), "\r\n")
-		}
-		if len(secret) < MinSecretLength {
-			return nil, fmt.Errorf("%s: connection %q: the secret is shorter than %d bytes; a secret that short cannot be scrubbed from answers", where, cc.Name, MinSecretLength)
-		}
-		if foldedLen(secret) < MinSecretLength {
-			return nil, fmt.Errorf("%s: connection %q: the secret has fewer than %d characters besides spaces and '+'; a secret that plain cannot be scrubbed from answers", where, cc.Name, MinSecretLength)
-		}
-		format := cc.ValueFormat
-		if format == "" {
-			format = "{secret}"
-		}
-		if !strings.Contains(format, "{secret}") {
-			return nil, fmt.Errorf("%s: connection %q: valueFormat %q has no {secret}", where, cc.Name, format)
-		}
-		conn.secret = secret
-		conn.value = strings.ReplaceAll(format, "{secret}", secret)
-		if !validHeaderValue(conn.value) {
-			return nil, fmt.Errorf("%s: connection %q: the secret or valueFormat holds a character no header value may hold (CR, LF or NUL)", where, cc.Name)
+		conn, err := cc.compile(where, dev)
+		if err != nil {
+			return nil, err
 		}
 		out.conns = append(out.conns, conn)
-		secrets = append(secrets, secret)
+		secrets = append(secrets, conn.secret)
 	}
 	out.scrub = newScrubber(secrets)
 	for _, d := range c.Deny {
-		if p, err := netip.ParsePrefix(d); err == nil {
-			out.denyNets = append(out.denyNets, p.Masked())
-			continue
-		}
-		if a, err := netip.ParseAddr(d); err == nil {
-			out.denyNets = append(out.denyNets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
-			continue
-		}
-		wild := strings.HasPrefix(d, "*.")
-		h, _, f := canonicalHost(strings.TrimPrefix(d, "*."))
-		if f != nil {
-			return nil, fmt.Errorf("%s: deny entry %q: %s; write a host, *.host or a CIDR prefix", c.at("deny"), d, f.msg)
-		}
-		if wild {
-			out.denySufx = append(out.denySufx, "."+h)
-		} else {
-			out.denyHosts[h] = true
+		if err := out.deny(d); err != nil {
+			return nil, fmt.Errorf("%s: deny entry %q: %s; write a host, *.host or a CIDR prefix", c.at("deny"), d, err)
 		}
 	}
 	for _, d := range c.DevHTTPHosts {
@@ -385,6 +316,104 @@ func (c *Config) compile(dev func(*target) bool) (*compiled, error) {
 		out.inFlight = DefaultInFlight
 	}
 	return out, nil
+}
+
+// compile checks the connection at where (its name already checked): its
+// origin or URL prefix, its header and the value it carries.
+func (cc Connection) compile(where string, dev func(*target) bool) (*connection, error) {
+	if (cc.Origin == "") == (cc.URLPrefix == "") {
+		return nil, fmt.Errorf("%s: connection %q: set exactly one of \"origin\" (https://host) or \"urlPrefix\" (https://host/path/)", where, cc.Name)
+	}
+	raw := cc.Origin + cc.URLPrefix
+	t, f := parseTarget(raw)
+	if f != nil {
+		return nil, fmt.Errorf("%s: connection %q: %q: %s", where, cc.Name, raw, f.msg)
+	}
+	if f := plainHTTPConnection(t, dev); f != "" {
+		return nil, fmt.Errorf("%s: connection %q: %q: %s", where, cc.Name, raw, f)
+	}
+	conn := &connection{name: cc.Name, origin: t.origin}
+	if cc.URLPrefix != "" {
+		conn.path = t.url.EscapedPath()
+		if why := ambiguousPath(conn.path); why != "" {
+			return nil, fmt.Errorf("%s: connection %q: urlPrefix %q holds %s, which servers read in more than one way; write the prefix plainly", where, cc.Name, raw, why)
+		}
+	} else if p := t.url.EscapedPath(); p != "/" || t.url.RawQuery != "" {
+		return nil, fmt.Errorf("%s: connection %q: origin %q has a path; use \"urlPrefix\" for a path match", where, cc.Name, raw)
+	}
+	if cc.Header == "" || !validHeaderName(cc.Header) {
+		return nil, fmt.Errorf("%s: connection %q: \"header\" must be an HTTP header name such as Authorization", where, cc.Name)
+	}
+	conn.header = cc.Header
+	secret, err := cc.secret(where)
+	if err != nil {
+		return nil, err
+	}
+	format := cc.ValueFormat
+	if format == "" {
+		format = "{secret}"
+	}
+	if !strings.Contains(format, "{secret}") {
+		return nil, fmt.Errorf("%s: connection %q: valueFormat %q has no {secret}", where, cc.Name, format)
+	}
+	conn.secret = secret
+	conn.value = strings.ReplaceAll(format, "{secret}", secret)
+	if !validHeaderValue(conn.value) {
+		return nil, fmt.Errorf("%s: connection %q: the secret or valueFormat holds a character no header value may hold (CR, LF or NUL)", where, cc.Name)
+	}
+	return conn, nil
+}
+
+// secret reads the connection's secret from its variable or file, and
+// refuses one too short or too plain to scrub from answers.
+func (cc Connection) secret(where string) (string, error) {
+	if (cc.SecretEnv == "") == (cc.SecretFile == "") {
+		return "", fmt.Errorf("%s: connection %q: set exactly one of \"secretEnv\" or \"secretFile\"", where, cc.Name)
+	}
+	var secret string
+	if cc.SecretEnv != "" {
+		secret = os.Getenv(cc.SecretEnv)
+		if secret == "" {
+			return "", fmt.Errorf("%s: connection %q: secretEnv %s is not set; export it or name a secretFile", where, cc.Name, cc.SecretEnv)
+		}
+	} else {
+		b, err := os.ReadFile(cc.SecretFile)
+		if err != nil {
+			return "", fmt.Errorf("%s: connection %q: secretFile: %v; create the file or fix the path", where, cc.Name, err)
+		}
+		secret = strings.TrimRight(string(b), "\r\n")
+	}
+	if len(secret) < MinSecretLength {
+		return "", fmt.Errorf("%s: connection %q: the secret is shorter than %d bytes; a secret that short cannot be scrubbed from answers", where, cc.Name, MinSecretLength)
+	}
+	if foldedLen(secret) < MinSecretLength {
+		return "", fmt.Errorf("%s: connection %q: the secret has fewer than %d characters besides spaces and '+'; a secret that plain cannot be scrubbed from answers", where, cc.Name, MinSecretLength)
+	}
+	return secret, nil
+}
+
+// deny adds the deny entry d: an address, a CIDR prefix, a host or
+// *.host (the host's subdomains).
+func (out *compiled) deny(d string) error {
+	if p, err := netip.ParsePrefix(d); err == nil {
+		out.denyNets = append(out.denyNets, p.Masked())
+		return nil
+	}
+	if a, err := netip.ParseAddr(d); err == nil {
+		out.denyNets = append(out.denyNets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		return nil
+	}
+	wild := strings.HasPrefix(d, "*.")
+	h, _, f := canonicalHost(strings.TrimPrefix(d, "*."))
+	if f != nil {
+		return errors.New(f.msg)
+	}
+	if wild {
+		out.denySufx = append(out.denySufx, "."+h)
+	} else {
+		out.denyHosts[h] = true
+	}
+	return nil
 }
 
 // plainHTTPConnection says why a connection to t may not be made, "" when

@@ -189,21 +189,9 @@ func (g *Gate) exchange(ctx context.Context, app App, t *target, addrs []netip.A
 	method string, hdr map[string]string, body []byte, e *Entry) (*frame.NetResponse, *failure) {
 	carried := false
 	for hop := 0; ; hop++ {
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		// Built from the one parse: no string goes through url.Parse again.
-		hreq, err := http.NewRequestWithContext(withPins(ctx, t, addrs), method, "", rd)
-		if err != nil {
-			return nil, invalid("the request cannot be built: %v", err)
-		}
-		hreq.URL, hreq.Host = t.url, t.url.Host
-		for k, v := range hdr {
-			hreq.Header.Set(k, v)
-		}
-		if hreq.Header.Get("User-Agent") == "" {
-			hreq.Header.Set("User-Agent", "snuggen-netgate/1")
+		hreq, f := newHopRequest(ctx, t, addrs, method, hdr, body)
+		if f != nil {
+			return nil, f
 		}
 		if conn != nil {
 			hreq.Header.Set(conn.header, conn.value)
@@ -237,31 +225,8 @@ func (g *Gate) exchange(ctx context.Context, app App, t *target, addrs []netip.A
 			return nil, f
 		}
 		e.Redirects = hop + 1
-		switch resp.StatusCode {
-		case http.StatusMovedPermanently, http.StatusFound:
-			if method == http.MethodPost {
-				method, body = http.MethodGet, nil
-			}
-		case http.StatusSeeOther:
-			if method != http.MethodHead {
-				method, body = http.MethodGet, nil
-			}
-		}
 		cross := next.origin != t.origin
-		if body == nil || cross {
-			kept := make(map[string]string, len(hdr))
-			for k, v := range hdr {
-				lower := strings.ToLower(k)
-				if body == nil && lower == "content-type" {
-					continue
-				}
-				if cross && !slices.Contains(crossOriginSafe, lower) {
-					continue
-				}
-				kept[k] = v
-			}
-			hdr = kept
-		}
+		method, hdr, body = redirected(resp.StatusCode, cross, method, hdr, body)
 		conn = nil
 		if !cross {
 			// The same origin may be served by a narrower connection.
@@ -274,6 +239,60 @@ func (g *Gate) exchange(ctx context.Context, app App, t *target, addrs []netip.A
 		}
 		t, addrs = next, nextAddrs
 	}
+}
+
+// newHopRequest builds one hop's request to t, pinned to addrs, with the
+// app's headers (and a User-Agent when it set none).
+func newHopRequest(ctx context.Context, t *target, addrs []netip.Addr, method string, hdr map[string]string, body []byte) (*http.Request, *failure) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	// Built from the one parse: no string goes through url.Parse again.
+	hreq, err := http.NewRequestWithContext(withPins(ctx, t, addrs), method, "", rd)
+	if err != nil {
+		return nil, invalid("the request cannot be built: %v", err)
+	}
+	hreq.URL, hreq.Host = t.url, t.url.Host
+	for k, v := range hdr {
+		hreq.Header.Set(k, v)
+	}
+	if hreq.Header.Get("User-Agent") == "" {
+		hreq.Header.Set("User-Agent", "snuggen-netgate/1")
+	}
+	return hreq, nil
+}
+
+// redirected is the method, headers and body a redirect with status
+// carries on to its next hop: 301 and 302 turn a POST into a GET, 303
+// anything but HEAD; without a body Content-Type goes, and across origins
+// every header but the crossOriginSafe ones.
+func redirected(status int, cross bool, method string, hdr map[string]string, body []byte) (string, map[string]string, []byte) {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound:
+		if method == http.MethodPost {
+			method, body = http.MethodGet, nil
+		}
+	case http.StatusSeeOther:
+		if method != http.MethodHead {
+			method, body = http.MethodGet, nil
+		}
+	}
+	if body == nil || cross {
+		kept := make(map[string]string, len(hdr))
+		for k, v := range hdr {
+			lower := strings.ToLower(k)
+			if body == nil && lower == "content-type" {
+				continue
+			}
+			if cross && !slices.Contains(crossOriginSafe, lower) {
+				continue
+			}
+			kept[k] = v
+		}
+		hdr = kept
+	}
+	return method, hdr, body
 }
 
 func isRedirect(code int) bool {

@@ -95,23 +95,10 @@ func (c *targetCache) put(raw string, t *target) {
 	c.mu.Unlock()
 }
 
+// parseTargetUncached parses raw as parseTarget does, without the cache.
 func parseTargetUncached(raw string) (*target, *failure) {
-	if raw == "" {
-		return nil, invalid("the URL is empty")
-	}
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case c <= 0x20 || c == 0x7f:
-			return nil, invalid("the URL holds a space or control character at byte %d", i)
-		case c == '\\':
-			// WHATWG reads a backslash as a slash and Go does not: refuse
-			// rather than pick one reading.
-			return nil, invalid("the URL holds a backslash at byte %d", i)
-		}
-	}
-	if !utf8.ValidString(raw) {
-		return nil, invalid("the URL is not valid UTF-8")
+	if f := checkURLBytes(raw); f != nil {
+		return nil, f
 	}
 	colon := strings.IndexByte(raw, ':')
 	if colon <= 0 || !validScheme(raw[:colon]) {
@@ -143,16 +130,8 @@ func parseTargetUncached(raw string) (*target, *failure) {
 		return nil, f
 	}
 	t := &target{scheme: scheme}
-	if hasPort && portPart != "" {
-		p, err := strconv.ParseUint(portPart, 10, 32)
-		if err != nil || strings.TrimLeft(portPart, "0123456789") != "" || p < 1 || p > 65535 {
-			return nil, invalid("port %q is not 1–65535", portPart)
-		}
-		t.port = uint16(p)
-	} else if scheme == "https" {
-		t.port = 443
-	} else {
-		t.port = 80
+	if t.port, f = parsePort(scheme, portPart, hasPort); f != nil {
+		return nil, f
 	}
 	host, addr, f := canonicalHost(hostPart)
 	if f != nil {
@@ -175,6 +154,45 @@ func parseTargetUncached(raw string) (*target, *failure) {
 	}
 	t.url = u
 	return t, nil
+}
+
+// checkURLBytes refuses an empty URL, one that is not UTF-8, and one with
+// a space, a control character or a backslash.
+func checkURLBytes(raw string) *failure {
+	if raw == "" {
+		return invalid("the URL is empty")
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c <= 0x20 || c == 0x7f:
+			return invalid("the URL holds a space or control character at byte %d", i)
+		case c == '\\':
+			// WHATWG reads a backslash as a slash and Go does not: refuse
+			// rather than pick one reading.
+			return invalid("the URL holds a backslash at byte %d", i)
+		}
+	}
+	if !utf8.ValidString(raw) {
+		return invalid("the URL is not valid UTF-8")
+	}
+	return nil
+}
+
+// parsePort is the authority's port: the one written (1–65535, digits
+// only), else the scheme's.
+func parsePort(scheme, portPart string, hasPort bool) (uint16, *failure) {
+	if hasPort && portPart != "" {
+		p, err := strconv.ParseUint(portPart, 10, 32)
+		if err != nil || strings.TrimLeft(portPart, "0123456789") != "" || p < 1 || p > 65535 {
+			return 0, invalid("port %q is not 1–65535", portPart)
+		}
+		return uint16(p), nil
+	}
+	if scheme == "https" {
+		return 443, nil
+	}
+	return 80, nil
 }
 
 func validScheme(s string) bool {
