@@ -20,6 +20,10 @@
 // ui/resource-teardown is the visibility host-event {visible: false}, then
 // its answer waits for the tool calls in flight (about 5 s at most), so
 // that what the app saves as it goes lands before the host removes it.
+// db requests go one at a time, the next once the last is answered: a host
+// forwards each tools/call as it likes (AppBridge over HTTP: a request
+// each, in any order), and only one out keeps them taking effect in the
+// order the app made them (issue 26.1).
 
 import {
   CODE_CAPABILITY_ABSENT,
@@ -36,6 +40,7 @@ import {
   TYPE_APP_ANNOUNCE,
   TYPE_APP_CANCEL,
   TYPE_APP_EVENT,
+  TYPE_DB_REQUEST,
   TYPE_HOST_EVENT,
   TYPE_HOST_READY,
   TYPE_OPEN_URL_RESULT,
@@ -65,6 +70,8 @@ export const connect = (receive) => {
   let host; // the host's capabilities, once ui/initialize was answered
   let session; // the open tool's _meta["snug/session"]; null when the result had none
   let context = {}; // hostContext, partial updates merged in
+  const dbWaiting = []; // db-request frames waiting for the one out
+  let dbOut; // the requestId of the db-request out, or undefined
 
   const post = (message) => parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
   // call sends a JSON-RPC request; onAnswer hears its result or error.
@@ -100,15 +107,25 @@ export const connect = (receive) => {
       locale: context.locale,
     });
   };
+  // dbNext sends the next db-request waiting, if any: none is out.
+  const dbNext = () => {
+    const next = dbWaiting.shift();
+    dbOut = next?.requestId;
+    if (next) request(next);
+  };
   // request calls the app-only tool of frame's type; every way it ends
   // answers the frame exactly once (a frame without a type is this
-  // request's failure).
+  // request's failure), and the end of the db-request out lets the next go.
   const request = (frame) => {
     let text = ""; // the answer's parts so far
+    const end = (answer) => {
+      receive(answer);
+      if (SNUG_DB && frame.requestId == dbOut) dbNext();
+    };
     // The host side failed (the tool, the call): HOST_ERROR, retryable as
     // the registry has it (R5); an absent tool is CAPABILITY_ABSENT.
     const fail = (message, code = CODE_HOST_ERROR) => {
-      receive({ requestId: frame.requestId, ok: false, error: { code, message, retryable: code == CODE_HOST_ERROR } });
+      end({ requestId: frame.requestId, ok: false, error: { code, message, retryable: code == CODE_HOST_ERROR } });
     };
     const answered = (result, error) => {
       busy--;
@@ -125,7 +142,7 @@ export const connect = (receive) => {
       if (SNUG_OPEN_URL && answer.type == TYPE_OPEN_URL_RESULT && answer.status == STATUS_OPENED) {
         open(call, frame.url, (outcome) => receive({ ...answer, ...outcome }));
       } else {
-        receive(answer);
+        end(answer);
       }
     };
     const tool = (name, args) => {
@@ -167,7 +184,7 @@ export const connect = (receive) => {
   // answered, TEARDOWN_STEPS x 20 ms at most.
   const answerRequest = (id, method) => {
     const answer = (stepsLeft) => {
-      if (busy && stepsLeft) setTimeout(answer, 20, stepsLeft - 1);
+      if ((busy || (SNUG_DB && dbWaiting.length)) && stepsLeft) setTimeout(answer, 20, stepsLeft - 1);
       else post({ id, result: {} });
     };
     if (/teardown$/.test(method)) {
@@ -176,6 +193,19 @@ export const connect = (receive) => {
     } else {
       answer(0);
     }
+  };
+
+  // cancel drops a db-request still waiting (never sent: nothing to tell
+  // the host); a request out is cancelled on the host, and the db-request
+  // out lets the next go.
+  const cancel = (requestId) => {
+    const waiting = SNUG_DB ? dbWaiting.findIndex((frame) => frame.requestId == requestId) : -1;
+    if (waiting >= 0) {
+      dbWaiting.splice(waiting, 1);
+      return;
+    }
+    post({ method: "notifications/cancelled", params: { requestId: calls[requestId] } });
+    if (SNUG_DB && requestId == dbOut) dbNext();
   };
 
   const initialize = (frame) => {
@@ -195,11 +225,14 @@ export const connect = (receive) => {
       if (lastId) ready();
       else initialize(frame);
     } else if (frame.type == TYPE_APP_CANCEL) {
-      post({ method: "notifications/cancelled", params: { requestId: calls[frame.requestId] } });
+      cancel(frame.requestId);
     } else if (frame.type == TYPE_APP_EVENT) {
       if (frame.event == EVENT_RESIZE) post({ method: "ui/notifications/size-changed", params: frame.data });
     } else if (SNUG_SAVE_FILE && frame.type == TYPE_SAVE_FILE_REQUEST) {
       calls[frame.requestId] = save(call, receive, frame);
+    } else if (SNUG_DB && frame.type == TYPE_DB_REQUEST) {
+      dbWaiting.push(frame);
+      if (dbOut === undefined) dbNext();
     } else {
       request(frame);
     }

@@ -241,17 +241,40 @@ test("ui/resource-teardown: the app hears visibility false, the answer waits for
   const earlier = env.snug.db.set("k", 1);
   const first = await msg(env, "tools/call");
   await env.send({ jsonrpc: "2.0", id: 77, method: "ui/resource-teardown", params: {} });
-  const save = await msg(env, "tools/call");
   assert.deepEqual(heard, [false]);
-  assert.equal(save.params.arguments.frame.value, "last words");
   const answered = () => env.posted.some((m) => m.id === 77 && m.result);
   await new Promise((r) => setTimeout(r, 60));
-  assert.equal(answered(), false, "answered with two calls in flight");
+  assert.equal(answered(), false, "answered with a call in flight and a save waiting");
   const ok = (c) => env.reply(c, { content: [], structuredContent: { v: 1, type: "snug:db-response", requestId: c.params.arguments.frame.requestId, ok: true, result: {} } });
   await ok(first);
   await outcome(earlier);
+  // db requests go one at a time: the save goes out once the first is answered.
+  const save = await msg(env, "tools/call");
+  assert.equal(save.params.arguments.frame.value, "last words");
   await new Promise((r) => setTimeout(r, 60));
   assert.equal(answered(), false, "answered with the save in flight");
   await ok(save);
   await until("the teardown's answer", answered);
+});
+
+test("db requests go to the host one at a time, in the order made, whatever order the host answers in", async () => {
+  const env = await mcp();
+  const ps = [1, 2, 3, 4].map((v) => env.snug.db.set("k", v).catch((e) => e.code));
+  const rest = env.snug.db.get("k");
+  const calls = [];
+  for (let i = 0; i < 5; i++) {
+    const c = await msg(env, "tools/call");
+    calls.push(c.params.arguments.frame);
+    await tick();
+    assert.equal(env.posted.filter((m) => m.method === "tools/call" && !m.taken).length, 0, "a second db call out before the first was answered");
+    if (i == 1) {
+      // A failed call lets the next go.
+      await env.send({ jsonrpc: "2.0", id: c.id, error: { code: -32000, message: "gone" } });
+      continue;
+    }
+    await env.reply(c, { content: [], structuredContent: { v: 1, type: "snug:db-response", requestId: c.params.arguments.frame.requestId, ok: true, result: { value: null } } });
+  }
+  assert.deepEqual(calls.map((f) => f.op + ":" + (f.value ?? "")), ["kvSet:1", "kvSet:2", "kvSet:3", "kvSet:4", "kvGet:"]);
+  assert.equal(await ps[1], "HOST_ERROR");
+  await Promise.all([...ps, rest]);
 });
