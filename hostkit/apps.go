@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/snuggen/snuggen/hostkit/server"
+	"github.com/snuggen/snuggen/internal/csscolor"
 	"github.com/snuggen/snuggen/pack"
 	runtimejs "github.com/snuggen/snuggen/runtime-js"
 )
@@ -324,7 +325,7 @@ func (a *Apps) Apps() []server.AppInfo {
 		out = append(out, server.AppInfo{
 			App:   key,
 			AppID: m.AppID, DisplayName: m.DisplayName, Description: m.Description,
-			IconEmoji: m.IconEmoji, IconColor: m.IconColor,
+			IconEmoji: m.IconEmoji, IconColor: csscolor.Clean(m.IconColor),
 			Problems: slices.Clone(e.problems), Broken: e.doc == nil && e.problems != nil,
 			Made: e.made,
 		})

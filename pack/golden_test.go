@@ -226,7 +226,7 @@ func TestEveryDiagnosticHasACase(t *testing.T) {
 		"sandbox.network", "sandbox.storage", "sandbox.navigation", "sandbox.modal", "sandbox.worker",
 		"html.form-action", "html.inline-handler", "html.resource-hint", "html.csp-replaced", "html.manifest",
 		"html.base", "html.embed", "html.svg-script", "html.importmap", "html.unclosed",
-		"meta.missing", "meta.too-long", "meta.empty", "meta.unknown",
+		"meta.missing", "meta.too-long", "meta.empty", "meta.unknown", "meta.icon-color",
 		"cdn.not-allowed", "ref.missing", "ref.outside", "ref.not-file", "ref.local-link", "import.cycle", "bundle", "asset.too-large", "utf8.invalid",
 		"snug.api",
 	}

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/snuggen/snuggen/internal/csscolor"
 	"github.com/snuggen/snuggen/internal/linkhint"
 )
 
@@ -910,6 +911,10 @@ func (b *builder) checkMeta() {
 		case f.Max > 0 && n > f.Max:
 			b.diagAt(v.offset, SeverityError, "meta.too-long", fmt.Sprintf("%s is %d characters, more than %d", f.Meta, n, f.Max),
 				"the host rejects an app-announce whose "+f.Prop+" is longer", fmt.Sprintf("shorten it to %d characters", f.Max))
+		case f.Prop == "iconColor" && !csscolor.Valid(v.value):
+			b.diagAt(v.offset, SeverityWarning, "meta.icon-color", fmt.Sprintf("%s %s is not a colour", f.Meta, quote(v.value)),
+				"the host shows only a colour there, never var(), a gradient or url(): this one is dropped",
+				"use a hex colour such as #2e7d32, rgb(…), hsl(…) or a named colour")
 		}
 	}
 }

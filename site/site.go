@@ -33,6 +33,7 @@ import (
 	"sync"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/csscolor"
 )
 
 //go:embed src/index.html
@@ -157,6 +158,8 @@ func generated() (map[string]any, error) {
 		// The app iframe's allow attribute: the features the runner's
 		// Permissions-Policy lets it delegate, and nothing more.
 		"frameAllow": strings.Join(frame.PermissionsPolicyDelegated, "; "),
+		// An app's icon colour: a colour and nothing else.
+		"iconColor": csscolor.Pattern,
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/events"
+	"github.com/snuggen/snuggen/internal/csscolor"
 )
 
 // conn is one page connection: its slots, its outbound queue and its
@@ -447,6 +448,12 @@ func (c *conn) announced(p *slotPort) {
 	if a == nil {
 		return
 	}
+	// An icon colour is a colour: anything else (var(), a gradient, url())
+	// the page never gets.
+	color := a.IconColor
+	if color != nil && !csscolor.Valid(*color) {
+		color = nil
+	}
 	raw, err := json.Marshal(struct {
 		T           string  `json:"t"`
 		Slot        string  `json:"slot"`
@@ -455,7 +462,7 @@ func (c *conn) announced(p *slotPort) {
 		Description *string `json:"description,omitempty"`
 		IconEmoji   *string `json:"iconEmoji,omitempty"`
 		IconColor   *string `json:"iconColor,omitempty"`
-	}{"announce", p.slot, a.AppID, a.DisplayName, a.Description, a.IconEmoji, a.IconColor})
+	}{"announce", p.slot, a.AppID, a.DisplayName, a.Description, a.IconEmoji, color})
 	if err != nil {
 		return
 	}

@@ -171,7 +171,7 @@ function renderApps(apps) {
     icon.setAttribute('aria-hidden', 'true');
     icon.textContent = a.iconEmoji || '▢';
     const color = safeColor(a.iconColor);
-    if (color) icon.style.background = color;
+    if (color) icon.style.backgroundColor = color;
     const name = document.createElement('span');
     name.className = 'app-name';
     name.textContent = a.displayName || a.app;

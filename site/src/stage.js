@@ -376,7 +376,7 @@ class Instance {
   renderHead(info) {
     if (!info) return;
     this.icon.textContent = info.iconEmoji || '▢';
-    this.icon.style.background = safeColor(info.iconColor) || '';
+    this.icon.style.backgroundColor = safeColor(info.iconColor);
     this.name.textContent = info.displayName || info.app;
     this.iframe.title = info.displayName || info.app;
   }
@@ -476,8 +476,14 @@ class Instance {
   }
 }
 
-/** Accepts a CSS colour the app announced only if the browser parses it as one. */
+const ICON_COLOR = new RegExp(GEN.iconColor, 'i');
+
+/**
+ * Accepts an app's icon colour only when it is a colour: the host's one
+ * grammar (internal/csscolor: hex, rgb()/hsl() of numbers, a named colour),
+ * never var(), a gradient or url(), and one the browser reads as a colour.
+ * The page sets it as background-color only.
+ */
 export function safeColor(c) {
-  if (typeof c !== 'string' || c.length > 32) return '';
-  return CSS.supports('color', c) ? c : '';
+  return typeof c === 'string' && ICON_COLOR.test(c) && CSS.supports('color', c) ? c : '';
 }
