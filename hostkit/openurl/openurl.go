@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -85,6 +86,19 @@ type Options struct {
 type Opener struct {
 	c    Confirmer
 	gate *askgate.Gate
+
+	mu     sync.Mutex
+	asking map[string]*shared // app + "\x00" + URL -> the question in front of the user or waiting
+}
+
+// shared is one open-url question; requests for the same URL of the same
+// app that come while it is asked get its answer (a link whose click both
+// the app's handler and the runtime's link route take, say).
+type shared struct {
+	done   chan struct{}
+	joined int // requests waiting on it (o.mu)
+	status string
+	reason string
 }
 
 // New returns an Opener asking c; a nil c means no UI: every request is
@@ -111,6 +125,42 @@ func (o *Opener) Open(ctx context.Context, app string, f *frame.OpenURLRequest) 
 	if o.c == nil {
 		return Result(f.RequestID, frame.StatusRefused, "this host has no dialog to ask the user")
 	}
+	key := app + "\x00" + f.URL
+	o.mu.Lock()
+	if q := o.asking[key]; q != nil {
+		q.joined++
+		o.mu.Unlock()
+		select {
+		case <-q.done:
+			return Result(f.RequestID, q.status, q.reason)
+		case <-ctx.Done():
+			return Result(f.RequestID, frame.StatusRefused, "the request ended before its answer")
+		}
+	}
+	q := &shared{done: make(chan struct{})}
+	if o.asking == nil {
+		o.asking = map[string]*shared{}
+	}
+	o.asking[key] = q
+	o.mu.Unlock()
+	r := o.ask(ctx, app, f)
+	q.status, q.reason = r.Status, deref(r.Reason)
+	o.mu.Lock()
+	delete(o.asking, key)
+	o.mu.Unlock()
+	close(q.done)
+	return r
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// ask claims app's dialog and asks the user about f's URL.
+func (o *Opener) ask(ctx context.Context, app string, f *frame.OpenURLRequest) *frame.OpenURLResult {
 	switch err := o.gate.Claim(ctx, app, o.c); {
 	case errors.Is(err, askgate.ErrBusy):
 		return Result(f.RequestID, frame.StatusRefused, "another link from this app is waiting for the user")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -142,5 +143,44 @@ func TestRefusesWhatTheFrameRefuses(t *testing.T) {
 	}
 	if asked {
 		t.Fatal("the user was asked about a refused URL")
+	}
+}
+
+// Issue 28 item 4: a second request for the URL the app's dialog is asking
+// about (a link the app's own click handler and the runtime's link route
+// both take) shares that question and its answer: one dialog, not two.
+func TestSameURLSharesTheQuestion(t *testing.T) {
+	release := make(chan struct{})
+	var asked atomic.Int32
+	c := confirmFunc(func(ctx context.Context, p openurl.Prompt) (openurl.Answer, error) {
+		asked.Add(1)
+		<-release
+		return openurl.Opened, nil
+	})
+	o := openurl.New(c, openurl.Options{})
+	first := make(chan *frame.OpenURLResult)
+	go func() { first <- o.Open(context.Background(), "a", req("https://example.com/doc")) }()
+	for asked.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan *frame.OpenURLResult)
+	r2 := &frame.OpenURLRequest{RequestID: "r2", InstanceID: "i1", URL: "https://example.com/doc"}
+	go func() { second <- o.Open(context.Background(), "a", r2) }()
+	for openurl.Joined(o, "a", "https://example.com/doc") == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Another URL is still another question: refused while one shows.
+	if r := o.Open(context.Background(), "a", req("https://example.com/other")); r.Status != frame.StatusRefused {
+		t.Fatalf("another URL while the first is asked: %+v", r)
+	}
+	close(release)
+	if r := <-first; r.Status != frame.StatusOpened {
+		t.Fatalf("first: %+v", r)
+	}
+	if r := <-second; r.Status != frame.StatusOpened || r.RequestID != "r2" {
+		t.Fatalf("the same URL again: %+v", r)
+	}
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the user was asked %d times", n)
 	}
 }
