@@ -45,9 +45,10 @@ export const links = (snug) => {
   const route = (link) => {
     const href = hrefOf(link).trim();
     if (/^(#|javascript:)/i.test(href)) return false;
-    if (download?.(link, href)) return true;
-    if (/^https?:\/\//i.test(href)) snug.openUrl(href).catch(error);
-    else stay("not following " + href);
+    if (!download?.(link, href)) {
+      if (/^https?:\/\//i.test(href)) snug.openUrl(href).catch(error);
+      else stay("not following " + href);
+    }
     return true;
   };
   const onClick = (event) => {
@@ -78,22 +79,9 @@ export const links = (snug) => {
   // frames are on the stack below this handler's; when the host reloads or
   // replaces the frame (or its page), the handler runs alone.
   addEventListener("beforeunload", () => {
-    const callerFrame = new Error().stack?.match(/:\d+:\d+/g)?.[1];
-    if (callerFrame) stay("leaving the page (location.href, assign, reload)");
+    // A second frame on the stack: a script of the app's is navigating.
+    if (new Error().stack?.match(/:\d+:\d+/g)?.[1]) stay("leaving the page (location.href, assign, reload)");
   });
-};
-
-// fileOf reads the file an <a download>'s href names: a blob the app made
-// (the runtime remembers them) or a data: URL's body, as { data, type };
-// data is undefined when the href names neither. It throws on a data: URL
-// whose body does not decode.
-const fileOf = (href, blobs) => {
-  if (href.startsWith("blob:")) return { data: blobs.get(href) };
-  // data:[type][;base64],body
-  const [, type, base64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
-  if (body === undefined) return {};
-  const text = decodeURIComponent(body);
-  return { data: base64 ? fromBase64(text) : text, type };
 };
 
 /** @param {import("../snug").Snug} snug */
@@ -109,16 +97,21 @@ export const downloads = (snug) => {
     blobs.delete(url);
     revokeObjectURL(url);
   };
+  // download saves the file an <a download>'s href names: a blob the app
+  // made, or a data: URL's body.
   download = (link, href) => {
     if (!link.hasAttribute("download") || !/^(blob|data):/.test(href)) return false;
+    // data:[type][;base64],body
+    const [, type, base64, body] = /^data:([^,;]*)[^,]*?(;base64)?,(.*)$/s.exec(href) || [];
     let file;
     try {
-      file = fileOf(href, blobs);
+      if (href.startsWith("blob:")) file = blobs.get(href);
+      else if (body !== undefined) file = base64 ? fromBase64(decodeURIComponent(body)) : decodeURIComponent(body);
     } catch {
-      return false; // not followed, and the console says so (route)
+      return false; // a body that does not decode: not followed (route says so)
     }
-    if (file.data == null) stay("not following " + href);
-    else snug.saveFile(link.download || "download", file.data, file.type).catch(error);
+    if (file == null) stay("not following " + href);
+    else snug.saveFile(link.download || "download", file, type).catch(error);
     return true;
   };
 };

@@ -157,27 +157,6 @@ export const connect = (receive) => {
     tool(tools()[frame.type], { frame });
   };
 
-  addEventListener("message", (event) => {
-    const message = event.data;
-    const params = message?.params || {};
-    const method = message?.method;
-    if (event.source != parent || message?.jsonrpc != "2.0") return;
-    if (!method) {
-      calls[message.id]?.(message.result, message.error);
-      delete calls[message.id];
-    } else if (/tool-(result|cancelled)$/.test(method)) {
-      session = params._meta?.["snug/session"] || session || null;
-      ready();
-    } else if (/host-context-changed$/.test(method)) {
-      context = { ...context, ...params };
-      if (host && (params.theme || params.styles)) {
-        receive({ type: TYPE_HOST_EVENT, event: EVENT_THEME_CHANGE, data: { theme: theme() } });
-      }
-    } else if (message.id != null) {
-      answerRequest(message.id, method);
-    }
-  });
-
   // answerRequest answers a request from the host. A ping is answered at
   // once. ui/resource-teardown: the app hears it is going and saves what it
   // has; the answer waits for those calls (and any in flight) to be
@@ -217,6 +196,27 @@ export const connect = (receive) => {
       ready();
     });
   };
+
+  addEventListener("message", (event) => {
+    const message = event.data;
+    const params = message?.params || {};
+    const method = message?.method;
+    if (event.source != parent || message?.jsonrpc != "2.0") return;
+    if (!method) {
+      calls[message.id]?.(message.result, message.error);
+      delete calls[message.id];
+    } else if (/tool-(result|cancelled)$/.test(method)) {
+      session = params._meta?.["snug/session"] || session || null;
+      ready();
+    } else if (/host-context-changed$/.test(method)) {
+      context = { ...context, ...params };
+      if (host && (params.theme || params.styles)) {
+        receive({ type: TYPE_HOST_EVENT, event: EVENT_THEME_CHANGE, data: { theme: theme() } });
+      }
+    } else if (message.id != null) {
+      answerRequest(message.id, method);
+    }
+  });
 
   return (frame) => {
     if (frame.type == TYPE_APP_ANNOUNCE) {
