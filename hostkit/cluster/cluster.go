@@ -60,6 +60,9 @@ const (
 	// DefaultAddr is where the internal listener for forwarded requests
 	// listens: loopback, a free port.
 	DefaultAddr = "127.0.0.1:0"
+	// DefaultIdleRelease is how long a database goes without a request
+	// before its owner gives it up (Config.IdleRelease).
+	DefaultIdleRelease = 2 * time.Minute
 )
 
 // Config configures Open.
@@ -95,6 +98,13 @@ type Config struct {
 	// LeaseTTL is a lease's life without renewal (DefaultLeaseTTL when
 	// zero); leases are renewed every third of it.
 	LeaseTTL time.Duration
+	// IdleRelease is how long an owned database goes without a request
+	// before this replica gives it up (DefaultIdleRelease when zero; below
+	// zero never): a last upload, the lease freed, the files closed, so an
+	// idle database costs no object-store request, descriptor or lease
+	// renewal. The local copy stays; the next request takes the lease again
+	// and reuses the copy when nobody published anything newer since.
+	IdleRelease time.Duration
 	// Store is the policy of the app databases (quota, limits); its
 	// LockingMode is always NORMAL here (Litestream reads beside it).
 	Store store.Options
@@ -127,6 +137,7 @@ type Cluster struct {
 
 	mu     sync.Mutex
 	owned  map[dbKey]*owned
+	idle   map[dbKey]idleCopy // databases given up when idle, their local copies kept
 	closed bool
 	apps   map[string]bool // installed app keys (Install)
 }
@@ -167,6 +178,9 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
+	if cfg.IdleRelease == 0 {
+		cfg.IdleRelease = DefaultIdleRelease
+	}
 	if cfg.ReplicaID == "" {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -180,7 +194,7 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, id: cfg.ReplicaID, ttl: cfg.LeaseTTL, obj: obj,
 		signer: newSigner(cfg.Secrets, cfg.ReplicaID),
-		owned:  map[dbKey]*owned{}, apps: map[string]bool{}}
+		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, apps: map[string]bool{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.open(ctx); err != nil {
 		c.cancel()

@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -30,6 +32,21 @@ import (
 type s3Server struct {
 	srv     *httptest.Server
 	backend *s3mem.Backend
+
+	mu   sync.Mutex
+	seen []string // every request: method, path and query, unescaped
+}
+
+// requests counts the requests so far whose path or query holds part.
+func (s *s3Server) requests(part string) (n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.seen {
+		if strings.Contains(r, part) {
+			n++
+		}
+	}
+	return n
 }
 
 func startS3(t testing.TB) *s3Server {
@@ -38,14 +55,22 @@ func startS3(t testing.TB) *s3Server {
 	if err := b.CreateBucket("snug"); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(gofakes3.New(b, gofakes3.WithTimeSkewLimit(0)).Server())
-	t.Cleanup(srv.Close)
+	s := &s3Server{backend: b}
+	h := gofakes3.New(b, gofakes3.WithTimeSkewLimit(0)).Server()
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, _ := url.QueryUnescape(r.URL.RawQuery)
+		s.mu.Lock()
+		s.seen = append(s.seen, r.Method+" "+r.URL.Path+"?"+q)
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.srv.Close)
 	t.Setenv("AWS_ACCESS_KEY_ID", "snug-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "snug-test-secret")
 	// Litestream's S3 client brings its own HTTP client, which the AWS SDK
 	// refuses to combine with a CA bundle from the environment.
 	t.Setenv("AWS_CA_BUNDLE", "")
-	return &s3Server{srv: srv, backend: b}
+	return s
 }
 
 // url is the --object-store URL for prefix in the test bucket.

@@ -128,6 +128,7 @@ func (c *Cluster) renewLoop() {
 		case <-t.C:
 		}
 		c.renewAll()
+		c.releaseIdle()
 	}
 }
 

@@ -34,6 +34,8 @@ type owned struct {
 	epoch int64          // under op (written with op held exclusively)
 	ldb   *litestream.DB // under op
 	lost  atomic.Bool    // the lease is gone: nothing more is served
+	used  atomic.Int64   // monotonic time of the last request (ns since monoStart)
+	keep  bool           // an idle release: the teardown keeps the local copy (under op)
 	until atomic.Int64   // monotonic deadline of this replica's view of the lease (ns since c's epoch)
 	gone  chan struct{}  // closed when the teardown is done
 
@@ -87,14 +89,25 @@ func (o *owned) open(ctx context.Context, epoch int64, published string, sent ti
 	c := o.c
 	o.epoch = epoch
 	o.extend(sent)
+	o.used.Store(mono(time.Now()))
 	sk := o.key.storeKey()
 	if err := c.local.Release(ctx, sk); err != nil {
 		return err
 	}
-	if err := removeLocal(o.path); err != nil {
-		return fmt.Errorf("clear the local copy: %w", err)
+	c.mu.Lock()
+	kept, had := c.idle[o.key]
+	delete(c.idle, o.key)
+	c.mu.Unlock()
+	// The copy this replica kept when it gave the database up idle is
+	// current when nobody took the lease since (the epoch is the next one)
+	// and the prefix published is still the one it uploaded to last.
+	reuse := had && kept.epoch == epoch-1 && kept.prefix == published
+	if !reuse {
+		if err := removeLocal(o.path); err != nil {
+			return fmt.Errorf("clear the local copy: %w", err)
+		}
 	}
-	if published != "" {
+	if published != "" && !reuse {
 		client, err := c.obj.client(published)
 		if err != nil {
 			return err
@@ -321,10 +334,16 @@ func (o *owned) teardown(ctx context.Context, free bool) error {
 	} else if o.epoch > 0 {
 		c.dropFenced(o.key, o.epoch)
 	}
-	errs = append(errs, removeLocal(o.path))
+	kept := o.keep && errors.Join(errs...) == nil
+	if !kept {
+		errs = append(errs, removeLocal(o.path))
+	}
 	c.mu.Lock()
 	if c.owned[o.key] == o {
 		delete(c.owned, o.key)
+	}
+	if kept && !c.closed {
+		c.idle[o.key] = idleCopy{epoch: o.epoch, prefix: c.obj.dbPrefix(o.key, o.epoch)}
 	}
 	c.mu.Unlock()
 	return errors.Join(errs...)
@@ -354,6 +373,7 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 	if o.lost.Load() {
 		return nil, true
 	}
+	o.used.Store(mono(time.Now()))
 	if !o.valid() {
 		// This replica's view of the lease ran out (it was paused, or
 		// renewals failed): ask PostgreSQL before serving anything.
@@ -468,6 +488,49 @@ func (c *Cluster) dropPrefix(prefix string) {
 		defer c.wg.Done()
 		c.deletePrefix(prefix)
 	}()
+}
+
+// idleCopy is the local copy of a database this replica gave up when idle:
+// the epoch it last replicated and that epoch's prefix, which it published.
+type idleCopy struct {
+	epoch  int64
+	prefix string
+}
+
+// releaseIdle gives up the databases that had no request for IdleRelease
+// (in the background, one at a time): a last upload, the lease freed, the
+// files closed, the local copy kept for the next taking.
+func (c *Cluster) releaseIdle() {
+	if c.cfg.IdleRelease < 0 {
+		return
+	}
+	limit := mono(time.Now().Add(-c.cfg.IdleRelease))
+	c.mu.Lock()
+	var idle []*owned
+	for _, o := range c.owned {
+		if o.isReady() && !o.lost.Load() && o.used.Load() < limit {
+			idle = append(idle, o)
+		}
+	}
+	c.mu.Unlock()
+	for _, o := range idle {
+		if c.ctx.Err() != nil {
+			return
+		}
+		o.op.Lock()
+		if o.lost.Load() || o.used.Load() >= limit {
+			o.op.Unlock()
+			continue // a request came meanwhile
+		}
+		o.lost.Store(true) // from now on requests route anew
+		o.keep = true
+		o.op.Unlock()
+		ctx, cancel := context.WithTimeout(c.ctx, 2*c.ttl)
+		if err := o.teardown(ctx, true); err != nil {
+			c.logf("%s's %q: give up the idle database: %v", o.key.user, o.key.app, err)
+		}
+		cancel()
+	}
 }
 
 // dropFenced deletes this replica's prefix of k at epoch, in the

@@ -23,6 +23,7 @@ func init() {
 			Addr:        o.clusterAddr,
 			Advertise:   o.advertise,
 			LeaseTTL:    o.leaseTTL,
+			IdleRelease: o.idleRelease,
 			Secrets:     o.clusterSecrets,
 			Store:       store.Options{StatementTimeout: o.dbLimit},
 			Logf:        logf,
