@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -132,5 +133,70 @@ window.code = await snug.db.exec("select 1").then(() => "ok", (e) => e.code);`)
 	browsertest.WaitFor(t, r2.Frame(0), "the fallback", `window.code !== undefined`)
 	if got := browsertest.Eval[string](t, r2.Frame(0), `window.code + " | " + document.getElementById("note").textContent`); got != "CAPABILITY_ABSENT | Notes last until this page closes." {
 		t.Fatalf("on a host without a database: %s", got)
+	}
+}
+
+// TestGuideAPIExamplesRunInChromium runs the API section's examples one
+// after the other in one app on a real host (and the Errors section's
+// handler, called once), with the page's own names
+// they use (a title, a row drawer, a note element) defined: each finishes
+// without an error. The dialogs they raise (a file, a link) are answered
+// No, as a user may; net.fetch's example reaches the public internet and is
+// left to the build check.
+func TestGuideAPIExamplesRunInChromium(t *testing.T) {
+	text, err := guide.Render(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"snug.ready", "snug.capabilities", "snug.db.exec", "snug.db.query", "snug.db.script", "snug.db.get", "snug.db.set",
+		"snug.db.export", "snug.db.import", "snug.ask", "snug.openUrl", "snug.saveFile", "snug.on", "snug.off", "snug.emit"}
+	var script strings.Builder
+	script.WriteString(`const title = "from the guide", text = "Some text to sum up.";
+const addRow = () => {}, showOfflineNotice = () => {}, drawChart = () => {}, onHint = () => {};
+const exportButton = document.createElement("button"), preview = document.createElement("p"), note = document.createElement("p");
+const rows = [["a", 1], ["b", 2]];
+let paused = false;
+window.ran = [];
+const run = async (name, f) => { try { await f(); ran.push(name); } catch (e) { ran.push(name + ": " + (e.code || "") + " " + e.message); } };
+`)
+	for _, n := range names {
+		m := regexp.MustCompile("(?s)### `" + regexp.QuoteMeta(n) + "`\n.*?```js\n(.*?)\n```").FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("the guide has no example for %s", n)
+		}
+		body := m[1]
+		if n == "snug.db.import" {
+			body = "const file = new Blob([await snug.db.export()]);\n" + body
+		}
+		fmt.Fprintf(&script, "await run(%q, async () => {\n%s\n});\n", n, body)
+	}
+	// The Errors section's handler, called as an app calls it.
+	m := regexp.MustCompile("(?s)## Errors\n.*?```js\n(.*?)\n```").FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("the guide has no Errors example")
+	}
+	fmt.Fprintf(&script, "await run(\"SnugError\", async () => {\n%s\nif (await summarize(text) === undefined) throw new Error(\"no summary\");\n});\n", m[1])
+	names = append(names, "SnugError")
+	page := []byte(guide.ProbeHead + `<script type="module">` + script.String() + "</script></body></html>")
+	h, err := hostkit.New(hostkit.WithDataDir(t.TempDir()), hostkit.WithApps(hostkit.RawApp("api", page)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.ServeHost(t, h)
+	runner := browsertest.OpenRunner(t, h.URL(), "api")
+	app := runner.Frame(0)
+	// Answer each dialog No until every example has run.
+	browsertest.Until(t, "every example", func() bool {
+		if browsertest.Eval[bool](t, runner.Tab, `document.getElementById('confirm').open && document.getElementById('confirm').dataset.armed === 'true'`) {
+			runner.Answer("deny")
+		}
+		return browsertest.Eval[int](t, app, `window.ran ? ran.length : 0`) == len(names)
+	})
+	ran := browsertest.Eval[[]string](t, app, `ran`)
+	t.Logf("ran: %q", ran)
+	for i, n := range names {
+		if ran[i] != n {
+			t.Errorf("the example of %s: %s", n, ran[i])
+		}
 	}
 }
