@@ -275,6 +275,8 @@ func (c *conn) flush() {
 	c.q.release(rest)
 }
 
+// handle acts on one message from the page: a frame (read without a full
+// decode on the fast path) or a relay message, a step each.
 func (c *conn) handle(ctx context.Context, data []byte) {
 	if c.rl.isClosed() {
 		return // closing: nothing new is accepted, only queued answers go out
@@ -291,49 +293,17 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	case "mount":
 		c.mount(m.Slot, m.App)
 	case "load":
-		if p := c.slot(m.Slot); p != nil {
-			first := !p.loaded
-			p.loaded = true
-			p.sess.Load()
-			if first {
-				c.tellHidden(p)
-			}
-		}
+		c.load(m.Slot)
 	case "frame":
 		c.frame(ctx, []byte(m.Slot), m.Frame)
 	case "click":
 		c.clicked(m.Slot, m.ID)
 	case "unmount":
-		c.mu.Lock()
-		p := c.slots[m.Slot]
-		delete(c.slots, m.Slot)
-		c.mu.Unlock()
-		if p != nil {
-			p.sess.Close()
-		}
+		c.unmount(m.Slot)
 	case "confirm-answer":
-		c.mu.Lock()
-		ch := c.pending[m.ID]
-		delete(c.pending, m.ID)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- m.Decision // buffered
-		}
+		c.confirmAnswer(m.ID, m.Decision)
 	case "reset":
-		// The user's explicit reset of the slot's parse-failure budget; its
-		// outcome is an inspect entry (RESET_FAILED when it failed).
-		if !validSlot(m.Slot) {
-			return
-		}
-		err := errNoSlot
-		if p := c.slot(m.Slot); p != nil {
-			err = p.sess.ResetAgent()
-		}
-		verdict, code, msg := "accept", "", "parse-failure budget reset"
-		if err != nil {
-			verdict, code, msg = "reject", frame.CodeResetFailed, err.Error()
-		}
-		c.inspect(inspectEntry{Time: c.rl.opts.Now(), Dir: "in", Slot: m.Slot, Type: "reset", Verdict: verdict, Code: code, Message: msg})
+		c.reset(m.Slot)
 	case "theme":
 		// The page's theme: its mode and the token set it computed
 		// (frame.ThemeTokens, from its own stylesheet). A name outside the
@@ -355,28 +325,83 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	case "make", "make-restore":
 		c.startMake(m, m.T == "make-restore")
 	case "visibility":
-		// The runner page was hidden or shown: its apps are told. A slot not
-		// loaded yet has had no host-ready; it learns the page's state right
-		// after it (tellHidden).
-		if m.Visible == nil {
-			return
+		if m.Visible != nil {
+			c.visibility(*m.Visible)
 		}
-		ev, err := events.Visibility(*m.Visible)
-		if err != nil {
-			return
+	}
+}
+
+// load marks the slot's frame loaded, and on its first load tells it
+// whether the page is hidden.
+func (c *conn) load(slot string) {
+	if p := c.slot(slot); p != nil {
+		first := !p.loaded
+		p.loaded = true
+		p.sess.Load()
+		if first {
+			c.tellHidden(p)
 		}
-		c.mu.Lock()
-		c.hidden = !*m.Visible
-		ps := make([]*slotPort, 0, len(c.slots))
-		for _, p := range c.slots {
-			if p.loaded {
-				ps = append(ps, p)
-			}
+	}
+}
+
+// unmount ends the slot's session.
+func (c *conn) unmount(slot string) {
+	c.mu.Lock()
+	p := c.slots[slot]
+	delete(c.slots, slot)
+	c.mu.Unlock()
+	if p != nil {
+		p.sess.Close()
+	}
+}
+
+// confirmAnswer hands the user's decision to the confirm waiting on id.
+func (c *conn) confirmAnswer(id, decision string) {
+	c.mu.Lock()
+	ch := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- decision // buffered
+	}
+}
+
+// reset is the user's explicit reset of the slot's parse-failure budget;
+// its outcome is an inspect entry (RESET_FAILED when it failed).
+func (c *conn) reset(slot string) {
+	if !validSlot(slot) {
+		return
+	}
+	err := errNoSlot
+	if p := c.slot(slot); p != nil {
+		err = p.sess.ResetAgent()
+	}
+	verdict, code, msg := "accept", "", "parse-failure budget reset"
+	if err != nil {
+		verdict, code, msg = "reject", frame.CodeResetFailed, err.Error()
+	}
+	c.inspect(inspectEntry{Time: c.rl.opts.Now(), Dir: "in", Slot: slot, Type: "reset", Verdict: verdict, Code: code, Message: msg})
+}
+
+// visibility tells the loaded apps that the runner page was hidden or
+// shown. A slot not loaded yet has had no host-ready; it learns the
+// page's state right after it (tellHidden).
+func (c *conn) visibility(visible bool) {
+	ev, err := events.Visibility(visible)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.hidden = !visible
+	ps := make([]*slotPort, 0, len(c.slots))
+	for _, p := range c.slots {
+		if p.loaded {
+			ps = append(ps, p)
 		}
-		c.mu.Unlock()
-		for _, p := range ps {
-			p.sess.Event(ev)
-		}
+	}
+	c.mu.Unlock()
+	for _, p := range ps {
+		p.sess.Event(ev)
 	}
 }
 
