@@ -266,6 +266,9 @@ func specials8(x uint64) uint64 {
 	return (zero(x^(ones*'"')) | zero(x^(ones*'\\')) | ((x - ones*0x20) &^ x) | x) & highs
 }
 
+// slowStr reads the string whose text starts at start a byte at a time,
+// decoding its escapes (a \u one in unicodeEscape) and checking its UTF-8;
+// the result shares d's text when there is no escape.
 func (d *Decoder) slowStr(start int) (string, bool) {
 	var b []byte
 	j := start
@@ -304,25 +307,10 @@ func (d *Decoder) slowStr(start int) (string, bool) {
 			case 't':
 				b = append(b, '\t')
 			case 'u':
-				r, ok := hex4(d.s, j)
-				if !ok {
-					d.i = j
-					d.fail("invalid \\u escape")
+				var ok bool
+				if b, j, ok = d.unicodeEscape(b, j); !ok {
 					return "", false
 				}
-				j += 4
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(d.s, j+2); ok && j+1 < len(d.s) && d.s[j] == '\\' && d.s[j+1] == 'u' {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							b = utf8.AppendRune(b, dec)
-							j += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-					d.Lone = true
-				}
-				b = utf8.AppendRune(b, r)
 			default:
 				d.i = j - 1
 				d.fail("invalid escape")
@@ -353,6 +341,29 @@ func (d *Decoder) slowStr(start int) (string, bool) {
 	d.i = j
 	d.fail("unterminated string")
 	return "", false
+}
+
+// unicodeEscape appends to b the character of the \u escape whose hex
+// digits start at j, joining a surrogate pair, and returns the index after
+// it; a lone surrogate becomes U+FFFD and sets d.Lone. Bad digits fail d.
+func (d *Decoder) unicodeEscape(b []byte, j int) ([]byte, int, bool) {
+	r, ok := hex4(d.s, j)
+	if !ok {
+		d.i = j
+		d.fail("invalid \\u escape")
+		return b, j, false
+	}
+	j += 4
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(d.s, j+2); ok && j+1 < len(d.s) && d.s[j] == '\\' && d.s[j+1] == 'u' {
+			if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+				return utf8.AppendRune(b, dec), j + 6, true
+			}
+		}
+		r = utf8.RuneError
+		d.Lone = true
+	}
+	return utf8.AppendRune(b, r), j, true
 }
 
 func hex4(s string, j int) (rune, bool) {
