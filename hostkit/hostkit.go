@@ -359,6 +359,8 @@ func newHost(c *config) (*Host, error) {
 	return h, nil
 }
 
+// wire makes the host's parts from c and connects them: the agent bridge,
+// the store, the net gate, the broker, then the relay and the server.
 func (h *Host) wire(c *config) error {
 	// The runner page's dialogs: the relay finds the page that owns the
 	// asking iframe through the request's context.
@@ -367,22 +369,10 @@ func (h *Host) wire(c *config) error {
 	if backend == nil {
 		backend = offline.New(offline.Options{})
 	}
-	ao := c.agentOpts
-	if ao.Timeout == 0 {
-		// Below the broker's own per-request limit, so a hung agent is
-		// answered NETWORK_ERROR (retryable) rather than a bare timeout.
-		ao.Timeout = DefaultAgentTimeout
-	}
-	if c.maxReply > 0 {
-		ao.MaxReplyBytes = c.maxReply
-	}
 	if c.cluster != nil {
 		h.Cluster = c.cluster
-		if ao.Budget == nil {
-			ao.Budget = c.cluster.Budget()
-		}
 	}
-	h.Agent = agent.NewBridge(backend, ao)
+	h.Agent = agent.NewBridge(backend, agentOptions(c))
 	bo := broker.Options{
 		Agent:    broker.Agent(h.Agent),
 		OpenURL:  broker.OpenURL(openurl.New(ask, openurl.Options{})),
@@ -404,42 +394,9 @@ func (h *Host) wire(c *config) error {
 		bo.DB = broker.Store(st)
 	}
 	if c.net != nil {
-		nopts := append([]netgate.Option{
-			netgate.WithConfirmer(ask),
-			netgate.WithAuditSink(func(e netgate.Entry) {
-				if h.Relay != nil {
-					h.Relay.AuditUser(e.User, e) // that user's pages only
-				}
-				if h.Cluster != nil {
-					h.Cluster.Audit(e)
-				}
-			}),
-			// A grant or revocation rings the app's doorbell (R7): the
-			// event names the connection and its state, nothing more, and
-			// goes to the instances of the user whose grant it is (on
-			// every replica, in replicated mode).
-			netgate.WithConnectionHook(h.connectionHook),
-		}, c.netOpts...)
-		if c.cluster != nil {
-			nopts = append(nopts, netgate.WithGrantStore(c.cluster.Grants()))
-		} else if c.dataDir != "" {
-			nopts = append(nopts, netgate.WithGrantsFile(filepath.Join(c.dataDir, "grants.json")))
+		if err := h.wireNet(c, ask, &bo); err != nil {
+			return err
 		}
-		g, err := netgate.New(*c.net, nopts...)
-		if err != nil {
-			return fmt.Errorf("hostkit: %w", err)
-		}
-		h.Net = g
-		bo.Net = broker.Netgate(g, func(key string) netgate.App {
-			// The dialog names the app by the host's own key too: the
-			// display name comes from the app's own file.
-			m, _ := h.Apps.Meta(key)
-			name := key
-			if m.DisplayName != "" && m.DisplayName != key {
-				name = m.DisplayName + " (" + key + ")"
-			}
-			return netgate.App{Key: key, Name: name}
-		})
 	}
 	if c.brokerFn != nil {
 		c.brokerFn(&bo)
@@ -453,6 +410,74 @@ func (h *Host) wire(c *config) error {
 		// From here the other replicas' events reach this broker.
 		h.publishConnection = c.cluster.Connections(h.deliverConnection)
 	}
+	return h.wireRelay(c, backend)
+}
+
+// agentOptions is the agent bridge's options: c's, with the default
+// timeout, the reply limit, and in replicated mode the cluster's budget.
+func agentOptions(c *config) agent.Options {
+	ao := c.agentOpts
+	if ao.Timeout == 0 {
+		// Below the broker's own per-request limit, so a hung agent is
+		// answered NETWORK_ERROR (retryable) rather than a bare timeout.
+		ao.Timeout = DefaultAgentTimeout
+	}
+	if c.maxReply > 0 {
+		ao.MaxReplyBytes = c.maxReply
+	}
+	if c.cluster != nil && ao.Budget == nil {
+		ao.Budget = c.cluster.Budget()
+	}
+	return ao
+}
+
+// wireNet opens the net gate (its confirm dialogs through ask, its audit
+// to the user's pages and the cluster, its grants in the data directory or
+// the cluster) and gives it to the broker's options.
+func (h *Host) wireNet(c *config, ask relay.Dialogs, bo *broker.Options) error {
+	nopts := append([]netgate.Option{
+		netgate.WithConfirmer(ask),
+		netgate.WithAuditSink(func(e netgate.Entry) {
+			if h.Relay != nil {
+				h.Relay.AuditUser(e.User, e) // that user's pages only
+			}
+			if h.Cluster != nil {
+				h.Cluster.Audit(e)
+			}
+		}),
+		// A grant or revocation rings the app's doorbell (R7): the
+		// event names the connection and its state, nothing more, and
+		// goes to the instances of the user whose grant it is (on
+		// every replica, in replicated mode).
+		netgate.WithConnectionHook(h.connectionHook),
+	}, c.netOpts...)
+	if c.cluster != nil {
+		nopts = append(nopts, netgate.WithGrantStore(c.cluster.Grants()))
+	} else if c.dataDir != "" {
+		nopts = append(nopts, netgate.WithGrantsFile(filepath.Join(c.dataDir, "grants.json")))
+	}
+	g, err := netgate.New(*c.net, nopts...)
+	if err != nil {
+		return fmt.Errorf("hostkit: %w", err)
+	}
+	h.Net = g
+	bo.Net = broker.Netgate(g, func(key string) netgate.App {
+		// The dialog names the app by the host's own key too: the
+		// display name comes from the app's own file.
+		m, _ := h.Apps.Meta(key)
+		name := key
+		if m.DisplayName != "" && m.DisplayName != key {
+			name = m.DisplayName + " (" + key + ")"
+		}
+		return netgate.App{Key: key, Name: name}
+	})
+	return nil
+}
+
+// wireRelay makes the relay on the broker (with the make boxes when c
+// turns them on) and the server in front of it, and has a change of the
+// apps reach the pages.
+func (h *Host) wireRelay(c *config, backend agent.Backend) error {
 	var mk relay.Maker
 	if c.make != nil {
 		mk = newHostMaker(h, c, backend)
