@@ -72,73 +72,90 @@ func Check(u string) Result {
 			return Percent
 		}
 	}
-	host, port := auth, ""
+	port, ok := hostPort(auth)
+	if !ok {
+		return Host
+	}
+	if !portOK(port) {
+		return Port
+	}
+	if !tailOK(tail) {
+		return Char
+	}
+	return OK
+}
+
+// hostPort checks the authority's host (an IPv6 literal without a zone,
+// or a registered name or IPv4 address) and returns its port, "" when it
+// has none.
+func hostPort(auth string) (port string, ok bool) {
 	if strings.HasPrefix(auth, "[") {
 		j := strings.IndexByte(auth, ']')
 		if j < 0 {
-			return Host
+			return "", false
 		}
-		host = auth[:j+1]
-		after := auth[j+1:]
-		switch {
+		switch after := auth[j+1:]; {
 		case after == "":
 		case after[0] == ':':
 			port = after[1:]
 		default:
-			return Host
+			return "", false
 		}
-		inner := host[1 : len(host)-1]
+		inner := auth[1:j]
 		if strings.Contains(inner, "%") {
-			return Host
+			return "", false
 		}
 		a, err := netip.ParseAddr(inner)
-		if err != nil || !a.Is6() || a.Zone() != "" {
-			return Host
-		}
-	} else {
-		if i := strings.LastIndexByte(auth, ':'); i >= 0 {
-			host, port = auth[:i], auth[i+1:]
-		}
-		if host == "" {
-			return Host
-		}
-		for i := 0; i < len(host); i++ {
-			if c := host[i]; !isUnreserved(c) && !isSubDelim(c) {
-				return Host
-			}
-		}
-		if !numericHostOK(host) || !aceLabelsOK(host) {
-			return Host
+		return port, err == nil && a.Is6() && a.Zone() == ""
+	}
+	host := auth
+	if i := strings.LastIndexByte(auth, ':'); i >= 0 {
+		host, port = auth[:i], auth[i+1:]
+	}
+	if host == "" {
+		return "", false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !isUnreserved(c) && !isSubDelim(c) {
+			return "", false
 		}
 	}
-	if len(port) > 0 {
-		v := 0
-		for i := 0; i < len(port); i++ {
-			c := port[i]
-			if c < '0' || c > '9' {
-				return Port
-			}
-			v = v*10 + int(c-'0')
-			if v > 65535 {
-				return Port
-			}
+	return port, numericHostOK(host) && aceLabelsOK(host)
+}
+
+// portOK reports whether port is empty or digits up to 65535.
+func portOK(port string) bool {
+	v := 0
+	for i := 0; i < len(port); i++ {
+		c := port[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		v = v*10 + int(c-'0')
+		if v > 65535 {
+			return false
 		}
 	}
-	// path-abempty, then ?query, then #fragment: pchar = unreserved /
-	// pct-encoded / sub-delims / ":" / "@"; query and fragment add "/" "?".
+	return true
+}
+
+// tailOK checks path-abempty, then ?query, then #fragment: pchar =
+// unreserved / pct-encoded / sub-delims / ":" / "@"; query and fragment
+// add "/" "?". No bracket, and one "#" at most.
+func tailOK(tail string) bool {
 	inFragment := false
 	for i := 0; i < len(tail); i++ {
 		switch c := tail[i]; c {
 		case '[', ']':
-			return Char
+			return false
 		case '#':
 			if inFragment {
-				return Char
+				return false
 			}
 			inFragment = true
 		}
 	}
-	return OK
+	return true
 }
 
 // numericHostOK applies the WHATWG "ends in a number" rule: when the last
