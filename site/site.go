@@ -199,41 +199,16 @@ type tooLarge struct {
 // tooLargeID is the requestId of the stand-in frames.
 const tooLargeID = "x"
 
+// tooLargeAnswers computes the tooLarge table from the host's own
+// rejections of stand-in frames.
 func tooLargeAnswers() (*tooLarge, error) {
-	t := &tooLarge{
+	tb := &tooLargeBuilder{t: &tooLarge{
 		Versions:   frame.ProtocolVersions,
 		RecoverMin: frame.RecoverMinCodePoints,
 		RecoverMax: frame.RecoverMaxCodePoints,
 		ByType:     map[string][3]int{},
-	}
-	index := map[string]int{}
-	add := func(a frame.Frame) (int, error) {
-		b, err := frame.Marshal(a)
-		if err != nil {
-			return 0, fmt.Errorf("site: the host's answer %T: %w", a, err)
-		}
-		if i, ok := index[string(b)]; ok {
-			return i, nil
-		}
-		index[string(b)] = len(t.Answers)
-		t.Answers = append(t.Answers, b)
-		return len(t.Answers) - 1, nil
-	}
-	reject := func(raw, rule string) (*frame.RejectError, error) {
-		_, err := frame.Parse([]byte(raw))
-		var rej *frame.RejectError
-		if !errors.As(err, &rej) || !rej.HasRequestID || rej.RequestID != tooLargeID || len(rej.Violations) != 1 || rej.Violations[0].Rule != rule {
-			return nil, fmt.Errorf("site: the host does not answer %.60s… for %s (%v)", raw, rule, err)
-		}
-		return rej, nil
-	}
-	answer := func(raw, rule string) (int, error) {
-		rej, err := reject(raw, rule)
-		if err != nil {
-			return 0, err
-		}
-		return add(rej.Answer())
-	}
+	}, index: map[string]int{}}
+	t := tb.t
 	// The size rejection is the same for every type but for its answer's
 	// type: it is read once, from a frame of the smallest class, and
 	// answered as each type's.
@@ -242,44 +217,91 @@ func tooLargeAnswers() (*tooLarge, error) {
 	if err != nil {
 		return nil, err
 	}
-	head := `{"requestId":"` + tooLargeID + `"`
-	stand := head + `,"type":` + string(q) + `,"v":` + strconv.Itoa(frame.Version)
-	size, err := reject(stand+strings.Repeat(" ", frame.SizeClass(small)-len(stand))+"}", frame.RuleFrameSize)
+	stand := tooLargeHead + `,"type":` + string(q) + `,"v":` + strconv.Itoa(frame.Version)
+	size, err := standInReject(stand+strings.Repeat(" ", frame.SizeClass(small)-len(stand))+"}", frame.RuleFrameSize)
 	if err != nil {
 		return nil, err
-	}
-	unsupported := strconv.Itoa(slices.Max(frame.ProtocolVersions) + 1)
-	rows := func(typ string) (row [3]int, err error) {
-		if row[0], err = answer(head+typ+`}`, frame.RuleFrameVersion); err != nil {
-			return row, err
-		}
-		row[1], err = answer(head+typ+`,"v":`+unsupported+`}`, frame.RuleFrameUnsupportedVersion)
-		return row, err
 	}
 	for _, typ := range frame.Types {
 		q, err := json.Marshal(typ)
 		if err != nil {
 			return nil, err
 		}
-		row, err := rows(`,"type":` + string(q))
+		row, err := tb.versionRow(`,"type":` + string(q))
 		if err != nil {
 			return nil, err
 		}
 		rej := *size
 		rej.Type = typ
-		if row[2], err = add(rej.Answer()); err != nil {
+		if row[2], err = tb.add(rej.Answer()); err != nil {
 			return nil, err
 		}
 		t.ByType[typ] = row
 	}
-	if t.Other, err = rows(""); err != nil {
+	if t.Other, err = tb.versionRow(""); err != nil {
 		return nil, err
 	}
-	t.Other[2], err = answer(head+`,"v":`+strconv.Itoa(frame.Version)+`}`, frame.RuleFrameType)
+	t.Other[2], err = tb.answer(tooLargeHead+`,"v":`+strconv.Itoa(frame.Version)+`}`, frame.RuleFrameType)
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// tooLargeHead opens every stand-in frame.
+const tooLargeHead = `{"requestId":"` + tooLargeID + `"`
+
+// tooLargeBuilder fills a tooLarge, each distinct answer kept once.
+type tooLargeBuilder struct {
+	t     *tooLarge
+	index map[string]int // an answer's JSON -> its index in t.Answers
+}
+
+// add keeps the answer a and returns its index.
+func (tb *tooLargeBuilder) add(a frame.Frame) (int, error) {
+	b, err := frame.Marshal(a)
+	if err != nil {
+		return 0, fmt.Errorf("site: the host's answer %T: %w", a, err)
+	}
+	if i, ok := tb.index[string(b)]; ok {
+		return i, nil
+	}
+	tb.index[string(b)] = len(tb.t.Answers)
+	tb.t.Answers = append(tb.t.Answers, b)
+	return len(tb.t.Answers) - 1, nil
+}
+
+// answer keeps the host's answer to the stand-in frame raw, which it must
+// reject under rule alone, and returns its index.
+func (tb *tooLargeBuilder) answer(raw, rule string) (int, error) {
+	rej, err := standInReject(raw, rule)
+	if err != nil {
+		return 0, err
+	}
+	return tb.add(rej.Answer())
+}
+
+// versionRow keeps the answers to a stand-in frame with the fields typ
+// (`,"type":"…"` or none) and v missing, then v unsupported, and returns
+// their indexes.
+func (tb *tooLargeBuilder) versionRow(typ string) (row [3]int, err error) {
+	if row[0], err = tb.answer(tooLargeHead+typ+`}`, frame.RuleFrameVersion); err != nil {
+		return row, err
+	}
+	unsupported := strconv.Itoa(slices.Max(frame.ProtocolVersions) + 1)
+	row[1], err = tb.answer(tooLargeHead+typ+`,"v":`+unsupported+`}`, frame.RuleFrameUnsupportedVersion)
+	return row, err
+}
+
+// standInReject is the host's rejection of the stand-in frame raw, which
+// must break rule alone.
+func standInReject(raw, rule string) (*frame.RejectError, error) {
+	_, err := frame.Parse([]byte(raw))
+	var rej *frame.RejectError
+	if !errors.As(err, &rej) || !rej.HasRequestID || rej.RequestID != tooLargeID || len(rej.Violations) != 1 || rej.Violations[0].Rule != rule {
+		return nil, fmt.Errorf("site: the host does not answer %.60s… for %s (%v)", raw, rule, err)
+	}
+	return rej, nil
 }
 
 // pageScript is the page's one script: SNUG_GEN, the generated values
