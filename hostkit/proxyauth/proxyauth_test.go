@@ -72,6 +72,22 @@ func TestUserHeaderNeedsTheProxysSecret(t *testing.T) {
 	}
 }
 
+// Once a rotation is over (the old line removed from the file, the host
+// restarted), the old secret is refused like any other.
+func TestRetiredSecretRefused(t *testing.T) {
+	auth, err := New(Config{UserHeader: "X-Forwarded-User", Secrets: []string{current}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveAuth(t, auth)
+	if code, _ := get(t, url, http.Header{"X-Forwarded-User": {"bob"}, SecretHeader: {previous}}); code != 401 {
+		t.Errorf("the retired secret got HTTP %d", code)
+	}
+	if code, u := get(t, url, http.Header{"X-Forwarded-User": {"bob"}, SecretHeader: {current}}); code != 200 || u != "bob" {
+		t.Errorf("the current secret got HTTP %d %q", code, u)
+	}
+}
+
 // With trusted addresses, a connection from anywhere else is refused with
 // the header; from the proxy's address it is believed.
 func TestUserHeaderOnlyFromTrustedAddresses(t *testing.T) {
@@ -81,6 +97,17 @@ func TestUserHeaderOnlyFromTrustedAddresses(t *testing.T) {
 	}
 	if code, _ := get(t, serveAuth(t, elsewhere), http.Header{"X-Forwarded-User": {"alice"}}); code != 401 {
 		t.Errorf("a connection from outside the trusted prefix got HTTP %d", code)
+	}
+	// The address is the connection's own: a client naming the proxy's
+	// address in a forwarding header is still refused.
+	for _, h := range []string{"X-Forwarded-For", "X-Real-Ip", "Forwarded", "True-Client-Ip", "X-Client-Ip"} {
+		v := "10.9.0.7"
+		if h == "Forwarded" {
+			v = "for=10.9.0.7"
+		}
+		if code, _ := get(t, serveAuth(t, elsewhere), http.Header{"X-Forwarded-User": {"alice"}, h: {v}}); code != 401 {
+			t.Errorf("a client claiming the proxy's address in %s got HTTP %d", h, code)
+		}
 	}
 	here, err := New(Config{UserHeader: "X-Forwarded-User", Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		Secrets: []string{current}})
