@@ -41,6 +41,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/litestream"
@@ -135,9 +136,12 @@ type Cluster struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background goroutines
 
+	leaseReads atomic.Int64 // lease rows read (readLease)
+
 	mu     sync.Mutex
 	owned  map[dbKey]*owned
-	idle   map[dbKey]idleCopy // databases given up when idle, their local copies kept
+	idle   map[dbKey]idleCopy    // databases given up when idle, their local copies kept
+	routes map[dbKey]cachedRoute // other replicas' leases, for forwards
 	closed bool
 	apps   map[string]bool // installed app keys (Install)
 }
@@ -194,7 +198,7 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, id: cfg.ReplicaID, ttl: cfg.LeaseTTL, obj: obj,
 		signer: newSigner(cfg.Secrets, cfg.ReplicaID),
-		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, apps: map[string]bool{}}
+		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, apps: map[string]bool{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.open(ctx); err != nil {
 		c.cancel()

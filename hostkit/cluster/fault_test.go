@@ -298,3 +298,41 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond) // polling a condition
 	}
 }
+
+// Forwards go to the owner a replica read the lease of without reading it
+// again for each request; the owner answers only at the epoch the
+// forwarder read, so when the lease moves on (an import starts a new
+// epoch, the owner gives the database up) the next forward reads it again.
+func TestForwardsUseTheCachedLease(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	a := openCluster(t, pg, s3.url("route"), 2*time.Second)
+	b := openCluster(t, pg, s3.url("route"), 2*time.Second)
+	install(t, a, b)
+	mustExec(t, b, "alice", "notes", "CREATE TABLE log(v TEXT)")
+	before := a.leaseReads.Load()
+	const n = 20
+	for range n {
+		mustExec(t, a, "alice", "notes", "INSERT INTO log VALUES ('x')")
+	}
+	reads := a.leaseReads.Load() - before
+	t.Logf("%d forwarded writes read the lease %d times", n, reads)
+	if reads > n/4 {
+		t.Errorf("%d forwarded writes read the lease %d times, want at most %d (once per lease's life)", n, reads, n/4)
+	}
+	// b starts a new epoch (an import of its own export).
+	exp := b.DBRequest(context.Background(), call("alice", "notes"), &frame.DBRequest{RequestID: "e", InstanceID: "i", Op: frame.OpExport})
+	if !exp.OK {
+		t.Fatalf("export: %+v", exp.Error)
+	}
+	imp := b.DBRequest(context.Background(), call("alice", "notes"), &frame.DBRequest{RequestID: "i", InstanceID: "i", Op: frame.OpImport, Data: exp.Result.Data})
+	if !imp.OK {
+		t.Fatalf("import: %+v", imp.Error)
+	}
+	before = a.leaseReads.Load()
+	if got := one(mustExec(t, a, "alice", "notes", "SELECT count(*) FROM log")); got != "20" {
+		t.Fatalf("%s rows through a after b's import, want 20", got)
+	}
+	if a.leaseReads.Load() == before {
+		t.Error("a forwarded at the old epoch without reading the lease again")
+	}
+}

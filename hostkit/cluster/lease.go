@@ -21,6 +21,7 @@ type leaseRow struct {
 }
 
 func (c *Cluster) readLease(ctx context.Context, k dbKey) (leaseRow, bool, error) {
+	c.leaseReads.Add(1)
 	var r leaseRow
 	var left float64
 	err := c.pool.QueryRow(ctx, `SELECT owner, owner_url, epoch, expires_at > now(),

@@ -490,6 +490,13 @@ func (c *Cluster) dropPrefix(prefix string) {
 	}()
 }
 
+// epochNow is the epoch o serves at now.
+func (o *owned) epochNow() int64 {
+	o.op.RLock()
+	defer o.op.RUnlock()
+	return o.epoch
+}
+
 // idleCopy is the local copy of a database this replica gave up when idle:
 // the epoch it last replicated and that epoch's prefix, which it published.
 type idleCopy struct {

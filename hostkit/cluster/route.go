@@ -74,6 +74,7 @@ func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRe
 		if err == nil {
 			return resp
 		}
+		c.forgetRoute(k)
 		// The owner is unreachable, paused or no longer the owner: look
 		// again soon; its lease expires within the TTL.
 		t := time.NewTimer(wait)
@@ -115,16 +116,22 @@ func (c *Cluster) route(ctx context.Context, k dbKey) (*owned, leaseRow, error) 
 			}
 			continue
 		}
+		if r, ok := c.routes[k]; ok && mono(time.Now()) < r.until {
+			c.mu.Unlock()
+			return nil, r.lease, nil // another replica's, live when read
+		}
 		// This goroutine opens k; others of this replica wait for it.
 		o = &owned{c: c, key: k, ready: make(chan struct{}), gone: make(chan struct{})}
 		c.owned[k] = o
 		c.mu.Unlock()
+		read := time.Now()
 		lease, err := c.take(ctx, o)
 		if err == nil {
 			return o, leaseRow{}, nil
 		}
 		if errors.Is(err, errElsewhere) {
 			if lease.live {
+				c.cacheRoute(k, lease, read)
 				return nil, lease, nil
 			}
 			continue // it changed hands while we looked: look again
@@ -132,6 +139,34 @@ func (c *Cluster) route(ctx context.Context, k dbKey) (*owned, leaseRow, error) 
 		return nil, leaseRow{}, err
 	}
 }
+
+// cachedRoute is another replica's lease as this one read it: forwards go
+// there without reading it again until the lease would have expired
+// unrenewed (until, on the monotonic clock), or a forward there fails.
+type cachedRoute struct {
+	lease leaseRow
+	until int64
+}
+
+// cacheRoute keeps lease, read at read, for k's next forwards.
+func (c *Cluster) cacheRoute(k dbKey, lease leaseRow, read time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.routes) >= maxRoutes {
+		clear(c.routes) // a bound, not an eviction policy: each is one read away
+	}
+	c.routes[k] = cachedRoute{lease: lease, until: mono(read.Add(min(lease.left, c.ttl)))}
+}
+
+// forgetRoute drops k's cached lease (a forward to it failed).
+func (c *Cluster) forgetRoute(k dbKey) {
+	c.mu.Lock()
+	delete(c.routes, k)
+	c.mu.Unlock()
+}
+
+// maxRoutes bounds the cached leases of other replicas' databases.
+const maxRoutes = 100000
 
 // take opens o: reads the lease, takes it when it is free, expired or
 // this replica's, restores and starts replicating. Whatever happens, o's
@@ -216,6 +251,7 @@ const forwardPath = "/snug/db"
 type forwarded struct {
 	User    string          `json:"user"`
 	App     string          `json:"app"`
+	Epoch   int64           `json:"epoch"`             // the lease's epoch the forwarder read: the owner answers only at it
 	WriteID string          `json:"writeId,omitempty"` // a write's identity, kept across resends
 	Frame   json.RawMessage `json:"frame"`
 }
@@ -242,7 +278,7 @@ func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, writeID 
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(forwarded{User: k.user, App: k.app, WriteID: writeID, Frame: raw})
+	body, err := json.Marshal(forwarded{User: k.user, App: k.app, Epoch: lease.epoch, WriteID: writeID, Frame: raw})
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +419,9 @@ func (c *Cluster) serveInternal(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	if o.err != nil {
+	if o.err != nil || o.epochNow() != fw.Epoch {
+		// Not the owner, or not at the epoch the forwarder read (its
+		// cached lease is old): it reads the lease again.
 		http.Error(w, "not the owner", http.StatusConflict)
 		return
 	}

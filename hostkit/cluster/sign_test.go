@@ -62,8 +62,8 @@ func TestForwardedRequestsAreSignedAndFresh(t *testing.T) {
 	if r := mustExec(t, b, "alice", "notes", "SELECT text FROM notes"); one(r) != "alice's secret" {
 		t.Fatalf("forwarded through b: %v", r.Rows)
 	}
-	body, _ := json.Marshal(forwarded{User: "alice", App: "notes", Frame: json.RawMessage(`{"v":1,"type":"snug:db-request","requestId":"x","instanceId":"y","op":"exec","sql":"SELECT text FROM notes"}`)})
-	other, _ := json.Marshal(forwarded{User: "alice", App: "notes", Frame: json.RawMessage(`{"v":1,"type":"snug:db-request","requestId":"x","instanceId":"y","op":"exec","sql":"DELETE FROM notes"}`)})
+	body, _ := json.Marshal(forwarded{User: "alice", App: "notes", Epoch: 1, Frame: json.RawMessage(`{"v":1,"type":"snug:db-request","requestId":"x","instanceId":"y","op":"exec","sql":"SELECT text FROM notes"}`)})
+	other, _ := json.Marshal(forwarded{User: "alice", App: "notes", Epoch: 1, Frame: json.RawMessage(`{"v":1,"type":"snug:db-request","requestId":"x","instanceId":"y","op":"exec","sql":"DELETE FROM notes"}`)})
 
 	// A fresh request signed by b for a is answered, and the answer is
 	// signed for it.
