@@ -38,10 +38,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/agent/offline"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/events"
+	"github.com/snuggen/snuggen/hostkit/metrics"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/openurl"
 	"github.com/snuggen/snuggen/hostkit/relay"
@@ -74,6 +76,8 @@ type config struct {
 	cluster   Cluster
 	broken    bool // WithBrokenApps
 	make      *MakeOptions
+	metrics   *metrics.Metrics // WithMetrics; New makes one otherwise
+	opsAddr   string           // WithOpsAddr
 }
 
 // WithAddr sets the address to listen on (DefaultAddr when unset). Port 0
@@ -291,6 +295,10 @@ type Host struct {
 	Agent  *agent.Bridge
 	// Cluster is WithCluster's, nil on a single machine.
 	Cluster Cluster
+	// Metrics is what the host counts (WithMetrics's, or its own): the
+	// broker's requests and errors, the agent's latency, the net gate's
+	// decisions; OpsHandler serves it.
+	Metrics *metrics.Metrics
 
 	ln     net.Listener
 	origin string
@@ -299,6 +307,12 @@ type Host struct {
 	publishConnection func(netgate.ConnectionEvent)
 	shutOnce          sync.Once
 	shutErr           error
+
+	// The operator's endpoints (WithOpsAddr): nil without.
+	opsLn   net.Listener
+	opsSrv  *http.Server
+	opsOnce sync.Once
+	opsDone chan struct{}
 }
 
 // New listens and wires a Host. It does not serve yet: call Serve.
@@ -349,8 +363,15 @@ func newHost(c *config) (*Host, error) {
 			return nil, fmt.Errorf("hostkit: listen on %s: %w", c.addr, err)
 		}
 	}
-	h := &Host{Apps: apps, ln: ln, origin: "http://" + ln.Addr().String()}
-	if err := h.wire(c); err != nil {
+	h := &Host{Apps: apps, ln: ln, origin: "http://" + ln.Addr().String(), Metrics: c.metrics}
+	if h.Metrics == nil {
+		h.Metrics = metrics.New()
+	}
+	err = h.wire(c)
+	if err == nil {
+		err = h.listenOps(c.opsAddr)
+	}
+	if err != nil {
 		ln.Close()
 		h.Cluster = nil // New closes it
 		h.closeParts()
@@ -372,13 +393,19 @@ func (h *Host) wire(c *config) error {
 	if c.cluster != nil {
 		h.Cluster = c.cluster
 	}
-	h.Agent = agent.NewBridge(backend, agentOptions(c))
+	ao := agentOptions(c)
+	if ao.Observe == nil {
+		m := h.Metrics
+		ao.Observe = func(d time.Duration, e *frame.Error) { m.AgentDone(d, e != nil) }
+	}
+	h.Agent = agent.NewBridge(backend, ao)
 	bo := broker.Options{
 		Agent:    broker.Agent(h.Agent),
 		OpenURL:  broker.OpenURL(openurl.New(ask, openurl.Options{})),
 		SaveFile: broker.SaveFile(savefile.New(ask, savefile.Options{})),
 		Theme:    c.theme,
 		Locale:   c.locale,
+		Metrics:  h.Metrics,
 		// An announce is the instance's claim about itself: the relay shows
 		// it on that instance's header only. The app list and the names in
 		// dialogs stay the installed app's own metadata.
@@ -438,6 +465,7 @@ func (h *Host) wireNet(c *config, ask relay.Dialogs, bo *broker.Options) error {
 	nopts := append([]netgate.Option{
 		netgate.WithConfirmer(ask),
 		netgate.WithAuditSink(func(e netgate.Entry) {
+			h.Metrics.NetDecision(e.Decision, e.Code)
 			if h.Relay != nil {
 				h.Relay.AuditUser(e.User, e) // that user's pages only
 			}
@@ -501,7 +529,7 @@ func (h *Host) wireRelay(c *config, backend agent.Backend) error {
 		}
 		h.broadcastApps()
 	}
-	srv, err := server.New(server.Options{Catalog: h.Apps, Relay: rl, Origin: h.origin, Notices: h.notices})
+	srv, err := server.New(server.Options{Catalog: h.Apps, Relay: rl, Origin: h.origin, Notices: h.notices, Probes: h.probes()})
 	if err != nil {
 		return fmt.Errorf("hostkit: %w", err)
 	}
@@ -553,6 +581,7 @@ func (h *Host) AppDocumentURL(app string) string { return h.Server.AppDocumentUR
 
 // Serve serves until Shutdown; it returns nil after a Shutdown.
 func (h *Host) Serve() error {
+	h.serveOps()
 	err := h.Server.Serve(h.ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -578,6 +607,9 @@ func (h *Host) Shutdown(ctx context.Context) error {
 		}
 		_ = h.ln.Close() // Serve closes it too; this covers a host never served
 		errs = append(errs, h.closeParts())
+		if err := h.closeOps(ctx); err != nil {
+			errs = append(errs, err)
+		}
 		h.shutErr = errors.Join(errs...)
 	})
 	return h.shutErr

@@ -52,6 +52,10 @@ type Options struct {
 	// the user's explicit reset (ResetCaller) does. nil keeps it in memory
 	// per instance.
 	Budget Budget
+	// Observe, when set, gets each Ask's time from its call to its answer
+	// and the error it answered (nil for data): the host's metrics of
+	// agent latency (hostkit/metrics).
+	Observe func(elapsed time.Duration, e *frame.Error)
 }
 
 // Budget keeps consecutive parse failures per (user, app) where every
@@ -147,6 +151,16 @@ var defaultPromptNoSchema = DefaultSystemPrompt(nil)
 // it: PARSE_FAILED naming the limit), and finding and checking the reply's
 // object is metered (NewMeter: a reply that costs more is PARSE_FAILED).
 func (b *Bridge) Ask(ctx context.Context, c Caller, m *frame.AppMessage, stream func(text string)) (json.RawMessage, *frame.Error) {
+	if b.opts.Observe == nil {
+		return b.ask(ctx, c, m, stream)
+	}
+	start := time.Now()
+	data, e := b.ask(ctx, c, m, stream)
+	b.opts.Observe(time.Since(start), e)
+	return data, e
+}
+
+func (b *Bridge) ask(ctx context.Context, c Caller, m *frame.AppMessage, stream func(text string)) (json.RawMessage, *frame.Error) {
 	if c.App == "" {
 		return nil, newError(frame.CodeHostError, "the host named no app for this request")
 	}

@@ -8,6 +8,7 @@ package broker_test
 //	BenchmarkKVGet/answer         frame.Marshal of its answer and the parse-back that checks it
 //	BenchmarkKVGet/encode         frame.Encode of its answer (generated, sure without a parse-back)
 //	BenchmarkKVGet/broker-only    Session.Receive → store → terminal, in process (no WebSocket)
+//	BenchmarkKVGet/broker-only-metrics  the same with Options.Metrics (hostkit/metrics) counting
 //	BenchmarkKVGet/relay-1        one page: WebSocket → relay → broker → store → back
 //	BenchmarkKVGet/relay-16       16 pages at once (kvGet/s)
 //	BenchmarkEchoBroker/ws-1      the echo with the broker between its read and write (the floor in place)
@@ -31,6 +32,7 @@ import (
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/metrics"
 	"github.com/snuggen/snuggen/hostkit/relay"
 )
 
@@ -263,25 +265,33 @@ func BenchmarkKVGet(b *testing.B) {
 	})
 	// The broker alone: Receive → handler → terminal to an in-process port
 	// (no WebSocket), to tell the broker's share from the transport's.
-	b.Run("broker-only", func(b *testing.B) {
-		br := broker.New(broker.Options{DB: broker.Store(st)})
-		defer br.Shutdown(context.Background())
-		port := chanPort(make(chan []byte, 1))
-		s, err := br.Open("bench", port)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s.Load()
-		<-port
-		inst := s.InstanceID()
-		i := 0
-		defer cpuPerOp(b)()
-		for b.Loop() {
-			i++
-			s.Receive(ctx, []byte(`{"v":1,"type":"snug:db-request","requestId":"k`+strconv.Itoa(i)+`","instanceId":"`+inst+`","op":"kvGet","key":"prefs"}`))
+	// broker-only-metrics is broker-only with the host's metrics on
+	// (hostkit/metrics: a counter per request): the hooks' cost.
+	for _, name := range []string{"broker-only", "broker-only-metrics"} {
+		b.Run(name, func(b *testing.B) {
+			opts := broker.Options{DB: broker.Store(st)}
+			if name == "broker-only-metrics" {
+				opts.Metrics = metrics.New()
+			}
+			br := broker.New(opts)
+			defer br.Shutdown(context.Background())
+			port := chanPort(make(chan []byte, 1))
+			s, err := br.Open("bench", port)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Load()
 			<-port
-		}
-	})
+			inst := s.InstanceID()
+			i := 0
+			defer cpuPerOp(b)()
+			for b.Loop() {
+				i++
+				s.Receive(ctx, []byte(`{"v":1,"type":"snug:db-request","requestId":"k`+strconv.Itoa(i)+`","instanceId":"`+inst+`","op":"kvGet","key":"prefs"}`))
+				<-port
+			}
+		})
+	}
 	for _, inspect := range []bool{true, false} {
 		suffix := ""
 		if !inspect {

@@ -63,12 +63,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit/metrics"
 )
 
 // Default limits.
@@ -149,12 +151,22 @@ type Options struct {
 	// (an open-url or save-file answered refused, with its reason). Nil
 	// discards them.
 	Logf func(format string, args ...any)
+	// Logger, when set, gets what Logf would as structured records
+	// (log/slog) instead: a message and the app, instance, frame type,
+	// requestId and reason as attributes. It takes precedence over Logf.
+	Logger *slog.Logger
 
 	// Tap, when set, wraps the port of every session the broker opens: the
 	// wrapper sees each frame after the broker checked it, on its way to
 	// the transport (to record, mirror or, in snuggen's conformance tests,
 	// alter it). What a wrapper sends is not checked again.
 	Tap func(app string, p Port) Port
+
+	// Metrics, when set, counts each request by app and kind, each error
+	// answer by its code, and the instances open (hostkit/metrics). A
+	// session resolves its app's counters once: a request pays one
+	// counter increment.
+	Metrics *metrics.Metrics
 }
 
 // Port is the broker's line to one iframe, implemented by the transport.
@@ -397,6 +409,7 @@ func (b *Broker) openInstance(user, app, instanceID string, port Port) (*Session
 		inflight:   make(map[string]*request),
 		used:       idWindow{max: b.opts.RequestIDMemory},
 		seed:       maphash.MakeSeed(),
+		m:          b.opts.Metrics.App(app),
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -404,6 +417,7 @@ func (b *Broker) openInstance(user, app, instanceID string, port Port) (*Session
 		return nil, ErrClosed
 	}
 	b.sessions[s] = struct{}{}
+	b.opts.Metrics.SessionOpened()
 	return s, nil
 }
 
@@ -524,7 +538,10 @@ func (b *Broker) liveLocked() []*Session {
 
 func (b *Broker) forget(s *Session) {
 	b.mu.Lock()
-	delete(b.sessions, s)
+	if _, ok := b.sessions[s]; ok {
+		delete(b.sessions, s)
+		b.opts.Metrics.SessionClosed()
+	}
 	b.mu.Unlock()
 }
 
@@ -596,4 +613,18 @@ func (b *Broker) logf(format string, args ...any) {
 	}
 }
 
+// log is one entry of the host-side log: a structured record with attrs
+// on Options.Logger, else the line format and args make on Options.Logf.
+func (b *Broker) log(level slog.Level, msg string, attrs []any, format string, args ...any) {
+	if l := b.opts.Logger; l != nil {
+		l.Log(context.Background(), level, msg, attrs...)
+		return
+	}
+	b.logf(format, args...)
+}
+
 func (b *Broker) isClosing() bool { return b.closing.Load() }
+
+// Closing reports whether Shutdown has begun: the host's readiness fails
+// from then on.
+func (b *Broker) Closing() bool { return b.closing.Load() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -76,7 +77,7 @@ func (r *request) run() {
 	defer r.s.b.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
-			r.s.b.logf("broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, debug.Stack())
+			r.logPanic(p)
 			r.fail(frame.CodeHostError, "the host's handler for this request failed")
 		}
 	}()
@@ -115,7 +116,7 @@ func (r *request) run() {
 func (r *request) runNow(now func(Call) frame.Frame) (answered bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.s.b.logf("broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, debug.Stack())
+			r.logPanic(p)
 			r.fail(frame.CodeHostError, "the host's handler for this request failed")
 			answered = true
 		}
@@ -130,6 +131,13 @@ func (r *request) runNow(now func(Call) frame.Frame) (answered bool) {
 	frame.SetRequestID(f, r.id)
 	r.finish(f, errAnswered)
 	return true
+}
+
+// logPanic logs a handler's panic with its stack.
+func (r *request) logPanic(p any) {
+	stack := debug.Stack()
+	r.s.b.log(slog.LevelError, "handler panic", []any{"app", r.s.app, "request", r.id, "panic", fmt.Sprint(p), "stack", string(stack)},
+		"broker: app %s request %s: handler panic: %v\n%s", r.s.app, r.id, p, stack)
 }
 
 // stream sends cumulative text (a non-terminal app-response) while the

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"log/slog"
 	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit/metrics"
 )
 
 // Session is one app instance: one iframe as the transport identifies it
@@ -37,6 +39,8 @@ type Session struct {
 	used     idWindow     // hashes of the most recent requestIds answered or being answered
 	seed     maphash.Seed // this session's own: collisions cannot be aimed
 	locale   string       // the page's locale (SetLocale); "" for Options.Locale
+
+	m *metrics.App // the app's counters (Options.Metrics), nil without
 }
 
 // App is the installed app's host key the session was opened with.
@@ -442,6 +446,7 @@ func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what st
 func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what string) *request {
 	respType, typ, rid := frame.AnswerType(req.FrameType()), req.FrameType(), frame.RequestIDOf(req)
 	d.accept(typ, rid)
+	d.s.m.Request(typ)
 	s := d.s
 	s.mu.Lock()
 	if _, busy := s.inflight[rid]; busy {
@@ -583,7 +588,8 @@ func (s *Session) send(f frame.Frame) bool {
 		rid := frame.RequestIDOf(f)
 		if rid == "" || isStreamingFrame(f) {
 			// Nothing to answer, or display-provisional text: not sent.
-			s.b.logf("broker: app %s instance %s: a %s was not sent: %v", s.app, s.instanceID, f.FrameType(), err)
+			s.b.log(slog.LevelWarn, "frame not sent", []any{"app", s.app, "instance", s.instanceID, "frame", f.FrameType(), "err", err.Error()},
+				"broker: app %s instance %s: a %s was not sent: %v", s.app, s.instanceID, f.FrameType(), err)
 			return false
 		}
 		f = sizeError(f.FrameType(), rid, err)
@@ -592,10 +598,15 @@ func (s *Session) send(f frame.Frame) bool {
 		}
 	}
 	s.port.Send(f, raw)
+	if e := frame.ErrorOf(f); e != nil {
+		s.m.Error(f.FrameType(), e.Code)
+	}
 	if reason, refused := frame.RefusalOf(f); refused {
+		s.m.Refused(f.FrameType())
 		// The app is told (its runtime rejects with the reason); the
 		// operator sees it too.
-		s.b.logf("app %s: %s %s refused: %s", s.app, f.FrameType(), frame.RequestIDOf(f), reason)
+		s.b.log(slog.LevelInfo, "request refused", []any{"app", s.app, "frame", f.FrameType(), "request", frame.RequestIDOf(f), "reason", reason},
+			"app %s: %s %s refused: %s", s.app, f.FrameType(), frame.RequestIDOf(f), reason)
 	}
 	return true
 }

@@ -49,6 +49,7 @@ import (
 
 	"github.com/snuggen/snuggen/hostkit/agent"
 	"github.com/snuggen/snuggen/hostkit/broker"
+	"github.com/snuggen/snuggen/hostkit/metrics"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/store"
 )
@@ -112,6 +113,10 @@ type Config struct {
 	// Logf receives what goes wrong in the background (a failed renewal, a
 	// lost lease, a failed upload); nil drops it.
 	Logf func(format string, args ...any)
+	// Metrics, when set, counts leases, forwards, acknowledgements,
+	// restores and object-store calls (hostkit/metrics); the host is given
+	// the same one (hostkit.WithMetrics) so /metrics has both.
+	Metrics *metrics.Metrics
 }
 
 // Cluster is one replica's part of replicated mode. It implements
@@ -127,6 +132,7 @@ type Cluster struct {
 	localDB broker.DBHandler // the local store, answering as broker.Store does
 	ls      *litestream.Store
 	signer  *signer
+	renew   renewState // Ready's view of the lease renewals
 
 	ln     net.Listener
 	srv    *http.Server
@@ -196,10 +202,12 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	obj.metrics = cfg.Metrics
 	c := &Cluster{cfg: cfg, id: cfg.ReplicaID, ttl: cfg.LeaseTTL, obj: obj,
 		signer: newSigner(cfg.Secrets, cfg.ReplicaID),
 		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, apps: map[string]bool{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	cfg.Metrics.LeasesHeldFunc(c.heldLeases)
 	if err := c.open(ctx); err != nil {
 		c.cancel()
 		return nil, errors.Join(err, c.closeParts())

@@ -146,6 +146,7 @@ func (c *Cluster) renewAll() {
 	rows, err := c.pool.Query(ctx, `UPDATE snug_leases SET expires_at = now() + make_interval(secs => $2)
 		WHERE owner = $1 RETURNING usr, app`, c.id, c.ttl.Seconds())
 	if err != nil {
+		c.renewed(err)
 		c.logf("renew leases: %v", redact(err))
 		return
 	}
@@ -154,6 +155,7 @@ func (c *Cluster) renewAll() {
 		var k dbKey
 		if err := rows.Scan(&k.user, &k.app); err != nil {
 			rows.Close()
+			c.renewed(err)
 			c.logf("renew leases: %v", redact(err))
 			return
 		}
@@ -161,9 +163,11 @@ func (c *Cluster) renewAll() {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		c.renewed(err)
 		c.logf("renew leases: %v", redact(err))
 		return
 	}
+	c.renewed(nil)
 	c.mu.Lock()
 	list := make([]*owned, 0, len(c.owned))
 	for _, o := range c.owned {

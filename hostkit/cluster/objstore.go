@@ -17,6 +17,8 @@ import (
 	"github.com/benbjohnson/litestream"
 	lss3 "github.com/benbjohnson/litestream/s3"
 	"github.com/superfly/ltx"
+
+	"github.com/snuggen/snuggen/hostkit/metrics"
 )
 
 // objectStore is the parsed --object-store URL: a bucket and a base prefix
@@ -27,6 +29,8 @@ type objectStore struct {
 	base   string // no leading or trailing slash; may be empty
 	query  url.Values
 	user   *url.Userinfo
+	// metrics counts the calls of every client made here (nil: none).
+	metrics *metrics.Metrics
 }
 
 func parseObjectStore(raw string) (objectStore, error) {
@@ -65,7 +69,7 @@ func (o objectStore) client(prefix string) (litestream.ReplicaClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: object store: %w", err)
 	}
-	return c, nil
+	return counted(c, o.metrics), nil
 }
 
 // probe writes, reads back and deletes one object under the base prefix:

@@ -122,7 +122,10 @@ func (o *owned) open(ctx context.Context, epoch int64, published string, sent ti
 		// A published prefix always holds a snapshot: any failure here
 		// (none found included) stops the takeover rather than starting
 		// the user's database empty.
-		if err := r.Restore(ctx, opt); err != nil {
+		start := time.Now()
+		err = r.Restore(ctx, opt)
+		c.cfg.Metrics.Restored(time.Since(start), err)
+		if err != nil {
 			return fmt.Errorf("restore from %s: %w", published, err)
 		}
 	}
@@ -288,6 +291,7 @@ func (o *owned) lose() {
 		return
 	}
 	c := o.c
+	c.cfg.Metrics.LeaseLost()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -389,7 +393,12 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 	}
 	resp = o.c.localDB.DBRequest(ctx, call, r)
 	if resp.OK && broker.IsDBWrite(r) {
-		if err := o.durable(ctx); err != nil {
+		start := time.Now()
+		err := o.durable(ctx)
+		if err == nil {
+			o.c.cfg.Metrics.Acknowledged(time.Since(start))
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				// Committed here and perhaps uploaded: not CANCELLED, which
 				// an app takes for not done.

@@ -71,6 +71,7 @@ func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRe
 			call.WriteID = newWriteID()
 		}
 		resp, err := c.forward(ctx, lease, k, call.WriteID, r)
+		c.cfg.Metrics.Forwarded(err)
 		if err == nil {
 			return resp
 		}
@@ -198,6 +199,8 @@ func (c *Cluster) take(ctx context.Context, o *owned) (leaseRow, error) {
 	if !ok {
 		return leaseRow{}, failed(errElsewhere)
 	}
+	// Taken: over from another replica whose lease expired, or free.
+	c.cfg.Metrics.LeaseTaken(found && lease.owner != "" && lease.owner != c.id)
 	if o.path, err = c.local.Path(k.storeKey()); err != nil {
 		_ = c.free(context.Background(), k, epoch)
 		return leaseRow{}, failed(err)

@@ -111,6 +111,9 @@ type Options struct {
 	// Notices returns lines the runner shows above its apps while they
 	// hold, such as a development exemption in effect; nil shows none.
 	Notices func() []string
+	// Probes answers GET /healthz and /readyz on the runner's address
+	// (hostkit's liveness and readiness); nil serves neither.
+	Probes http.Handler
 }
 
 // Server is the runner's HTTP server.
@@ -343,6 +346,12 @@ func (s *Server) serveRunnerRoute(w http.ResponseWriter, r *http.Request) {
 		s.opts.Relay.ServeHTTP(w, r)
 	case "/favicon.ico":
 		w.WriteHeader(http.StatusNoContent)
+	case "/healthz", "/readyz":
+		if s.opts.Probes == nil {
+			notFound(w, r)
+			return
+		}
+		s.opts.Probes.ServeHTTP(w, r)
 	default:
 		notFound(w, r)
 	}

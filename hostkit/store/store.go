@@ -175,6 +175,15 @@ type ExecResult struct {
 	LastInsertRowid int64    `json:"lastInsertRowid"`
 }
 
+// Ready reports whether the Store serves calls: ErrClosed once Close
+// began (the host's readiness, /readyz).
+func (s *Store) Ready() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // ErrClosed is returned by calls on a closed Store.
 var ErrClosed = errors.New("store: closed")
 

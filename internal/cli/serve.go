@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	stdio "io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -25,6 +26,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/hostkit/maker"
 	"github.com/snuggen/snuggen/hostkit/maker/smoke"
+	"github.com/snuggen/snuggen/hostkit/metrics"
 	"github.com/snuggen/snuggen/hostkit/netgate"
 	"github.com/snuggen/snuggen/hostkit/proxyauth"
 	"github.com/snuggen/snuggen/hostkit/store"
@@ -62,6 +64,12 @@ type serveOptions struct {
 	clusterSecretFile string        // replicated mode: the forwarding secrets' file
 	clusterSecrets    []string      // and what it holds, read before openCluster
 	agentFor          agent.Backend // tests: the agent instead of --agent's
+
+	// The operator's view: --metrics-addr and --log-format, and the
+	// metrics the host and replicated mode count into.
+	metricsAddr string
+	logFormat   string
+	metrics     *metrics.Metrics
 }
 
 func newServeCmd(io *IO) *cobra.Command {
@@ -99,14 +107,21 @@ snuggen make loop with that agent, each round's diagnostics shown, and the
 app is kept in --data's apps/ folder (listed again on the next start, its
 earlier versions in apps/NAME/.versions). A make that fails installs nothing.
 What the apps are not told (a handler's panic with
-its stack, the detail of an agent failure) is printed to stderr, each entry
-prefixed "snuggen serve:".`,
+its stack, the detail of an agent failure, a refused request) is logged to
+stderr with log/slog: one record a line, as key=value text or, with
+--log-format json, as JSON objects, each with the app's key and the request
+as attributes. GET /healthz (liveness) and /readyz (readiness: the store
+is open; in replicated mode PostgreSQL answers and the leases are renewed)
+are answered on --addr; --metrics-addr serves them too, with /metrics, the
+Prometheus metrics (docs/architecture.md, "Operations"), for the operator's
+network only.`,
 		Example: `  snuggen serve examples/todo/app.html
   snuggen serve examples/ --addr 127.0.0.1:0 --watch
   OPENAI_API_KEY=… snuggen serve app.html --agent openai --model gpt-4o-mini
   snuggen serve app.html --agent openai --agent-url http://127.0.0.1:11434/v1 --model llama3.2
   snuggen serve app.html --config net.json --data ./data
-  snuggen serve app.html --dev-loopback 127.0.0.1:8080   # the app may fetch http://127.0.0.1:8080/…`,
+  snuggen serve app.html --dev-loopback 127.0.0.1:8080   # the app may fetch http://127.0.0.1:8080/…
+  snuggen serve apps/ --metrics-addr 127.0.0.1:9090 --log-format json`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
@@ -132,6 +147,9 @@ prefixed "snuggen serve:".`,
 	f.StringVar(&o.proxySecretFile, "proxy-secret-file", "", "with --user-header: a file (mode 600) of the secret the proxy sends in "+proxyauth.SecretHeader+", one a line (the first current, the next still accepted during a rotation)")
 	f.StringSliceVar(&o.trustedProxies, "trusted-proxy", nil, "with --user-header: the proxy's address or prefix (repeatable); connections from elsewhere are refused")
 	f.StringVar(&o.clusterSecretFile, "cluster-secret-file", "", "replicated mode: a file (mode 600) of the secret replicas sign forwarded requests with, one a line (the first signs; every one is accepted, for a rotation); the same file on every replica")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve GET /metrics (Prometheus), /healthz and /readyz on this address too (the operator's network only; off when empty)")
+	f.StringVar(&o.logFormat, "log-format", "text", "the log's format on stderr: text (key=value) or json (one object a line)")
+	_ = c.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	o.agentFlags(c)
 	c.ValidArgsFunction = appArgs
 	_ = c.RegisterFlagCompletionFunc("data", dirs)
@@ -269,6 +287,10 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if err != nil {
 		return err
 	}
+	logger, err := newLogger(io.Err, o.logFormat)
+	if err != nil {
+		return err
+	}
 	found, err := findApps(args)
 	if err != nil {
 		return err
@@ -292,8 +314,11 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	logf := stderrLog(io.Err)
-	extra, err := clusterOptions(ctx, o, dataDir, logf)
+	logf := logfOf(logger, "serve")
+	if o.metrics == nil {
+		o.metrics = metrics.New()
+	}
+	extra, err := clusterOptions(ctx, o, dataDir, logfOf(logger, "cluster"))
 	if err != nil {
 		return err
 	}
@@ -310,11 +335,13 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		hostkit.WithBrokenApps(),
 		// What an app is not told goes to the person running serve: a
 		// handler's panic with its stack, the detail of an agent failure.
-		hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Logf = logf }),
+		hostkit.WithBrokerOptions(func(bo *broker.Options) { bo.Logger = logger }),
 		hostkit.WithAgentOptions(agent.Options{Log: func(instance string, err error) {
-			logf("agent request of instance %s failed: %v", instance, err)
+			logger.Warn("agent request failed", "instance", instance, "err", err.Error())
 		}}),
-		o.makeOption(logf),
+		o.makeOption(logfOf(logger, "make")),
+		hostkit.WithMetrics(o.metrics),
+		hostkit.WithOpsAddr(o.metricsAddr),
 	}, extra...)...)
 	if err != nil {
 		return &ExitError{Code: exitFailure, Err: err}
@@ -327,6 +354,9 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 		return err
 	}
 	printServing(io, h)
+	if u := h.OpsURL(); u != "" {
+		logger.Info("operator endpoints", "metrics", u+"/metrics", "healthz", u+"/healthz", "readyz", u+"/readyz")
+	}
 	if o.ready != nil {
 		o.ready(h)
 	}
@@ -468,15 +498,31 @@ func joinAddrs(aps []netip.AddrPort) string {
 	return strings.Join(s, ", ")
 }
 
-// stderrLog returns a printf for the host's log lines: each goes to w whole,
-// prefixed "snuggen serve:", one at a time (the broker and the agent log
-// from many goroutines).
-func stderrLog(w stdio.Writer) func(format string, args ...any) {
-	return stderrLogOf(w, "serve")
+// newLogger is serve's log on w (stderr): log/slog records, one a line,
+// as --log-format says (text, key=value; or json). slog's handlers write
+// each record whole, under a lock of their own: the broker and the agent
+// log from many goroutines.
+func newLogger(w stdio.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, usageError("--log-format %q: use text or json", format)
 }
 
-// stderrLogOf is stderrLog for the verb named, whose lines it prefixes
-// "snuggen <verb>:".
+// logfOf is a printf for the packages that log lines (replicated mode, the
+// make loop): each line becomes a warning record with its component.
+func logfOf(l *slog.Logger, component string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		l.Warn(strings.TrimRight(fmt.Sprintf(format, args...), "\n"), "component", component)
+	}
+}
+
+// stderrLogOf returns a printf for the log lines of a verb without a
+// structured log (mcp, whose stdout is the protocol): each goes to w whole,
+// prefixed "snuggen <verb>:", one at a time.
 func stderrLogOf(w stdio.Writer, verb string) func(format string, args ...any) {
 	var mu sync.Mutex
 	return func(format string, args ...any) {

@@ -27,6 +27,7 @@ func init() {
 			Secrets:     o.clusterSecrets,
 			Store:       store.Options{StatementTimeout: o.dbLimit},
 			Logf:        logf,
+			Metrics:     o.metrics,
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -115,8 +116,10 @@ func TestServeLogsRefusals(t *testing.T) {
 			t.Fatalf("%s answer = %v, want refused with %q", c.typ, res, c.want)
 		}
 		l := logLine(t, stderr, "refused")
-		if !strings.HasPrefix(l, "snuggen serve: app hello: "+frame.AnswerType(c.typ)+" r1 refused: ") || !strings.Contains(l, reason) {
-			t.Errorf("log line %q: want the app, the request and the reason %q", l, reason)
+		for _, want := range []string{"level=INFO", `msg="request refused"`, "app=hello", "frame=" + frame.AnswerType(c.typ), "request=r1", c.want} {
+			if !strings.Contains(l, want) {
+				t.Errorf("log line %q: want %s (the app, the request and the reason %q as attributes)", l, want, reason)
+			}
 		}
 	}
 }
@@ -161,8 +164,8 @@ func TestServeLogsAgentFailuresToStderr(t *testing.T) {
 	if msg := fmt.Sprint(res["error"]); strings.Contains(msg, "canary-detail") {
 		t.Errorf("the app was told the agent's error text: %s", msg)
 	}
-	if l := logLine(t, stderr, "canary-detail"); !strings.HasPrefix(l, "snuggen serve: agent request of instance ") {
-		t.Fatalf("log line %q: want the prefix and what failed", l)
+	if l := logLine(t, stderr, "canary-detail"); !strings.Contains(l, `msg="agent request failed"`) || !strings.Contains(l, "instance=") {
+		t.Fatalf("log line %q: want what failed and the instance", l)
 	}
 }
 
@@ -178,18 +181,80 @@ func TestServeLogsHandlerPanicsWithStack(t *testing.T) {
 		t.Fatalf("app-response = %v, want %s", res, frame.CodeHostError)
 	}
 	l := logLine(t, stderr, "canary-panic")
-	if !strings.HasPrefix(l, "snuggen serve: ") || !strings.Contains(l, "panic") {
-		t.Fatalf("log line %q: want the prefix and the panic", l)
+	if !strings.Contains(l, "level=ERROR") || !strings.Contains(l, `msg="handler panic"`) || !strings.Contains(l, "app=hello") {
+		t.Fatalf("log line %q: want an error record of the panic and its app", l)
 	}
 	if log := stderr.String(); !strings.Contains(log, "goroutine ") || !strings.Contains(log, ".go:") {
 		t.Fatalf("no stack in the log: %q", log)
 	}
 }
 
-// Log lines from many goroutines come out whole, one per line.
+// With --log-format json each record is one JSON object a line, its
+// attributes as members: a refused request names the app, the frame, the
+// request and the reason.
+func TestServeLogsJSON(t *testing.T) {
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "offline", getenv: os.Getenv, logFormat: "json"}
+	_, stderr := requestThroughServe(t, o, frame.TypeOpenURLRequest, `"url":"http://example.com/canary-open"`)
+	l := logLine(t, stderr, "request refused")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(l), &rec); err != nil {
+		t.Fatalf("log line %q is not JSON: %v", l, err)
+	}
+	for k, want := range map[string]string{"level": "INFO", "msg": "request refused", "app": "hello", "frame": frame.TypeOpenURLResult, "request": "r1"} {
+		if rec[k] != want {
+			t.Errorf("record %v: %s = %v, want %q", rec, k, rec[k], want)
+		}
+	}
+	if r, _ := rec["reason"].(string); !strings.Contains(r, "https://") {
+		t.Errorf("record %v: want the reason", rec)
+	}
+	if _, ok := rec["time"]; !ok {
+		t.Errorf("record %v has no time", rec)
+	}
+}
+
+// A --log-format serve does not know is a usage error, before anything is
+// served.
+func TestServeLogFormatUnknown(t *testing.T) {
+	o := &serveOptions{addr: "127.0.0.1:0", data: t.TempDir(), agent: "offline", getenv: os.Getenv, logFormat: "xml"}
+	err := runServe(context.Background(), &IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, o, []string{"testdata/none.html"})
+	var fe *FlagError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "--log-format") {
+		t.Fatalf("runServe = %v, want a usage error naming --log-format", err)
+	}
+}
+
+// Records from many goroutines come out whole, one JSON object per line,
+// a multi-line message included.
+func TestServeLogWritesWholeRecords(t *testing.T) {
+	var buf lockedBuffer
+	logger, err := newLogger(&buf, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf := logfOf(logger, "serve")
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() { logf("panic in handler %d:\n%s\n", i, strings.Repeat("stack ", 50)) })
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 20 {
+		t.Fatalf("%d lines, want 20 records:\n%s", len(lines), buf.String())
+	}
+	for _, l := range lines {
+		var rec struct{ Msg, Component string }
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || !strings.HasPrefix(rec.Msg, "panic in handler ") || rec.Component != "serve" {
+			t.Fatalf("line %q is not one whole record (%v)", l, err)
+		}
+	}
+}
+
+// mcp's log lines (its stdout is the protocol) come out whole, one per
+// line, prefixed.
 func TestStderrLogWritesWholeLines(t *testing.T) {
 	var buf lockedBuffer
-	logf := stderrLog(&buf)
+	logf := stderrLogOf(&buf, "serve")
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() { logf("panic in handler %d:\n%s\n", i, strings.Repeat("stack ", 50)) })
