@@ -194,6 +194,8 @@ func verdict(ok bool) string {
 	return "NO"
 }
 
+// buildRows times snuggen build against esbuild and Vite (with npm) on
+// bench/build-app, interleaved, and adds their rows.
 func buildRows(root, cache string, npmOK bool) {
 	progress("building snuggen ...")
 	bin := filepath.Join(cache, "snuggen")
@@ -209,16 +211,7 @@ func buildRows(root, cache string, npmOK bool) {
 	snug := func(t *timing) error {
 		return t.run(root, bin, "build", filepath.Join(app, "index.html"), "-o", filepath.Join(out, "snuggen.html"))
 	}
-	esbuildBin := filepath.Join(cache, "node_modules", ".bin", "esbuild")
-	if npmOK {
-		// The native binary, written as snuggen's is (rewrite).
-		native := filepath.Join(cache, "esbuild")
-		if err := rewrite(nativeEsbuild(cache), native); err == nil {
-			esbuildBin = native
-		} else {
-			notes = append(notes, "esbuild's native binary could not be copied, npm's file is timed: "+err.Error())
-		}
-	}
+	esbuildBin := esbuildBinary(cache, npmOK)
 	viteBin := filepath.Join(cache, "node_modules", ".bin", "vite")
 	viteConfig := filepath.Join(cache, "vite.config.mjs")
 	esb := func(t *timing) error {
@@ -257,8 +250,29 @@ export default { plugins: [viteSingleFile()], logLevel: "silent", build: { empty
 			}
 		}
 	}
-	S, E, V := median(s.wall), median(e.wall), median(v.wall)
-	if npmOK && viteBin != "" {
+	addBuildRows(median(s.wall), median(e.wall), median(v.wall), npmOK, npmOK && viteBin != "")
+}
+
+// esbuildBinary is the esbuild to time: with npm, its native binary
+// written as snuggen's is (rewrite), else npm's file.
+func esbuildBinary(cache string, npmOK bool) string {
+	esbuildBin := filepath.Join(cache, "node_modules", ".bin", "esbuild")
+	if npmOK {
+		native := filepath.Join(cache, "esbuild")
+		if err := rewrite(nativeEsbuild(cache), native); err == nil {
+			esbuildBin = native
+		} else {
+			notes = append(notes, "esbuild's native binary could not be copied, npm's file is timed: "+err.Error())
+		}
+	}
+	return esbuildBin
+}
+
+// addBuildRows adds the build rows from the medians of snuggen (S),
+// esbuild (E) and Vite (V): against Vite when it ran, against esbuild
+// when npm did.
+func addBuildRows(S, E, V time.Duration, npmOK, viteOK bool) {
+	if viteOK {
 		r := float64(S) / float64(V)
 		add(row{"build, `bench/build-app` (wall, median)", ms(S), "Vite + singlefile " + ms(V), fmt.Sprintf("%.3f", r), "≤ 0.035", verdict(r <= 0.035), ""})
 	} else {
