@@ -124,6 +124,8 @@ func (p *treeParser) ws() {
 	}
 }
 
+// value parses the JSON value at p.pos, depth levels in, into a node that
+// keeps its offsets; a step per kind.
 func (p *treeParser) value(depth int) (*node, error) {
 	if depth > 200 {
 		return nil, fmt.Errorf("nesting too deep")
@@ -135,75 +137,15 @@ func (p *treeParser) value(depth int) (*node, error) {
 	n := &node{off: p.pos}
 	switch c := p.s[p.pos]; {
 	case c == '{':
-		n.kind = 'o'
-		p.pos++
-		p.ws()
-		if p.pos < len(p.s) && p.s[p.pos] == '}' {
-			p.pos++
-			return n, nil
+		if err := p.object(n, depth); err != nil {
+			return nil, err
 		}
-		for {
-			p.ws()
-			koff := p.pos
-			if p.pos >= len(p.s) || p.s[p.pos] != '"' {
-				return nil, fmt.Errorf("expected a string key")
-			}
-			k, err := p.str()
-			if err != nil {
-				return nil, err
-			}
-			for _, m := range n.members {
-				if m.key == k {
-					p.pos = koff
-					return nil, fmt.Errorf("duplicate key %q", k)
-				}
-			}
-			p.ws()
-			if p.pos >= len(p.s) || p.s[p.pos] != ':' {
-				return nil, fmt.Errorf("expected ':' after key %q", k)
-			}
-			p.pos++
-			v, err := p.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			n.members = append(n.members, member{key: k, keyOff: koff, val: v})
-			p.ws()
-			if p.pos < len(p.s) && p.s[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.pos < len(p.s) && p.s[p.pos] == '}' {
-				p.pos++
-				return n, nil
-			}
-			return nil, fmt.Errorf("expected ',' or '}' in an object")
-		}
+		return n, nil
 	case c == '[':
-		n.kind = 'a'
-		p.pos++
-		p.ws()
-		if p.pos < len(p.s) && p.s[p.pos] == ']' {
-			p.pos++
-			return n, nil
+		if err := p.array(n, depth); err != nil {
+			return nil, err
 		}
-		for {
-			v, err := p.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			n.items = append(n.items, v)
-			p.ws()
-			if p.pos < len(p.s) && p.s[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.pos < len(p.s) && p.s[p.pos] == ']' {
-				p.pos++
-				return n, nil
-			}
-			return nil, fmt.Errorf("expected ',' or ']' in an array")
-		}
+		return n, nil
 	case c == '"':
 		n.kind = 's'
 		s, err := p.str()
@@ -236,6 +178,83 @@ func (p *treeParser) value(depth int) (*node, error) {
 		return n, nil
 	default:
 		return nil, fmt.Errorf("unexpected character %q", c)
+	}
+}
+
+// object parses the object at p.pos (its "{") into n, refusing a key
+// named twice.
+func (p *treeParser) object(n *node, depth int) error {
+	n.kind = 'o'
+	p.pos++
+	p.ws()
+	if p.pos < len(p.s) && p.s[p.pos] == '}' {
+		p.pos++
+		return nil
+	}
+	for {
+		p.ws()
+		koff := p.pos
+		if p.pos >= len(p.s) || p.s[p.pos] != '"' {
+			return fmt.Errorf("expected a string key")
+		}
+		k, err := p.str()
+		if err != nil {
+			return err
+		}
+		for _, m := range n.members {
+			if m.key == k {
+				p.pos = koff
+				return fmt.Errorf("duplicate key %q", k)
+			}
+		}
+		p.ws()
+		if p.pos >= len(p.s) || p.s[p.pos] != ':' {
+			return fmt.Errorf("expected ':' after key %q", k)
+		}
+		p.pos++
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		n.members = append(n.members, member{key: k, keyOff: koff, val: v})
+		p.ws()
+		if p.pos < len(p.s) && p.s[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.pos < len(p.s) && p.s[p.pos] == '}' {
+			p.pos++
+			return nil
+		}
+		return fmt.Errorf("expected ',' or '}' in an object")
+	}
+}
+
+// array parses the array at p.pos (its "[") into n.
+func (p *treeParser) array(n *node, depth int) error {
+	n.kind = 'a'
+	p.pos++
+	p.ws()
+	if p.pos < len(p.s) && p.s[p.pos] == ']' {
+		p.pos++
+		return nil
+	}
+	for {
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		n.items = append(n.items, v)
+		p.ws()
+		if p.pos < len(p.s) && p.s[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.pos < len(p.s) && p.s[p.pos] == ']' {
+			p.pos++
+			return nil
+		}
+		return fmt.Errorf("expected ',' or ']' in an array")
 	}
 }
 
