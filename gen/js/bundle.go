@@ -1,6 +1,7 @@
 package js
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -32,29 +33,6 @@ func memberFlag(member string) string { return "SNUG_" + screaming(member) }
 // disk yet bundle exactly like the committed ones. Nothing is read from or
 // written to disk, and no npm step is involved.
 func bundle(files map[string]string, o bundleOptions) ([]byte, error) {
-	const ns = "snug-runtime"
-	memfs := api.Plugin{
-		Name: "memfs",
-		Setup: func(b api.PluginBuild) {
-			b.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-				p := a.Path
-				if a.Importer != "" {
-					if !strings.HasPrefix(p, ".") {
-						return api.OnResolveResult{}, fmt.Errorf("import %q from %s: only relative imports are bundled", p, a.Importer)
-					}
-					p = path.Join(path.Dir(a.Importer), p)
-				}
-				if _, ok := files[p]; !ok {
-					return api.OnResolveResult{}, fmt.Errorf("import %q: no file %s", a.Path, p)
-				}
-				return api.OnResolveResult{Path: p, Namespace: ns}, nil
-			})
-			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: ns}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
-				c := files[a.Path]
-				return api.OnLoadResult{Contents: &c, Loader: api.LoaderJS}, nil
-			})
-		},
-	}
 	opts := api.BuildOptions{
 		EntryPoints:       []string{o.entry},
 		Bundle:            true,
@@ -68,7 +46,7 @@ func bundle(files map[string]string, o bundleOptions) ([]byte, error) {
 		MinifySyntax:      o.minify,
 		TreeShaking:       api.TreeShakingTrue,
 		LogLevel:          api.LogLevelSilent,
-		Plugins:           []api.Plugin{memfs},
+		Plugins:           []api.Plugin{memfs(files)},
 		Define:            map[string]string{},
 	}
 	for _, m := range ShakeMembers {
@@ -94,28 +72,63 @@ func bundle(files map[string]string, o bundleOptions) ([]byte, error) {
 	}
 	out := res.OutputFiles[0].Contents
 	if o.minify {
-		// A second minify pass over the bundle: esbuild's bundler keeps each
-		// module's top-level declarations apart (var a=…;var b=…) and names
-		// them module by module; over the whole bundle the minifier joins
-		// them into one declaration and names by use across modules. Same
-		// code, 20–30 B less min+gzip in every runtime (docs/decisions.md,
-		// Runtime budgets).
-		t := api.Transform(string(out), api.TransformOptions{
-			Target:            api.ES2022,
-			Charset:           api.CharsetUTF8,
-			LegalComments:     api.LegalCommentsNone,
-			MinifyWhitespace:  true,
-			MinifyIdentifiers: true,
-			MinifySyntax:      true,
-			LogLevel:          api.LogLevelSilent,
-		})
-		if len(t.Errors) > 0 {
-			return nil, fmt.Errorf("js: bundle %s: second minify pass: %s", o.entry, t.Errors[0].Text)
+		var err error
+		if out, err = minifyWhole(out); err != nil {
+			return nil, fmt.Errorf("js: bundle %s: second minify pass: %w", o.entry, err)
 		}
-		out = t.Code
 	}
 	if o.banner != "" {
 		out = append([]byte(o.banner+"\n"), out...)
 	}
 	return out, nil
+}
+
+// memfs is the esbuild plugin that resolves and loads the modules of
+// files (slash paths relative to runtime-js/), relative imports only.
+func memfs(files map[string]string) api.Plugin {
+	const ns = "snug-runtime"
+	return api.Plugin{
+		Name: "memfs",
+		Setup: func(b api.PluginBuild) {
+			b.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+				p := a.Path
+				if a.Importer != "" {
+					if !strings.HasPrefix(p, ".") {
+						return api.OnResolveResult{}, fmt.Errorf("import %q from %s: only relative imports are bundled", p, a.Importer)
+					}
+					p = path.Join(path.Dir(a.Importer), p)
+				}
+				if _, ok := files[p]; !ok {
+					return api.OnResolveResult{}, fmt.Errorf("import %q: no file %s", a.Path, p)
+				}
+				return api.OnResolveResult{Path: p, Namespace: ns}, nil
+			})
+			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: ns}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+				c := files[a.Path]
+				return api.OnLoadResult{Contents: &c, Loader: api.LoaderJS}, nil
+			})
+		},
+	}
+}
+
+// minifyWhole is a second minify pass over the bundle: esbuild's bundler
+// keeps each module's top-level declarations apart (var a=…;var b=…) and
+// names them module by module; over the whole bundle the minifier joins
+// them into one declaration and names by use across modules. Same code,
+// 20–30 B less min+gzip in every runtime (docs/decisions.md, Runtime
+// budgets).
+func minifyWhole(code []byte) ([]byte, error) {
+	t := api.Transform(string(code), api.TransformOptions{
+		Target:            api.ES2022,
+		Charset:           api.CharsetUTF8,
+		LegalComments:     api.LegalCommentsNone,
+		MinifyWhitespace:  true,
+		MinifyIdentifiers: true,
+		MinifySyntax:      true,
+		LogLevel:          api.LogLevelSilent,
+	})
+	if len(t.Errors) > 0 {
+		return nil, errors.New(t.Errors[0].Text)
+	}
+	return t.Code, nil
 }
