@@ -210,6 +210,50 @@ type served struct {
 // New builds every app, wires the broker to the capabilities given and
 // registers the resources and tools.
 func New(ctx context.Context, opts Options) (*Server, error) {
+	secret, err := opts.check()
+	if err != nil {
+		return nil, err
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		return nil, fmt.Errorf("mcpapps: %w", err)
+	}
+	s := &Server{
+		opts:      opts,
+		sign:      signer{key: secret, maxAge: opts.HandleMaxAge, now: opts.Now},
+		apps:      map[string]*served{},
+		instances: map[string]*instance{},
+		grants:    newGrants(opts.Now),
+		nonce:     nonce,
+		makers:    makers{users: map[string]*mcp.Server{}},
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	if err := s.buildApps(ctx); err != nil {
+		return nil, err
+	}
+	s.broker = s.newBroker()
+
+	s.servers = map[string]*mcp.Server{}
+	var shared *mcp.Server
+	for _, key := range s.order {
+		m := shared
+		if m == nil {
+			m = s.newMCP()
+			if opts.SharedServer {
+				shared = m
+			}
+		}
+		s.servers[key] = m
+		s.register(m, s.apps[key])
+	}
+	go s.expire()
+	return s, nil
+}
+
+// check fills in the options' defaults and refuses ones that contradict
+// each other; it returns the handle secret (Secret, or a random one).
+func (opts *Options) check() ([]byte, error) {
 	if len(opts.Apps) == 0 && opts.Make == nil {
 		return nil, errors.New("mcpapps: no apps to serve")
 	}
@@ -260,31 +304,23 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Tokens != nil && opts.GrantBase == "" {
 		return nil, errors.New("mcpapps: Tokens needs GrantBase, the server's public URL, for its protected resource metadata")
 	}
-	nonce, err := newNonce()
-	if err != nil {
-		return nil, fmt.Errorf("mcpapps: %w", err)
-	}
-	s := &Server{
-		opts:      opts,
-		sign:      signer{key: secret, maxAge: opts.HandleMaxAge, now: opts.Now},
-		apps:      map[string]*served{},
-		instances: map[string]*instance{},
-		grants:    newGrants(opts.Now),
-		nonce:     nonce,
-		makers:    makers{users: map[string]*mcp.Server{}},
-		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
-	}
+	return secret, nil
+}
+
+// buildApps builds every app of the options, with the defences in each
+// document, and keeps them in order; it refuses a bad or repeated key and
+// returns every build's error.
+func (s *Server) buildApps(ctx context.Context) error {
 	var errs []error
-	for _, a := range opts.Apps {
+	for _, a := range s.opts.Apps {
 		if !hostkit.ValidKey(a.Key) {
-			return nil, fmt.Errorf("mcpapps: app key %q: use 1-64 letters, digits, '.', '_' or '-', not starting with '.'", a.Key)
+			return fmt.Errorf("mcpapps: app key %q: use 1-64 letters, digits, '.', '_' or '-', not starting with '.'", a.Key)
 		}
 		if _, dup := s.apps[a.Key]; dup {
-			return nil, fmt.Errorf("mcpapps: app key %q served twice", a.Key)
+			return fmt.Errorf("mcpapps: app key %q served twice", a.Key)
 		}
-		if opts.Make != nil && strings.HasPrefix(a.Key, MadePrefix) {
-			return nil, fmt.Errorf("mcpapps: app key %q: keys beginning %q are install_app's; rename the app", a.Key, MadePrefix)
+		if s.opts.Make != nil && strings.HasPrefix(a.Key, MadePrefix) {
+			return fmt.Errorf("mcpapps: app key %q: keys beginning %q are install_app's; rename the app", a.Key, MadePrefix)
 		}
 		doc, meta, err := a.Build(ctx)
 		if err == nil {
@@ -305,10 +341,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.apps[a.Key] = &served{key: a.Key, doc: doc, meta: meta, uri: "ui://snug/" + a.Key + ".html", domains: resourceDomains(doc)}
 		s.order = append(s.order, a.Key)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	return errors.Join(errs...)
+}
 
+// newBroker is the broker on the capabilities the options give: open-url
+// always, the agent, the database and the net gate when given.
+func (s *Server) newBroker() *broker.Broker {
+	opts := s.opts
 	bo := broker.Options{
 		// open-url: the frame's strict URL check and the per-app rate limit
 		// run here; the host then asks the user (ui/open-link).
@@ -333,23 +372,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return a
 		})
 	}
-	s.broker = broker.New(bo)
-
-	s.servers = map[string]*mcp.Server{}
-	var shared *mcp.Server
-	for _, key := range s.order {
-		m := shared
-		if m == nil {
-			m = s.newMCP()
-			if opts.SharedServer {
-				shared = m
-			}
-		}
-		s.servers[key] = m
-		s.register(m, s.apps[key])
-	}
-	go s.expire()
-	return s, nil
+	return broker.New(bo)
 }
 
 // newMCP makes one MCP server, to which register adds apps.
