@@ -2,8 +2,12 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/snuggen/snuggen/hostkit/metrics"
 )
@@ -91,4 +95,53 @@ func TestClusterMetrics(t *testing.T) {
 	if got := gathered(t, mb, "snug_cluster_leases_held", nil); got != 1 {
 		t.Errorf("b's leases held = %v, want 1", got)
 	}
+}
+
+// TestClusterNotReadyWithoutPostgres: a replica whose PostgreSQL stops
+// answering it (its database refuses connections, its sessions ended) is
+// not ready, and says why; once PostgreSQL answers again it is ready.
+func TestClusterNotReadyWithoutPostgres(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	a := openCluster(t, pg, s3.url("ready"), 2*time.Second)
+	mustExec(t, a, "alice", "todo", "CREATE TABLE t(x)")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.Ready(ctx); err != nil {
+		t.Fatalf("Ready = %v", err)
+	}
+	name := pg[strings.LastIndex(pg, "/")+1 : strings.Index(pg, "?")]
+	admin, err := pgx.Connect(ctx, postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	allow := func(on bool) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS %t", name, on)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow(false)
+	defer allow(true) // before the replica's Close (deferred later, run earlier)
+	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(ready bool) error {
+		t.Helper()
+		for {
+			err := a.Ready(ctx)
+			if (err == nil) == ready {
+				return err
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("Ready = %v, want ready=%v", err, ready)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if err := wait(false); !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Errorf("Ready = %v, want PostgreSQL named", err)
+	}
+	allow(true)
+	wait(true)
 }
