@@ -82,13 +82,13 @@ func errorAnswer(answerType, rid string, e *Error, reason string) Frame {
 		}
 	case TypeOpenURLResult:
 		return &OpenURLResult{
-			Reason:    optional(cut(reason, 300)),
+			Reason:    optional(Truncate(reason, 300)),
 			RequestID: rid,
 			Status:    "refused",
 		}
 	case TypeSaveFileResult:
 		return &SaveFileResult{
-			Reason:    optional(cut(reason, 300)),
+			Reason:    optional(Truncate(reason, 300)),
 			RequestID: rid,
 			Status:    "refused",
 		}

@@ -221,8 +221,9 @@ func required(c *violation.Collector, got uint64, b uint, key string) {
 	}
 }
 
-// cut returns s cut to at most n code points.
-func cut(s string, n int) string {
+// Truncate returns s cut to at most n code points, the unit of the
+// protocol's string limits.
+func Truncate(s string, n int) string {
 	i := 0
 	for pos := range s {
 		if i == n {

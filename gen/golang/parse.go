@@ -977,7 +977,7 @@ func (g *gen) answerFrame(a *model.Frame) jen.Code {
 		if fl := fieldByName(a.Body, ref.ReasonField); fl != nil {
 			reason := jen.Id("reason")
 			if fl.Type.MaxLength != nil {
-				reason = jen.Id("cut").Call(jen.Id("reason"), jen.Lit(*fl.Type.MaxLength))
+				reason = jen.Id("Truncate").Call(jen.Id("reason"), jen.Lit(*fl.Type.MaxLength))
 			}
 			if fl.Required {
 				dict[jen.Id(goName(ref.ReasonField))] = reason

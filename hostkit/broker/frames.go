@@ -7,7 +7,6 @@ import (
 
 	"github.com/snuggen/snuggen/frame"
 	"github.com/snuggen/snuggen/hostkit/events"
-	"github.com/snuggen/snuggen/hostkit/openurl"
 )
 
 var (
@@ -90,7 +89,7 @@ func sizeError(respType, rid string, err error) frame.Frame {
 	case errors.Is(err, errTooLarge):
 		msg = "the answer is larger than the frame's size class allows"
 	case errors.Is(err, errInvalid):
-		msg = openurl.Truncate(err.Error(), 500)
+		msg = frame.Truncate(err.Error(), 500)
 	}
 	return errorFrame(respType, rid, frame.NewError(code, msg))
 }

@@ -188,22 +188,10 @@ func (o *Opener) ask(ctx context.Context, app string, f *frame.OpenURLRequest) *
 func Result(requestID, status, reason string) *frame.OpenURLResult {
 	r := &frame.OpenURLResult{RequestID: requestID, Status: status}
 	if reason != "" {
-		reason = Truncate(reason, MaxReason)
+		reason = frame.Truncate(reason, MaxReason)
 		r.Reason = &reason
 	}
 	return r
-}
-
-// Truncate cuts s to at most n code points.
-func Truncate(s string, n int) string {
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
 }
 
 // Readable is u as a person reads it, for a dialog to show beside u itself:

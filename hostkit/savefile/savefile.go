@@ -332,19 +332,8 @@ var inert = sync.OnceValue(func() map[string]bool {
 func Result(requestID, status, reason string) *frame.SaveFileResult {
 	r := &frame.SaveFileResult{RequestID: requestID, Status: status}
 	if reason != "" {
-		reason = truncate(reason, frame.SaveFileResultReasonMaxLength)
+		reason = frame.Truncate(reason, frame.SaveFileResultReasonMaxLength)
 		r.Reason = &reason
 	}
 	return r
-}
-
-func truncate(s string, n int) string {
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
 }
