@@ -486,16 +486,7 @@ func (b *Broker) UpdateTheme(t frame.Theme) error {
 // fields, R7) is sent to none, and the error says why. Build events with
 // hostkit/events.
 func (b *Broker) Broadcast(ev *frame.HostEvent) error {
-	if err := checkEvent(ev); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	live := b.liveLocked()
-	b.mu.Unlock()
-	for _, s := range live {
-		s.send(ev)
-	}
-	return nil
+	return b.sendTo(func(*Session) bool { return true }, ev)
 }
 
 // SendToApp sends a host-event to every live instance of the installed app
