@@ -649,15 +649,15 @@ func (p *prep) refusals() error {
 			continue
 		}
 		a := p.byType[f.Answer]
-		if fieldOf(a.Body, "error") != nil {
+		if a.Body.Field("error") != nil {
 			continue
 		}
 		rf := r.Refusal
-		if rf.Field == "" || fieldOf(a.Body, rf.Field) == nil || fieldOf(a.Body, rf.ReasonField) == nil {
+		if rf.Field == "" || a.Body.Field(rf.Field) == nil || a.Body.Field(rf.ReasonField) == nil {
 			return fmt.Errorf("js: answer type %s has no error field and rules.json refusal %+v does not fit it", a.Type, rf)
 		}
 		max := "0"
-		if ml := fieldOf(a.Body, rf.ReasonField).Type.MaxLength; ml != nil {
+		if ml := a.Body.Field(rf.ReasonField).Type.MaxLength; ml != nil {
 			max = strconv.Itoa(*ml)
 		}
 		if c := "[" + typeConst(a.Type) + "]: " + max; !contains(refusing, c) {
@@ -713,18 +713,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func fieldOf(o *model.Object, name string) *model.Field {
-	if o == nil {
-		return nil
-	}
-	for _, f := range o.Fields {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
 }
 
 // walkFields calls fn for every field of every frame, nested ones included.
@@ -1023,7 +1011,7 @@ func fieldLimits(m *model.Model, d *data) error {
 		return fmt.Errorf("js: no error object")
 	}
 	add(m.Error.Name, m.Error)
-	if fieldOf(m.Error, "message") == nil || fieldOf(m.Error, "message").Type.MaxLength == nil {
+	if m.Error.Field("message") == nil || m.Error.Field("message").Type.MaxLength == nil {
 		return fmt.Errorf("js: the error object's message has no maxLength (checkFrame cuts its answer to it)")
 	}
 	d.ErrorMessageMax = screaming(m.Error.Name) + "_MESSAGE_MAX_LENGTH"

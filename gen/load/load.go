@@ -566,12 +566,12 @@ func (l *loader) refinements(rf *file, rd *rulesDoc, m *model.Model) {
 		switch {
 		case fr == nil:
 			l.errAt(rf.name, ptr+"/frame", fmt.Sprintf("refinement %s names unknown frame %q", x.ID, x.Frame), "")
-		case fieldOf(fr.Body, x.Field) == nil:
+		case fr.Body.Field(x.Field) == nil:
 			l.errAt(rf.name, ptr+"/field", fmt.Sprintf("refinement %s names unknown field %q of %s", x.ID, x.Field, x.Frame), "")
 		}
 		switch x.Kind {
 		case model.ForbidFieldWhen:
-			if x.When == nil || (fr != nil && fieldOf(fr.Body, x.When.Field) == nil) {
+			if x.When == nil || (fr != nil && fr.Body.Field(x.When.Field) == nil) {
 				l.errAt(rf.name, ptr+"/when", "forbidFieldWhen needs when.field naming a field of the frame", "")
 			}
 		case model.MapKeyNotInList:
@@ -615,18 +615,6 @@ func (l *loader) errorAndEnvelope(rf *file, rd *rulesDoc, m *model.Model) {
 	} else {
 		l.errAt(rf.name, "/envelopeSchema", fmt.Sprintf("envelope schema %q not found", rd.EnvelopeSchema), "")
 	}
-}
-
-func fieldOf(o *model.Object, name string) *model.Field {
-	if o == nil {
-		return nil
-	}
-	for _, f := range o.Fields {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
 }
 
 func (l *loader) sortedFiles() []string {
@@ -956,12 +944,12 @@ func (l *loader) object(sf *file, ptr string, n *node, name string) *model.Objec
 				continue
 			}
 			for _, r := range c.Require {
-				if fieldOf(o, r) == nil {
+				if o.Field(r) == nil {
 					l.errAt(sf.name, cp+"/then/required", fmt.Sprintf("%q is not a property", r), "")
 				}
 			}
 			for _, p := range c.Pins {
-				fl := fieldOf(o, p.Field)
+				fl := o.Field(p.Field)
 				if fl == nil {
 					l.errAt(sf.name, cp+"/then/properties/"+escape(p.Field), fmt.Sprintf("%q is not a property", p.Field), "")
 					continue
@@ -971,7 +959,7 @@ func (l *loader) object(sf *file, ptr string, n *node, name string) *model.Objec
 				}
 			}
 			for _, w := range c.When {
-				if fieldOf(o, w.Field) == nil {
+				if o.Field(w.Field) == nil {
 					l.errAt(sf.name, cp+"/if/properties/"+escape(w.Field), fmt.Sprintf("%q is not a property", w.Field), "")
 				}
 			}

@@ -136,6 +136,19 @@ type Object struct {
 	Conds  []Cond   // conditional requirements (allOf if/then)
 }
 
+// Field returns o's field named name, or nil (also when o is nil).
+func (o *Object) Field(name string) *Field {
+	if o == nil {
+		return nil
+	}
+	for _, f := range o.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
 // Field is one property of an Object.
 type Field struct {
 	Name     string // JSON name, case-sensitive
