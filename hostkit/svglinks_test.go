@@ -33,7 +33,7 @@ func linkServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // Issue 26 item 8: every link the browser would follow goes to open-url,
 // not only HTML <a href>. A click on an SVG <a xlink:href> (the chart
 // idiom), an SVG <a href>, an image map's <area> and a link inside an open
-// shadow root each raises the host's open-url dialog with the link's URL,
+// or a closed shadow root each raises the host's open-url dialog with the link's URL,
 // and the frame stays the app. Each link points at its own TLS server on
 // loopback: the SVG links' servers see no connection at all. (Before, the
 // SVG link replaced the app with an error page.) An HTML <a> or <area> is
@@ -50,6 +50,7 @@ func TestEveryLinkOpensThroughTheHost(t *testing.T) {
 		{"#svghref-label", "href", true}, // inside an SVG <a href>
 		{"#mapimg", "area", false},       // the <area> covering the image
 		{"#card", "shadow", false},       // the link of a shadow root
+		{"#closed", "closed", false},     // the link of a closed shadow root
 		{"#plain", "plain", false},       // an HTML <a href>, for comparison
 	}
 	servers := map[string]*httptest.Server{}

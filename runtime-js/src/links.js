@@ -7,8 +7,9 @@
 //   a click, a modifier-click or a middle click: snug.openUrl (the host asks
 //   the user and opens it in the browser). A link is every element the
 //   browser follows: an HTML <a> or <area> with href, an SVG <a> with href
-//   or xlink:href, inside an open shadow root too (the click's composed
-//   path, not its retargeted target);
+//   or xlink:href, inside a shadow root too (the click's composed path, not
+//   its retargeted target; a closed root made by attachShadow tells its
+//   link through a listener of its own);
 // - an <a download> whose href is a blob: or data: URL: snug.saveFile (the
 //   host asks the user and saves it); the blob comes from the app's own
 //   URL.createObjectURL, which the runtime remembers (the sandbox's CSP lets
@@ -51,13 +52,30 @@ export const links = (snug) => {
     }
     return true;
   };
+  const linkOn = (event) => event.composedPath().find((node) => /^(a|area)$/.test(node.localName) && hrefOf(node) != null);
+  // The link a closed shadow root saw its click pass through: the composed
+  // path seen from outside the root leaves its nodes out.
+  const hidden = new WeakMap();
   const onClick = (event) => {
     const primaryOrMiddle = event.button == 0 || event.button == 1;
     if (event.defaultPrevented || !primaryOrMiddle) return;
     // The composed path reaches a link inside an open shadow root, which
     // the retargeted event.target hides.
-    const link = event.composedPath().find((node) => /^(a|area)$/.test(node.localName) && hrefOf(node) != null);
+    const link = linkOn(event) || hidden.get(event);
     if (link && route(link)) event.preventDefault();
+  };
+  // A closed root notes the link of a click inside it; onClick, the
+  // window's listener, still decides last (the app's own handlers first).
+  const attachShadow = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attachShadow.call(this, init);
+    // The innermost root's listener runs first and sees the whole path.
+    const note = (event) => hidden.get(event) || hidden.set(event, linkOn(event));
+    if (init?.mode == "closed") {
+      root.addEventListener("click", note);
+      root.addEventListener("auxclick", note);
+    }
+    return root;
   };
 
   // A link made in script and clicked without being in the document sends

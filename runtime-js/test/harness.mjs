@@ -83,6 +83,10 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
   class HTMLAnchorElement {
     click() {}
   }
+  // The runtime wraps attachShadow to see links in closed shadow roots.
+  class Element {
+    attachShadow() {}
+  }
   // The runtime's timers, tracked so that a test can wait until those set
   // so far have run (afterTimers) instead of for a while.
   const timers = new Map(); // id -> its promise's resolve
@@ -111,6 +115,7 @@ export function createEnv({ meta = {}, title = "Test app", loaded = false, runti
     ResizeObserver,
     HTMLFormElement,
     HTMLAnchorElement,
+    Element,
     URL: class extends URL {},
     Blob,
     Headers,
