@@ -273,6 +273,33 @@ func eventGuess(name string) string {
 	return ""
 }
 
+// unitPos is the file, line, column and line text of offset off in u.
+func (b *builder) unitPos(u lintUnit, off int) (string, int, int, string) {
+	if u.file == "" {
+		line, col, text := position(b.html, b.lines, u.offset+off)
+		return b.pageName, line, col, text
+	}
+	src := []byte(u.code)
+	line, col, text := position(src, lineStarts(src), off)
+	return b.src.rel(u.file), line, col, text
+}
+
+// eventFix is the fix for listening to the event name no host sends: the
+// host event it likely means, or the list of known ones.
+func eventFix(name string, known []string) string {
+	switch right := eventGuess(name); {
+	case right == frame.TypeHostReady:
+		return fmt.Sprintf("await snug.ready (it resolves with host-ready), or snug.on(%q, …) for every later one", right)
+	case right == frame.EventThemeChange:
+		return fmt.Sprintf(`use snug.on(%q, ({ theme }) => …): theme.mode is "light" or "dark"`, right)
+	case right != "":
+		return fmt.Sprintf("use snug.on(%q, …)", right)
+	case slices.Contains(frame.AppEvents, name):
+		return fmt.Sprintf("%q goes from the app to the host (the runtime sends it); the host's events are %s", name, quoteAll(known))
+	}
+	return fmt.Sprintf("listen for one of %s", quoteAll(known))
+}
+
 // lintSnug runs the snug checks over one unit of the app's code.
 func (b *builder) lintSnug(u lintUnit) {
 	if !strings.Contains(u.code, "snug") && !strings.Contains(u.code, ".theme") {
@@ -281,18 +308,9 @@ func (b *builder) lintSnug(u lintUnit) {
 	code, quoted := blankComments(u.code)
 	// Only a match that starts in code counts (not one inside a string).
 	inCode := func(m []int) bool { return !quoted[m[0]] }
-	at := func(off int) (string, int, int, string) {
-		if u.file == "" {
-			line, col, text := position(b.html, b.lines, u.offset+off)
-			return b.pageName, line, col, text
-		}
-		src := []byte(u.code)
-		line, col, text := position(src, lineStarts(src), off)
-		return b.src.rel(u.file), line, col, text
-	}
 	warn := func(off int, msg, why, fix string) {
 		d := Diagnostic{Severity: SeverityWarning, Code: "snug.api", Message: msg, Why: why, Fix: fix}
-		d.File, d.Line, d.Column, d.LineText = at(off)
+		d.File, d.Line, d.Column, d.LineText = b.unitPos(u, off)
 		b.add(d)
 	}
 	known := append([]string{frame.TypeHostReady}, frame.HostEvents...)
@@ -301,19 +319,8 @@ func (b *builder) lintSnug(u lintUnit) {
 		if !inCode(m) || code[m[2]:m[3]] != code[m[6]:m[7]] || slices.Contains(known, name) || strings.Contains(name, "${") {
 			continue
 		}
-		fix := fmt.Sprintf("listen for one of %s", quoteAll(known))
-		switch right := eventGuess(name); {
-		case right == frame.TypeHostReady:
-			fix = fmt.Sprintf("await snug.ready (it resolves with host-ready), or snug.on(%q, …) for every later one", right)
-		case right == frame.EventThemeChange:
-			fix = fmt.Sprintf(`use snug.on(%q, ({ theme }) => …): theme.mode is "light" or "dark"`, right)
-		case right != "":
-			fix = fmt.Sprintf("use snug.on(%q, …)", right)
-		case slices.Contains(frame.AppEvents, name):
-			fix = fmt.Sprintf("%q goes from the app to the host (the runtime sends it); the host's events are %s", name, quoteAll(known))
-		}
 		warn(m[0], fmt.Sprintf("snug.on(%q) listens for an event no host sends", name),
-			"hosts send only the events of the protocol's table; others never come", fix)
+			"hosts send only the events of the protocol's table; others never come", eventFix(name, known))
 	}
 	for _, m := range findThemeCmp(code) {
 		if !inCode(m) || strings.HasSuffix(strings.TrimRight(code[:m[0]], " \t\n"), "snug") {
