@@ -108,7 +108,10 @@ type Config struct {
 	// and reuses the copy when nobody published anything newer since.
 	IdleRelease time.Duration
 	// Store is the policy of the app databases (quota, limits); its
-	// LockingMode is always NORMAL here (Litestream reads beside it).
+	// LockingMode is always NORMAL here (Litestream reads beside it), and
+	// so is its Synchronous: a write is acknowledged once it is in the
+	// object store, and a replica's local copies do not outlive it, so a
+	// commit need not wait for the local disk.
 	Store store.Options
 	// Logf receives what goes wrong in the background (a failed renewal, a
 	// lost lease, a failed upload); nil drops it.
@@ -252,6 +255,7 @@ func (c *Cluster) open(ctx context.Context) error {
 	}
 	so := c.cfg.Store
 	so.LockingMode = store.LockingNormal
+	so.Synchronous = store.SyncNormal
 	if c.local, err = store.Open(dbDir, so); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}

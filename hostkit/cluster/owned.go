@@ -51,7 +51,14 @@ type owned struct {
 type round struct {
 	done chan struct{}
 	err  error
+	n    int // writes waiting for it (under gmu)
 }
+
+// gatherWindow is how long the syncer lets a round gather writes before
+// it uploads, when the round before served more than one: writers that
+// were answered together send their next writes a moment apart, and one
+// upload then serves them all instead of the first alone.
+const gatherWindow = 2 * time.Millisecond
 
 // mono is the monotonic clock the lease views are kept on.
 var monoStart = time.Now()
@@ -197,12 +204,23 @@ func (o *owned) startSyncer() {
 	o.synced = make(chan struct{})
 	go func() {
 		defer close(o.synced)
+		last := 0 // writes the last round served
 		for {
 			select {
 			case <-o.stop:
 				o.failPending(errLost)
 				return
 			case <-o.kick:
+			}
+			if last > 1 {
+				t := time.NewTimer(gatherWindow)
+				select {
+				case <-o.stop:
+					t.Stop()
+					o.failPending(errLost)
+					return
+				case <-t.C:
+				}
 			}
 			o.gmu.Lock()
 			r := o.pending
@@ -211,6 +229,7 @@ func (o *owned) startSyncer() {
 			if r == nil {
 				continue
 			}
+			last = r.n
 			r.err = o.syncRound()
 			close(r.done)
 		}
@@ -237,28 +256,55 @@ func (o *owned) failPending(err error) {
 	}
 }
 
-// syncRound uploads everything committed so far and then checks that the
-// lease is still this replica's at the epoch that uploaded it. The caller
-// of durable holds op shared, so the epoch and replica do not change under
+// syncRound uploads everything committed so far and checks that the lease
+// is still this replica's at the epoch that uploads it. The caller of
+// durable holds op shared, so the epoch and replica do not change under
 // it.
+//
+// The check (the fence) runs beside the upload rather than after it: it
+// renews the lease at this epoch, so no other replica can take the lease
+// until ttl after the fence was sent, and an upload that ended before then
+// (this replica's view of the lease, valid) is in the object store before
+// any successor restores from the published prefix. An upload that ended
+// later is checked again after it, as a fence after the upload would be.
 func (o *owned) syncRound() error {
 	ctx, cancel := context.WithTimeout(o.c.ctx, 4*o.c.ttl)
 	defer cancel()
 	if o.ldb == nil {
 		return errLost // never while the syncer runs; a guard, not a path
 	}
-	if err := o.ldb.SyncAndWait(ctx); err != nil {
-		return fmt.Errorf("upload: %w", err)
+	type fenced struct {
+		held bool
+		sent time.Time
+		err  error
 	}
-	held, sent, err := o.c.fence(ctx, o.key, o.epoch)
-	if err != nil {
-		return err
+	fc := make(chan fenced, 1)
+	go func() {
+		held, sent, err := o.c.fence(ctx, o.key, o.epoch)
+		fc <- fenced{held, sent, err}
+	}()
+	uerr := o.ldb.SyncAndWait(ctx)
+	uploaded := time.Now()
+	f := <-fc
+	if uerr != nil {
+		return fmt.Errorf("upload: %w", uerr)
 	}
-	if !held {
+	if f.err == nil && f.held && mono(uploaded) < mono(f.sent.Add(o.c.ttl)) {
+		o.extend(f.sent)
+		return nil
+	}
+	if f.err == nil && f.held {
+		// The upload outlasted the lease the fence gave: fence again.
+		f.held, f.sent, f.err = o.c.fence(ctx, o.key, o.epoch)
+	}
+	if f.err != nil {
+		return f.err
+	}
+	if !f.held {
 		o.lose()
 		return errLost
 	}
-	o.extend(sent)
+	o.extend(f.sent)
 	return nil
 }
 
@@ -271,6 +317,7 @@ func (o *owned) durable(ctx context.Context) error {
 		o.pending = &round{done: make(chan struct{})}
 	}
 	r := o.pending
+	r.n++
 	o.gmu.Unlock()
 	select {
 	case o.kick <- struct{}{}:

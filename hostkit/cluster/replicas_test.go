@@ -142,10 +142,19 @@ func snuggenBinary(t testing.TB) string {
 // lines (printed once it listens and its start-up checks passed).
 func startReplica(t testing.TB, name, bin, pg, obj, data, app string, ttl time.Duration) *replica {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data,
+	return startServe(t, name, bin, true, "--data", data,
 		"--postgres", pg, "--object-store", obj, "--lease-ttl", ttl.String(),
-		"--user-header", userHeader, "--proxy-secret-file", secretFile(t, proxySecret),
 		"--cluster-secret-file", secretFile(t, testSecret), app)
+}
+
+// startServe starts `snuggen serve` with args (after its address and user
+// header) and waits until it serves: its "app" lines, and with cluster its
+// "replica" line (printed after them, once its start-up checks passed).
+func startServe(t testing.TB, name, bin string, cluster bool, args ...string) *replica {
+	t.Helper()
+	args = append([]string{"serve", "--addr", "127.0.0.1:0",
+		"--user-header", userHeader, "--proxy-secret-file", secretFile(t, proxySecret)}, args...)
+	cmd := exec.Command(bin, args...)
 	env := []string{"AWS_ACCESS_KEY_ID=snug-test", "AWS_SECRET_ACCESS_KEY=snug-test-secret"}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") {
@@ -172,6 +181,9 @@ func startReplica(t testing.TB, name, bin, pg, obj, data, app string, ttl time.D
 			case len(f) == 3 && f[0] == "app":
 				if u, err := url.Parse(f[2]); err == nil {
 					r.origin = u.Scheme + "://" + u.Host
+				}
+				if !cluster {
+					close(ready)
 				}
 			case len(f) == 3 && f[0] == "replica":
 				r.id = f[1]

@@ -528,6 +528,7 @@ const damagedIndex = "a full-text (fts5) or R*Tree index in the app's database i
 
 // openHardened opens path with the hardening every connection gets:
 // defensive mode, trusted_schema off, no ATTACH, WAL with synchronous=FULL
+// (or Options.Synchronous)
 // under an exclusive lock, temp storage in the capped memory, the quota.
 func openHardened(path string, opts Options) (*sqlite3.Conn, error) {
 	ctx := sqlite3.WithMaxMemory(context.Background(), opts.MaxMemoryBytes)
@@ -589,12 +590,16 @@ func harden(c *sqlite3.Conn, opts Options) error {
 			return err
 		}
 	}
+	syncMode := opts.Synchronous
+	if syncMode == "" {
+		syncMode = SyncFull
+	}
 	err := c.Exec(fmt.Sprintf(`PRAGMA locking_mode=%s;
 		PRAGMA journal_mode=WAL;
-		PRAGMA synchronous=FULL;
+		PRAGMA synchronous=%s;
 		PRAGMA temp_store=MEMORY;
 		PRAGMA foreign_keys=ON;
-		PRAGMA journal_size_limit=%d;`, locking, journalSizeLimit))
+		PRAGMA journal_size_limit=%d;`, locking, syncMode, journalSizeLimit))
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,21 @@ type Options struct {
 	// and the shared-memory file), and then something else, such as a
 	// lease, must keep a second writer away.
 	LockingMode string
+	// Synchronous is when a commit waits for the disk: SyncFull (the
+	// default) fsyncs the WAL on every commit, so a write survives the
+	// machine losing power; SyncNormal only at checkpoints, so a commit
+	// survives the process being killed but not the machine failing. Only
+	// a host whose durability lies elsewhere (replicated mode acknowledges
+	// a write once it is in the object store, and a restarted replica
+	// never trusts its local copies) should set SyncNormal.
+	Synchronous string
 }
+
+// Synchronous settings (Options.Synchronous).
+const (
+	SyncFull   = "FULL"
+	SyncNormal = "NORMAL"
+)
 
 // Locking modes (Options.LockingMode).
 const (
@@ -232,6 +246,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	case LockingExclusive, LockingNormal:
 	default:
 		return nil, fmt.Errorf("store: open %s: LockingMode %q is neither %q nor %q", dir, opts.LockingMode, LockingExclusive, LockingNormal)
+	}
+	switch opts.Synchronous {
+	case "":
+		opts.Synchronous = SyncFull
+	case SyncFull, SyncNormal:
+	default:
+		return nil, fmt.Errorf("store: open %s: Synchronous %q is neither %q nor %q", dir, opts.Synchronous, SyncFull, SyncNormal)
 	}
 	if err := prepareDir(dir); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)

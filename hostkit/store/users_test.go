@@ -132,6 +132,31 @@ func TestLockingModes(t *testing.T) {
 	}
 }
 
+// Synchronous sets when a commit waits for the disk: FULL by default (a
+// commit survives the machine failing), NORMAL when the host's durability
+// lies elsewhere (replicated mode); anything else is refused by name.
+func TestSynchronousSetting(t *testing.T) {
+	for _, tc := range []struct {
+		opt  string
+		want int64
+	}{{"", 2}, {SyncFull, 2}, {SyncNormal, 1}} {
+		s, _ := newStore(t, Options{Synchronous: tc.opt})
+		mustExec(t, s, "app", "CREATE TABLE t(x)")
+		d := s.dbs["app"]
+		d.lock <- struct{}{}
+		d.trusted = true
+		got, err := pragmaInt(d.conn, "synchronous")
+		d.trusted = false
+		<-d.lock
+		if err != nil || got != tc.want {
+			t.Errorf("Synchronous %q: PRAGMA synchronous = %d (%v), want %d", tc.opt, got, err, tc.want)
+		}
+	}
+	if _, err := Open(t.TempDir(), Options{Synchronous: "OFF"}); err == nil || !strings.Contains(err.Error(), "Synchronous") {
+		t.Errorf("Open with Synchronous OFF: %v, want an error naming it", err)
+	}
+}
+
 // A replicator's tables (Litestream's, beside the store in replicated
 // mode) are the host's: the app's SQL can neither read, drop nor name
 // them, an export leaves them out, and an import holding one is refused.

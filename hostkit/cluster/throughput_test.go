@@ -1,0 +1,151 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestReplicasThroughput measures, in one run and with the same client,
+// how many writes one plain `snuggen serve` acknowledges and how many three
+// replicas do (PostgreSQL and the S3 server on loopback), and the latency
+// of an acknowledgement: the figures bench/replicas prints side by side
+// (Issue 30 item 5). Every write the replicas acknowledged must be read
+// back afterwards through every replica, once (the rows have no unique
+// key): speed is not bought with loss.
+func TestReplicasThroughput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four serve processes under load: not with -short")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("Litestream beside ncruces/go-sqlite3 is measured on Linux")
+	}
+	load := 3 * time.Second
+	if v, err := time.ParseDuration(os.Getenv("SNUG_REPLICAS_LOAD")); err == nil && v > 0 {
+		load = v
+	}
+	pg, s3 := freshDB(t), startS3(t)
+	bin := snuggenBinary(t)
+	dir := t.TempDir()
+	appFile := filepath.Join(dir, "log.html")
+	if err := os.WriteFile(appFile, []byte(logApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := startServe(t, "plain", bin, false, "--data", filepath.Join(dir, "plain"), appFile)
+	var reps []*replica
+	for _, name := range []string{"r1", "r2", "r3"} {
+		reps = append(reps, startReplica(t, name, bin, pg, s3.url("tp"), filepath.Join(dir, "data"), appFile, 10*time.Second))
+	}
+	users := []string{"alice", "bob"}
+	const writers = 4
+	p := measureWrites(t, []*replica{plain}, users, writers, load)
+	c := measureWrites(t, reps, users, writers, load)
+	t.Logf("FIGURE throughput (%d users x %d writers, %s each): plain serve %s; three replicas %s; replicas/plain %.2fx acks/s",
+		len(users), writers, load, p, c, c.rate/p.rate)
+	for _, r := range reps {
+		for _, u := range users {
+			got := readIDs(t, r.origin, u)
+			for _, id := range c.ids[u] {
+				if got[id] != 1 {
+					t.Fatalf("%s's acknowledged write %s is there %d times through %s, want once", u, id, got[id], r.name)
+				}
+			}
+		}
+	}
+}
+
+// writeFigures is one measured load: acknowledged writes per second and the
+// latency of an acknowledgement.
+type writeFigures struct {
+	n        int
+	rate     float64
+	p50, p99 time.Duration
+	ids      map[string][]string // acknowledged, by user
+}
+
+func (f writeFigures) String() string {
+	return fmt.Sprintf("%d acks, %.0f acks/s, p50 %s, p99 %s", f.n, f.rate,
+		f.p50.Round(10*time.Microsecond), f.p99.Round(10*time.Microsecond))
+}
+
+// measureWrites runs writers per user, writer w on a page of reps[w%len],
+// each sending one INSERT after the other for d, and returns the figures.
+// Any write not acknowledged fails the test (nothing fails over here).
+func measureWrites(t *testing.T, reps []*replica, users []string, writers int, d time.Duration) writeFigures {
+	t.Helper()
+	ctx := context.Background()
+	type result struct {
+		user string
+		ids  []string
+		lat  []time.Duration
+		err  error
+	}
+	pages := map[[2]int]*page{}
+	for ui, u := range users {
+		for w := 0; w < writers; w++ {
+			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			pg, err := openPage(dctx, reps[w%len(reps)].origin, u)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pg.c.Close()
+			if r, err := pg.exec(ctx, "CREATE TABLE IF NOT EXISTS log(id TEXT, at INTEGER)"); err != nil || !r.OK {
+				t.Fatalf("create the table: %v %+v", err, r)
+			}
+			pages[[2]int{ui, w}] = pg
+		}
+	}
+	results := make(chan result, len(pages))
+	var wg sync.WaitGroup
+	began := time.Now()
+	end := began.Add(d)
+	for key, pg := range pages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := result{user: users[key[0]]}
+			for n := 0; time.Now().Before(end); n++ {
+				id := fmt.Sprintf("%s-w%d-%d", res.user, key[1], n)
+				t0 := time.Now()
+				r, err := pg.exec(ctx, "INSERT INTO log(id, at) VALUES (?, ?)", id, t0.UnixMilli())
+				if err == nil && !r.OK {
+					err = fmt.Errorf("%s: %s", r.Error.Code, r.Error.Message)
+				}
+				if err != nil {
+					res.err = err
+					break
+				}
+				res.lat = append(res.lat, time.Since(t0))
+				res.ids = append(res.ids, id)
+			}
+			results <- res
+		}()
+	}
+	wg.Wait()
+	took := time.Since(began)
+	close(results)
+	f := writeFigures{ids: map[string][]string{}}
+	var lat []time.Duration
+	for res := range results {
+		if res.err != nil {
+			t.Fatalf("a write of %s was not acknowledged: %v", res.user, res.err)
+		}
+		f.ids[res.user] = append(f.ids[res.user], res.ids...)
+		lat = append(lat, res.lat...)
+	}
+	if len(lat) == 0 {
+		t.Fatal("no write acknowledged")
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	f.n = len(lat)
+	f.rate = float64(f.n) / took.Seconds()
+	f.p50, f.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	return f
+}
