@@ -129,6 +129,17 @@ network only.`,
 			return runServe(ctx, io, o, args)
 		},
 	}
+	o.serveFlags(c)
+	o.agentFlags(c)
+	c.ValidArgsFunction = appArgs
+	_ = c.RegisterFlagCompletionFunc("data", dirs)
+	_ = c.RegisterFlagCompletionFunc("config", jsonFiles)
+	return c
+}
+
+// serveFlags declares snuggen serve's own flags on c (the agent's are
+// agentFlags').
+func (o *serveOptions) serveFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on; port 0 picks a free port")
 	f.StringVar(&o.data, "data", "", "directory for the apps' SQLite files and net grants (default: a per-user data directory)")
@@ -150,11 +161,6 @@ network only.`,
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve GET /metrics (Prometheus), /healthz and /readyz on this address too (the operator's network only; off when empty)")
 	f.StringVar(&o.logFormat, "log-format", "text", "the log's format on stderr: text (key=value) or json (one object a line)")
 	_ = c.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	o.agentFlags(c)
-	c.ValidArgsFunction = appArgs
-	_ = c.RegisterFlagCompletionFunc("data", dirs)
-	_ = c.RegisterFlagCompletionFunc("config", jsonFiles)
-	return c
 }
 
 // openCluster opens replicated mode; nil in a build without it (the
@@ -314,7 +320,6 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	logf := logfOf(logger, "serve")
 	if o.metrics == nil {
 		o.metrics = metrics.New()
 	}
@@ -346,21 +351,31 @@ func runServe(ctx context.Context, io *IO, o *serveOptions, args []string) error
 	if err != nil {
 		return &ExitError{Code: exitFailure, Err: err}
 	}
+	if err := o.announce(io, h, logger, dev); err != nil {
+		_ = h.Shutdown(context.Background())
+		return err
+	}
+	if o.ready != nil {
+		o.ready(h)
+	}
+	return o.serveHost(ctx, io, h, found)
+}
+
+// announce says what h serves before it serves: the --dev-loopback
+// allowance in the log, the apps that do not build (an error unless
+// --watch), the app lines and the operator endpoints.
+func (o *serveOptions) announce(io *IO, h *hostkit.Host, logger *slog.Logger, dev []netip.AddrPort) error {
 	if len(dev) > 0 {
-		logf("development: apps may reach %s on this machine (--dev-loopback), over http too; nothing else on loopback; the runner shows it", joinAddrs(dev))
+		logfOf(logger, "serve")("development: apps may reach %s on this machine (--dev-loopback), over http too; nothing else on loopback; the runner shows it", joinAddrs(dev))
 	}
 	if err := reportBroken(io, h, o.watch); err != nil {
-		_ = h.Shutdown(context.Background())
 		return err
 	}
 	printServing(io, h)
 	if u := h.OpsURL(); u != "" {
 		logger.Info("operator endpoints", "metrics", u+"/metrics", "healthz", u+"/healthz", "readyz", u+"/readyz")
 	}
-	if o.ready != nil {
-		o.ready(h)
-	}
-	return o.serveHost(ctx, io, h, found)
+	return nil
 }
 
 // checkLimits checks --agent-max-reply and --db-timeout and returns the
