@@ -189,6 +189,7 @@ type Server struct {
 	grants  *grants
 	nonce   string // userHeader's proof that the guard set it (auth.go)
 	makers  makers // install_app's server of each user (make.go)
+	owners  owners // the user of each MCP session under Authenticate (auth.go)
 
 	mu        sync.Mutex
 	instances map[string]*instance
