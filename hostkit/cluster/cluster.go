@@ -56,8 +56,9 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	// DefaultLeaseTTL is how long a lease lasts without renewal: the
-	// longest a database is unavailable after its owner dies.
+	// DefaultLeaseTTL is how long a replica's session (which its leases
+	// live by) lasts without renewal: the longest a database is
+	// unavailable after its owner dies.
 	DefaultLeaseTTL = 10 * time.Second
 	// DefaultAddr is where the internal listener for forwarded requests
 	// listens: loopback, a free port.
@@ -97,14 +98,13 @@ type Config struct {
 	// after the old one on every replica, then before it, then alone.
 	// Required.
 	Secrets []string
-	// LeaseTTL is a lease's life without renewal (DefaultLeaseTTL when
-	// zero); leases are renewed every third of it.
+	// LeaseTTL is a session's life without renewal, and so its leases'
+	// (DefaultLeaseTTL when zero); the session is renewed every third of it.
 	LeaseTTL time.Duration
 	// IdleRelease is how long an owned database goes without a request
 	// before this replica gives it up (DefaultIdleRelease when zero; below
 	// zero never): a last upload, the lease freed, the files closed, so an
-	// idle database costs no object-store request, descriptor or lease
-	// renewal. The local copy stays; the next request takes the lease again
+	// idle database costs no object-store request or descriptor. The local copy stays; the next request takes the lease again
 	// and reuses the copy when nobody published anything newer since.
 	IdleRelease time.Duration
 	// Store is the policy of the app databases (quota, limits); its
@@ -146,6 +146,10 @@ type Cluster struct {
 	wg     sync.WaitGroup // background goroutines
 
 	leaseReads atomic.Int64 // lease rows read (readLease)
+
+	sessMu    sync.Mutex
+	session   string       // this replica's session (snug_sessions), under sessMu
+	sessUntil atomic.Int64 // monotonic deadline of this replica's view of its session
 
 	mu     sync.Mutex
 	owned  map[dbKey]*owned
@@ -239,6 +243,9 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := checkSecrets(pctx, c.pool, c.cfg.Secrets); err != nil {
 		return fmt.Errorf("cluster: PostgreSQL at %s: %w", pgTarget(pcfg), err)
 	}
+	if err := c.newSession(pctx); err != nil {
+		return fmt.Errorf("cluster: PostgreSQL at %s: %w", pgTarget(pcfg), err)
+	}
 	if err := c.obj.probe(pctx, c.id); err != nil {
 		return err
 	}
@@ -326,6 +333,10 @@ func (c *Cluster) Close(ctx context.Context) error {
 	}
 	for _, o := range list {
 		errs = append(errs, o.release(ctx))
+	}
+	// Every lease is freed: the session goes too.
+	if _, err := c.pool.Exec(ctx, `DELETE FROM snug_sessions WHERE id = $1`, c.sessionID()); err != nil {
+		errs = append(errs, fmt.Errorf("cluster: end the session: %v", redact(err)))
 	}
 	c.cancel()
 	c.wg.Wait()
