@@ -222,6 +222,9 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
+// open connects c's parts in order: PostgreSQL (schema, secrets, the
+// replica's session), the object store, the replica's own data directory
+// and store, Litestream, then the internal listener.
 func (c *Cluster) open(ctx context.Context) error {
 	pcfg, err := pgxpool.ParseConfig(c.cfg.Postgres)
 	if err != nil {
@@ -274,6 +277,14 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := c.ls.Open(ctx); err != nil {
 		return fmt.Errorf("cluster: litestream: %w", err)
 	}
+	return c.listen()
+}
+
+// listen opens the internal listener other replicas forward requests to,
+// checks the URL it is advertised at, and starts serving it and renewing
+// the leases, both owned by c.wg.
+func (c *Cluster) listen() error {
+	var err error
 	c.ln, err = net.Listen("tcp", c.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("cluster: internal listener on %s: %w", c.cfg.Addr, err)
