@@ -84,6 +84,16 @@ type Config struct {
 	// (required; the copies are restored from object storage when this
 	// replica takes a lease, so replicas may share DataDir).
 	DataDir string
+	// StagingDir, when set, is where Litestream stages each upload (the
+	// LTX file it writes, fsyncs and renames before sending it), in a
+	// directory replica-<ReplicaID> made at Open and removed at Close,
+	// instead of beside each database. A memory file system (/dev/shm)
+	// takes the local disk out of every acknowledgement: nothing staged is
+	// needed once it is uploaded, and a replica that restarts starts
+	// empty either way. It holds the uploads of the last minute or two
+	// (Litestream keeps them until they are compacted and L0Retention
+	// passed; with StagingDir set that is one minute), some 3 KB per write.
+	StagingDir string
 	// Addr is the internal listener's address (DefaultAddr when empty);
 	// Advertise is the URL other replicas reach it at (http://Addr when
 	// empty). Only replicas should reach it.
@@ -125,17 +135,18 @@ type Config struct {
 // Cluster is one replica's part of replicated mode. It implements
 // hostkit.Cluster.
 type Cluster struct {
-	cfg     Config
-	id      string
-	ttl     time.Duration
-	pool    *pgxpool.Pool
-	obj     objectStore
-	dbDir   string // this replica's local copies
-	local   *store.Store
-	localDB broker.DBHandler // the local store, answering as broker.Store does
-	ls      *litestream.Store
-	signer  *signer
-	renew   renewState // Ready's view of the lease renewals
+	cfg      Config
+	id       string
+	ttl      time.Duration
+	pool     *pgxpool.Pool
+	obj      objectStore
+	dbDir    string // this replica's local copies
+	stageDir string // where Litestream stages uploads; "" beside each copy
+	local    *store.Store
+	localDB  broker.DBHandler // the local store, answering as broker.Store does
+	ls       *litestream.Store
+	signer   *signer
+	renew    renewState // Ready's view of the lease renewals
 
 	ln     net.Listener
 	srv    *http.Server
@@ -263,6 +274,15 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := os.RemoveAll(dbDir); err != nil {
 		return fmt.Errorf("cluster: clear %s: %w", dbDir, err)
 	}
+	if c.cfg.StagingDir != "" {
+		c.stageDir = filepath.Join(c.cfg.StagingDir, "replica-"+c.id)
+		if err := os.RemoveAll(c.stageDir); err != nil {
+			return fmt.Errorf("cluster: clear %s: %w", c.stageDir, err)
+		}
+		if err := os.MkdirAll(c.stageDir, 0o700); err != nil {
+			return fmt.Errorf("cluster: staging directory: %w", err)
+		}
+	}
 	so := c.cfg.Store
 	so.LockingMode = store.LockingNormal
 	so.Synchronous = store.SyncNormal
@@ -271,6 +291,11 @@ func (c *Cluster) open(ctx context.Context) error {
 	}
 	c.localDB = broker.Store(c.local)
 	c.ls = litestream.NewStore(nil, litestream.DefaultCompactionLevels)
+	if c.stageDir != "" {
+		// Staged uploads may be in memory: keep them no longer than needed
+		// (they go once compacted into level 1, every 30 s, and this old).
+		c.ls.L0Retention = time.Minute
+	}
 	c.ls.Logger = c.logger()
 	c.ls.ShutdownSyncTimeout = 2 * time.Second
 	c.ls.ShutdownSyncInterval = 100 * time.Millisecond
@@ -371,6 +396,9 @@ func (c *Cluster) closeParts() error {
 	}
 	if c.dbDir != "" {
 		errs = append(errs, os.RemoveAll(c.dbDir))
+	}
+	if c.stageDir != "" {
+		errs = append(errs, os.RemoveAll(c.stageDir))
 	}
 	return errors.Join(errs...)
 }

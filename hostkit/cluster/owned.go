@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,7 +101,7 @@ func (o *owned) open(ctx context.Context, epoch int64, published string) error {
 	// and the prefix published is still the one it uploaded to last.
 	reuse := had && kept.epoch == epoch-1 && kept.prefix == published
 	if !reuse {
-		if err := removeLocal(o.path); err != nil {
+		if err := o.c.removeLocal(o.path); err != nil {
 			return fmt.Errorf("clear the local copy: %w", err)
 		}
 	}
@@ -159,6 +160,7 @@ func (o *owned) startReplica(ctx context.Context, prefix string) error {
 	}
 	// What an earlier epoch left beside the file is for another prefix.
 	ldb := litestream.NewDB(o.path)
+	ldb.SetMetaPath(c.metaPath(o.path))
 	if err := os.RemoveAll(ldb.MetaPath()); err != nil {
 		return err
 	}
@@ -377,7 +379,7 @@ func (o *owned) teardown(ctx context.Context, free bool) error {
 	}
 	kept := o.keep && errors.Join(errs...) == nil
 	if !kept {
-		errs = append(errs, removeLocal(o.path))
+		errs = append(errs, o.c.removeLocal(o.path))
 	}
 	c.mu.Lock()
 	if c.owned[o.key] == o {
@@ -390,16 +392,30 @@ func (o *owned) teardown(ctx context.Context, free bool) error {
 	return errors.Join(errs...)
 }
 
+// metaPath is where Litestream stages the uploads of the database at path:
+// beside it, or under Config.StagingDir.
+func (c *Cluster) metaPath(path string) string {
+	meta := litestream.NewDB(path).MetaPath()
+	if c.stageDir == "" {
+		return meta
+	}
+	rel, err := filepath.Rel(c.dbDir, meta)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return meta // never: every database is under dbDir
+	}
+	return filepath.Join(c.stageDir, rel)
+}
+
 // removeLocal removes a database file and everything beside it (WAL,
 // shared memory, Litestream's directory).
-func removeLocal(path string) error {
+func (c *Cluster) removeLocal(path string) error {
 	var errs []error
 	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, os.RemoveAll(litestream.NewDB(path).MetaPath()))
+	errs = append(errs, os.RemoveAll(c.metaPath(path)))
 	return errors.Join(errs...)
 }
 

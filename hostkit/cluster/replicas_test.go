@@ -140,11 +140,12 @@ func snuggenBinary(t testing.TB) string {
 
 // startReplica starts one replica and waits for its "app" and "replica"
 // lines (printed once it listens and its start-up checks passed).
-func startReplica(t testing.TB, name, bin, pg, obj, data, app string, ttl time.Duration) *replica {
+func startReplica(t testing.TB, name, bin, pg, obj, data, app string, ttl time.Duration, flags ...string) *replica {
 	t.Helper()
-	return startServe(t, name, bin, true, "--data", data,
+	args := append([]string{"--data", data,
 		"--postgres", pg, "--object-store", obj, "--lease-ttl", ttl.String(),
-		"--cluster-secret-file", secretFile(t, testSecret), app)
+		"--cluster-secret-file", secretFile(t, testSecret)}, flags...)
+	return startServe(t, name, bin, true, append(args, app)...)
 }
 
 // startServe starts `snuggen serve` with args (after its address and user

@@ -212,7 +212,7 @@ func (c *Cluster) take(ctx context.Context, o *owned) (leaseRow, error) {
 	if err := o.open(octx, epoch, published); err != nil {
 		_ = o.stopReplica(context.Background())
 		_ = c.local.Release(context.Background(), k.storeKey())
-		_ = removeLocal(o.path)
+		_ = c.removeLocal(o.path)
 		if !errors.Is(err, errLost) {
 			_ = c.free(context.Background(), k, epoch)
 		}
