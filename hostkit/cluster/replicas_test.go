@@ -439,8 +439,15 @@ func TestReplicasFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj := s3.url("replicas")
+	// r1 stages its uploads beside the databases (the default), the others
+	// in memory (--cluster-staging): both lose nothing acknowledged.
+	stage := memDir(t)
 	start := func(name string) *replica {
-		return startReplica(t, name, bin, pg, obj, filepath.Join(dir, "data"), appFile, ttl)
+		var flags []string
+		if name != "r1" {
+			flags = []string{"--cluster-staging", stage}
+		}
+		return startReplica(t, name, bin, pg, obj, filepath.Join(dir, "data"), appFile, ttl, flags...)
 	}
 	g := &loadGen{acks: map[string][]ack{}, errs: map[string]int{}, unsure: map[string]bool{}}
 	var all []*replica // every process started, for the logs of a failure

@@ -40,15 +40,7 @@ func TestReplicasThroughput(t *testing.T) {
 	plain := startServe(t, "plain", bin, false, "--data", filepath.Join(dir, "plain"), appFile)
 	// The same three replicas twice: uploads staged beside each database
 	// (the default), and in memory (--cluster-staging on /dev/shm).
-	shm := "/dev/shm"
-	if _, err := os.Stat(shm); err != nil {
-		t.Skipf("no %s to stage uploads in: %v", shm, err)
-	}
-	stage, err := os.MkdirTemp(shm, "snug-staging-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(stage) })
+	stage := memDir(t)
 	users := []string{"alice", "bob"}
 	const writers = 4
 	// cluster measures three replicas (a PostgreSQL database of their own),
@@ -80,6 +72,18 @@ func TestReplicasThroughput(t *testing.T) {
 	m := cluster("mem", "--cluster-staging", stage)
 	t.Logf("FIGURE throughput (%d users x %d writers, %s each): plain serve %s; three replicas %s (%.2fx plain's acks/s); staging in memory %s (%.2fx)",
 		len(users), writers, load, p, d, d.rate/p.rate, m, m.rate/p.rate)
+}
+
+// memDir is a new directory on a memory file system (/dev/shm), removed
+// when the test ends.
+func memDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "snug-staging-")
+	if err != nil {
+		t.Fatalf("a directory in memory (/dev/shm) to stage uploads in: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // writeFigures is one measured load: acknowledged writes per second and the
