@@ -54,10 +54,12 @@ type round struct {
 	n    int // writes waiting for it (under gmu)
 }
 
-// gatherWindow is how long the syncer lets a round gather writes before
-// it uploads, when the round before served more than one: writers that
-// were answered together send their next writes a moment apart, and one
-// upload then serves them all instead of the first alone.
+// gatherWindow bounds how long the syncer lets a round gather writes
+// before it uploads, when the round before served more than one: writers
+// that were answered together send their next writes a moment apart, and
+// one upload then serves them all instead of the first alone. It waits no
+// longer than the last round took, and stops waiting once as many writes
+// joined as the last round served.
 const gatherWindow = 2 * time.Millisecond
 
 // mono is the monotonic clock the lease views are kept on.
@@ -195,7 +197,7 @@ func (o *owned) startSyncer() {
 	o.synced = make(chan struct{})
 	go func() {
 		defer close(o.synced)
-		last := 0 // writes the last round served
+		last, took := 0, time.Duration(0) // the last round's writes and time
 		for {
 			select {
 			case <-o.stop:
@@ -203,15 +205,9 @@ func (o *owned) startSyncer() {
 				return
 			case <-o.kick:
 			}
-			if last > 1 {
-				t := time.NewTimer(gatherWindow)
-				select {
-				case <-o.stop:
-					t.Stop()
-					o.failPending(errLost)
-					return
-				case <-t.C:
-				}
+			if last > 1 && !o.gather(last, min(gatherWindow, took)) {
+				o.failPending(errLost)
+				return
 			}
 			o.gmu.Lock()
 			r := o.pending
@@ -220,11 +216,38 @@ func (o *owned) startSyncer() {
 			if r == nil {
 				continue
 			}
+			began := time.Now()
 			last = r.n
 			r.err = o.syncRound()
+			took = time.Since(began)
 			close(r.done)
 		}
 	}()
+}
+
+// gather waits until want writes joined the pending round or window
+// passed; false when the syncer is stopped meanwhile.
+func (o *owned) gather(want int, window time.Duration) bool {
+	t := time.NewTimer(window)
+	defer t.Stop()
+	for {
+		o.gmu.Lock()
+		n := 0
+		if o.pending != nil {
+			n = o.pending.n
+		}
+		o.gmu.Unlock()
+		if n >= want {
+			return true
+		}
+		select {
+		case <-o.stop:
+			return false
+		case <-t.C:
+			return true
+		case <-o.kick:
+		}
+	}
 }
 
 func (o *owned) stopSyncer() {
