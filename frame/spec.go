@@ -228,6 +228,9 @@ var BlockedLinkRels = []string{"preconnect", "dns-prefetch", "prefetch", "preren
 // CDNAllowlist is CDN_ALLOWLIST from the rules file.
 var CDNAllowlist = []string{"cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com"}
 
+// HeldLinkPrefix is HELD_LINK_PREFIX from the rules file.
+var HeldLinkPrefix = []string{"snug:"}
+
 // NestedContextElements is NESTED_CONTEXT_ELEMENTS from the rules file.
 var NestedContextElements = []string{"iframe", "frame", "frameset", "object", "embed", "fencedframe", "portal"}
 

@@ -31,6 +31,7 @@ var preludeLists = []struct{ placeholder, list string }{
 	{"SNUG_REMOVED_GLOBALS", "REMOVED_GLOBALS"},
 	{"SNUG_BLOCKED_LINK_RELS", "BLOCKED_LINK_RELS"},
 	{"SNUG_NESTED_CONTEXT_ELEMENTS", "NESTED_CONTEXT_ELEMENTS"},
+	{"SNUG_HELD_LINK_PREFIX", "HELD_LINK_PREFIX"},
 }
 
 // Site emits the runner page's bundled script and minified style and the

@@ -227,6 +227,10 @@ func strip(n *html.Node) int {
 					removed++
 					continue
 				}
+				if a.Key == "href" && a.Namespace == "" && isHTMLLink(c) && NeedsHold(a.Val) {
+					a.Val = HeldLinkPrefix + a.Val
+					removed++
+				}
 				kept = append(kept, a)
 			}
 			c.Attr = kept
@@ -235,6 +239,53 @@ func strip(n *html.Node) int {
 		c = next
 	}
 	return removed
+}
+
+// HeldLinkPrefix is what an HTML link's href attribute holds before the
+// address it was given (frame.HeldLinkPrefix): Chromium preconnects to the
+// origin of an <a> or <area> when the pointer is pressed on it, before any
+// script hears of the press, so the address stays out of its href until
+// the user follows it (the runtime routes the click to the host's open-url
+// dialog). The prelude does the same on every script path, and answers the
+// address to every reader of href (docs/security.md).
+var HeldLinkPrefix = frame.HeldLinkPrefix[0]
+
+// NeedsHold reports whether an HTML link's href value v is an address
+// Chromium would preconnect to: not empty, not an in-page #… link, and
+// with no scheme other than http or https, as the URL parser reads it
+// (C0 controls and spaces before it skipped, tabs and newlines dropped). A
+// relative address is held too: a <base> could send it anywhere. A held
+// value has the prefix's scheme, so holding twice changes nothing.
+func NeedsHold(v string) bool {
+	var scheme []byte
+	started := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\t' || c == '\n' || c == '\r' || (!started && c <= ' ') {
+			continue
+		}
+		if !started && c == '#' {
+			return false
+		}
+		started = true
+		if c == ':' {
+			s := string(scheme)
+			return s == "" || s == "http" || s == "https"
+		}
+		l := c | 0x20
+		if (l >= 'a' && l <= 'z') || (len(scheme) > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			scheme = append(scheme, l)
+			continue
+		}
+		return true // a relative address
+	}
+	return started
+}
+
+// isHTMLLink reports whether n is an HTML <a> or <area>: the elements
+// Chromium preconnects for (an SVG <a> is not one of them).
+func isHTMLLink(n *html.Node) bool {
+	return n.Namespace == "" && (n.DataAtom == atom.A || n.DataAtom == atom.Area)
 }
 
 // isBlockedLink reports whether n is a link element (in any namespace)

@@ -25,6 +25,17 @@
 // Attr values and setAttributeNode/setNamedItem (the DOM paths that set an
 // attribute without parsing markup).
 //
+// It also keeps a link's address out of the browser's sight until the
+// user follows it: Chromium preconnects to the origin of an HTML <a> or
+// <area> when the pointer is pressed on it, reading its href before any
+// script hears of the press. An href that is not an in-page (#…) link or
+// a non-http(s) scheme is held: the attribute holds HELD_LINK_PREFIX and
+// then the address (the server does so in markup; here every DOM setter,
+// and a MutationObserver on the document and every shadow root for what
+// parsing makes), and every reader (getAttribute, Attr values, href and its
+// parts, markup read back) answers the address, so app code and the runtime
+// read what was written.
+//
 // Every check uses built-ins captured here, before the app can change them,
 // and converts a value to a string once, so what is checked is what is set.
 (() => {
@@ -120,6 +131,9 @@
         if (matches(linkTag, l)) refuse('a <link> in markup (create it with document.createElement("link"))');
         if (matches(nestedTag, l)) refuse('a nested frame (<iframe>, <object>, <embed> …): it could only load nothing or be blocked');
         if (has(l, '<!entity')) refuse('an XML entity declaration');
+        // setHTMLUnsafe and parseHTMLUnsafe attach declarative shadow
+        // roots, whose links no observer sees (held links, below).
+        if (has(sink, 'HTMLUnsafe') && has(l, 'shadowrootmode')) refuse('a declarative shadow root made by script (use attachShadow)');
         return s;
       },
       createScript: (s) => s,
@@ -157,15 +171,61 @@
     return apply(orig, this, rest.length ? [ns, name, rest[0]] : [ns, name]);
   });
 
-  // The DOM paths that set an attribute without parsing markup.
+  // Held links. An element's own getters, captured; hold(el) moves an
+  // HTML <a> or <area>'s address behind the prefix when it needs to be.
   const E = G.Element && Element.prototype;
+  const getter = (proto, name) => proto && getOwnPropertyDescriptor(proto, name)?.get;
+  const nsOf = getter(E, 'namespaceURI');
+  const nameOf = getter(E, 'localName');
+  const getAttr = E.getAttribute;
+  const setAttr = E.setAttribute;
+  const held = SNUG_HELD_LINK_PREFIX[0];
+  const startsWith = String.prototype.startsWith;
+  const isHeld = (v) => typeof v === 'string' && apply(startsWith, v, [held]);
+  const unheld = (v) => (isHeld(v) ? apply(slice, v, [held.length]) : v);
+  const isLink = (el) => {
+    try {
+      const n = apply(nameOf, el, []);
+      return (n === 'a' || n === 'area') && apply(nsOf, el, []) === 'http://www.w3.org/1999/xhtml';
+    } catch {
+      return false; // not an Element
+    }
+  };
+  // An address the browser would preconnect to: not empty, not #…, and no
+  // scheme other than http(s), as the URL parser reads it (C0 controls and
+  // spaces before it skipped, tabs and newlines dropped). A held one has
+  // the prefix's scheme, so holding twice changes nothing.
+  const fromCharCode = String.fromCharCode;
+  const needsHold = (v) => {
+    let scheme = '';
+    let started = false;
+    for (let i = 0; i < v.length; i++) {
+      const c = apply(charCodeAt, v, [i]);
+      if (c === 9 || c === 10 || c === 13 || (!started && c <= 32)) continue;
+      if (!started && c === 35) return false; // #
+      started = true;
+      if (c === 58) return scheme === '' || scheme === 'http' || scheme === 'https'; // :
+      const l = c | 32;
+      if ((l >= 97 && l <= 122) || (scheme !== '' && ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46))) scheme += fromCharCode(l);
+      else return true; // a relative address
+    }
+    return started;
+  };
+  const hold = (el) => {
+    const v = el && isLink(el) && apply(getAttr, el, ['href']);
+    if (v && needsHold(v)) apply(setAttr, el, ['href', held + v]);
+  };
+
+  // The DOM paths that set an attribute without parsing markup.
   method(E, 'setAttribute', (orig) => function setAttribute(name, value) {
     name = Str(name);
     if (apply(lower, name, []) === 'rel') {
       value = Str(value);
       checkRel(value);
     }
-    return apply(orig, this, [name, value]);
+    const r = apply(orig, this, [name, value]);
+    hold(this);
+    return r;
   });
   method(E, 'setAttributeNS', (orig) => function setAttributeNS(ns, name, value) {
     name = Str(name);
@@ -173,13 +233,17 @@
       value = Str(value);
       checkRel(value);
     }
-    return apply(orig, this, [ns, name, value]);
+    const r = apply(orig, this, [ns, name, value]);
+    hold(this);
+    return r;
   });
   // An Attr's own name and value, read by its brand-checked getters (a
   // forged object throws as the original would).
   const A = G.Attr && Attr.prototype;
   const attrName = A && getOwnPropertyDescriptor(A, 'localName')?.get;
   const attrValue = A && getOwnPropertyDescriptor(A, 'value')?.get;
+  const ownerOf = getter(A, 'ownerElement');
+  const attrNS = getter(A, 'namespaceURI');
   const checkAttrNode = (attr) => {
     let name;
     try {
@@ -193,7 +257,9 @@
     for (const name of names) {
       method(proto, name, (orig) => function (attr) {
         checkAttrNode(attr);
-        return apply(orig, this, [attr]);
+        const r = apply(orig, this, [attr]);
+        hold(apply(ownerOf, attr, []));
+        return r;
       });
     }
   }
@@ -208,12 +274,129 @@
     }
     v = nullable && v === null ? '' : Str(v);
     checkAttr(name, v);
-    return apply(orig, this, [v]);
+    const r = apply(orig, this, [v]);
+    hold(apply(ownerOf, this, []));
+    return r;
   };
-  setter(A, 'value', attrSetter(false));
+  // What reads an href answers the address held behind the prefix.
+  const attrGetter = (orig) => function () {
+    const v = apply(orig, this, []);
+    if (!isHeld(v)) return v;
+    try {
+      return apply(attrName, this, []) === 'href' && apply(attrNS, this, []) === null && isLink(apply(ownerOf, this, [])) ? unheld(v) : v;
+    } catch {
+      return v; // not an Attr
+    }
+  };
   const N = G.Node && Node.prototype;
-  setter(N, 'nodeValue', attrSetter(true));
-  setter(N, 'textContent', attrSetter(true));
+  for (const [proto, name] of [[A, 'value'], [N, 'nodeValue'], [N, 'textContent']]) {
+    wrap(proto, name, (d) => ({ ...d, get: attrGetter(d.get), set: attrSetter(proto === N)(d.set) }));
+  }
+  method(E, 'getAttribute', (orig) => function getAttribute(name) {
+    const v = apply(orig, this, [name]);
+    return isHeld(v) && isLink(this) && apply(lower, Str(name), []) === 'href' ? unheld(v) : v;
+  });
+  method(E, 'getAttributeNS', (orig) => function getAttributeNS(ns, name) {
+    const v = apply(orig, this, [ns, name]);
+    return isHeld(v) && isLink(this) && (ns === null || ns === '') && Str(name) === 'href' ? unheld(v) : v;
+  });
+  // <a> and <area>: href and its parts read and write the held address.
+  const URLCtor = G.URL;
+  const baseOf = getter(N, 'baseURI');
+  const parts = ['href', 'origin', 'protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash'];
+  for (const C of [G.HTMLAnchorElement, G.HTMLAreaElement]) {
+    const P = C && C.prototype;
+    for (const part of parts) {
+      wrap(P, part, (d) => ({
+        ...d,
+        get() {
+          const v = apply(getAttr, this, ['href']);
+          if (!isHeld(v)) return apply(d.get, this, []);
+          try {
+            return new URLCtor(unheld(v), apply(baseOf, this, []))[part];
+          } catch {
+            return part === 'href' ? unheld(v) : '';
+          }
+        },
+        set: d.set && function (x) {
+          const v = apply(getAttr, this, ['href']);
+          if (part === 'href' || !isHeld(v)) {
+            apply(d.set, this, [x]);
+          } else {
+            try {
+              const u = new URLCtor(unheld(v), apply(baseOf, this, []));
+              u[part] = x;
+              apply(setAttr, this, ['href', u.href]);
+            } catch {
+              // an address that does not parse has no parts to set
+            }
+          }
+          hold(this);
+        },
+      }));
+    }
+    method(P, 'toString', () => function toString() {
+      return this.href;
+    });
+  }
+  // Markup read back (innerHTML, outerHTML, getHTML) shows the addresses
+  // as written: written again, the observer below holds them again.
+  const replaceAll = String.prototype.replaceAll;
+  const unholdMarkup = (orig) => function (...args) {
+    return apply(replaceAll, apply(orig, this, args), [' href="' + held, ' href="']);
+  };
+  for (const P of [E, G.ShadowRoot && ShadowRoot.prototype]) {
+    for (const name of ['innerHTML', 'outerHTML']) wrap(P, name, (d) => ({ ...d, get: unholdMarkup(d.get) }));
+    method(P, 'getHTML', unholdMarkup);
+  }
+  // What parsing makes (innerHTML, insertAdjacentHTML, DOMParser, …) and
+  // any other change to an href, in the document and in every shadow root,
+  // is held before the next task, so before any press of a pointer.
+  const qsa = E.querySelectorAll;
+  const fragQsa = G.DocumentFragment.prototype.querySelectorAll;
+  const rootOf = getter(E, 'shadowRoot');
+  const NL = G.NodeList.prototype;
+  const listLength = getter(NL, 'length');
+  const item = NL.item;
+  const MR = G.MutationRecord.prototype;
+  const [typeOf, targetOf, addedOf] = ['type', 'target', 'addedNodes'].map((n) => getter(MR, n));
+  const nodeTypeOf = getter(N, 'nodeType');
+  const observe = MutationObserver.prototype.observe;
+  const holdAll = (list) => {
+    for (let i = 0, n = apply(listLength, list, []); i < n; i++) hold(apply(item, list, [i]));
+  };
+  const links = 'a[href],area[href]';
+  const watch = (root) => {
+    apply(observe, observer, [root, { subtree: true, childList: true, attributes: true, attributeFilter: ['href'] }]);
+    holdAll(apply(root === document ? D.querySelectorAll : fragQsa, root, [links]));
+    return root;
+  };
+  const observer = new MutationObserver((records) => {
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
+      if (apply(typeOf, r, []) === 'attributes') hold(apply(targetOf, r, []));
+      const added = apply(addedOf, r, []);
+      for (let j = 0, n = apply(listLength, added, []); j < n; j++) {
+        const el = apply(item, added, [j]);
+        if (apply(nodeTypeOf, el, []) !== 1) continue;
+        hold(el);
+        holdAll(apply(qsa, el, [links]));
+        const root = apply(rootOf, el, []);
+        if (root) watch(root);
+      }
+    }
+  });
+  watch(document);
+  method(E, 'attachShadow', (orig) => function attachShadow(init) {
+    return watch(apply(orig, this, [init]));
+  });
+  wrap(G.ElementInternals && ElementInternals.prototype, 'shadowRoot', (d) => ({
+    ...d,
+    get() {
+      const root = apply(d.get, this, []);
+      return root && watch(root);
+    },
+  }));
   // <link>.rel, and <link>.relList (its token list, or assigned a string).
   const L = G.HTMLLinkElement && HTMLLinkElement.prototype;
   setter(L, 'rel', (orig) => function (v) {

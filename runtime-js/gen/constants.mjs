@@ -326,6 +326,7 @@ export const ACE_CATEGORIES = ["Ll","Lm","Lo","Mn","Mc","Nd","So"];
 export const RTL_SCRIPTS = ["Adlam","Arabic","Avestan","Chorasmian","Cypriot","Elymaic","Hanifi_Rohingya","Hatran","Hebrew","Imperial_Aramaic","Inscriptional_Pahlavi","Inscriptional_Parthian","Kharoshthi","Lydian","Mandaic","Manichaean","Mende_Kikakui","Meroitic_Cursive","Meroitic_Hieroglyphs","Nabataean","Nko","Old_Hungarian","Old_North_Arabian","Old_Sogdian","Old_South_Arabian","Old_Turkic","Old_Uyghur","Palmyrene","Phoenician","Psalter_Pahlavi","Samaritan","Sogdian","Syriac","Thaana","Yezidi"];
 export const BLOCKED_LINK_RELS = ["preconnect","dns-prefetch","prefetch","prerender","preload","modulepreload"];
 export const CDN_ALLOWLIST = ["cdn.jsdelivr.net","cdnjs.cloudflare.com","unpkg.com"];
+export const HELD_LINK_PREFIX = ["snug:"];
 export const NESTED_CONTEXT_ELEMENTS = ["iframe","frame","frameset","object","embed","fencedframe","portal"];
 export const NET_METHODS = ["GET","HEAD","POST","PUT","PATCH","DELETE"];
 export const PERMISSIONS_POLICY_DELEGATED = ["clipboard-write"];
