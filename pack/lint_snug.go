@@ -306,6 +306,7 @@ func (b *builder) lintSnug(u lintUnit) {
 		return
 	}
 	code, quoted := blankComments(u.code)
+	b.lintCreateTwice(u, code, quoted)
 	// Only a match that starts in code counts (not one inside a string).
 	inCode := func(m []int) bool { return !quoted[m[0]] }
 	warn := func(off int, msg, why, fix string) {
