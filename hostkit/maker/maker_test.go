@@ -30,11 +30,11 @@ func options(t *testing.T, s *fakemodel.Server) maker.Options {
 
 // wantRounds is how many rounds each corpus app needs without a smoke run
 // when the model fixes what it is told.
-var wantRounds = map[string]int{"habits": 2, "reading": 2, "tips": 1, "quotes": 2}
+var wantRounds = map[string]int{"habits": 2, "reading": 2, "tips": 1, "quotes": 2, "todos": 2, "markdown": 2}
 
 // wantFinal is the draft each ends with: the first that builds (quotes' 2.html
 // throws at start; only a smoke run sees that: cli.TestMakeSmokeRunFeedsBack).
-var wantFinal = map[string]string{"habits": "2.html", "reading": "3.html", "tips": "1.html", "quotes": "2.html"}
+var wantFinal = map[string]string{"habits": "2.html", "reading": "3.html", "tips": "1.html", "quotes": "2.html", "todos": "2.html", "markdown": "2.html"}
 
 func reply(t *testing.T, app fakemodel.App, file string) string {
 	t.Helper()
@@ -243,6 +243,59 @@ func TestExtract(t *testing.T) {
 	for _, reply := range []string{"I can't help with that.", "```js\nconsole.log(1)\n```", "Use <b>bold</b> text."} {
 		if got, ok := maker.Extract(reply); ok {
 			t.Errorf("%q: extracted %q", reply, got)
+		}
+	}
+}
+
+// TestCarelessDiagnosticsReachTheModel reads the fix turn the model
+// received after a careless first draft (testdata/make/todos: CREATE
+// TABLE on every start, document.cookie, an inline onclick in a template,
+// confirm, no metas; testdata/make/markdown: a script and an import from
+// CDNs off the allowlist, clipboard.readText, localStorage): every
+// diagnostic of the strict build is in it with its file, line, column,
+// the source line, why and fix, over both wire formats.
+func TestCarelessDiagnosticsReachTheModel(t *testing.T) {
+	wantCodes := map[string][]string{
+		"todos":    {"CREATE TABLE todos", "document.cookie", "onclick", "confirm", "snug:app-id"},
+		"markdown": {"code.jquery.com", "esm.sh", "navigator.clipboard.readText", "localStorage"},
+	}
+	for _, wire := range fakemodel.Wires {
+		for name, words := range wantCodes {
+			t.Run(wire+"/"+name, func(t *testing.T) {
+				app := fakemodel.CorpusApp(t, name)
+				s := fakemodel.New(t, wire, fakemodel.NewAuthor(app, wire == "openai").Answer)
+				if _, err := maker.Make(context.Background(), options(t, s), maker.Request{Prompt: app.Prompt}); err != nil {
+					t.Fatal(err)
+				}
+				turns := s.Turns()
+				if len(turns) != 2 {
+					t.Fatalf("%d turns, want 2", len(turns))
+				}
+				draft := app.Replies[0].Text
+				res, err := pack.Build(context.Background(), pack.Options{Path: "app.html", HTML: []byte(draft), Strict: true})
+				if err == nil {
+					t.Fatal("the careless draft builds")
+				}
+				var msgs []string
+				for _, d := range res.Diagnostics {
+					msgs = append(msgs, d.Message)
+					for _, want := range []string{fmt.Sprintf("app.html:%d:%d: error: %s", d.Line, d.Column, d.Message),
+						fmt.Sprintf("%5d | %s", d.Line, strings.ReplaceAll(d.LineText, "\t", " ")), "why: " + d.Why, "fix: " + d.Fix} {
+						if !strings.Contains(turns[1].User, want) {
+							t.Errorf("the fix turn lacks %q", want)
+						}
+					}
+				}
+				all := strings.Join(msgs, "\n")
+				for _, w := range words {
+					if !strings.Contains(all, w) {
+						t.Errorf("the build does not name %q: %q", w, msgs)
+					}
+				}
+				if !strings.Contains(turns[1].User, strings.TrimSpace(draft)) {
+					t.Error("the fix turn lacks the current source")
+				}
+			})
 		}
 	}
 }

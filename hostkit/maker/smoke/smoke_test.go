@@ -126,7 +126,7 @@ func TestMakeCorpusWithSmokeRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"habits": 2, "quotes": 3, "reading": 2, "tips": 1}
+	want := map[string]int{"habits": 2, "quotes": 3, "reading": 2, "tips": 1, "todos": 2, "markdown": 2}
 	for _, app := range fakemodel.Corpus(t) {
 		author := fakemodel.NewAuthor(app, true)
 		s := fakemodel.New(t, "openai", author.Answer)
