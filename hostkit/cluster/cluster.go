@@ -56,8 +56,9 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	// DefaultLeaseTTL is how long a lease lasts without renewal: the
-	// longest a database is unavailable after its owner dies.
+	// DefaultLeaseTTL is how long a replica's session (which its leases
+	// live by) lasts without renewal: the longest a database is
+	// unavailable after its owner dies.
 	DefaultLeaseTTL = 10 * time.Second
 	// DefaultAddr is where the internal listener for forwarded requests
 	// listens: loopback, a free port.
@@ -83,6 +84,16 @@ type Config struct {
 	// (required; the copies are restored from object storage when this
 	// replica takes a lease, so replicas may share DataDir).
 	DataDir string
+	// StagingDir, when set, is where Litestream stages each upload (the
+	// LTX file it writes, fsyncs and renames before sending it), in a
+	// directory replica-<ReplicaID> made at Open and removed at Close,
+	// instead of beside each database. A memory file system (/dev/shm)
+	// takes the local disk out of every acknowledgement: nothing staged is
+	// needed once it is uploaded, and a replica that restarts starts
+	// empty either way. It holds the uploads of the last minute or two
+	// (Litestream keeps them until they are compacted and L0Retention
+	// passed; with StagingDir set that is one minute), some 3 KB per write.
+	StagingDir string
 	// Addr is the internal listener's address (DefaultAddr when empty);
 	// Advertise is the URL other replicas reach it at (http://Addr when
 	// empty). Only replicas should reach it.
@@ -97,14 +108,13 @@ type Config struct {
 	// after the old one on every replica, then before it, then alone.
 	// Required.
 	Secrets []string
-	// LeaseTTL is a lease's life without renewal (DefaultLeaseTTL when
-	// zero); leases are renewed every third of it.
+	// LeaseTTL is a session's life without renewal, and so its leases'
+	// (DefaultLeaseTTL when zero); the session is renewed every third of it.
 	LeaseTTL time.Duration
 	// IdleRelease is how long an owned database goes without a request
 	// before this replica gives it up (DefaultIdleRelease when zero; below
 	// zero never): a last upload, the lease freed, the files closed, so an
-	// idle database costs no object-store request, descriptor or lease
-	// renewal. The local copy stays; the next request takes the lease again
+	// idle database costs no object-store request or descriptor. The local copy stays; the next request takes the lease again
 	// and reuses the copy when nobody published anything newer since.
 	IdleRelease time.Duration
 	// Store is the policy of the app databases (quota, limits); its
@@ -125,17 +135,18 @@ type Config struct {
 // Cluster is one replica's part of replicated mode. It implements
 // hostkit.Cluster.
 type Cluster struct {
-	cfg     Config
-	id      string
-	ttl     time.Duration
-	pool    *pgxpool.Pool
-	obj     objectStore
-	dbDir   string // this replica's local copies
-	local   *store.Store
-	localDB broker.DBHandler // the local store, answering as broker.Store does
-	ls      *litestream.Store
-	signer  *signer
-	renew   renewState // Ready's view of the lease renewals
+	cfg      Config
+	id       string
+	ttl      time.Duration
+	pool     *pgxpool.Pool
+	obj      objectStore
+	dbDir    string // this replica's local copies
+	stageDir string // where Litestream stages uploads; "" beside each copy
+	local    *store.Store
+	localDB  broker.DBHandler // the local store, answering as broker.Store does
+	ls       *litestream.Store
+	signer   *signer
+	renew    renewState // Ready's view of the lease renewals
 
 	ln     net.Listener
 	srv    *http.Server
@@ -146,6 +157,10 @@ type Cluster struct {
 	wg     sync.WaitGroup // background goroutines
 
 	leaseReads atomic.Int64 // lease rows read (readLease)
+
+	sessMu    sync.Mutex
+	session   string       // this replica's session (snug_sessions), under sessMu
+	sessUntil atomic.Int64 // monotonic deadline of this replica's view of its session
 
 	mu     sync.Mutex
 	owned  map[dbKey]*owned
@@ -218,6 +233,9 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
+// open connects c's parts in order: PostgreSQL (schema, secrets, the
+// replica's session), the object store, the replica's own data directory
+// and store, Litestream, then the internal listener.
 func (c *Cluster) open(ctx context.Context) error {
 	pcfg, err := pgxpool.ParseConfig(c.cfg.Postgres)
 	if err != nil {
@@ -239,6 +257,9 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := checkSecrets(pctx, c.pool, c.cfg.Secrets); err != nil {
 		return fmt.Errorf("cluster: PostgreSQL at %s: %w", pgTarget(pcfg), err)
 	}
+	if err := c.newSession(pctx); err != nil {
+		return fmt.Errorf("cluster: PostgreSQL at %s: %w", pgTarget(pcfg), err)
+	}
 	if err := c.obj.probe(pctx, c.id); err != nil {
 		return err
 	}
@@ -253,6 +274,15 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := os.RemoveAll(dbDir); err != nil {
 		return fmt.Errorf("cluster: clear %s: %w", dbDir, err)
 	}
+	if c.cfg.StagingDir != "" {
+		c.stageDir = filepath.Join(c.cfg.StagingDir, "replica-"+c.id)
+		if err := os.RemoveAll(c.stageDir); err != nil {
+			return fmt.Errorf("cluster: clear %s: %w", c.stageDir, err)
+		}
+		if err := os.MkdirAll(c.stageDir, 0o700); err != nil {
+			return fmt.Errorf("cluster: staging directory: %w", err)
+		}
+	}
 	so := c.cfg.Store
 	so.LockingMode = store.LockingNormal
 	so.Synchronous = store.SyncNormal
@@ -261,12 +291,25 @@ func (c *Cluster) open(ctx context.Context) error {
 	}
 	c.localDB = broker.Store(c.local)
 	c.ls = litestream.NewStore(nil, litestream.DefaultCompactionLevels)
+	if c.stageDir != "" {
+		// Staged uploads may be in memory: keep them no longer than needed
+		// (they go once compacted into level 1, every 30 s, and this old).
+		c.ls.L0Retention = time.Minute
+	}
 	c.ls.Logger = c.logger()
 	c.ls.ShutdownSyncTimeout = 2 * time.Second
 	c.ls.ShutdownSyncInterval = 100 * time.Millisecond
 	if err := c.ls.Open(ctx); err != nil {
 		return fmt.Errorf("cluster: litestream: %w", err)
 	}
+	return c.listen()
+}
+
+// listen opens the internal listener other replicas forward requests to,
+// checks the URL it is advertised at, and starts serving it and renewing
+// the leases, both owned by c.wg.
+func (c *Cluster) listen() error {
+	var err error
 	c.ln, err = net.Listen("tcp", c.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("cluster: internal listener on %s: %w", c.cfg.Addr, err)
@@ -327,6 +370,10 @@ func (c *Cluster) Close(ctx context.Context) error {
 	for _, o := range list {
 		errs = append(errs, o.release(ctx))
 	}
+	// Every lease is freed: the session goes too.
+	if _, err := c.pool.Exec(ctx, `DELETE FROM snug_sessions WHERE id = $1`, c.sessionID()); err != nil {
+		errs = append(errs, fmt.Errorf("cluster: end the session: %v", redact(err)))
+	}
 	c.cancel()
 	c.wg.Wait()
 	errs = append(errs, c.closeParts())
@@ -349,6 +396,9 @@ func (c *Cluster) closeParts() error {
 	}
 	if c.dbDir != "" {
 		errs = append(errs, os.RemoveAll(c.dbDir))
+	}
+	if c.stageDir != "" {
+		errs = append(errs, os.RemoveAll(c.stageDir))
 	}
 	return errors.Join(errs...)
 }

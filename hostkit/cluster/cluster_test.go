@@ -2,6 +2,10 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +80,38 @@ func TestOpenNamesWhatFails(t *testing.T) {
 		if strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: the error shows the password: %v", tc.name, err)
 		}
+	}
+}
+
+// With StagingDir, Litestream stages its uploads there (a directory of the
+// replica's own, gone at Close) and nothing beside the databases; the
+// writes are uploaded all the same: another replica restores them.
+func TestStagingDirHoldsUploads(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	stage := t.TempDir()
+	a := openClusterWith(t, Config{Postgres: pg, ObjectStore: s3.url("stage"), LeaseTTL: 2 * time.Second, Secrets: []string{testSecret}, StagingDir: stage})
+	mustExec(t, a, "alice", "todo", "CREATE TABLE t(x)")
+	mustExec(t, a, "alice", "todo", "INSERT INTO t VALUES (1), (2)")
+	var staged, beside []string
+	for dir, list := range map[string]*[]string{filepath.Join(stage, "replica-"+a.id): &staged, a.dbDir: &beside} {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".ltx") {
+				*list = append(*list, p)
+			}
+			return nil
+		})
+	}
+	if len(staged) == 0 || len(beside) != 0 {
+		t.Fatalf("LTX files staged under StagingDir: %v; beside the databases: %v", staged, beside)
+	}
+	if err := a.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(stage, "replica-"+a.id)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the staging directory after Close: %v", err)
+	}
+	b := openCluster(t, pg, s3.url("stage"), 2*time.Second)
+	if r := mustExec(t, b, "alice", "todo", "SELECT sum(x) FROM t"); one(r) != "3" {
+		t.Fatalf("restored by another replica: %v", r.Rows)
 	}
 }

@@ -207,7 +207,8 @@ type leaseState struct {
 func readLeaseRow(t testing.TB, conn *pgx.Conn, user, app string) leaseState {
 	t.Helper()
 	var l leaseState
-	if err := conn.QueryRow(context.Background(), `SELECT owner, epoch, expires_at, now(), prefix FROM snug_leases WHERE usr = $1 AND app = $2`,
+	if err := conn.QueryRow(context.Background(), `SELECT l.owner, l.epoch, coalesce(s.expires_at, l.expires_at), now(), l.prefix
+		FROM snug_leases l LEFT JOIN snug_sessions s ON s.id = l.session WHERE l.usr = $1 AND l.app = $2`,
 		user, app).Scan(&l.owner, &l.epoch, &l.expires, &l.now, &l.prefix); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,7 +37,6 @@ type owned struct {
 	lost  atomic.Bool    // the lease is gone: nothing more is served
 	used  atomic.Int64   // monotonic time of the last request (ns since monoStart)
 	keep  bool           // an idle release: the teardown keeps the local copy (under op)
-	until atomic.Int64   // monotonic deadline of this replica's view of the lease (ns since c's epoch)
 	gone  chan struct{}  // closed when the teardown is done
 
 	// The group commit.
@@ -67,19 +67,11 @@ var monoStart = time.Now()
 
 func mono(t time.Time) int64 { return int64(t.Sub(monoStart)) }
 
-// extend moves this replica's view of the lease to ttl after sent (the
-// moment the renewing query was sent).
-func (o *owned) extend(sent time.Time) {
-	v := mono(sent.Add(o.c.ttl))
-	for {
-		cur := o.until.Load()
-		if v <= cur || o.until.CompareAndSwap(cur, v) {
-			return
-		}
-	}
-}
+// extend moves this replica's view of its session (which every lease it
+// holds lives by) to until.
+func (o *owned) extend(until time.Time) { o.c.extendSession(until) }
 
-func (o *owned) valid() bool { return !o.lost.Load() && mono(time.Now()) < o.until.Load() }
+func (o *owned) valid() bool { return !o.lost.Load() && o.c.sessionValid() }
 
 func (o *owned) isReady() bool {
 	select {
@@ -94,10 +86,9 @@ func (o *owned) isReady() bool {
 // the local copy restored from the prefix the last owner published, a new
 // replica under this epoch's prefix with its first snapshot uploaded, and
 // that prefix published in the lease row.
-func (o *owned) open(ctx context.Context, epoch int64, published string, sent time.Time) error {
+func (o *owned) open(ctx context.Context, epoch int64, published string) error {
 	c := o.c
 	o.epoch = epoch
-	o.extend(sent)
 	o.used.Store(mono(time.Now()))
 	sk := o.key.storeKey()
 	if err := c.local.Release(ctx, sk); err != nil {
@@ -112,7 +103,7 @@ func (o *owned) open(ctx context.Context, epoch int64, published string, sent ti
 	// and the prefix published is still the one it uploaded to last.
 	reuse := had && kept.epoch == epoch-1 && kept.prefix == published
 	if !reuse {
-		if err := removeLocal(o.path); err != nil {
+		if err := o.c.removeLocal(o.path); err != nil {
 			return fmt.Errorf("clear the local copy: %w", err)
 		}
 	}
@@ -145,14 +136,13 @@ func (o *owned) open(ctx context.Context, epoch int64, published string, sent ti
 	if err := o.startReplica(ctx, prefix); err != nil {
 		return err
 	}
-	held, sent, err := c.publish(ctx, o.key, epoch, prefix)
+	held, err := c.publish(ctx, o.key, epoch, prefix)
 	if err != nil {
 		return err
 	}
 	if !held {
 		return errLost
 	}
-	o.extend(sent)
 	if published != "" && published != prefix {
 		c.dropPrefix(published)
 	}
@@ -172,6 +162,7 @@ func (o *owned) startReplica(ctx context.Context, prefix string) error {
 	}
 	// What an earlier epoch left beside the file is for another prefix.
 	ldb := litestream.NewDB(o.path)
+	ldb.SetMetaPath(c.metaPath(o.path))
 	if err := os.RemoveAll(ldb.MetaPath()); err != nil {
 		return err
 	}
@@ -285,10 +276,11 @@ func (o *owned) failPending(err error) {
 // it.
 //
 // The check (the fence) runs beside the upload rather than after it: it
-// renews the lease at this epoch, so no other replica can take the lease
-// until ttl after the fence was sent, and an upload that ended before then
-// (this replica's view of the lease, valid) is in the object store before
-// any successor restores from the published prefix. An upload that ended
+// reads how long this replica's session has left, so no other replica can
+// take the lease until that long after the fence was sent, and an upload
+// that ended before then (this replica's view of the session, valid) is in
+// the object store before any successor restores from the published
+// prefix. An upload that ended
 // later is checked again after it, as a fence after the upload would be.
 func (o *owned) syncRound() error {
 	ctx, cancel := context.WithTimeout(o.c.ctx, 4*o.c.ttl)
@@ -297,14 +289,14 @@ func (o *owned) syncRound() error {
 		return errLost // never while the syncer runs; a guard, not a path
 	}
 	type fenced struct {
-		held bool
-		sent time.Time
-		err  error
+		held  bool
+		until time.Time // the session is live until then at least
+		err   error
 	}
 	fc := make(chan fenced, 1)
 	go func() {
-		held, sent, err := o.c.fence(ctx, o.key, o.epoch)
-		fc <- fenced{held, sent, err}
+		held, until, err := o.c.fence(ctx, o.key, o.epoch)
+		fc <- fenced{held, until, err}
 	}()
 	uerr := o.ldb.SyncAndWait(ctx)
 	uploaded := time.Now()
@@ -312,13 +304,13 @@ func (o *owned) syncRound() error {
 	if uerr != nil {
 		return fmt.Errorf("upload: %w", uerr)
 	}
-	if f.err == nil && f.held && mono(uploaded) < mono(f.sent.Add(o.c.ttl)) {
-		o.extend(f.sent)
+	if f.err == nil && f.held && mono(uploaded) < mono(f.until) {
+		o.extend(f.until)
 		return nil
 	}
 	if f.err == nil && f.held {
-		// The upload outlasted the lease the fence gave: fence again.
-		f.held, f.sent, f.err = o.c.fence(ctx, o.key, o.epoch)
+		// The upload outlasted the session the fence saw live: fence again.
+		f.held, f.until, f.err = o.c.fence(ctx, o.key, o.epoch)
 	}
 	if f.err != nil {
 		return f.err
@@ -327,7 +319,7 @@ func (o *owned) syncRound() error {
 		o.lose()
 		return errLost
 	}
-	o.extend(f.sent)
+	o.extend(f.until)
 	return nil
 }
 
@@ -410,7 +402,7 @@ func (o *owned) teardown(ctx context.Context, free bool) error {
 	}
 	kept := o.keep && errors.Join(errs...) == nil
 	if !kept {
-		errs = append(errs, removeLocal(o.path))
+		errs = append(errs, o.c.removeLocal(o.path))
 	}
 	c.mu.Lock()
 	if c.owned[o.key] == o {
@@ -423,16 +415,30 @@ func (o *owned) teardown(ctx context.Context, free bool) error {
 	return errors.Join(errs...)
 }
 
+// metaPath is where Litestream stages the uploads of the database at path:
+// beside it, or under Config.StagingDir.
+func (c *Cluster) metaPath(path string) string {
+	meta := litestream.NewDB(path).MetaPath()
+	if c.stageDir == "" {
+		return meta
+	}
+	rel, err := filepath.Rel(c.dbDir, meta)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return meta // never: every database is under dbDir
+	}
+	return filepath.Join(c.stageDir, rel)
+}
+
 // removeLocal removes a database file and everything beside it (WAL,
 // shared memory, Litestream's directory).
-func removeLocal(path string) error {
+func (c *Cluster) removeLocal(path string) error {
 	var errs []error
 	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, os.RemoveAll(litestream.NewDB(path).MetaPath()))
+	errs = append(errs, os.RemoveAll(c.metaPath(path)))
 	return errors.Join(errs...)
 }
 
@@ -451,7 +457,7 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 	if !o.valid() {
 		// This replica's view of the lease ran out (it was paused, or
 		// renewals failed): ask PostgreSQL before serving anything.
-		held, sent, err := o.c.fence(ctx, o.key, o.epoch)
+		held, until, err := o.c.fence(ctx, o.key, o.epoch)
 		if err != nil {
 			return hostError(r, "the host could not check who holds this database"), false
 		}
@@ -459,7 +465,7 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 			o.lose()
 			return nil, true
 		}
-		o.extend(sent)
+		o.extend(until)
 	}
 	resp = o.c.localDB.DBRequest(ctx, call, r)
 	if resp.OK && broker.IsDBWrite(r) {
@@ -495,7 +501,7 @@ func (o *owned) importDB(ctx context.Context, call broker.Call, r *frame.DBReque
 		o.op.Unlock()
 		return nil, true
 	}
-	held, sent, err := c.fence(ctx, o.key, o.epoch)
+	held, until, err := c.fence(ctx, o.key, o.epoch)
 	if err != nil {
 		o.op.Unlock()
 		return hostError(r, "the host could not check who holds this database"), false
@@ -505,7 +511,7 @@ func (o *owned) importDB(ctx context.Context, call broker.Call, r *frame.DBReque
 		o.lose()
 		return nil, true
 	}
-	o.extend(sent)
+	o.extend(until)
 	// Everything acknowledged is uploaded already; stop the old replica so
 	// the swap does not happen under it.
 	o.stopSyncer()
@@ -543,14 +549,13 @@ func (o *owned) importDB(ctx context.Context, call broker.Call, r *frame.DBReque
 	if err := o.startReplica(ctx, prefix); err != nil {
 		return fail(err)
 	}
-	held, sent, err = c.publish(ctx, o.key, next, prefix)
+	held, err = c.publish(ctx, o.key, next, prefix)
 	if err != nil {
 		return fail(err)
 	}
 	if !held {
 		return fail(errLost)
 	}
-	o.extend(sent)
 	o.startSyncer()
 	o.op.Unlock()
 	c.dropPrefix(oldPrefix)

@@ -189,10 +189,10 @@ func (c *Cluster) take(ctx context.Context, o *owned) (leaseRow, error) {
 	if err != nil {
 		return leaseRow{}, failed(err)
 	}
-	if found && lease.live && lease.owner != "" && lease.owner != c.id {
+	if found && lease.live && lease.owner != "" && lease.session != c.sessionID() {
 		return lease, failed(errElsewhere)
 	}
-	epoch, published, sent, ok, err := c.acquire(ctx, k)
+	epoch, published, ok, err := c.acquire(ctx, k)
 	if err != nil {
 		return leaseRow{}, failed(err)
 	}
@@ -209,10 +209,10 @@ func (c *Cluster) take(ctx context.Context, o *owned) (leaseRow, error) {
 	// database is restored leaves it for the next one.
 	octx, cancel := context.WithTimeout(c.ctx, 2*time.Minute)
 	defer cancel()
-	if err := o.open(octx, epoch, published, sent); err != nil {
+	if err := o.open(octx, epoch, published); err != nil {
 		_ = o.stopReplica(context.Background())
 		_ = c.local.Release(context.Background(), k.storeKey())
-		_ = removeLocal(o.path)
+		_ = c.removeLocal(o.path)
 		if !errors.Is(err, errLost) {
 			_ = c.free(context.Background(), k, epoch)
 		}

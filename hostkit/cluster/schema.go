@@ -42,6 +42,17 @@ CREATE TABLE IF NOT EXISTS snug_leases (
 	PRIMARY KEY (usr, app)
 );
 CREATE INDEX IF NOT EXISTS snug_leases_owner ON snug_leases (owner);
+-- One row per running replica's session: a lease names the session that
+-- holds it (session; '' for a lease freed, or held by expires_at alone by a
+-- replica from before sessions) and lives while the session does, so a
+-- replica renews one row however many databases it holds.
+CREATE TABLE IF NOT EXISTS snug_sessions (
+	id         text PRIMARY KEY,
+	replica    text NOT NULL,
+	expires_at timestamptz NOT NULL
+);
+ALTER TABLE snug_leases ADD COLUMN IF NOT EXISTS session text NOT NULL DEFAULT '';
+DELETE FROM snug_sessions WHERE expires_at < now() - interval '1 day';
 CREATE TABLE IF NOT EXISTS snug_grants (
 	usr    text NOT NULL,
 	app    text NOT NULL,

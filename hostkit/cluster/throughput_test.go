@@ -30,7 +30,7 @@ func TestReplicasThroughput(t *testing.T) {
 	if v, err := time.ParseDuration(os.Getenv("SNUG_REPLICAS_LOAD")); err == nil && v > 0 {
 		load = v
 	}
-	pg, s3 := freshDB(t), startS3(t)
+	s3 := startS3(t)
 	bin := snuggenBinary(t)
 	dir := t.TempDir()
 	appFile := filepath.Join(dir, "log.html")
@@ -38,26 +38,52 @@ func TestReplicasThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := startServe(t, "plain", bin, false, "--data", filepath.Join(dir, "plain"), appFile)
-	var reps []*replica
-	for _, name := range []string{"r1", "r2", "r3"} {
-		reps = append(reps, startReplica(t, name, bin, pg, s3.url("tp"), filepath.Join(dir, "data"), appFile, 10*time.Second))
-	}
+	// The same three replicas twice: uploads staged beside each database
+	// (the default), and in memory (--cluster-staging on /dev/shm).
+	stage := memDir(t)
 	users := []string{"alice", "bob"}
 	const writers = 4
-	p := measureWrites(t, []*replica{plain}, users, writers, load)
-	c := measureWrites(t, reps, users, writers, load)
-	t.Logf("FIGURE throughput (%d users x %d writers, %s each): plain serve %s; three replicas %s; replicas/plain %.2fx acks/s",
-		len(users), writers, load, p, c, c.rate/p.rate)
-	for _, r := range reps {
-		for _, u := range users {
-			got := readIDs(t, r.origin, u)
-			for _, id := range c.ids[u] {
-				if got[id] != 1 {
-					t.Fatalf("%s's acknowledged write %s is there %d times through %s, want once", u, id, got[id], r.name)
+	// cluster measures three replicas (a PostgreSQL database of their own),
+	// reads every acknowledged write back through each, and stops them.
+	cluster := func(prefix string, flags ...string) writeFigures {
+		pg := freshDB(t)
+		var reps []*replica
+		for _, name := range []string{"r1", "r2", "r3"} {
+			reps = append(reps, startReplica(t, prefix+name, bin, pg, s3.url(prefix), filepath.Join(dir, prefix), appFile, 10*time.Second, flags...))
+		}
+		f := measureWrites(t, reps, users, writers, load)
+		for _, r := range reps {
+			for _, u := range users {
+				got := readIDs(t, r.origin, u)
+				for _, id := range f.ids[u] {
+					if got[id] != 1 {
+						t.Fatalf("%s's acknowledged write %s is there %d times through %s, want once", u, id, got[id], r.name)
+					}
 				}
 			}
 		}
+		for _, r := range reps {
+			r.kill()
+		}
+		return f
 	}
+	p := measureWrites(t, []*replica{plain}, users, writers, load)
+	d := cluster("disk")
+	m := cluster("mem", "--cluster-staging", stage)
+	t.Logf("FIGURE throughput (%d users x %d writers, %s each): plain serve %s; three replicas %s (%.2fx plain's acks/s); staging in memory %s (%.2fx)",
+		len(users), writers, load, p, d, d.rate/p.rate, m, m.rate/p.rate)
+}
+
+// memDir is a new directory on a memory file system (/dev/shm), removed
+// when the test ends.
+func memDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "snug-staging-")
+	if err != nil {
+		t.Fatalf("a directory in memory (/dev/shm) to stage uploads in: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // writeFigures is one measured load: acknowledged writes per second and the

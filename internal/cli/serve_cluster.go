@@ -24,6 +24,7 @@ func init() {
 			Advertise:   o.advertise,
 			LeaseTTL:    o.leaseTTL,
 			IdleRelease: o.idleRelease,
+			StagingDir:  o.staging,
 			Secrets:     o.clusterSecrets,
 			Store:       store.Options{StatementTimeout: o.dbLimit},
 			Logf:        logf,
