@@ -20,6 +20,11 @@ var createStmt = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\bcreate\s+(?:(?:temp|temporary|unique|virtual)\s+)?(table|index|view|trigger)\s+(if\s+not\s+exists\b)?\s*([\w."` + "`" + `\[\]]*)`)
 })
 
+// guardWord finds what makes a statement conditional.
+var guardWord = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(?:if|else|while|for|case|default|do)\b|&&|\|\||\?`)
+})
+
 // dbLiteralCall returns, for the "snug" at code[p:], the text of the
 // string literal that is the first argument of snug.db.exec or
 // snug.db.script there, and its offset; ok is false for any other call,
@@ -62,21 +67,17 @@ func dbLiteralCall(code string, p int) (lit string, off int, ok bool) {
 }
 
 // conditional reports whether the statement at code[p:] runs only under a
-// condition: its own statement starts with if, else, a loop or case, or
-// holds &&, || or ?; or a block around it is an if, else, loop, switch or
+// condition: its own statement holds if, else, a loop or case, &&, || or
+// ?; or a block around it is an if, else, loop, switch or
 // catch. Function bodies, try and plain blocks are looked through.
 func conditional(code string, quoted []bool, p int) bool {
 	start := p
 	for start > 0 && (quoted[start-1] || !strings.ContainsRune(";{}", rune(code[start-1]))) {
 		start--
 	}
-	stmt := strings.TrimSpace(code[start:p])
-	for _, w := range []string{"if", "else", "while", "for", "case", "default", "do"} {
-		if _, ok := wordAt(stmt, 0, w); ok {
-			return true
-		}
-	}
-	if strings.Contains(stmt, "&&") || strings.Contains(stmt, "||") || strings.Contains(stmt, "?") {
+	// Without semicolons the statement runs back over earlier lines: a
+	// keyword anywhere in it counts, which can only miss a diagnostic.
+	if guardWord().MatchString(code[start:p]) {
 		return true
 	}
 	depth := 0

@@ -36,6 +36,7 @@ func TestCreateWithoutIfNotExistsIsDiagnosed(t *testing.T) {
 		"}\n" +
 		"// await snug.db.exec(\"create table f (z)\");\n" +
 		"const s = \"snug.db.exec('create table g (z)')\";\n" +
+		"const v = version\nif (v < 5) await snug.db.exec(\"create table h (z)\")\n" +
 		"</script>"
 	res, err := Build(context.Background(), Options{Path: "index.html", HTML: []byte(page), Runtime: []byte(testRuntime), Strict: true})
 	if err == nil {
