@@ -65,7 +65,7 @@ func TestRunnerHandshakeAndMetadata(t *testing.T) {
 	type item struct{ App, Icon, Name, Background string }
 	list := browsertest.Eval[[]item](t, runner.Tab, `[...document.querySelectorAll('#app-list .app-button')].map(b => ({
 		app: b.dataset.app, icon: b.querySelector('.icon').textContent,
-		name: b.querySelector('.app-name').textContent, background: b.querySelector('.icon').style.background}))`)
+		name: b.querySelector('.app-name').textContent, background: b.querySelector('.icon').style.backgroundColor}))`)
 	if len(list) != 2 || list[0].App != "probe" || list[0].Icon != "🧪" || list[0].Name != "Probe" || list[0].Background != "rgb(126, 87, 194)" {
 		t.Fatalf("app list = %+v", list)
 	}

@@ -390,8 +390,7 @@ func (b *builder) load(p string, msgs *pluginMsgs) (api.OnLoadResult, error) {
 	b.addInput(p)
 	res := api.OnLoadResult{Loader: loader, PluginData: path.Dir(p)}
 	if loader != api.LoaderDataURL {
-		if off, ok := invalidUTF8(data); !ok {
-			b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "code is inlined into a UTF-8 page", "save the file as UTF-8")
+		if !b.checkUTF8(p, data, "code is inlined into a UTF-8 page") {
 			return api.OnLoadResult{Errors: []api.Message{{Text: msgs.put(Diagnostic{Code: "utf8.invalid", Message: "the file is not valid UTF-8"})}}}, nil
 		}
 		if !strings.Contains(p, "node_modules/") && loader != api.LoaderCSS && loader != api.LoaderJSON && loader != api.LoaderText {

@@ -652,8 +652,7 @@ func (b *builder) srcScript(t html.Token, raw, end, src string, module bool, scr
 	if !ok {
 		return
 	}
-	if off, ok := invalidUTF8(data); !ok {
-		b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "scripts are inlined into a UTF-8 page", "save the file as UTF-8")
+	if !b.checkUTF8(p, data, "scripts are inlined into a UTF-8 page") {
 		return
 	}
 	if !strings.Contains(p, "node_modules") {
@@ -771,8 +770,7 @@ func (b *builder) link(t html.Token, raw string, start int, styleN *int, attrAt 
 			if !ok {
 				return
 			}
-			if off, ok := invalidUTF8(data); !ok {
-				b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", "styles are inlined into a UTF-8 page", "save the file as UTF-8")
+			if !b.checkUTF8(p, data, "styles are inlined into a UTF-8 page") {
 				return
 			}
 			u := &cssUnit{key: fmt.Sprintf("c%d", *styleN), file: p, offset: -1}
@@ -1102,6 +1100,17 @@ func (b *builder) inlineAsset(ref string, at int) (string, bool) {
 		return "", false
 	}
 	return dataURI(p, data), true
+}
+
+// checkUTF8 reports whether the file p read as data is valid UTF-8; when
+// it is not, it reports utf8.invalid at the first bad byte, why saying
+// what needs it.
+func (b *builder) checkUTF8(p string, data []byte, why string) bool {
+	off, ok := invalidUTF8(data)
+	if !ok {
+		b.fileDiag(p, data, off, SeverityError, "utf8.invalid", "the file is not valid UTF-8", why, "save the file as UTF-8")
+	}
+	return ok
 }
 
 // readLocal reads the local file a reference in the page names, confined to

@@ -31,7 +31,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/snuggen/snuggen/frame"
 )
@@ -175,9 +175,27 @@ func (f factory) histograms(name, help string, buckets []float64, labels ...stri
 // or gathers it itself.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the metrics in the Prometheus text format (GET /metrics).
+// Handler serves the metrics (GET /metrics) in the format the scraper asks
+// for, the Prometheus text format by default. It is the registry's Gather
+// and expfmt's encoder: promhttp's handler would do the same, but its
+// package's tests need a module (go-spew) that a host module made by
+// snuggen new host then has to fetch before go mod tidy can finish.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		families, err := m.reg.Gather()
+		if err != nil {
+			http.Error(w, "metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		format := expfmt.Negotiate(r.Header)
+		w.Header().Set("Content-Type", string(format))
+		enc := expfmt.NewEncoder(w, format)
+		for _, mf := range families {
+			if err := enc.Encode(mf); err != nil {
+				return // the scraper went away
+			}
+		}
+	})
 }
 
 // App is one installed app's request counters, resolved once: a broker

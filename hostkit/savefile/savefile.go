@@ -249,7 +249,8 @@ func invisible(r rune) bool {
 // listed again beside the property), the Khmer inherent vowels U+17B4 and
 // U+17B5, the Mongolian vowel separator U+180E, the Ogham space mark
 // U+1680, the combining grapheme joiner U+034F, the musical symbol null
-// notehead U+1D159 and the object replacement character U+FFFC.
+// notehead U+1D159, the Khitan small script filler U+16FE4 (a combining
+// mark that draws nothing) and the object replacement character U+FFFC.
 var blankLooking = &unicode.RangeTable{
 	R16: []unicode.Range16{
 		{Lo: 0x034F, Hi: 0x034F, Stride: 1},
@@ -263,6 +264,7 @@ var blankLooking = &unicode.RangeTable{
 		{Lo: 0xFFFC, Hi: 0xFFFC, Stride: 1},
 	},
 	R32: []unicode.Range32{
+		{Lo: 0x16FE4, Hi: 0x16FE4, Stride: 1},
 		{Lo: 0x1D159, Hi: 0x1D159, Stride: 1},
 	},
 }
