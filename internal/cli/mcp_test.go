@@ -130,11 +130,12 @@ func startMCPCLI(t *testing.T, args ...string) string {
 	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mcp ") {
 		t.Fatalf("snuggen mcp did not start: %q", lines.Text())
 	}
+	first := lines.Text() // read before the scanner goes on in the drain below
 	go func() {
 		for lines.Scan() {
 		}
 	}()
-	return strings.TrimPrefix(lines.Text(), "mcp ")
+	return strings.TrimPrefix(first, "mcp ")
 }
 
 // writeTestApp writes mcpTestApp as notes.html (app key notes) in a new directory.
