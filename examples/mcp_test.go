@@ -414,3 +414,33 @@ func TestCorpusInAnMCPAppsHost(t *testing.T) {
 		browsertest.Eval[any](t, h.tab, `setTheme("light")`)
 	})
 }
+
+// Issue 28, careless habits under an MCP Apps host: alert() shows its
+// message in the app, and a link with target=_blank is handed to the host
+// to open (ui/open-link), as under snuggen serve (hostkit's
+// TestCarelessHabitsWork).
+func TestCarelessHabitsInAnMCPAppsHost(t *testing.T) {
+	names := []string{"alert", "blanklink"}
+	var files []string
+	for _, n := range names {
+		files = append(files, filepath.Join("..", "testdata", "corpus", "careless", n+".html"))
+	}
+	h := openMCPHostOf(t, names, files...)
+	t.Run("alert", func(t *testing.T) {
+		a := h.show("alert")
+		a.t = t
+		a.fill("#n", "Ada")
+		a.click("#save")
+		a.waitFor("the alert's notice", `[...document.querySelectorAll('snug-notice')].some(n => n.textContent.startsWith('Saved Ada'))`)
+	})
+	t.Run("blanklink", func(t *testing.T) {
+		a := h.show("blanklink")
+		a.t = t
+		before := len(h.opened())
+		a.click("a")
+		browsertest.Until(t, "the host asked to open the link", func() bool { return len(h.opened()) > before })
+		if got := h.opened(); got[len(got)-1] != "https://example.com/help" {
+			t.Fatalf("the host was asked to open %q", got)
+		}
+	})
+}

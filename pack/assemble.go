@@ -56,7 +56,7 @@ func (b *builder) runtime() []byte {
 	} else {
 		rt, _ = runtimejs.Shaken(target, func(m string) bool { return u.members[m] })
 	}
-	if target == "snug" && b.usesModals() {
+	if b.usesModals() {
 		rt = append(append(bytes.Clone(rt), '\n'), runtimejs.Injected(runtimejs.Modals)...)
 	}
 	return rt

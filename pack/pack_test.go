@@ -324,7 +324,9 @@ func TestReadMetaReadsWhatBuildWrites(t *testing.T) {
 
 // TestModalsOnlyWhenUsed: an app whose scripts say alert, or whose page
 // says dialog, gets runtimejs.Modals after the Snug runtime (one script,
-// one hash); any other app, and every MCP Apps build, does not.
+// one hash), for a Snug host or an MCP Apps host alike (whose sandbox need
+// not allow modals: TestCarelessHabitsInAnMCPAppsHost); any other app does
+// not.
 func TestModalsOnlyWhenUsed(t *testing.T) {
 	head := `<!doctype html><meta name="snug:app-id" content="t.m"><meta name="snug:display-name" content="M">`
 	modals := string(runtimejs.Injected(runtimejs.Modals))
@@ -338,7 +340,8 @@ func TestModalsOnlyWhenUsed(t *testing.T) {
 		{"dialog element", `<dialog id="d"><form method="dialog"><button value="ok">OK</button></form></dialog><script>d.showModal();</script>`, false, true},
 		{"dialog from script", `<script>const d = document.createElement("dialog"); document.body.append(d);</script>`, false, true},
 		{"neither", `<p role="status">alerts: 0</p><script>const alerts = []; myAlert(); function myAlert() {}</script>`, false, false},
-		{"MCP Apps build", `<script>alert("hi");</script>`, true, false},
+		{"MCP Apps build", `<script>alert("hi");</script>`, true, true},
+		{"MCP Apps build, neither", `<p>no modals</p><script>snug.ready;</script>`, true, false},
 	} {
 		opts := Options{Path: "app.html", HTML: []byte(head + c.body)}
 		if c.mcp {
