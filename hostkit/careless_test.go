@@ -81,6 +81,21 @@ func TestCarelessHabitsWork(t *testing.T) {
 			t.Fatalf("the answer reads %q", got)
 		}
 	})
+	// What the build says of geolocation, the camera and notifications
+	// (testdata/corpus/careless/permissions.html) holds in the runner:
+	// each is refused at once, with no prompt.
+	t.Run("permissions refused", func(t *testing.T) {
+		f := browsertest.OpenRunner(t, h.URL(), "alert").Frame(0)
+		got := browsertest.Eval[[]string](t, f, `Promise.all([
+			new Promise((ok) => navigator.geolocation.getCurrentPosition(() => ok("located"), (e) => ok("geolocation " + e.code))),
+			navigator.mediaDevices ? navigator.mediaDevices.getUserMedia({ video: true }).then(() => "camera", (e) => e.name) : "no mediaDevices",
+			typeof Notification == "undefined" ? "no Notification" : Notification.requestPermission().then((p) => "notification " + p),
+		])`)
+		t.Logf("in the sandbox: %q", got)
+		if got[0] != "geolocation 1" || got[1] == "camera" || got[2] == "notification granted" || got[2] == "notification default" {
+			t.Fatalf("in the sandbox: %q", got)
+		}
+	})
 	t.Run("polling", func(t *testing.T) {
 		r := browsertest.OpenRunner(t, h.URL(), "polling")
 		if d := r.Confirm(); d.Kind != "net" || !strings.HasSuffix(d.URL, "/price") {

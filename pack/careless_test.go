@@ -23,6 +23,7 @@ var carelessDiagnosed = map[string][]struct{ msg, line, fix string }{
 	"esmsh":         {{"esm.sh is not on the CDN allowlist", `from "https://esm.sh`, "download the file"}},
 	"clipread":      {{"navigator.clipboard.readText", "navigator.clipboard.readText()", "paste event"}},
 	"cookie":        {{"document.cookie", `document.cookie = "visited`, "snug.db"}, {"document.cookie", "textContent = document.cookie", "snug.db"}},
+	"permissions":   {{"navigator.geolocation", "navigator.geolocation.getCurrentPosition", "<input"}, {"navigator.mediaDevices", "navigator.mediaDevices.getUserMedia", `type="file"`}, {"Notification", "Notification.requestPermission", `role="status"`}, {"Notification", `new Notification("Ready")`, `role="status"`}},
 	"createtable":   {{"CREATE TABLE todos without IF NOT EXISTS", `snug.db.exec("CREATE TABLE todos`, "create table if not exists"}},
 }
 

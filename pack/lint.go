@@ -70,6 +70,15 @@ var baseRules = []lintRule{
 		`ask in the page with a <dialog> and two buttons: <dialog id="ask"><form method="dialog"><p>Delete it?</p>` +
 			`<button value="no">Cancel</button> <button value="yes">Delete</button></form></dialog>; call ask.showModal() ` +
 			`and act in ask.addEventListener("close", …) when ask.returnValue === "yes" (for prompt, put an <input> in the form)`},
+	{"sandbox.permission", SeverityWarning, []string{"navigator.geolocation"},
+		"the host's Permissions-Policy denies geolocation to every app: the browser refuses at once (PERMISSION_DENIED) without asking",
+		"ask the user for the place in the page (a city or coordinates in an <input>), keep it with snug.db.set, and look it up with snug.net.fetch"},
+	{"sandbox.permission", SeverityWarning, []string{"navigator.mediaDevices"},
+		"the host's Permissions-Policy denies camera, microphone and screen capture to every app: getUserMedia rejects at once",
+		`let the user choose a file: <input type="file" accept="image/*" capture> (or accept="audio/*"), and read it with file.arrayBuffer()`},
+	{"sandbox.permission", SeverityWarning, []string{"Notification"},
+		"the sandboxed frame has an opaque origin, so notifications are denied without asking and none shows",
+		`show the message in the page (an element with role="status", and document.title for a timer that finishes in the background)`},
 	{"sandbox.clipboard", SeverityWarning, []string{"navigator.clipboard.readText"},
 		"the host lets an app write the clipboard on a click but never read it",
 		`let the user paste: listen for the paste event and read e.clipboardData.getData("text")`},
