@@ -194,6 +194,43 @@ func mutate(rng *rand.Rand, doc any) any {
 	return doc
 }
 
+// jsVerdictsOf runs texts through the generated JS checkFrame under node
+// (one process, within timeout) and returns a verdict per text, answers in
+// canonical form.
+func jsVerdictsOf(t *testing.T, node string, texts []string, timeout time.Duration) []verdict {
+	t.Helper()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "texts.json")
+	b, _ := json.Marshal(texts)
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("dist/frames.mjs")
+	script := filepath.Join(dir, "verdicts.mjs")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(jsVerdicts, "file://"+filepath.ToSlash(abs))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, node, script, in)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
+	}
+	var js []verdict
+	if err := json.Unmarshal(out, &js); err != nil || len(js) != len(texts) {
+		t.Fatalf("node gave %d verdicts for %d texts (%v)", len(js), len(texts), err)
+	}
+	for i := range js {
+		if js[i].Answer != nil {
+			js[i].Answer = canonical(js[i].Answer)
+		}
+	}
+	return js
+}
+
 // TestDifferentialGoJS runs every vector and seeded random mutations of
 // them through frame.Parse and through the generated JS checkFrame
 // under node: verdict, type, code, recovered requestId, the set of rule ids
@@ -231,38 +268,7 @@ func TestDifferentialGoJS(t *testing.T) {
 			texts = append(texts, strings.TrimSpace(b.String()))
 		}
 	}
-	dir := t.TempDir()
-	in := filepath.Join(dir, "texts.json")
-	b, _ := json.Marshal(texts)
-	if err := os.WriteFile(in, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs("dist/frames.mjs")
-	script := filepath.Join(dir, "verdicts.mjs")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(jsVerdicts, "file://"+filepath.ToSlash(abs))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, node, script, in)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
-	}
-	var js []verdict
-	if err := json.Unmarshal(out, &js); err != nil || len(js) != len(texts) {
-		t.Fatalf("node gave %d verdicts for %d texts (%v)", len(js), len(texts), err)
-	}
-	for i := range js {
-		if js[i].Answer != nil {
-			js[i].Answer = canonical(js[i].Answer)
-		}
-	}
-	if len(js) != len(texts) {
-		t.Fatalf("node gave %d verdicts for %d texts (%v)", len(js), len(texts), err)
-	}
+	js := jsVerdictsOf(t, node, texts, time.Minute)
 	kinds := map[string]int{}
 	bad := 0
 	for i, text := range texts {

@@ -2,12 +2,8 @@ package runtimejs
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,35 +117,9 @@ func TestDifferentialOneKey(t *testing.T) {
 			}
 		}
 	}
-	dir := t.TempDir()
-	in := filepath.Join(dir, "texts.json")
-	b, _ := json.Marshal(texts)
-	if err := os.WriteFile(in, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs("dist/frames.mjs")
-	script := filepath.Join(dir, "verdicts.mjs")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(jsVerdicts, "file://"+filepath.ToSlash(abs))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, node, script, in)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
-	}
-	var js []verdict
-	if err := json.Unmarshal(out, &js); err != nil || len(js) != len(texts) {
-		t.Fatalf("node gave %d verdicts for %d texts (%v)", len(js), len(texts), err)
-	}
+	js := jsVerdictsOf(t, node, texts, 2*time.Minute)
 	bad := 0
 	for i, text := range texts {
-		if js[i].Answer != nil {
-			js[i].Answer = canonical(js[i].Answer)
-		}
 		g := goVerdict([]byte(text))
 		gj, _ := json.Marshal(g)
 		jj, _ := json.Marshal(js[i])
