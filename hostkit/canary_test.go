@@ -3,6 +3,7 @@ package hostkit_test
 import (
 	"encoding/binary"
 	"net"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,6 +125,17 @@ func (c *canary) sniNames() map[string]int {
 	for k, v := range c.names {
 		out[k] = v
 	}
+	return out
+}
+
+// namesUnder is the TLS server names seen, each without suffix, sorted:
+// the paths a test named its hosts after.
+func (c *canary) namesUnder(suffix string) []string {
+	var out []string
+	for n := range c.sniNames() {
+		out = append(out, strings.TrimSuffix(n, suffix))
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -9,7 +9,6 @@ package hostkit_test
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -53,14 +52,7 @@ func awaitHints(c *canary, names []string) {
 	})
 }
 
-func hintNames(c *canary) []string {
-	var out []string
-	for n := range c.sniNames() {
-		out = append(out, strings.TrimSuffix(n, "-hint-canary.test"))
-	}
-	sort.Strings(out)
-	return out
-}
+func hintNames(c *canary) []string { return c.namesUnder("-hint-canary.test") }
 
 func TestScriptInsertedHintsConnectNowhere(t *testing.T) {
 	can := newCanary(t)

@@ -12,7 +12,6 @@ package hostkit_test
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -116,14 +115,7 @@ func checkLinkReads(t *testing.T, frame context.Context, port int) {
 	}
 }
 
-func linkNames(c *canary) []string {
-	var out []string
-	for n := range c.sniNames() {
-		out = append(out, strings.TrimSuffix(n, "-link-canary.test"))
-	}
-	sort.Strings(out)
-	return out
-}
+func linkNames(c *canary) []string { return c.namesUnder("-link-canary.test") }
 
 // Hovering over and pressing on every kind of link an app makes (markup,
 // an image map's area, Markdown rendered with innerHTML, the DOM's setters,
