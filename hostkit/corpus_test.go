@@ -349,6 +349,11 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 		browsertest.Do(t, frame, "add "+e.what, chromedp.SendKeys(chromedp.CSS("#what"), e.what), chromedp.SendKeys(chromedp.CSS("#amount"), e.amount+"\r"))
 		browsertest.WaitFor(t, frame, e.what+" in the table", fmt.Sprintf(`[...document.querySelectorAll("#rows td")].some(td => td.textContent === %q)`, e.what))
 	}
+	// The app fills the rows, then asks for the total: wait for it, and
+	// say what it reads if it never comes.
+	browsertest.Poll(func() bool {
+		return browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`) == "12.50"
+	})
 	if got := browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`); got != "12.50" {
 		t.Fatalf("the total after two expenses reads %q", got)
 	}
