@@ -351,12 +351,15 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 	}
 	// The app fills the rows, then asks for the total: wait for it, and
 	// say what it reads if it never comes.
-	browsertest.Poll(func() bool {
-		return browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`) == "12.50"
-	})
-	if got := browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`); got != "12.50" {
-		t.Fatalf("the total after two expenses reads %q", got)
+	total := func(when string) {
+		t.Helper()
+		read := func() string { return browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`) }
+		browsertest.Poll(func() bool { return read() == "12.50" })
+		if got := read(); got != "12.50" {
+			t.Fatalf("the total %s reads %q", when, got)
+		}
 	}
+	total("after two expenses")
 	step3 := `  "alter table expenses add column category text not null default 'other'",
 ];`
 	v2 := strings.Replace(string(v1), "\n];\n", "\n"+step3+"\n", 1)
@@ -377,9 +380,7 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 	if got := browsertest.Eval[string](t, frame, `snug.db.query("select version from meta").then(r => String(r[0].version))`); got != "3" {
 		t.Fatalf("the schema version after the update: %s", got)
 	}
-	if got := browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`); got != "12.50" {
-		t.Fatalf("the total after the migration reads %q", got)
-	}
+	total("after the migration")
 }
 
 // Issue 28, how it is checked: notes with full-text search (FTS5). The
