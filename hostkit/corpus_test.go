@@ -353,7 +353,9 @@ func TestCorpusTrackerMigrates(t *testing.T) {
 	// say what it reads if it never comes.
 	total := func(when string) {
 		t.Helper()
-		read := func() string { return browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`) }
+		read := func() string {
+			return browsertest.Eval[string](t, frame, `document.getElementById("total").textContent`)
+		}
 		browsertest.Poll(func() bool { return read() == "12.50" })
 		if got := read(); got != "12.50" {
 			t.Fatalf("the total %s reads %q", when, got)
