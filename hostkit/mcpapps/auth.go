@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,12 +107,8 @@ func (s *Server) guard(path string, h http.Handler) http.Handler {
 				http.Error(w, msg, http.StatusUnauthorized)
 				return
 			}
-			if !s.owners.allow(r.Header.Get(sessionHeader), user) {
-				http.Error(w, "forbidden: this MCP session belongs to another user", http.StatusForbidden)
-				return
-			}
 			setUser(r, user)
-			h.ServeHTTP(s.owners.note(w, r, user), r)
+			h.ServeHTTP(w, r)
 		})
 	default:
 		inner = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -165,88 +160,3 @@ func (s *Server) resourceMetadata(path string) http.Handler {
 
 // sessionHeader names the MCP session a streamable HTTP request belongs to.
 const sessionHeader = "Mcp-Session-Id"
-
-// owners binds each MCP session opened under Options.Authenticate to the
-// user who opened it, as go-sdk does itself for a bearer token's user: a
-// session's id is no credential, so another user who learns it (a log, a
-// shared proxy) must not reach the session's server (the install server
-// is its opener's) or its state. A session's entry goes when its client
-// ends it (DELETE).
-type owners struct {
-	mu sync.Mutex
-	m  map[string]string // session id -> user
-}
-
-// allow reports whether user may send a request in session id: a request
-// without one, an id no one holds (go-sdk answers it), or the id's owner.
-func (o *owners) allow(id, user string) bool {
-	if id == "" {
-		return true
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	owner, ok := o.m[id]
-	return !ok || owner == user
-}
-
-// own makes user the owner of session id, unless it has one.
-func (o *owners) own(id, user string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.m == nil {
-		o.m = map[string]string{}
-	}
-	if _, taken := o.m[id]; !taken {
-		o.m[id] = user
-	}
-}
-
-// note returns w, noting the session a response opens as user's, and
-// forgets a session its client ends.
-func (o *owners) note(w http.ResponseWriter, r *http.Request, user string) http.ResponseWriter {
-	if id := r.Header.Get(sessionHeader); id != "" {
-		if r.Method == http.MethodDelete {
-			o.mu.Lock()
-			delete(o.m, id)
-			o.mu.Unlock()
-		}
-		return w
-	}
-	return &sessionNoter{ResponseWriter: w, o: o, user: user}
-}
-
-// sessionNoter notes the session id a response names, before its header
-// goes out.
-type sessionNoter struct {
-	http.ResponseWriter
-	o       *owners
-	user    string
-	started bool // the header went out
-}
-
-func (n *sessionNoter) WriteHeader(code int) {
-	if !n.started {
-		n.started = true
-		if id := n.Header().Get(sessionHeader); id != "" {
-			n.o.own(id, n.user)
-		}
-	}
-	n.ResponseWriter.WriteHeader(code)
-}
-
-func (n *sessionNoter) Write(b []byte) (int, error) {
-	if !n.started {
-		n.WriteHeader(http.StatusOK)
-	}
-	return n.ResponseWriter.Write(b)
-}
-
-// Flush lets a streamed response through the noter.
-func (n *sessionNoter) Flush() {
-	if f, ok := n.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap gives http.ResponseController the writer beneath.
-func (n *sessionNoter) Unwrap() http.ResponseWriter { return n.ResponseWriter }

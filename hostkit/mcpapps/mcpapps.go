@@ -171,6 +171,20 @@ type Options struct {
 	Name, Version string
 	// Idle is how long an unused instance keeps its session (DefaultIdle).
 	Idle time.Duration
+	// SessionIdle is how long an MCP session over streamable HTTP stays
+	// open without a request (DefaultSessionIdle when zero): go-sdk then
+	// closes it, and a request in it is answered 404 (the client opens a
+	// new one). Clients that keep a session open without calling should
+	// ping within it.
+	SessionIdle time.Duration
+	// MaxSessions is how many MCP sessions over streamable HTTP one user
+	// (without an authenticator, every caller together) may hold open at
+	// once, over every endpoint of the server (DefaultMaxSessions when
+	// zero): a request that would open one more is refused 429 until one
+	// ends or idles out (sessions.go). A host that serves more apps than
+	// that, each at its own endpoint, to clients that keep a session with
+	// each, raises it.
+	MaxSessions int
 	// Logf receives the host-side facts an app is not told; nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock (time.Now when nil).
@@ -180,16 +194,16 @@ type Options struct {
 // Server is an MCP server of Snug apps. Serve it over stdio with Run, or
 // over streamable HTTP with Handler.
 type Server struct {
-	opts    Options
-	servers map[string]*mcp.Server // app key -> its MCP server (one for all when shared)
-	broker  *broker.Broker
-	sign    signer
-	apps    map[string]*served
-	order   []string
-	grants  *grants
-	nonce   string // userHeader's proof that the guard set it (auth.go)
-	makers  makers // install_app's server of each user (make.go)
-	owners  owners // the user of each MCP session under Authenticate (auth.go)
+	opts     Options
+	servers  map[string]*mcp.Server // app key -> its MCP server (one for all when shared)
+	broker   *broker.Broker
+	sign     signer
+	apps     map[string]*served
+	order    []string
+	grants   *grants
+	nonce    string    // userHeader's proof that the guard set it (auth.go)
+	makers   makers    // install_app's server of each user (make.go)
+	sessions *sessions // the user and last use of each MCP session (sessions.go)
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -227,6 +241,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		grants:    newGrants(opts.Now),
 		nonce:     nonce,
 		makers:    makers{users: map[string]*mcp.Server{}},
+		sessions:  newSessions(opts.SessionIdle, opts.MaxSessions),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -272,6 +287,15 @@ func (opts *Options) check() ([]byte, error) {
 	}
 	if opts.Idle == 0 {
 		opts.Idle = DefaultIdle
+	}
+	if opts.SessionIdle == 0 {
+		opts.SessionIdle = DefaultSessionIdle
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.SessionIdle < 0 || opts.MaxSessions < 0 {
+		return nil, fmt.Errorf("mcpapps: SessionIdle %s, MaxSessions %d: use positive values (zero for the defaults)", opts.SessionIdle, opts.MaxSessions)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -852,14 +876,16 @@ func (s *Server) endpoint(m *mcp.Server) http.Handler {
 }
 
 // endpointOf is the streamable HTTP endpoint of the server getServer
-// names for a request.
+// names for a request. Its sessions close after SessionIdle without a
+// request, and each user holds MaxSessions at most (sessions.go).
 func (s *Server) endpointOf(getServer func(*http.Request) *mcp.Server) http.Handler {
 	// A tool call carries one request frame: the largest, a db import, is
 	// the db size class (R6); go-sdk's default (4 MiB) would refuse a 5 MiB
 	// database's import before the broker sees it.
 	body := int64(MaxToolRequestBytes)
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: body})
-	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: body})
+	stateful := s.sessions.track(func(r *http.Request) string { return s.userOfHeader(r.Header) },
+		mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: body, SessionTimeout: s.opts.SessionIdle}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
 			stateless.ServeHTTP(w, r)
