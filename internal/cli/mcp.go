@@ -33,6 +33,8 @@ type mcpOptions struct {
 	ui        string
 	origins   []string
 	maxResult int
+	idle      time.Duration // --session-idle
+	sessions  int           // --max-sessions
 	shared    bool
 	install   bool // --install-app
 	// Users (mcp_auth.go); --user-header and its proof are serve's.
@@ -75,6 +77,10 @@ there). --user-header takes the user from the authenticating proxy in
 front, as for snuggen serve. Without either every caller is one user: an
 address other than loopback is then refused unless --insecure-no-auth.
 A request with an Origin header other than an --allow-origin is refused.
+An HTTP session (clients before protocol 2026-07-28) closes after
+--session-idle without a request, and one user (without an authenticator,
+every caller together) holds --max-sessions at most: the next is refused
+429 until one ends or idles out.
 --public-url is the URL clients reach the server at (https behind a proxy),
 for the endpoints printed, the grant pages and the resource metadata.
 
@@ -127,6 +133,8 @@ func (o *mcpOptions) mcpFlags(c *cobra.Command) {
 	f.BoolVar(&o.install, "install-app", false, "offer the host's model install_app, which builds and keeps the apps it writes (at /mcp over --http)")
 	f.BoolVar(&o.shared, "shared-server", false, "serve every app on one MCP server; each app can then open and use every other app's storage")
 	f.IntVar(&o.maxResult, "max-result", mcpapps.DefaultMaxResultBytes, "largest tool result, in bytes; a larger answer goes in parts")
+	f.DurationVar(&o.idle, "session-idle", mcpapps.DefaultSessionIdle, "with --http: close an MCP session after this long without a request (the client opens a new one)")
+	f.IntVar(&o.sessions, "max-sessions", mcpapps.DefaultMaxSessions, "with --http: the most MCP sessions one user (without an authenticator, every caller together) holds at once; one more is refused 429")
 	f.StringVar(&o.tokenFile, "token-file", "", "with --http: a file (mode 600) of bearer tokens, \"TOKEN USER\" a line; every request must carry one (MCP authorization)")
 	f.StringSliceVar(&o.authServers, "authorization-server", nil, "with --token-file: an OAuth authorization server that issues the tokens, named in the protected resource metadata (repeatable)")
 	f.StringVar(&o.userHeader, "user-header", "", "with --http: take the signed-in user from this header, set by the authenticating proxy in front (believed only with --proxy-secret-file or --trusted-proxy)")
@@ -144,6 +152,9 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	backend, err := o.backend()
 	if err != nil {
 		return err
+	}
+	if o.idle <= 0 || o.sessions <= 0 {
+		return usageError("--session-idle %s, --max-sessions %d: use a positive duration and a positive count", o.idle, o.sessions)
 	}
 	found, err := o.findMCPApps(args)
 	if err != nil {
@@ -287,6 +298,8 @@ func (o *mcpOptions) serverOptions(dataDir, base string, logf func(string, ...an
 		AuthorizationServers: o.authServers,
 		UI:                   mcpapps.UIMode(o.ui),
 		MaxResultBytes:       o.maxResult,
+		SessionIdle:          o.idle,
+		MaxSessions:          o.sessions,
 		Version:              version,
 		Logf:                 logf,
 	}

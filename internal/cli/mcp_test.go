@@ -247,3 +247,34 @@ func TestMCPAuthFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPSessionFlags: --max-sessions reaches the HTTP endpoint (the
+// session past it is refused 429, naming the limit and --session-idle's
+// time), and a count or idle time that is not positive is a usage error.
+func TestMCPSessionFlags(t *testing.T) {
+	app := writeTestApp(t)
+	endpoint := startMCPCLI(t, app, "--http", "127.0.0.1:0", "--data", t.TempDir(), "--max-sessions", "2", "--session-idle", "7m")
+	for i := 1; i <= 3; i++ {
+		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := map[bool]int{true: http.StatusOK, false: http.StatusTooManyRequests}[i <= 2]; resp.StatusCode != want {
+			t.Fatalf("session %d: %d %s, want %d", i, resp.StatusCode, b, want)
+		}
+		if i == 3 && (!strings.Contains(string(b), "holds 2") || !strings.Contains(string(b), "7m0s")) {
+			t.Fatalf("the refusal: %s", b)
+		}
+	}
+	for _, bad := range [][]string{{"--max-sessions", "0"}, {"--session-idle", "-1s"}} {
+		code, _, stderr := runCLI(t, append([]string{"mcp", app, "--http", "127.0.0.1:0", "--data", t.TempDir()}, bad...)...)
+		if code != exitUsage || !strings.Contains(stderr, "--max-sessions") {
+			t.Errorf("%v: exit %d, %s", bad, code, stderr)
+		}
+	}
+}
