@@ -17,9 +17,10 @@
 // then ui/open-link lets the host ask the user. Cancel is
 // notifications/cancelled, resize is ui/notifications/size-changed,
 // theme-change comes from ui/notifications/host-context-changed.
-// ui/resource-teardown is the visibility host-event {visible: false}, then
-// its answer waits for the tool calls in flight (about 5 s at most), so
-// that what the app saves as it goes lands before the host removes it.
+// ui/resource-teardown is the visibility host-event {visible: false}, then,
+// in a runtime that can save (db, net), its answer waits for the tool
+// calls in flight (about 5 s at most), so that what the app saves as it
+// goes lands before the host removes it.
 // db requests go one at a time, the next once the last is answered: a host
 // forwards each tools/call as it likes (AppBridge over HTTP: a request
 // each, in any order), and only one out keeps them taking effect in the
@@ -54,12 +55,26 @@ import {
 // app cancelled and the host never answers counts until then).
 const TEARDOWN_STEPS = 250;
 
+// The db requests' lane: the db-request frames waiting for the one out, the
+// requestId of the one out (undefined when none is), and dbNext, which
+// sends the next through request. Module state, as connect runs once per
+// document; every use is behind SNUG_DB, so a runtime without db carries
+// none of it.
+const dbWaiting = [];
+let dbOut;
+const dbNext = (request) => {
+  const next = dbWaiting.shift();
+  dbOut = next?.requestId;
+  if (next) request(next);
+};
+
 /**
  * connect(receive) starts the transport and returns the function that sends
  * one frame. The parts only some members use are dropped from a runtime
  * built without them (SNUG_<MEMBER> false, gen/js bundle.go): ui/open-link
  * (open, below) with net's grant pages and openUrl, ui/download-file (save)
- * with saveFile.
+ * with saveFile, the db lane with db; the teardown waits only in a runtime
+ * that can save (db, net).
  * @param {(frame: object) => void} receive
  * @returns {(frame: object) => void}
  */
@@ -70,8 +85,6 @@ export const connect = (receive) => {
   let host; // the host's capabilities, once ui/initialize was answered
   let session; // the open tool's _meta["snug/session"]; null when the result had none
   let context = {}; // hostContext, partial updates merged in
-  const dbWaiting = []; // db-request frames waiting for the one out
-  let dbOut; // the requestId of the db-request out, or undefined
 
   const post = (message) => parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
   // call sends a JSON-RPC request; onAnswer hears its result or error.
@@ -107,12 +120,6 @@ export const connect = (receive) => {
       locale: context.locale,
     });
   };
-  // dbNext sends the next db-request waiting, if any: none is out.
-  const dbNext = () => {
-    const next = dbWaiting.shift();
-    dbOut = next?.requestId;
-    if (next) request(next);
-  };
   // request calls the app-only tool of frame's type; every way it ends
   // answers the frame exactly once (a frame without a type is this
   // request's failure), and the end of the db-request out lets the next go.
@@ -120,7 +127,7 @@ export const connect = (receive) => {
     let text = ""; // the answer's parts so far
     const end = (answer) => {
       receive(answer);
-      if (SNUG_DB && frame.requestId == dbOut) dbNext();
+      if (SNUG_DB && frame.requestId == dbOut) dbNext(request);
     };
     // The host side failed (the tool, the call): HOST_ERROR, retryable as
     // the registry has it (R5); an absent tool is CAPABILITY_ABSENT.
@@ -159,11 +166,12 @@ export const connect = (receive) => {
 
   // answerRequest answers a request from the host. A ping is answered at
   // once. ui/resource-teardown: the app hears it is going and saves what it
-  // has; the answer waits for those calls (and any in flight) to be
-  // answered, TEARDOWN_STEPS x 20 ms at most.
+  // has; in a runtime that can save (db, net), the answer waits for those
+  // calls (and any in flight) to be answered, TEARDOWN_STEPS x 20 ms at most.
   const answerRequest = (id, method) => {
     const answer = (stepsLeft) => {
-      if ((busy || (SNUG_DB && dbWaiting.length)) && stepsLeft) setTimeout(answer, 20, stepsLeft - 1);
+      const saving = (SNUG_DB || SNUG_NET) && (busy || (SNUG_DB && dbWaiting.length));
+      if (saving && stepsLeft) setTimeout(answer, 20, stepsLeft - 1);
       else post({ id, result: {} });
     };
     if (/teardown$/.test(method)) {
@@ -184,7 +192,7 @@ export const connect = (receive) => {
       return;
     }
     post({ method: "notifications/cancelled", params: { requestId: calls[requestId] } });
-    if (SNUG_DB && requestId == dbOut) dbNext();
+    if (SNUG_DB && requestId == dbOut) dbNext(request);
   };
 
   const initialize = (frame) => {
@@ -232,7 +240,7 @@ export const connect = (receive) => {
       calls[frame.requestId] = save(call, receive, frame);
     } else if (SNUG_DB && frame.type == TYPE_DB_REQUEST) {
       dbWaiting.push(frame);
-      if (dbOut === undefined) dbNext();
+      if (dbOut === undefined) dbNext(request);
     } else {
       request(frame);
     }

@@ -26,8 +26,8 @@ const until = async (what, fn) => {
 // msg takes the next message the app posted with this method.
 const msg = (env, method) => until(method, () => env.posted.find((m) => m.method === method && !m.taken && (m.taken = true)));
 
-async function mcp({ host = { serverTools: {}, openLinks: {} }, session = SESSION, ctx } = {}) {
-  const env = createEnv({ runtime: "snug-mcp.js", meta: { "app-id": "test.app", "display-name": "Test" } });
+async function mcp({ host = { serverTools: {}, openLinks: {} }, session = SESSION, ctx, runtime = "snug-mcp.js" } = {}) {
+  const env = createEnv({ runtime, meta: { "app-id": "test.app", "display-name": "Test" } });
   env.domReady();
   const init = await msg(env, "ui/initialize");
   assert.equal(init.jsonrpc, "2.0");
@@ -255,6 +255,25 @@ test("ui/resource-teardown: the app hears visibility false, the answer waits for
   assert.equal(answered(), false, "answered with the save in flight");
   await ok(save);
   await until("the teardown's answer", answered);
+});
+
+test("ui/resource-teardown: a runtime that cannot save (ask only) answers at once; one with db waits", async () => {
+  const env = await mcp({ runtime: "shaken/mcp-ask.js" });
+  const asked = env.snug.ask("summarize", {});
+  await msg(env, "tools/call");
+  const heard = [];
+  env.snug.on("visibility", ({ visible }) => heard.push(visible));
+  await env.send({ jsonrpc: "2.0", id: 78, method: "ui/resource-teardown", params: {} });
+  assert.deepEqual(heard, [false]);
+  await until("the teardown's answer with an ask in flight", () => env.posted.some((m) => m.id === 78 && m.result));
+  assert.equal(env.snug.db, undefined);
+  const withDB = await mcp({ runtime: "shaken/mcp-ask-db.js" });
+  withDB.snug.db.set("k", 1);
+  await msg(withDB, "tools/call");
+  await withDB.send({ jsonrpc: "2.0", id: 79, method: "ui/resource-teardown", params: {} });
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(withDB.posted.some((m) => m.id === 79 && m.result), false, "answered with a save in flight");
+  void asked.catch(() => {});
 });
 
 test("db requests go to the host one at a time, in the order made, whatever order the host answers in", async () => {
