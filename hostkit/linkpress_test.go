@@ -34,6 +34,7 @@ var linkKinds = []struct{ name, sel string }{
 	{"attr-node", "#k-attr-node"}, {"DOMParser", "#k-DOMParser"}, {"outerHTML", "#k-outerHTML"},
 	{"template-script", "#k-template-script"}, {"fragment", "#k-fragment"}, {"hostname", "#k-hostname"},
 	{"shadow", "#k-shadow-host"}, {"closed", "#k-closed-host"}, {"declarative", "#k-declarative"},
+	{"dsd", "#k-dsd-host"},
 }
 
 func linkPressDoc(t *testing.T, port int) []byte {
@@ -129,6 +130,7 @@ func TestLinkPressAndHoverConnectNowhere(t *testing.T) {
 	runner := openRunnerRaw(t, h, "link-presses")
 	frame := runner.Frame(0)
 	browsertest.WaitStill(t, frame, "#k-closed-host")
+	browsertest.WaitFor(t, frame, "the declarative root's link", `window.dsdWritten === true`)
 	checkLinkReads(t, frame, can.port())
 	hoverLinks(t, frame)
 	time.Sleep(settle) // an absence window (see settle)
@@ -153,7 +155,7 @@ func TestLinkPressControlConnects(t *testing.T) {
 	tab := browsertest.NewTab(t)
 	browsertest.Do(t, tab, "open the undefended document", chromedp.Navigate(srv.URL))
 	frame := undefendedFrame(t, tab)
-	browsertest.WaitFor(t, frame, "the links", `!!document.getElementById("k-shadow-host").shadowRoot`)
+	browsertest.WaitFor(t, frame, "the links", `!!document.getElementById("k-shadow-host").shadowRoot && window.dsdWritten === true`)
 	hoverLinks(t, frame)
 	time.Sleep(settle)
 	hovered, _ := can.hits()

@@ -48,6 +48,7 @@ func TestEveryLinkOpensThroughTheHost(t *testing.T) {
 		{"#mapimg", "area"},        // the <area> covering the image
 		{"#card", "shadow"},        // the link of a shadow root
 		{"#closed", "closed"},      // the link of a closed shadow root
+		{"#dsd", "dsd"},            // a link script wrote into a closed declarative root
 		{"#plain", "plain"},        // an HTML <a href>
 	}
 	servers := map[string]*httptest.Server{}
@@ -63,7 +64,7 @@ func TestEveryLinkOpensThroughTheHost(t *testing.T) {
 	browsertest.ServeHost(t, h)
 	runner := browsertest.OpenRunner(t, h.URL(), "svg-links")
 	frame := runner.Frame(0)
-	browsertest.WaitFor(t, frame, "the handshake and the component", `snug.ready.then(() => !!document.getElementById("card").shadowRoot)`)
+	browsertest.WaitFor(t, frame, "the handshake and the component", `snug.ready.then(() => !!document.getElementById("card").shadowRoot && window.dsdWritten === true)`)
 
 	for _, c := range cases {
 		want := servers[c.name].URL + "/" + c.name

@@ -59,7 +59,11 @@ func Prelude() string { return preludeScript }
 //     one made by script), and a nested frame's blocked navigation would
 //     still send its target's name out;
 //   - every <meta http-equiv=refresh> (it navigates the frame) and
-//     <meta http-equiv=Link> (it can carry hints) is removed.
+//     <meta http-equiv=Link> (it can carry hints) is removed;
+//   - every declarative shadow root is made open (shadowrootmode="closed"
+//     becomes "open"): a closed root the parser makes calls no
+//     attachShadow, so the prelude could not watch the links script puts
+//     in it (an app reaches it through this.getRootNode() in a handler).
 //
 // It serializes the tree and parses the result again, and refuses (an
 // error) a document whose second parse would not have the prelude as its
@@ -209,7 +213,8 @@ func verify(out []byte, pre string, standalone bool) error {
 }
 
 // strip removes the blocked links and metas, nested context elements and
-// srcdoc attributes under n and returns how many it removed.
+// srcdoc attributes under n, holds link addresses and opens closed
+// declarative shadow roots, and returns how many things it changed.
 func strip(n *html.Node) int {
 	removed := 0
 	for c := n.FirstChild; c != nil; {
@@ -229,6 +234,10 @@ func strip(n *html.Node) int {
 				}
 				if a.Key == "href" && a.Namespace == "" && isHTMLLink(c) && NeedsHold(a.Val) {
 					a.Val = HeldLinkPrefix + a.Val
+					removed++
+				}
+				if isClosedShadowRoot(c, a) {
+					a.Val = "open"
 					removed++
 				}
 				kept = append(kept, a)
@@ -280,6 +289,13 @@ func NeedsHold(v string) bool {
 		return true // a relative address
 	}
 	return started
+}
+
+// isClosedShadowRoot reports whether a is the shadowrootmode attribute of
+// an HTML <template> making a closed declarative shadow root.
+func isClosedShadowRoot(n *html.Node, a html.Attribute) bool {
+	return n.Namespace == "" && n.DataAtom == atom.Template && a.Namespace == "" &&
+		a.Key == "shadowrootmode" && ascii.Lower(a.Val) == "closed"
 }
 
 // isHTMLLink reports whether n is an HTML <a> or <area>: the elements

@@ -408,3 +408,51 @@ func walkHrefs(n *html.Node, f func(id, href string)) {
 		walkHrefs(c, f)
 	}
 }
+
+// TestPrepareDocumentOpensDeclarativeShadowRoots: a closed declarative
+// shadow root (any case, in a template's content too) is served open, so
+// the prelude can watch what script writes into it; an open one, a
+// template without the attribute and an SVG element of that name are left.
+func TestPrepareDocumentOpensDeclarativeShadowRoots(t *testing.T) {
+	in := `<!doctype html><body>` +
+		`<div><template id=a shadowrootmode="closed"><p>x</p></template></div>` +
+		`<div><template id=b shadowrootmode=ClOsEd><p>x</p></template></div>` +
+		`<template id=c><div><template id=d shadowrootmode="closed"><p>x</p></template></div></template>` +
+		`<div><template id=e shadowrootmode="open"><p>x</p></template></div>` +
+		`<template id=f><p>x</p></template>` +
+		`<svg><template id=g shadowrootmode="closed"></template></svg>`
+	want := map[string]string{"a": "open", "b": "open", "d": "open", "e": "open", "f": "", "g": "closed"}
+	out, err := PrepareDocument([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		var id, mode string
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "id":
+				id = a.Val
+			case "shadowrootmode":
+				mode = a.Val
+			}
+		}
+		if id != "" {
+			got[id] = mode
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(parse(t, out))
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("template %s: shadowrootmode %q, want %q", id, got[id], w)
+		}
+	}
+	again, err := PrepareDocument(out)
+	if err != nil || !bytes.Equal(again, out) {
+		t.Errorf("preparing the document again changed it (%v)", err)
+	}
+}

@@ -381,12 +381,32 @@
         if (apply(nodeTypeOf, el, []) !== 1) continue;
         hold(el);
         holdAll(apply(qsa, el, [links]));
-        const root = apply(rootOf, el, []);
-        if (root) watch(root);
+        watchHosts(el);
       }
     }
   });
+  // watchTree watches the shadow root of every element under root (found
+  // with find), and the roots under those in turn; watchHosts does so for
+  // an element and its own root. A root the parser attached (a declarative
+  // one, which the server makes open) or cloneNode copied calls no
+  // attachShadow.
+  const watchTree = (root, find) => {
+    const under = apply(find, root, ['*']);
+    for (let i = 0, n = apply(listLength, under, []); i < n; i++) {
+      const inner = apply(rootOf, apply(item, under, [i]), []);
+      if (inner) watchTree(watch(inner), fragQsa);
+    }
+  };
+  const watchHosts = (el) => {
+    const own = apply(rootOf, el, []);
+    if (own) watchTree(watch(own), fragQsa);
+    watchTree(el, qsa);
+  };
   watch(document);
+  // A host's record can come before the parser attached its root: look
+  // again once the document is parsed (first of all listeners: capture on
+  // the window, added before any app script).
+  addEventListener('DOMContentLoaded', () => watchTree(document, D.querySelectorAll), true);
   method(E, 'attachShadow', (orig) => function attachShadow(init) {
     return watch(apply(orig, this, [init]));
   });
