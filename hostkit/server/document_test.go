@@ -390,22 +390,25 @@ func TestPrepareDocumentHoldsLinkAddresses(t *testing.T) {
 	}
 }
 
-// walkHrefs calls f with the id and href of every element with both.
-func walkHrefs(n *html.Node, f func(id, href string)) {
-	var id, href string
+// walkHrefs calls f with the id and href of every element with an id.
+func walkHrefs(n *html.Node, f func(id, href string)) { walkAttr(n, "href", f) }
+
+// walkAttr calls f with the id and attribute key of every element with an id.
+func walkAttr(n *html.Node, key string, f func(id, v string)) {
+	var id, v string
 	for _, a := range n.Attr {
 		switch a.Key {
 		case "id":
 			id = a.Val
-		case "href":
-			href = a.Val
+		case key:
+			v = a.Val
 		}
 	}
 	if id != "" {
-		f(id, href)
+		f(id, v)
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		walkHrefs(c, f)
+		walkAttr(c, key, f)
 	}
 }
 
@@ -427,25 +430,7 @@ func TestPrepareDocumentOpensDeclarativeShadowRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		var id, mode string
-		for _, a := range n.Attr {
-			switch a.Key {
-			case "id":
-				id = a.Val
-			case "shadowrootmode":
-				mode = a.Val
-			}
-		}
-		if id != "" {
-			got[id] = mode
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(parse(t, out))
+	walkAttr(parse(t, out), "shadowrootmode", func(id, mode string) { got[id] = mode })
 	for id, w := range want {
 		if got[id] != w {
 			t.Errorf("template %s: shadowrootmode %q, want %q", id, got[id], w)
