@@ -21,7 +21,6 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/superfly/ltx v0.5.2
 	golang.org/x/net v0.62.0
-	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 )
 
@@ -82,6 +81,7 @@ require (
 	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect

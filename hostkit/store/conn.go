@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -56,8 +55,6 @@ type appDB struct {
 	// Below: owned by the lock holder.
 	open    atomic.Bool   // conn != nil, readable without the lock
 	conn    *sqlite3.Conn // nil until first use and after an import swap
-	eng     *engine       // conn's engine, for the hard stop
-	watch   *watch        // the running call's hard stop; nil for untimed calls
 	kvGetSt *sqlite3.Stmt
 	kvPutSt *sqlite3.Stmt
 	kvDelSt *sqlite3.Stmt
@@ -74,7 +71,7 @@ type appDB struct {
 	// where no other connection can write the file: every write of
 	// _snug_kv is the store's own kvSet on this connection (the app's SQL
 	// cannot name it), which drops its key; opening and closing the
-	// connection (an import's swap, a release, a hard stop) drops them all.
+	// connection (an import's swap, a release) drops them all.
 	kvCache      map[string]kvEntry
 	kvCacheBytes int
 }
@@ -108,16 +105,12 @@ func (s *Store) held(ctx context.Context, d *appDB, app, op string, timed, open 
 	defer s.release(d)
 
 	opCtx := ctx
-	d.watch = nil
 	if timed {
 		var cancel context.CancelFunc
 		opCtx, cancel = context.WithTimeout(ctx, s.opts.StatementTimeout)
 		defer cancel()
 		stop := context.AfterFunc(s.ctx, cancel)
 		defer stop()
-		// The hard stop: a call still inside the engine hardStopGrace after
-		// opCtx ended is stopped there (see engine.go).
-		d.watch = newWatch(opCtx)
 	}
 	d.opCtx = opCtx
 	d.denied = ""
@@ -128,20 +121,11 @@ func (s *Store) held(ctx context.Context, d *appDB, app, op string, timed, open 
 		}
 	}
 	if d.conn != nil {
+		// SQLite looks at it between VM steps, and the functions of
+		// funcs.go inside their calls.
 		d.conn.SetInterrupt(opCtx)
 	}
-	err = d.run(fn)
-	if d.watch != nil {
-		if stopped := d.watch.end(); stopped != nil && stopped == d.eng {
-			// The app's connection was stopped inside a call: whatever
-			// the call returned, its engine must not run again. (An
-			// import's candidate file is stopped and dropped by the
-			// import itself.)
-			d.abandonConn()
-			err = errStopped
-		}
-		d.watch = nil
-	}
+	err = noPanic(func() error { return fn(d) })
 	if d.conn != nil {
 		d.conn.SetInterrupt(context.Background())
 	}
@@ -187,52 +171,6 @@ const oomMessage = "sqlite3: out of memory"
 func isOOM(v any) bool {
 	err, ok := v.(error)
 	return ok && err.Error() == oomMessage
-}
-
-// run calls fn, turning the driver's out-of-memory panic into NOMEM. The
-// goroutine has SetPanicOnFault for the length of the call, so that a hard
-// stop's fault in the engine is a panic noPanic recovers, not a crash.
-func (d *appDB) run(fn func(*appDB) error) error {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return noPanic(func() error { return fn(d) })
-}
-
-// guard arms the running call's hard stop on e: from here until unguard
-// or the call's end, a call still in e's engine hardStopGrace after the
-// deadline is stopped there. Untimed calls have no hard stop.
-func (d *appDB) guard(e *engine) {
-	if d.watch != nil {
-		d.watch.arm(e)
-	}
-}
-
-// unguard ends the hard stop's window before the store's own COMMIT (a stop
-// must never land between a commit being written and being acknowledged),
-// and reports errStopped when the window's work was stopped.
-func (d *appDB) unguard() error {
-	if d.watch != nil && d.watch.disarm() != nil {
-		return errStopped
-	}
-	return nil
-}
-
-// abandonConn drops a connection whose engine the hard stop ended, running
-// none of its code: its statements are forgotten, its files closed and its
-// memory freed. To the database this is a crash of that connection; the
-// next call opens the file afresh and SQLite's recovery drops what the
-// stopped statement had not committed.
-func (d *appDB) abandonConn() {
-	if d.conn == nil {
-		return
-	}
-	d.stmts = nil
-	d.kvGetSt, d.kvPutSt, d.kvDelSt = nil, nil, nil
-	d.once = onceStmts{}
-	_ = d.eng.release() // a failed close is the file's: the next open reports it
-	d.conn, d.eng = nil, nil
-	d.dropKVCache()
-	d.open.Store(false)
-	d.s.openConns.Add(-1)
 }
 
 // dropConn closes a connection that ran out of memory or saw the driver
@@ -408,7 +346,7 @@ func (s *Store) classify(ctx context.Context, op, app string, d *appDB, err erro
 	if errors.As(err, &se) {
 		return se
 	}
-	if errors.Is(err, sqlite3.INTERRUPT) || errors.Is(err, errStopped) ||
+	if errors.Is(err, sqlite3.INTERRUPT) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		switch {
 		case ctx.Err() != nil:
@@ -528,8 +466,9 @@ const damagedIndex = "a full-text (fts5) or R*Tree index in the app's database i
 
 // openHardened opens path with the hardening every connection gets:
 // defensive mode, trusted_schema off, no ATTACH, WAL with synchronous=FULL
-// (or Options.Synchronous)
-// under an exclusive lock, temp storage in the capped memory, the quota.
+// (or Options.Synchronous) under an exclusive lock, temp storage in the
+// capped memory, the quota, and the functions of funcs.go in place of the
+// builtins whose one call could outrun the statement limit.
 func openHardened(path string, opts Options) (*sqlite3.Conn, error) {
 	ctx := sqlite3.WithMaxMemory(context.Background(), opts.MaxMemoryBytes)
 	c, err := sqlite3.OpenContext(ctx, path)
@@ -540,6 +479,9 @@ func openHardened(path string, opts Options) (*sqlite3.Conn, error) {
 		return nil, errors.Join(err, c.Close())
 	}
 	if err := registerModules(c); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	if err := registerOverrides(c); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	return c, nil
@@ -656,11 +598,7 @@ func (d *appDB) openConn() error {
 			return errors.Join(fmt.Errorf("open database: %w", err), noPanic(c.Close))
 		}
 	}
-	eng, err := engineOf(c)
-	if err != nil {
-		return errors.Join(fmt.Errorf("open database: %w", err), noPanic(c.Close))
-	}
-	d.conn, d.eng = c, eng
+	d.conn = c
 	d.dropKVCache()
 	d.open.Store(true)
 	d.s.openConns.Add(1)
@@ -720,7 +658,7 @@ func (d *appDB) closeConn() error {
 	d.closeOnce()
 	d.conn.SetInterrupt(context.Background())
 	errs = append(errs, noPanic(d.conn.Close))
-	d.conn, d.eng = nil, nil
+	d.conn = nil
 	d.dropKVCache()
 	d.open.Store(false)
 	d.s.openConns.Add(-1)

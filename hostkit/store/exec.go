@@ -94,21 +94,14 @@ func (d *appDB) exec(sql string, params []any) (*ExecResult, error) {
 // its transaction (nil: none).
 func (d *appDB) execWith(sql string, params []any, once *onceHooks) (*ExecResult, error) {
 	c := d.conn
-	// From the statement's preparation to the end of its steps (and the
-	// schema check after a CREATE or ALTER), the work is the app's: the
-	// hard stop may end it. The COMMIT is the store's.
-	d.guard(d.eng)
 	d.newFTS = d.newFTS[:0]
 	st, err := d.prepare(sql)
 	if err != nil {
 		return nil, err
 	}
-	stopped := false
 	defer func() {
-		if !stopped { // a stopped engine runs nothing more
-			_ = st.Reset() // repeats the step's error, already handled
-			_ = st.ClearBindings()
-		}
+		_ = st.Reset() // repeats the step's error, already handled
+		_ = st.ClearBindings()
 	}()
 	if n := st.BindCount(); n != len(params) {
 		return nil, sqlErr("the statement has %d parameters and %d values were given", n, len(params))
@@ -145,10 +138,6 @@ func (d *appDB) execWith(sql string, params []any, once *onceHooks) (*ExecResult
 		if w := strings.ToUpper(firstWord(sql)); w == "CREATE" || w == "ALTER" {
 			err = d.checkSchema()
 		}
-	}
-	if serr := d.unguard(); serr != nil {
-		stopped = true
-		return nil, serr // the connection is abandoned: nothing commits
 	}
 	if write {
 		if err == nil {
@@ -399,7 +388,6 @@ func jsonStringLen(s string) int {
 // returned. Changes add up; lastInsertRowid is the last statement's.
 func (d *appDB) script(sql string) (*ExecResult, error) {
 	c := d.conn
-	d.guard(d.eng)
 	d.newFTS = d.newFTS[:0]
 	err := d.trustedExec("BEGIN IMMEDIATE")
 	var res *ExecResult
@@ -408,9 +396,6 @@ func (d *appDB) script(sql string) (*ExecResult, error) {
 	}
 	if err == nil && len(d.newFTS) > 0 {
 		err = d.secureDelete()
-	}
-	if serr := d.unguard(); serr != nil {
-		return nil, serr // the connection is abandoned: nothing commits
 	}
 	if err == nil {
 		err = d.trustedExec("COMMIT")

@@ -27,10 +27,10 @@
 //     fts3_tokenizer and double-quoted string literals off; the engine is
 //     built without load_extension, so that function does not exist;
 //   - stops a statement after Options.StatementTimeout (DB_TIMEOUT), also
-//     inside one long call of a builtin (instr, replace, LIKE over megabyte
-//     strings) where SQLite's own interrupt is never checked: the hard stop
-//     of engine.go ends it hardStopGrace after the limit and abandons the
-//     connection as a crash would, losing nothing committed;
+//     inside one call of a function: the builtins whose one call could do
+//     more than linear work (instr, replace, trim, LIKE, GLOB, unhex over
+//     megabyte strings), where SQLite's own interrupt is never checked, are
+//     replaced by the linear or interruptible functions of funcs.go;
 //   - bounds LIKE and GLOB patterns to maxLikePattern bytes;
 //   - stops the database at Options.QuotaBytes through max_page_count
 //     (DB_QUOTA_EXCEEDED) and the engine's memory, temp tables and sorts
@@ -90,10 +90,9 @@
 // the idle one used longest ago is closed (checkpointed) and reopens on its
 // next call.
 //
-// The store starts no goroutine of its own (the hard stop's timers run only
-// once a call is past its limit); Close interrupts running statements, waits
-// for their calls (ended within hardStopGrace by the hard stop) and closes
-// every connection.
+// The store starts no goroutine of its own; Close interrupts running
+// statements, waits for their calls (which the interrupt ends, inside a
+// function's call too) and closes every connection.
 //
 // Import checks a file under the same limit: a file whose integrity check
 // (CHECK constraints, expression indexes, schema) runs past
@@ -327,9 +326,9 @@ func (s *Store) Release(ctx context.Context, key string) error {
 	return nil
 }
 
-// closeWait bounds how long Close waits for running calls: the hard stop
-// ends a call stuck in the engine hardStopGrace after Close, so this is
-// reached only where there is no hard stop (off unix).
+// closeWait bounds how long Close waits for running calls: the interrupt
+// ends them within milliseconds, so this is reached only when one is stuck
+// where no interrupt is looked at.
 const closeWait = time.Second
 
 // Close interrupts running statements, waits for their calls to end (at most

@@ -46,8 +46,6 @@ func (d *appDB) export() (data []byte, err error) {
 	}()
 	// VACUUM INTO writes a compacted copy from one read transaction: a
 	// consistent snapshot. It attaches the target, so it needs one slot.
-	// Its work grows with what the app stored: the hard stop may end it.
-	d.guard(d.eng)
 	d.trusted = true
 	c := d.conn
 	c.Limit(sqlite3.LIMIT_ATTACHED, 1)
@@ -260,37 +258,20 @@ func syncFile(path string) error {
 // validate opens the candidate file with the same hardening as an app
 // database and runs the integrity check and the schema policy. The checks
 // evaluate what the file holds (its schema, CHECK constraints, expression
-// indexes): they run under the hard stop, and a file whose checks pass the
-// time limit is refused.
+// indexes) under the call's interrupt, which the overrides of funcs.go
+// (openHardened installs them here too) look at inside their calls: a file
+// whose checks pass the time limit is refused.
 func (d *appDB) validate(path string) error {
-	var eng *engine
 	err := noPanic(func() (err error) {
 		c, err := openHardened(path, d.s.opts)
 		if err != nil {
 			return err
 		}
-		if eng, err = engineOf(c); err != nil {
-			return errors.Join(err, noPanic(c.Close))
-		}
-		d.guard(eng)
-		stopped := false
 		defer func() {
-			if stopped {
-				err = errors.Join(errStopped, eng.release())
-				return
-			}
 			c.SetInterrupt(context.Background())
 			err = errors.Join(err, noPanic(c.Close))
 		}()
 		c.SetInterrupt(d.opCtx)
-		defer func() {
-			// Runs first: a fault's panic ends here, and a stopped
-			// engine is released, never closed through SQLite.
-			if d.unguard() != nil {
-				stopped = true
-				recover()
-			}
-		}()
 		if err := checkContent(c); err != nil {
 			return err
 		}
@@ -298,9 +279,6 @@ func (d *appDB) validate(path string) error {
 	})
 	if err == nil {
 		return nil
-	}
-	if errors.Is(err, errStopped) {
-		return err // classify names it: the time limit, the caller gone, or Close
 	}
 	var se *Error
 	if errors.As(err, &se) {
