@@ -67,7 +67,12 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 
 // registerModules adds the allowed modules' code to a connection.
 func registerModules(c *sqlite3.Conn) error {
-	if err := fts5.Register(c); err != nil {
+	// snippet.go's snippet() replaces fts5's own, whose one call is
+	// instances² of the row.
+	err := fts5.RegisterCustom(c, func(api *fts5.API) error {
+		return api.CreateFunction("snippet", snippetFunc(c))
+	})
+	if err != nil {
 		return fmt.Errorf("register fts5: %w", err)
 	}
 	if err := rtree.Register(c); err != nil {
