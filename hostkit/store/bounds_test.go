@@ -53,9 +53,12 @@ func TestFunctionCallStopsAtTheLimit(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	s := openStore(t, dir, Options{StatementTimeout: limit})
 	glob := strings.NewReplacer("LIKE '%'", "GLOB '*'").Replace(likeBomb(bombH, bombK))
+	// An NFA of some 300 states over 2 MB: states × text, seconds.
+	regexp := "SELECT replace(hex(zeroblob(1000000)),'0','a') REGEXP '" + strings.Repeat("a?", 150) + "b'"
 	for _, q := range []string{
 		likeBomb(bombH, bombK),
 		glob,
+		regexp,
 		"INSERT INTO notes(body) " + likeBomb(bombH, bombK),
 		"UPDATE notes SET body = " + "(" + likeBomb(bombH, bombK) + ")",
 	} {

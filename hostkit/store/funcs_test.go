@@ -200,7 +200,7 @@ func TestOverridesMatchSQLite(t *testing.T) {
 
 // isRefused reports whether o is one of the refused extension functions.
 func isRefused(o override) bool {
-	return strings.HasPrefix(o.name, "regexp") || strings.HasPrefix(o.name, "decimal_")
+	return strings.HasPrefix(o.name, "decimal_")
 }
 
 // evalFunc runs q with args on c: the result's type and hex, or "error".
@@ -243,14 +243,52 @@ func evalFunc(t *testing.T, c *sqlite3.Conn, q string, args []any) string {
 func TestRefusedFunctions(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	seed(t, s, "a")
-	for _, q := range []string{
-		"SELECT 'abc' REGEXP 'b'", "SELECT regexpi('B', 'abc')",
-		"SELECT decimal_mul('1.5', '2')", "SELECT decimal_pow2(10)",
-	} {
+	for _, q := range []string{"SELECT decimal_mul('1.5', '2')", "SELECT decimal_pow2(10)"} {
 		_, err := s.Exec(bg, "a", q, nil)
 		se := wantCode(t, err, frame.CodeDBSQLError)
 		if !strings.Contains(se.Message, "not available on this host") {
 			t.Errorf("%s: %q", q, se.Message)
 		}
+	}
+}
+
+// TestRegexpMatchesSQLite: regexp() and regexpi() answer as regexp.c's
+// (the driver's extension, on a plain connection) for patterns of every
+// construct and error it knows, against text with case, digits, spaces,
+// words, multi-byte and invalid UTF-8 and NULs.
+func TestRegexpMatchesSQLite(t *testing.T) {
+	mine := storeConn(t)
+	ref, err := sqlite3.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	ref.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
+	patterns := []any{nil, "", "a", "abc", "^abc", "abc$", "^abc$", "a|b", "ab|cd|", "(ab)+", "(a|aa)*c",
+		"a*", "a+b", "a?b", "x*", ".", ".*", "a.c", ".*foo", "foo.*bar", "a{2}", "a{2,3}", "a{0,2}b",
+		"a{2,}", "a{0}", "a{3,1}", "a{", "a{1", "a{x}", "a{1000}", "{2}", "*a", "+a", "?a", "(", ")", "(a",
+		"a)", "[abc]", "[^abc]", "[a-c]+", "[^0-9]", "[a\\]]b", "[\\-a]", "[a-]", "[]", "[", "[[:alpha:]]",
+		"\\d+", "\\D", "\\w+\\s\\W", "\\S+", "\\bfoo\\b", "\\Bx", "\\.", "\\\\", "\\t", "\\u00e9", "\\u00E9",
+		"\\x41", "\\xZZ", "\\q", "\\", "é+", "[é-ü]", "日本", "ABC", "[A-Z]+", "\\x61", "a$b", "^$", "$",
+		"^", "^^a", "a^", "foo\x00bar", "\xff", "\xc3", "abcdefghijklmnop", "x|", "|x", "((a))", "(a)(b)?c",
+	}
+	texts := []any{nil, "", "a", "abc", "ABC", "xabcx", "aaab", "aaac", "aac", "cd", "xyz123", "123",
+		"foo bar", "foobar", "foo  bar", "a.c", "a\\b", "\t", "é", "Éé", "ü", "日本語", "a\nb", "ab\x00c",
+		"\xff\xfe", "\xc3", "\x80abc", "abcdefghijklmnopq", "a]b", "-", "aa", "aaa", "b", int64(12), []byte("abc")}
+	for _, fn := range []string{"regexp", "regexpi"} {
+		q := "SELECT typeof(r), hex(r) FROM (SELECT " + fn + "(?, ?) AS r)"
+		for _, p := range patterns {
+			for _, s := range texts {
+				args := []any{p, s}
+				if got, want := evalFunc(t, mine, q, args), evalFunc(t, ref, q, args); got != want {
+					t.Errorf("%s(%q, %q): got %s, regexp.c %s", fn, p, s, got, want)
+				}
+			}
+		}
+	}
+	// The compiled pattern kept across a statement's rows.
+	q := "SELECT group_concat(value REGEXP '^[a-c]+$', '') AS r FROM json_each('[\"abc\",\"abd\",\"\",\"cab\"]')"
+	if got, want := evalFunc(t, mine, "SELECT typeof(r), r FROM ("+q+")", nil), "text 1001"; got != want {
+		t.Errorf("over rows: %s, want %s", got, want)
 	}
 }
