@@ -31,6 +31,9 @@ const reservedPrefix = "_snug_"
 // maxLikePattern bounds a LIKE or GLOB pattern, in bytes.
 const maxLikePattern = 1024
 
+// maxFunctionArgs bounds the arguments of one SQL function call.
+const maxFunctionArgs = 127
+
 // replicatorPrefix starts the tables a replicator keeps in the database
 // beside the store (Litestream's _litestream_seq and _litestream_lock, in
 // hostkit/cluster): reserved like reservedPrefix, and left out of exports.
@@ -517,6 +520,11 @@ func harden(c *sqlite3.Conn, opts Options) error {
 	// SQLite allows 50,000-byte patterns. A pattern an app builds from a
 	// search box is far shorter.
 	c.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
+	// The json functions walk their document once per path argument,
+	// inside one VM step: SQLite allows 1,000 arguments since 3.48; its
+	// earlier limit, 127, bounds one such call to about a second over an
+	// array at the length limit (TestJSONPathsStayNearTheLimit).
+	c.Limit(sqlite3.LIMIT_FUNCTION_ARG, maxFunctionArgs)
 
 	// Exclusive locking (the default) before WAL: no shared-memory file,
 	// and no second process can open the database while this host has it.
