@@ -24,7 +24,7 @@ import (
 )
 
 // tokens is a test authorization server's word on its bearer tokens.
-var tokens = map[string]string{"token-of-alice": "alice", "token-of-bob": "bob", "token-of-nobody": ""}
+var tokens = map[string]string{"token-of-alice": "alice", "token-of-bob": "bob", "token-of-carol": "carol", "token-of-nobody": ""}
 
 func verifyTokens(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 	user, ok := tokens[tok]

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,10 +58,22 @@ type MakeOptions struct {
 	MaxBytes int
 }
 
-// makers holds the install_app server of each user, made on first use.
+// makers holds the install_app server of each user, made on first use and
+// forgotten once the user has held no MCP session for the time sessions
+// keep one's entry (the apps are on disk: the next session's server offers
+// them again), so the table holds the users of the last idle period, not
+// every user the host ever served.
 type makers struct {
 	mu    sync.Mutex
-	users map[string]*mcp.Server
+	users map[string]*madeServer
+	swept time.Time // the last sweep
+}
+
+// madeServer is one user's install_app server and when a request last
+// asked for it.
+type madeServer struct {
+	srv  *mcp.Server
+	last time.Time
 }
 
 // userOfHeader is the user the guard set on a request's header, "" for
@@ -84,8 +97,11 @@ func (s *Server) makeEndpoint() http.Handler {
 func (s *Server) makerFor(user string) *mcp.Server {
 	s.makers.mu.Lock()
 	defer s.makers.mu.Unlock()
+	now := time.Now()
+	s.sweepMakers(now)
 	if m := s.makers.users[user]; m != nil {
-		return m
+		m.last = now
+		return m.srv
 	}
 	m := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Title: "Snug apps: install your own", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: "install_app installs a Snug app you write (one HTML file, built with snuggen build --strict). When it reports problems, fix each as its fix says and call it again with the whole file. Then call the app's open_* tool to show it.",
@@ -98,8 +114,24 @@ func (s *Server) makerFor(user string) *mcp.Server {
 	m.AddReceivingMiddleware(s.textOnly)
 	m.AddTool(s.installToolSpec(), s.installTool(user, m))
 	s.loadMade(m, user)
-	s.makers.users[user] = m
+	s.makers.users[user] = &madeServer{srv: m, last: now}
 	return m
+}
+
+// sweepMakers forgets, at most once a sweep interval, the install_app
+// server of every user who holds no MCP session and asked for it longer
+// ago than a session's entry is kept. s.makers.mu is held.
+func (s *Server) sweepMakers(now time.Time) {
+	t := s.sessions
+	if now.Sub(s.makers.swept) < t.sweepEvery() {
+		return
+	}
+	s.makers.swept = now
+	for user, m := range s.makers.users {
+		if now.Sub(m.last) > t.forgetAfter() && !t.holds(user) {
+			delete(s.makers.users, user)
+		}
+	}
 }
 
 // userDir is the folder of user's installed apps.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -154,5 +155,50 @@ func TestInstallAppOverStdio(t *testing.T) {
 	}
 	if got := toolNames(t, cs); !slices.Contains(got, "open_made-tips") {
 		t.Fatalf("tools over stdio: %v", got)
+	}
+}
+
+// TestInstallServersAreForgotten: a user's install_app server (with the
+// apps the user installed) is kept while the user holds a session, and
+// forgotten once none has been held for the time a session's entry is
+// kept: the table holds the users of the last idle period, not every user
+// the host ever served. The user's next session offers the apps again,
+// from disk. On the old code every user's server stayed.
+func TestInstallServersAreForgotten(t *testing.T) {
+	habits := fakemodel.CorpusApp(t, "habits")
+	e := newEnv(t, func(o *mcpapps.Options) {
+		withTokens(o)
+		o.SharedServer = false
+		o.Make = &mcpapps.MakeOptions{Dir: t.TempDir()}
+		o.SessionIdle = time.Second
+	})
+	const pv = "2025-11-25" // sessions: the server is made when one opens
+	alice, bob := e.connectAs(t, "token-of-alice", pv), e.connectAs(t, "token-of-bob", pv)
+	if res := install(t, alice, "habits", habits.Replies[1].Text); res.IsError {
+		t.Fatalf("install: %s", toolText(res))
+	}
+	if n := e.srv.InstallServers(); n != 2 {
+		t.Fatalf("%d install servers with two users connected", n)
+	}
+	alice.Close()
+	// Bob keeps using his session; carol's sessions, each ended at once,
+	// make the server sweep.
+	var last time.Time
+	forgotten := browsertest.Poll(func() bool {
+		if time.Since(last) > 250*time.Millisecond {
+			last = time.Now()
+			toolNames(t, bob)
+			e.connectAs(t, "token-of-carol", pv).Close()
+		}
+		return e.srv.InstallServers() == 2 // bob's and carol's
+	})
+	if !forgotten {
+		t.Fatalf("alice's install server was kept: %d servers", e.srv.InstallServers())
+	}
+	if got := toolNames(t, bob); !slices.Contains(got, mcpapps.InstallTool) {
+		t.Fatalf("bob, who holds a session, lists %v", got)
+	}
+	if got := toolNames(t, e.connectAs(t, "token-of-alice", pv)); !slices.Contains(got, "open_made-habits") {
+		t.Fatalf("alice's next session lists %v", got)
 	}
 }

@@ -240,7 +240,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		instances: map[string]*instance{},
 		grants:    newGrants(opts.Now),
 		nonce:     nonce,
-		makers:    makers{users: map[string]*mcp.Server{}},
+		makers:    makers{users: map[string]*madeServer{}, swept: time.Now()},
 		sessions:  newSessions(opts.SessionIdle, opts.MaxSessions),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),

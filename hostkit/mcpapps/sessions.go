@@ -240,6 +240,13 @@ func (t *sessions) forget(id string, s *sessionUse) {
 	}
 }
 
+// holds reports whether the table has a session of user.
+func (t *sessions) holds(user string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byUser[user]) > 0
+}
+
 // size is how many sessions the table holds.
 func (t *sessions) size() int {
 	t.mu.Lock()
