@@ -81,7 +81,7 @@ var reviewedFunctions = map[string][]string{
 }
 
 // storeConn opens a connection the way the store opens one.
-func storeConn(t *testing.T) *sqlite3.Conn {
+func storeConn(t testing.TB) *sqlite3.Conn {
 	t.Helper()
 	c, err := openHardened(filepath.Join(t.TempDir(), "f.db"), Options{
 		MaxMemoryBytes: DefaultMaxMemoryBytes, QuotaBytes: 1 << 30, StatementTimeout: time.Minute})
@@ -204,7 +204,7 @@ func isRefused(o override) bool {
 }
 
 // evalFunc runs q with args on c: the result's type and hex, or "error".
-func evalFunc(t *testing.T, c *sqlite3.Conn, q string, args []any) string {
+func evalFunc(t testing.TB, c *sqlite3.Conn, q string, args []any) string {
 	t.Helper()
 	st, _, err := c.Prepare(q)
 	if err != nil {
@@ -291,4 +291,54 @@ func TestRegexpMatchesSQLite(t *testing.T) {
 	if got, want := evalFunc(t, mine, "SELECT typeof(r), r FROM ("+q+")", nil), "text 1001"; got != want {
 		t.Errorf("over rows: %s, want %s", got, want)
 	}
+}
+
+// FuzzOverridesMatchSQLite: for any arguments the fuzzer makes, each
+// overridden builtin (regexp and regexpi included) answers what SQLite's
+// own answers on a plain connection. go test runs the seeds; for more:
+// go test -run '^$' -fuzz FuzzOverridesMatchSQLite -fuzztime 5m ./hostkit/store
+func FuzzOverridesMatchSQLite(f *testing.F) {
+	f.Add(uint8(0), "abcabc", "bc", "x", uint8(0))
+	f.Add(uint8(1), "aaaa", "aa", "b", uint8(0))
+	f.Add(uint8(2), "xxhixx", "x", "", uint8(0))
+	f.Add(uint8(5), "0a1B", "aB", "", uint8(0x01))
+	f.Add(uint8(6), "a%b_c", "A%B\\_C", "\\", uint8(0))
+	f.Add(uint8(8), "[a-c]*?", "abc", "", uint8(0x10))
+	f.Add(uint8(9), "(a|aa)*c", "aaac", "", uint8(0))
+	f.Add(uint8(3), "é日本", "本é", "", uint8(0x2a))
+	mine := storeConn(f)
+	ref, err := sqlite3.Open(":memory:")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = ref.Close() })
+	ref.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
+	ref.Limit(sqlite3.LIMIT_LENGTH, frame.MaxDBFrameBytes)
+	var fns []override
+	for _, o := range overrides {
+		if !isRefused(o) {
+			fns = append(fns, o)
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, a, b, c string, kinds uint8) {
+		o := fns[int(which)%len(fns)]
+		args := []any{fuzzArg(a, kinds), fuzzArg(b, kinds>>2), fuzzArg(c, kinds>>4)}[:o.nArg]
+		q := "SELECT typeof(r), hex(r) FROM (SELECT " + o.name + "(?" + strings.Repeat(", ?", o.nArg-1) + ") AS r)"
+		if got, want := evalFunc(t, mine, q, args), evalFunc(t, ref, q, args); got != want {
+			t.Errorf("%s%q: got %s, SQLite %s", o.name, args, got, want)
+		}
+	})
+}
+
+// fuzzArg is s as text, a blob, NULL or an integer, by kind's low two bits.
+func fuzzArg(s string, kind uint8) any {
+	switch kind & 3 {
+	case 1:
+		return []byte(s)
+	case 2:
+		return nil
+	case 3:
+		return int64(len(s)) - 3
+	}
+	return s
 }
