@@ -63,9 +63,9 @@ var reviewedFunctions = map[string][]string{
 	"ieee754": {"ieee754/1", "ieee754/2", "ieee754_exponent/1", "ieee754_from_blob/1",
 		"ieee754_from_int/1", "ieee754_inc/2", "ieee754_mantissa/1", "ieee754_to_blob/1",
 		"ieee754_to_int/1"},
-	// The modules' helpers; bm25 and highlight run through the fts5 table,
-	// once per row, linear in the row's matches and text; snippet is
-	// snippet.go's (fts5's own is instances²); match only errs outside a
+	// The modules' helpers; bm25 runs through the fts5 table, once per
+	// row, linear in the row's matches; snippet and highlight are
+	// snippet.go's (fts5's own are instances² and output²); match only errs outside a
 	// MATCH; rtreecheck runs SQL statements of its own, which SQLite
 	// interrupts.
 	"fts5 and rtree": {"bm25/-1", "fts5/1", "fts5_get_locale/-1", "fts5_insttoken/1",

@@ -127,3 +127,63 @@ func firstDiff(got, want string) string {
 	}
 	return fmt.Sprintf("%d rows, fts5 %d", len(g), len(w))
 }
+
+// TestHighlightMatchesFTS5: snippet.go's highlight() returns what fts5's
+// own returns, for every query, column (in range or not) and marker of
+// TestSnippetMatchesFTS5; but over a NULL column (” for fts5's NULL).
+func TestHighlightMatchesFTS5(t *testing.T) {
+	mine := storeConn(t)
+	ref, err := sqlite3.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	if err := fts5.Register(ref); err != nil {
+		t.Fatal(err)
+	}
+	snippetTable(t, mine)
+	snippetTable(t, ref)
+	const q = "SELECT group_concat(rowid || ':' || typeof(s) || ':' || hex(s), ' ') FROM " +
+		"(SELECT rowid, highlight(t, ?, ?, ?) AS s FROM t WHERE t MATCH ? ORDER BY rowid)"
+	n := 0
+	for _, match := range []string{"quick", "fox OR dog", `"quick brown"`, "qu*", "b : dog", "NEAR(quick fox)", "alpha", "quick AND fox AND dog", "a*"} {
+		for _, col := range []int64{-1, 0, 1, 2, 3, 5} {
+			for _, marks := range [][2]any{{"[", "]"}, {"", ""}, {nil, nil}, {"<b\x00x>", "</b>"}} {
+				args := []any{col, marks[0], marks[1], match}
+				got, want := evalFunc(t, mine, q, args), evalFunc(t, ref, q, args)
+				want = strings.ReplaceAll(want, "2:null:", "2:text:") // row 2's NULL column
+				if got != want {
+					t.Errorf("highlight%v: %s", args, firstDiff(got, want))
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d queries compared", n)
+}
+
+// TestHighlightStopsAtTheLimit: highlight() over a row of 1,000,000
+// matches (fts5's own: output², two minutes) answers within the limit,
+// with the whole row highlighted, or DB_TIMEOUT at it.
+func TestHighlightStopsAtTheLimit(t *testing.T) {
+	s, _ := newStore(t, Options{StatementTimeout: time.Minute})
+	mustExec(t, s, "a", "CREATE VIRTUAL TABLE d USING fts5(body)")
+	mustExec(t, s, "a", fmt.Sprintf("INSERT INTO d(body) VALUES (replace(hex(zeroblob(%d)), '00', 'a '))", 1_000_000))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 300 * time.Millisecond
+	s = openStore(t, s.dir, Options{StatementTimeout: limit})
+	start := time.Now()
+	r, err := s.Exec(bg, "a", "SELECT length(highlight(d, 0, '[', ']')) FROM d WHERE d MATCH 'a'", nil)
+	el := time.Since(start)
+	if err != nil {
+		wantCode(t, err, frame.CodeDBTimeout)
+	} else if got := rowsJSON(t, r); got != "[[4000000]]" {
+		t.Fatalf("highlighted length %s, want 4000000 (each of 1,000,000 a's bracketed)", got)
+	}
+	if el > limit+slack {
+		t.Fatalf("answered after %s, limit %s", el, limit)
+	}
+	t.Logf("%v after %s", err, el)
+}

@@ -67,10 +67,13 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 
 // registerModules adds the allowed modules' code to a connection.
 func registerModules(c *sqlite3.Conn) error {
-	// snippet.go's snippet() replaces fts5's own, whose one call is
-	// instances² of the row.
+	// snippet.go's snippet() and highlight() replace fts5's own, whose one
+	// call is instances² (snippet) or output² (highlight) of the row.
 	err := fts5.RegisterCustom(c, func(api *fts5.API) error {
-		return api.CreateFunction("snippet", snippetFunc(c))
+		if err := api.CreateFunction("snippet", snippetFunc(c)); err != nil {
+			return err
+		}
+		return api.CreateFunction("highlight", highlightFunc(c))
 	})
 	if err != nil {
 		return fmt.Errorf("register fts5: %w", err)
