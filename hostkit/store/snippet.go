@@ -318,15 +318,8 @@ func (s *snippet) highlight(doc string, bw best, nToken int32, open, closing, el
 	for h.it.start >= 0 && h.it.start < bw.start {
 		h.it.next()
 	}
-	loc, err := s.fts.ColumnLocale(int(bw.col))
-	if err != nil {
+	if err := h.run(s.fts, bw.col); err != nil {
 		return "", err
-	}
-	if err := s.fts.Tokenize(doc, loc, h.token); err != nil {
-		return "", err
-	}
-	if h.isOpen {
-		h.appendC(closing)
 	}
 	if h.rangeEnd >= bw.colSize-1 {
 		h.appendDoc(len(doc) - h.off)
@@ -334,6 +327,22 @@ func (s *snippet) highlight(doc string, bw best, nToken int32, open, closing, el
 		h.appendC(ellipsis)
 	}
 	return h.out.String(), nil
+}
+
+// run tokenizes the document, column col of the row, through token, and
+// closes a run of matches left open.
+func (h *highlighter) run(fts fts5.Context, col int32) error {
+	loc, err := fts.ColumnLocale(int(col))
+	if err != nil {
+		return err
+	}
+	if err := fts.Tokenize(h.doc, loc, h.token); err != nil {
+		return err
+	}
+	if h.isOpen {
+		h.appendC(h.closing)
+	}
+	return nil
 }
 
 // token is fts5HighlightCb.
@@ -424,15 +433,8 @@ func (s *snippet) highlightColumn(col int64, open, closing string) (string, erro
 	}
 	h := &highlighter{doc: doc, rangeEnd: -1, open: open, closing: closing, it: instIter{s: s, col: int32(col)}, b: s.b}
 	h.it.next()
-	loc, err := s.fts.ColumnLocale(int(col))
-	if err != nil {
+	if err := h.run(s.fts, int32(col)); err != nil {
 		return "", err
-	}
-	if err := s.fts.Tokenize(doc, loc, h.token); err != nil {
-		return "", err
-	}
-	if h.isOpen {
-		h.appendC(closing)
 	}
 	h.appendDoc(len(doc) - h.off)
 	return h.out.String(), nil

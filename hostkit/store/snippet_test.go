@@ -53,23 +53,31 @@ func snippetTable(t *testing.T, c *sqlite3.Conn) {
 	}
 }
 
+// snippetConns returns a store connection and a plain one with fts5's own
+// functions, each with the table of snippetDocs.
+func snippetConns(t *testing.T) (mine, ref *sqlite3.Conn) {
+	t.Helper()
+	mine = storeConn(t)
+	ref, err := sqlite3.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ref.Close() })
+	if err := fts5.Register(ref); err != nil {
+		t.Fatal(err)
+	}
+	snippetTable(t, mine)
+	snippetTable(t, ref)
+	return mine, ref
+}
+
 // TestSnippetMatchesFTS5: snippet.go's snippet() returns what fts5's own
 // returns, for queries of one and several phrases, every column choice,
 // markers and ellipses empty, NULL or with a NUL, and windows from
 // negative to longer than the rows; but over a NULL column, where it
 // returns ” and fts5 NULL.
 func TestSnippetMatchesFTS5(t *testing.T) {
-	mine := storeConn(t)
-	ref, err := sqlite3.Open(":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	if err := fts5.Register(ref); err != nil {
-		t.Fatal(err)
-	}
-	snippetTable(t, mine)
-	snippetTable(t, ref)
+	mine, ref := snippetConns(t)
 	const q = "SELECT group_concat(rowid || ':' || typeof(s) || ':' || hex(s), ' ') FROM " +
 		"(SELECT rowid, snippet(t, ?, ?, ?, ?, ?) AS s FROM t WHERE t MATCH ? ORDER BY rowid)"
 	n := 0
@@ -132,17 +140,7 @@ func firstDiff(got, want string) string {
 // own returns, for every query, column (in range or not) and marker of
 // TestSnippetMatchesFTS5; but over a NULL column (” for fts5's NULL).
 func TestHighlightMatchesFTS5(t *testing.T) {
-	mine := storeConn(t)
-	ref, err := sqlite3.Open(":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	if err := fts5.Register(ref); err != nil {
-		t.Fatal(err)
-	}
-	snippetTable(t, mine)
-	snippetTable(t, ref)
+	mine, ref := snippetConns(t)
 	const q = "SELECT group_concat(rowid || ':' || typeof(s) || ':' || hex(s), ' ') FROM " +
 		"(SELECT rowid, highlight(t, ?, ?, ?) AS s FROM t WHERE t MATCH ? ORDER BY rowid)"
 	n := 0
