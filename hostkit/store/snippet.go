@@ -28,13 +28,18 @@ type snippetInst struct{ phrase, col, off int32 }
 // snippetFunc is snippet(T, col, open, close, ellipsis, tokens) on the
 // connection c, whose interrupt the budget looks at.
 func snippetFunc(c *sqlite3.Conn) fts5.ExtensionFunction {
+	return auxFunc(c, "snippet", 5, (*snippet).run)
+}
+
+// auxFunc is the fts5 function name of nArg arguments on the connection c:
+// run writes its text with a budget that looks at c's interrupt.
+func auxFunc(c *sqlite3.Conn, name string, nArg int, run func(*snippet, []sqlite3.Value) (string, error)) fts5.ExtensionFunction {
 	return func(fts fts5.Context, fctx sqlite3.Context, arg ...sqlite3.Value) {
-		if len(arg) != 5 {
-			fctx.ResultError(errors.New("wrong number of arguments to function snippet()"))
+		if len(arg) != nArg {
+			fctx.ResultError(errors.New("wrong number of arguments to function " + name + "()"))
 			return
 		}
-		s := &snippet{fts: fts, b: &budget{ctx: c.GetInterrupt()}}
-		out, err := s.run(arg)
+		out, err := run(&snippet{fts: fts, b: &budget{ctx: c.GetInterrupt()}}, arg)
 		if err != nil {
 			fctx.ResultError(err)
 			return
@@ -403,19 +408,9 @@ func (h *highlighter) token(flags fts5.TokenFlag, _ string, start, end int) erro
 // (sqlite3_mprintf("%z%.*s")): output² in one call, two minutes for a row
 // of 1,000,000 matches. TestHighlightMatchesFTS5 compares the two.
 func highlightFunc(c *sqlite3.Conn) fts5.ExtensionFunction {
-	return func(fts fts5.Context, fctx sqlite3.Context, arg ...sqlite3.Value) {
-		if len(arg) != 3 {
-			fctx.ResultError(errors.New("wrong number of arguments to function highlight()"))
-			return
-		}
-		s := &snippet{fts: fts, b: &budget{ctx: c.GetInterrupt()}}
-		out, err := s.highlightColumn(arg[0].Int64(), cText(arg[1]), cText(arg[2]))
-		if err != nil {
-			fctx.ResultError(err)
-			return
-		}
-		fctx.ResultText(out)
-	}
+	return auxFunc(c, "highlight", 3, func(s *snippet, arg []sqlite3.Value) (string, error) {
+		return s.highlightColumn(arg[0].Int64(), cText(arg[1]), cText(arg[2]))
+	})
 }
 
 // highlightColumn writes column col of the row with each run of matches
