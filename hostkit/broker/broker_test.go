@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -277,11 +278,19 @@ func waitFor(t *testing.T, n *atomic.Int32, want int32, what string) {
 }
 
 // stallingOpenAI is a fake OpenAI-compatible server that sends the SSE
-// headers and then nothing until the client goes away.
+// headers and then nothing until the client goes away. It reads the
+// request's body first: net/http notices a client leaving only once the
+// body was read to its end, and a client that left before the server read
+// it for itself (at WriteHeader) would leave the handler waiting, and
+// srv.Close with it, for ever.
 func stallingOpenAI(t *testing.T) (url string, st *stall) {
 	st = new(stall)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st.arrived.Add(1)
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			st.gone.Add(1)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()

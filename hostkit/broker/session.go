@@ -433,17 +433,15 @@ type handlerFunc = func(ctx context.Context, c Call, r *request) frame.Frame
 // handler run makes) only when now has no answer at once. Either way it is
 // in flight, under its latch, until its terminal.
 func (d *dispatcher) startNow(req frame.Frame, iid string, offered bool, what string, ordered bool, now func(Call) frame.Frame, run func() handlerFunc) {
-	if r := d.admit(req, iid, offered, what); r != nil {
-		r.ordered = ordered
-		if dr, ok := req.(*frame.DBRequest); ok && ordered {
-			r.write = IsDBWrite(dr)
-		}
+	if r := d.admit(req, iid, offered, what, ordered); r != nil {
 		d.s.b.launch(r, now, run)
 	}
 }
 
 // admit accepts req as a request in flight, or refuses it (and returns nil).
-func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what string) *request {
+// The request is whole (ordered, and whether it writes) before it is in
+// flight: Shutdown reads those of every request in flight.
+func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what string, ordered bool) *request {
 	respType, typ, rid := frame.AnswerType(req.FrameType()), req.FrameType(), frame.RequestIDOf(req)
 	d.accept(typ, rid)
 	d.s.m.Request(typ)
@@ -480,6 +478,10 @@ func (d *dispatcher) admit(req frame.Frame, iid string, offered bool, what strin
 		return nil
 	}
 	r := newRequest(s, rid, respType, Call{User: s.user, App: s.app, InstanceID: s.instanceID, RequestID: rid, Session: s}, nil)
+	r.ordered = ordered
+	if dr, ok := req.(*frame.DBRequest); ok && ordered {
+		r.write = IsDBWrite(dr)
+	}
 	s.inflight[rid] = r
 	s.b.wg.Add(1)
 	s.mu.Unlock()
