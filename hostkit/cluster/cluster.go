@@ -84,15 +84,19 @@ type Config struct {
 	// (required; the copies are restored from object storage when this
 	// replica takes a lease, so replicas may share DataDir).
 	DataDir string
-	// StagingDir, when set, is where Litestream stages each upload (the
-	// LTX file it writes, fsyncs and renames before sending it), in a
-	// directory replica-<ReplicaID> made at Open and removed at Close,
-	// instead of beside each database. A memory file system (/dev/shm)
-	// takes the local disk out of every acknowledgement: nothing staged is
-	// needed once it is uploaded, and a replica that restarts starts
-	// empty either way. It holds the uploads of the last minute or two
-	// (Litestream keeps them until they are compacted and L0Retention
-	// passed; with StagingDir set that is one minute), some 3 KB per write.
+	// StagingDir is where Litestream stages each upload (the LTX file it
+	// writes, fsyncs and renames before sending it): a directory, in which
+	// a directory replica-<ReplicaID> is made at Open and removed at
+	// Close; StageBeside, beside each database; or, when empty, a private
+	// directory on /dev/shm when that is a memory file system with
+	// MinMemoryStaging free (removed at Close, or by the next replica
+	// started once its process is gone), else beside each database
+	// (staging.go). A memory file system takes the local disk out of
+	// every acknowledgement: nothing staged is needed once it is uploaded,
+	// and a replica that restarts starts empty either way. It holds the
+	// uploads of the last minute or two (Litestream keeps them until they
+	// are compacted and L0Retention passed: one minute when staged apart),
+	// some 3 KB per round.
 	StagingDir string
 	// Addr is the internal listener's address (DefaultAddr when empty);
 	// Advertise is the URL other replicas reach it at (http://Addr when
@@ -274,14 +278,8 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err := os.RemoveAll(dbDir); err != nil {
 		return fmt.Errorf("cluster: clear %s: %w", dbDir, err)
 	}
-	if c.cfg.StagingDir != "" {
-		c.stageDir = filepath.Join(c.cfg.StagingDir, "replica-"+c.id)
-		if err := os.RemoveAll(c.stageDir); err != nil {
-			return fmt.Errorf("cluster: clear %s: %w", c.stageDir, err)
-		}
-		if err := os.MkdirAll(c.stageDir, 0o700); err != nil {
-			return fmt.Errorf("cluster: staging directory: %w", err)
-		}
+	if c.stageDir, err = c.stagingDir(); err != nil {
+		return err
 	}
 	so := c.cfg.Store
 	so.LockingMode = store.LockingNormal

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +85,112 @@ func TestOpenNamesWhatFails(t *testing.T) {
 	}
 }
 
+// ltxUnder lists the LTX files under dir.
+func ltxUnder(dir string) []string {
+	var list []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".ltx") {
+			list = append(list, p)
+		}
+		return nil
+	})
+	return list
+}
+
+// TestStagingDefaultsToMemory: by default a replica stages its uploads in a
+// private directory on /dev/shm when that is a memory file system with
+// room (mode 0700, an unpredictable name, its process id inside, gone at
+// Close), beside its databases otherwise; StageBeside keeps them beside.
+func TestStagingDefaultsToMemory(t *testing.T) {
+	s3 := startS3(t)
+	memory := isMemoryFS(memoryStagingRoot, MinMemoryStaging)
+	t.Logf("/dev/shm is a memory file system with %d bytes free: %v", MinMemoryStaging, memory)
+	for _, tc := range []struct {
+		staging  string
+		inMemory bool
+	}{{"", memory}, {StageBeside, false}} {
+		a := openClusterWith(t, Config{Postgres: freshDB(t), ObjectStore: s3.url("default-" + tc.staging), LeaseTTL: 2 * time.Second, Secrets: []string{testSecret}, StagingDir: tc.staging})
+		mustExec(t, a, "alice", "todo", "CREATE TABLE t(x)")
+		mustExec(t, a, "alice", "todo", "INSERT INTO t VALUES (1)")
+		beside := ltxUnder(a.dbDir)
+		if !tc.inMemory {
+			if a.stageDir != "" || len(beside) == 0 {
+				t.Fatalf("StagingDir %q: staged in %q, %d LTX files beside the databases", tc.staging, a.stageDir, len(beside))
+			}
+			continue
+		}
+		if filepath.Dir(a.stageDir) != memoryStagingRoot || !strings.HasPrefix(filepath.Base(a.stageDir), stagingPattern) {
+			t.Fatalf("default staging in %q", a.stageDir)
+		}
+		if fi, err := os.Lstat(a.stageDir); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+			t.Fatalf("the staging directory: %v %v", fi, err)
+		}
+		if pid, err := os.ReadFile(filepath.Join(a.stageDir, stagingOwnerFile)); err != nil || string(pid) != strconv.Itoa(os.Getpid()) {
+			t.Fatalf("the staging directory's owner: %q %v", pid, err)
+		}
+		if staged := ltxUnder(a.stageDir); len(staged) == 0 || len(beside) != 0 {
+			t.Fatalf("LTX files in memory: %v; beside the databases: %v", staged, beside)
+		}
+		if err := a.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(a.stageDir); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the staging directory after Close: %v", err)
+		}
+	}
+}
+
+// TestStagingSweepsWhatDeadReplicasLeft: a new private staging directory
+// first removes those of this user's processes that no longer run (a
+// replica killed before its Close), and nothing else: not a live
+// process's, not one without an owner file, not a symlink or what it
+// points to, not another name.
+func TestStagingSweepsWhatDeadReplicasLeft(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := strconv.Itoa(done.Process.Pid)
+	mk := func(dir, pid string) string {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if pid != "" {
+			if err := os.WriteFile(filepath.Join(dir, stagingOwnerFile), []byte(pid), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	gone := mk(filepath.Join(root, stagingPattern+"dead"), dead)
+	kept := []string{
+		mk(filepath.Join(root, stagingPattern+"live"), strconv.Itoa(os.Getppid())),
+		mk(filepath.Join(root, stagingPattern+"nopid"), ""),
+		mk(filepath.Join(root, "other"), dead),
+		mk(filepath.Join(elsewhere, "target"), dead),
+	}
+	link := filepath.Join(root, stagingPattern+"link")
+	if err := os.Symlink(kept[3], link); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := privateStaging(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(gone); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a dead process's staging directory stayed: %v", err)
+	}
+	for _, k := range append(kept, link, dir) {
+		if _, err := os.Lstat(k); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(kept[3], stagingOwnerFile)); err != nil {
+		t.Errorf("the symlink's target was touched: %v", err)
+	}
+}
+
 // With StagingDir, Litestream stages its uploads there (a directory of the
 // replica's own, gone at Close) and nothing beside the databases; the
 // writes are uploaded all the same: another replica restores them.
@@ -92,15 +200,7 @@ func TestStagingDirHoldsUploads(t *testing.T) {
 	a := openClusterWith(t, Config{Postgres: pg, ObjectStore: s3.url("stage"), LeaseTTL: 2 * time.Second, Secrets: []string{testSecret}, StagingDir: stage})
 	mustExec(t, a, "alice", "todo", "CREATE TABLE t(x)")
 	mustExec(t, a, "alice", "todo", "INSERT INTO t VALUES (1), (2)")
-	var staged, beside []string
-	for dir, list := range map[string]*[]string{filepath.Join(stage, "replica-"+a.id): &staged, a.dbDir: &beside} {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && strings.HasSuffix(p, ".ltx") {
-				*list = append(*list, p)
-			}
-			return nil
-		})
-	}
+	staged, beside := ltxUnder(filepath.Join(stage, "replica-"+a.id)), ltxUnder(a.dbDir)
 	if len(staged) == 0 || len(beside) != 0 {
 		t.Fatalf("LTX files staged under StagingDir: %v; beside the databases: %v", staged, beside)
 	}

@@ -439,13 +439,13 @@ func TestReplicasFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj := s3.url("replicas")
-	// r1 stages its uploads beside the databases (the default), the others
-	// in memory (--cluster-staging): both lose nothing acknowledged.
+	// r1 stages its uploads beside the databases (--cluster-staging
+	// beside), the others in memory: both lose nothing acknowledged.
 	stage := memDir(t)
 	start := func(name string) *replica {
-		var flags []string
-		if name != "r1" {
-			flags = []string{"--cluster-staging", stage}
+		flags := []string{"--cluster-staging", stage}
+		if name == "r1" {
+			flags = []string{"--cluster-staging", StageBeside}
 		}
 		return startReplica(t, name, bin, pg, obj, filepath.Join(dir, "data"), appFile, ttl, flags...)
 	}

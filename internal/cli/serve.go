@@ -155,7 +155,7 @@ func (o *serveOptions) serveFlags(c *cobra.Command) {
 	f.StringVar(&o.advertise, "cluster-advertise", "", "replicated mode: URL other replicas reach --cluster-addr at (default http://<its address>)")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", 0, "replicated mode: how long a database lease lasts unrenewed (default 10s): the longest failover wait")
 	f.DurationVar(&o.idleRelease, "idle-release", 0, "replicated mode: give a database up after this long without a request (default 2m; negative: never)")
-	f.StringVar(&o.staging, "cluster-staging", "", "replicated mode: stage uploads in `DIR` (a memory file system such as /dev/shm keeps the local disk out of each acknowledgement; default: beside each database)")
+	f.StringVar(&o.staging, "cluster-staging", "", "replicated mode: stage uploads in `DIR`, or \"beside\" each database (default: a private directory on /dev/shm when it is a memory file system with 1 GiB free, which keeps the local disk out of each acknowledgement; else beside each database)")
 	f.StringVar(&o.userHeader, "user-header", "", "take the signed-in user from this request header at the page's WebSocket (set by the authenticating proxy in front, believed only with --proxy-secret-file or --trusted-proxy; any other connection is refused)")
 	f.StringVar(&o.proxySecretFile, "proxy-secret-file", "", "with --user-header: a file (mode 600) of the secret the proxy sends in "+proxyauth.SecretHeader+", one a line (the first current, the next still accepted during a rotation)")
 	f.StringSliceVar(&o.trustedProxies, "trusted-proxy", nil, "with --user-header: the proxy's address or prefix (repeatable); connections from elsewhere are refused")
