@@ -199,6 +199,11 @@ func (c *Cluster) renewLoop() {
 // errSessionExpired is a renewal that found the session expired.
 var errSessionExpired = errors.New("the session expired before it was renewed")
 
+// renewSessionSQL renews session $1 for $2 seconds, unless it expired: the
+// one statement a replica sends every TTL/3, however many leases it holds.
+const renewSessionSQL = `UPDATE snug_sessions SET expires_at = now() + make_interval(secs => $2)
+	WHERE id = $1 AND expires_at > now()`
+
 // renewAll renews the session. A session found expired is over for good
 // (another replica may have taken any of its leases): every database is
 // dropped here and a new session starts.
@@ -206,8 +211,7 @@ func (c *Cluster) renewAll() {
 	ctx, cancel := context.WithTimeout(c.ctx, c.ttl/3)
 	defer cancel()
 	sent := time.Now()
-	tag, err := c.pool.Exec(ctx, `UPDATE snug_sessions SET expires_at = now() + make_interval(secs => $2)
-		WHERE id = $1 AND expires_at > now()`, c.sessionID(), c.ttl.Seconds())
+	tag, err := c.pool.Exec(ctx, renewSessionSQL, c.sessionID(), c.ttl.Seconds())
 	if err != nil {
 		c.renewed(err)
 		c.logf("renew the session: %v", redact(err))

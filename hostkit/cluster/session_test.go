@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,8 +45,7 @@ func TestSessionRenewalIsOneRow(t *testing.T) {
 		return d[len(d)/2]
 	}
 	session := median(func() {
-		tag, err := c.pool.Exec(context.Background(), `UPDATE snug_sessions SET expires_at = now() + make_interval(secs => $2)
-			WHERE id = $1 AND expires_at > now()`, c.sessionID(), c.ttl.Seconds())
+		tag, err := c.pool.Exec(context.Background(), renewSessionSQL, c.sessionID(), c.ttl.Seconds())
 		if err != nil || tag.RowsAffected() != 1 {
 			t.Fatalf("renew the session: %v, %d rows", err, tag.RowsAffected())
 		}
@@ -65,4 +66,77 @@ func TestSessionRenewalIsOneRow(t *testing.T) {
 	if err != nil || !found || !l.live || l.owner != c.ID() {
 		t.Fatalf("a lease of the renewed session: %+v %v %v", l, found, err)
 	}
+}
+
+// TestLeaseLoadAsTheFleetGrows simulates fleets of replicas against one
+// PostgreSQL: each fake replica holds its session and leasesEach leases
+// (rows naming the session, as a real replica's do) and renews with the
+// statement a replica sends (renewSessionSQL) every TTL/3, all at once.
+// PostgreSQL's renewal load grows with the replicas and not with the
+// leases, and each renewal stays far inside the TTL/3 a replica allows it;
+// renewing one row per lease (before sessions) would have cost leases × 3
+// / TTL statements' rows a second.
+func TestLeaseLoadAsTheFleetGrows(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	c := openCluster(t, pg, s3.url("fleet"), 2*time.Second) // the schema
+	ctx := context.Background()
+	const ttl, leasesEach, window = 3 * time.Second, 10000, 3 * time.Second
+	made := 0
+	for _, replicas := range []int{1, 10, 50} {
+		for ; made < replicas; made++ {
+			id := fmt.Sprintf("fake-%d", made)
+			if _, err := c.pool.Exec(ctx, `INSERT INTO snug_sessions (id, replica, expires_at) VALUES ($1, $1, now() + make_interval(secs => $2))`, id, ttl.Seconds()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.pool.Exec(ctx, `INSERT INTO snug_leases (usr, app, owner, owner_url, epoch, expires_at, session)
+				SELECT $1 || '-u' || i, 'app', $1, 'http://127.0.0.1:1', 1, 'infinity', $1 FROM generate_series(1, $2) AS i`, id, leasesEach); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lat, stmts := renewFleet(t, c, replicas, ttl, window)
+		slices.Sort(lat)
+		p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+		rate := float64(stmts) / window.Seconds()
+		t.Logf("FIGURE lease load, %d replicas x %d leases (%d in all), TTL %s: %.1f renewal statements a second, one row each (p50 %s, p99 %s); one row per lease would be %.0f rows a second",
+			replicas, leasesEach, replicas*leasesEach, ttl, rate, p50.Round(time.Microsecond), p99.Round(time.Microsecond), float64(replicas*leasesEach)*3/ttl.Seconds())
+		if want := float64(replicas) * 3 / ttl.Seconds(); rate > 1.5*want+1 {
+			t.Errorf("%d replicas sent %.1f renewals a second, want about %.1f (one each every TTL/3)", replicas, rate, want)
+		}
+		if p99 > ttl/3 {
+			t.Errorf("%d replicas: a renewal took %s, past the TTL/3 a replica allows it", replicas, p99)
+		}
+	}
+}
+
+// renewFleet renews the sessions fake-0 … fake-(replicas-1) every ttl/3
+// for window, each from a goroutine of its own as each replica would, and
+// returns every renewal's time and how many were sent.
+func renewFleet(t *testing.T, c *Cluster, replicas int, ttl, window time.Duration) ([]time.Duration, int) {
+	t.Helper()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	end := time.Now().Add(window)
+	for i := range replicas {
+		wg.Go(func() {
+			id := fmt.Sprintf("fake-%d", i)
+			// The replicas' ticks fall anywhere in the period.
+			next := time.Now().Add(time.Duration(i) * ttl / 3 / time.Duration(replicas))
+			for ; next.Before(end); next = next.Add(ttl / 3) {
+				time.Sleep(time.Until(next))
+				start := time.Now()
+				tag, err := c.pool.Exec(context.Background(), renewSessionSQL, id, ttl.Seconds())
+				d := time.Since(start)
+				if err != nil || tag.RowsAffected() != 1 {
+					t.Errorf("renew %s: %v, %d rows", id, err, tag.RowsAffected())
+					return
+				}
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return lat, len(lat)
 }

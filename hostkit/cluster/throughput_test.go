@@ -52,7 +52,9 @@ func TestReplicasThroughput(t *testing.T) {
 		for _, name := range []string{"r1", "r2", "r3"} {
 			reps = append(reps, startReplica(t, prefix+name, bin, pg, s3.url(prefix), filepath.Join(dir, prefix), appFile, 10*time.Second, flags...))
 		}
+		sent := s3.requests("/snug/" + prefix + "/")
 		f := measureWrites(t, reps, users, writers, load)
+		f.objReqs = s3.requests("/snug/"+prefix+"/") - sent
 		for _, r := range reps {
 			for _, u := range users {
 				got := readIDs(t, r.origin, u)
@@ -94,11 +96,16 @@ type writeFigures struct {
 	rate     float64
 	p50, p99 time.Duration
 	ids      map[string][]string // acknowledged, by user
+	objReqs  int                 // object-store requests while writing (replicas only)
 }
 
 func (f writeFigures) String() string {
-	return fmt.Sprintf("%d acks, %.0f acks/s, p50 %s, p99 %s", f.n, f.rate,
+	s := fmt.Sprintf("%d acks, %.0f acks/s, p50 %s, p99 %s", f.n, f.rate,
 		f.p50.Round(10*time.Microsecond), f.p99.Round(10*time.Microsecond))
+	if f.objReqs > 0 {
+		s += fmt.Sprintf(", %.2f object-store requests per ack", float64(f.objReqs)/float64(f.n))
+	}
+	return s
 }
 
 // measureWrites runs writers per user, writer w on a page of reps[w%len],
