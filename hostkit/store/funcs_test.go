@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
 	"github.com/snuggen/snuggen/frame"
 )
 
@@ -92,6 +93,24 @@ func storeConn(t testing.TB) *sqlite3.Conn {
 	return c
 }
 
+// sqliteConn is the reference the overrides are compared with: a plain
+// connection, SQLite's own functions (fts5's too), with the store's length
+// and pattern limits.
+func sqliteConn(t testing.TB) *sqlite3.Conn {
+	t.Helper()
+	c, err := sqlite3.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	c.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
+	c.Limit(sqlite3.LIMIT_LENGTH, frame.MaxDBFrameBytes)
+	if err := fts5.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestEveryFunctionIsReviewed: each function of a store connection is
 // overridden (funcs.go) or in reviewedFunctions, and each override is in
 // place (registered on the connection, not the builtin alone).
@@ -159,14 +178,7 @@ var corpus = []any{
 // the same name returns, with the same type, or fails where it fails, for
 // every combination of the corpus.
 func TestOverridesMatchSQLite(t *testing.T) {
-	mine := storeConn(t)
-	ref, err := sqlite3.Open(":memory:") // no overrides: SQLite's own
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	ref.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
-	ref.Limit(sqlite3.LIMIT_LENGTH, frame.MaxDBFrameBytes)
+	mine, ref := storeConn(t), sqliteConn(t)
 	thirds := map[string][]any{
 		"replace": {nil, "", "X", "yy", int64(5), []byte("A")},
 		"like":    {nil, "", "\\", "%", "_", "ab", "é", "x", []byte("\\"), int64(1)},
@@ -257,13 +269,7 @@ func TestRefusedFunctions(t *testing.T) {
 // construct and error it knows, against text with case, digits, spaces,
 // words, multi-byte and invalid UTF-8 and NULs.
 func TestRegexpMatchesSQLite(t *testing.T) {
-	mine := storeConn(t)
-	ref, err := sqlite3.Open(":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	ref.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
+	mine, ref := storeConn(t), sqliteConn(t)
 	patterns := []any{nil, "", "a", "abc", "^abc", "abc$", "^abc$", "a|b", "ab|cd|", "(ab)+", "(a|aa)*c",
 		"a*", "a+b", "a?b", "x*", ".", ".*", "a.c", ".*foo", "foo.*bar", "a{2}", "a{2,3}", "a{0,2}b",
 		"a{2,}", "a{0}", "a{3,1}", "a{", "a{1", "a{x}", "a{1000}", "{2}", "*a", "+a", "?a", "(", ")", "(a",
@@ -306,14 +312,7 @@ func FuzzOverridesMatchSQLite(f *testing.F) {
 	f.Add(uint8(8), "[a-c]*?", "abc", "", uint8(0x10))
 	f.Add(uint8(9), "(a|aa)*c", "aaac", "", uint8(0))
 	f.Add(uint8(3), "é日本", "本é", "", uint8(0x2a))
-	mine := storeConn(f)
-	ref, err := sqlite3.Open(":memory:")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { _ = ref.Close() })
-	ref.Limit(sqlite3.LIMIT_LIKE_PATTERN_LENGTH, maxLikePattern)
-	ref.Limit(sqlite3.LIMIT_LENGTH, frame.MaxDBFrameBytes)
+	mine, ref := storeConn(f), sqliteConn(f)
 	var fns []override
 	for _, o := range overrides {
 		if !isRefused(o) {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/ext/fts5"
 	"github.com/snuggen/snuggen/frame"
 )
 
@@ -57,15 +56,7 @@ func snippetTable(t *testing.T, c *sqlite3.Conn) {
 // functions, each with the table of snippetDocs.
 func snippetConns(t *testing.T) (mine, ref *sqlite3.Conn) {
 	t.Helper()
-	mine = storeConn(t)
-	ref, err := sqlite3.Open(":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ref.Close() })
-	if err := fts5.Register(ref); err != nil {
-		t.Fatal(err)
-	}
+	mine, ref = storeConn(t), sqliteConn(t)
 	snippetTable(t, mine)
 	snippetTable(t, ref)
 	return mine, ref
