@@ -419,17 +419,25 @@ func gaps(a []ack) time.Duration {
 	return m
 }
 
-func TestReplicasFailover(t *testing.T) {
+// replicasLoad skips a test of replica processes under load (what says
+// what it runs) with -short and off Linux, and returns how long its steady
+// phase lasts: 3 s, or SNUG_REPLICAS_LOAD (bench/replicas: longer).
+func replicasLoad(t *testing.T, what string) time.Duration {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("three replica processes and a failover: not with -short")
+		t.Skip(what + ": not with -short")
 	}
 	if runtime.GOOS != "linux" {
 		t.Skip("Litestream beside ncruces/go-sqlite3 is measured on Linux")
 	}
-	load := 3 * time.Second
 	if v, err := time.ParseDuration(os.Getenv("SNUG_REPLICAS_LOAD")); err == nil && v > 0 {
-		load = v // bench/replicas: a longer steady phase
+		return v
 	}
+	return 3 * time.Second
+}
+
+func TestReplicasFailover(t *testing.T) {
+	load := replicasLoad(t, "three replica processes and a failover")
 	const ttl = 2 * time.Second
 	pg, s3 := freshDB(t), startS3(t)
 	bin := snuggenBinary(t)

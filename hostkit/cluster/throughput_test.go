@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -20,16 +19,7 @@ import (
 // back afterwards through every replica, once (the rows have no unique
 // key): speed is not bought with loss.
 func TestReplicasThroughput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("four serve processes under load: not with -short")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("Litestream beside ncruces/go-sqlite3 is measured on Linux")
-	}
-	load := 3 * time.Second
-	if v, err := time.ParseDuration(os.Getenv("SNUG_REPLICAS_LOAD")); err == nil && v > 0 {
-		load = v
-	}
+	load := replicasLoad(t, "four serve processes under load")
 	s3 := startS3(t)
 	bin := snuggenBinary(t)
 	dir := t.TempDir()
