@@ -101,8 +101,24 @@ func TestMakeCorpus(t *testing.T) {
 // diagnostic of the first habits draft is in it with its line, column,
 // source line, why and fix, and the draft is in it whole.
 func TestEveryDiagnosticReachesTheModel(t *testing.T) {
-	app := fakemodel.CorpusApp(t, "habits")
-	s := fakemodel.New(t, "openai", fakemodel.NewAuthor(app, true).Answer)
+	codes := map[string]bool{}
+	for _, d := range fixTurnCarriesDiagnostics(t, "openai", "habits") {
+		codes[d.Code] = true
+	}
+	if len(codes) < 5 {
+		t.Errorf("the draft should make five kinds of mistake, made %v", codes)
+	}
+}
+
+// fixTurnCarriesDiagnostics makes corpus app name over wire with a model
+// whose first draft fails the strict build, checks that the fix turn the
+// model received holds each diagnostic of that build (file, line, column,
+// the source line, why and fix) and the draft whole, and returns the
+// diagnostics.
+func fixTurnCarriesDiagnostics(t *testing.T, wire, name string) []pack.Diagnostic {
+	t.Helper()
+	app := fakemodel.CorpusApp(t, name)
+	s := fakemodel.New(t, wire, fakemodel.NewAuthor(app, wire == "openai").Answer)
 	if _, err := maker.Make(context.Background(), options(t, s), maker.Request{Prompt: app.Prompt}); err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +127,11 @@ func TestEveryDiagnosticReachesTheModel(t *testing.T) {
 		t.Fatalf("%d turns, want 2", len(turns))
 	}
 	draft := app.Replies[0].Text
-	res, _ := pack.Build(context.Background(), pack.Options{Path: "app.html", HTML: []byte(draft), Strict: true})
-	codes := map[string]bool{}
+	res, err := pack.Build(context.Background(), pack.Options{Path: "app.html", HTML: []byte(draft), Strict: true})
+	if err == nil {
+		t.Fatal("the first draft builds")
+	}
 	for _, d := range res.Diagnostics {
-		codes[d.Code] = true
 		for _, want := range []string{fmt.Sprintf("app.html:%d:%d: error: %s", d.Line, d.Column, d.Message),
 			fmt.Sprintf("%5d | %s", d.Line, strings.ReplaceAll(d.LineText, "\t", " ")), "why: " + d.Why, "fix: " + d.Fix} {
 			if !strings.Contains(turns[1].User, want) {
@@ -122,12 +139,10 @@ func TestEveryDiagnosticReachesTheModel(t *testing.T) {
 			}
 		}
 	}
-	if len(codes) < 5 {
-		t.Errorf("the draft should make five kinds of mistake, made %v", codes)
-	}
 	if !strings.Contains(turns[1].User, strings.TrimSpace(draft)) {
 		t.Error("the fix turn lacks the current source")
 	}
+	return res.Diagnostics
 }
 
 // TestOfflineAgentsAndProse: a model that answers prose twice gets a clear
@@ -262,38 +277,15 @@ func TestCarelessDiagnosticsReachTheModel(t *testing.T) {
 	for _, wire := range fakemodel.Wires {
 		for name, words := range wantCodes {
 			t.Run(wire+"/"+name, func(t *testing.T) {
-				app := fakemodel.CorpusApp(t, name)
-				s := fakemodel.New(t, wire, fakemodel.NewAuthor(app, wire == "openai").Answer)
-				if _, err := maker.Make(context.Background(), options(t, s), maker.Request{Prompt: app.Prompt}); err != nil {
-					t.Fatal(err)
-				}
-				turns := s.Turns()
-				if len(turns) != 2 {
-					t.Fatalf("%d turns, want 2", len(turns))
-				}
-				draft := app.Replies[0].Text
-				res, err := pack.Build(context.Background(), pack.Options{Path: "app.html", HTML: []byte(draft), Strict: true})
-				if err == nil {
-					t.Fatal("the careless draft builds")
-				}
 				var msgs []string
-				for _, d := range res.Diagnostics {
+				for _, d := range fixTurnCarriesDiagnostics(t, wire, name) {
 					msgs = append(msgs, d.Message)
-					for _, want := range []string{fmt.Sprintf("app.html:%d:%d: error: %s", d.Line, d.Column, d.Message),
-						fmt.Sprintf("%5d | %s", d.Line, strings.ReplaceAll(d.LineText, "\t", " ")), "why: " + d.Why, "fix: " + d.Fix} {
-						if !strings.Contains(turns[1].User, want) {
-							t.Errorf("the fix turn lacks %q", want)
-						}
-					}
 				}
 				all := strings.Join(msgs, "\n")
 				for _, w := range words {
 					if !strings.Contains(all, w) {
 						t.Errorf("the build does not name %q: %q", w, msgs)
 					}
-				}
-				if !strings.Contains(turns[1].User, strings.TrimSpace(draft)) {
-					t.Error("the fix turn lacks the current source")
 				}
 			})
 		}
