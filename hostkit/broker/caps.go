@@ -22,12 +22,30 @@ type Call struct {
 	WriteID string
 }
 
+// callKey is the context key of the request a handler runs for.
 type callKey struct{}
 
 // CallFrom returns the Call a handler's context carries.
 func CallFrom(ctx context.Context) (Call, bool) {
-	c, ok := ctx.Value(callKey{}).(Call)
-	return c, ok
+	r, ok := ctx.Value(callKey{}).(*request)
+	if !ok {
+		return Call{}, false
+	}
+	return r.call, true
+}
+
+// PassLane lets the next request of the handler's app database run before
+// the handler returns: a DBHandler calls it once its request's effect is
+// in order (its write committed, its read taken), when what is left to do
+// is only to wait (a replicated host's upload). Requests still run one at
+// a time up to that point and in the order received (see lane.go). It
+// does nothing outside a db-request's handler or when called again.
+func PassLane(ctx context.Context) {
+	if r, ok := ctx.Value(callKey{}).(*request); ok {
+		if n := r.nextInLane(); n != nil {
+			r.s.b.dispatch(n)
+		}
+	}
 }
 
 // AgentHandler answers app-message. stream sends cumulative text (streaming
@@ -41,7 +59,8 @@ type AgentHandler interface {
 
 // DBHandler answers db-request with its terminal db-response. The broker
 // calls it for one app database (one Call.User and Call.App) one request at
-// a time, in the order the requests were received (see lane.go).
+// a time, in the order the requests were received (see lane.go), the next
+// once the handler returned or called PassLane.
 type DBHandler interface {
 	DBRequest(ctx context.Context, c Call, r *frame.DBRequest) *frame.DBResponse
 }

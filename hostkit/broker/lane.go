@@ -17,7 +17,13 @@ import "sync"
 // shutdown) is passed over: it never runs, so it cannot overtake a later
 // write that was acknowledged. The lane waits for the handler to return,
 // not for its answer: a request answered by its deadline while the
-// handler still runs holds the lane until the handler is done. Nothing
+// handler still runs holds the lane until the handler is done. A handler
+// whose request's effect is in order and which has only to wait (a
+// replicated host's write, committed, waits for its upload) hands the lane
+// on early with PassLane: the next request then runs on another worker
+// while this one waits (the uploads end in the order the writes
+// committed, so a later write's acknowledgement means the earlier ones
+// are durable too). Nothing
 // else is ordered (an agent, net, open-url or save-file request runs as
 // soon as a worker is free).
 

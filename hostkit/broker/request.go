@@ -29,6 +29,7 @@ type request struct {
 	ordered  bool        // a request of the app's database: it runs in its lane (lane.go)
 	write    bool        // a db-request that may write (IsDBWrite): Shutdown lets it finish
 	running  atomic.Bool // its handler has begun
+	passed   atomic.Bool // its lane went to the next request (nextInLane)
 
 	ctx    context.Context // carries call; ends when the request is finished
 	cancel context.CancelCauseFunc
@@ -59,7 +60,7 @@ func newRequest(s *Session, id, respType string, call Call, handle func(context.
 func (r *request) arm() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ctx, r.cancel = context.WithCancelCause(context.WithValue(context.Background(), callKey{}, r.call))
+	r.ctx, r.cancel = context.WithCancelCause(context.WithValue(context.Background(), callKey{}, r))
 	if r.done {
 		r.cancel(errAnswered)
 	} else {
@@ -190,9 +191,10 @@ func (r *request) ended() bool {
 func (r *request) laneKey() laneKey { return laneKey{r.call.User, r.call.App} }
 
 // nextInLane is the request that owns r's lane now that r is done with it
-// (lanes.next), nil when r is not ordered or none waits.
+// (lanes.next), nil when r is not ordered, none waits, or r passed its
+// lane on already (PassLane): a lane is handed on once.
 func (r *request) nextInLane() *request {
-	if !r.ordered {
+	if !r.ordered || r.passed.Swap(true) {
 		return nil
 	}
 	return r.s.b.lanes.next(r)

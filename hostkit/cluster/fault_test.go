@@ -337,3 +337,39 @@ func TestForwardsUseTheCachedLease(t *testing.T) {
 		t.Error("a forwarded at the old epoch without reading the lease again")
 	}
 }
+
+// A read answers only once the writes it may have seen are durable: while
+// a committed write's upload hangs, a read of its database waits (it would
+// otherwise show the app a row that a failover now could take back), and
+// both are answered, the read with the row, once the upload ends.
+func TestReadWaitsForTheWritesItSaw(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	c := openCluster(t, pg, s3.url("settle"), 10*time.Second)
+	mustExec(t, c, "alice", "todo", "CREATE TABLE t(x)")
+	release := s3.holdPuts()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	wrote := make(chan *frame.DBResponse, 1)
+	go func() { wrote <- execSQL(t, c, "alice", "todo", "INSERT INTO t VALUES (1)") }()
+	waitFor(t, "the write's upload to start", func() bool { return s3.heldPuts() > 0 })
+	read := make(chan *frame.DBResponse, 1)
+	go func() { read <- execSQL(t, c, "alice", "todo", "SELECT count(*) FROM t") }()
+	select {
+	case r := <-read:
+		t.Fatalf("the read answered (%v) while the write it saw was not uploaded", r.Result)
+	case r := <-wrote:
+		t.Fatalf("the write was acknowledged (%+v) before its upload", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	release = nil
+	if r := <-wrote; !r.OK {
+		t.Fatalf("the write: %+v", r.Error)
+	}
+	if r := <-read; !r.OK || one(r.Result) != "1" {
+		t.Fatalf("the read: %+v %+v, want the row", r.Result, r.Error)
+	}
+}

@@ -34,7 +34,30 @@ type s3Server struct {
 	backend *s3mem.Backend
 
 	mu   sync.Mutex
-	seen []string // every request: method, path and query, unescaped
+	seen []string      // every request: method, path and query, unescaped
+	hold chan struct{} // while not nil, PUTs wait until it is closed
+	held int           // PUTs waiting on hold now
+}
+
+// holdPuts makes every PUT wait until the function it returns is called.
+func (s *s3Server) holdPuts() (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hold := make(chan struct{})
+	s.hold = hold
+	return func() {
+		s.mu.Lock()
+		s.hold = nil
+		s.mu.Unlock()
+		close(hold)
+	}
+}
+
+// heldPuts is how many PUTs wait on holdPuts now.
+func (s *s3Server) heldPuts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
 }
 
 // requests counts the requests so far whose path or query holds part.
@@ -61,7 +84,20 @@ func startS3(t testing.TB) *s3Server {
 		q, _ := url.QueryUnescape(r.URL.RawQuery)
 		s.mu.Lock()
 		s.seen = append(s.seen, r.Method+" "+r.URL.Path+"?"+q)
+		hold := s.hold
+		if r.Method != http.MethodPut {
+			hold = nil
+		}
+		if hold != nil {
+			s.held++
+		}
 		s.mu.Unlock()
+		if hold != nil {
+			<-hold
+			s.mu.Lock()
+			s.held--
+			s.mu.Unlock()
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(s.srv.Close)

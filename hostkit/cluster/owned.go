@@ -40,11 +40,12 @@ type owned struct {
 	gone  chan struct{}  // closed when the teardown is done
 
 	// The group commit.
-	gmu     sync.Mutex
-	pending *round // writes waiting for the next sync; nil when none
-	kick    chan struct{}
-	stop    chan struct{} // ends the syncer
-	synced  chan struct{} // closed when the syncer ended
+	gmu      sync.Mutex
+	pending  *round // writes waiting for the next sync; nil when none
+	inflight *round // the round being synced; nil when none
+	kick     chan struct{}
+	stop     chan struct{} // ends the syncer
+	synced   chan struct{} // closed when the syncer ended
 }
 
 // round is one sync every write that joined it waits for.
@@ -60,7 +61,7 @@ type round struct {
 // one upload then serves them all instead of the first alone. It waits no
 // longer than the last round took, and stops waiting once as many writes
 // joined as the last round served.
-const gatherWindow = 2 * time.Millisecond
+const gatherWindow = time.Millisecond
 
 // mono is the monotonic clock the lease views are kept on.
 var monoStart = time.Now()
@@ -211,7 +212,7 @@ func (o *owned) startSyncer() {
 			}
 			o.gmu.Lock()
 			r := o.pending
-			o.pending = nil
+			o.pending, o.inflight = nil, r
 			o.gmu.Unlock()
 			if r == nil {
 				continue
@@ -220,6 +221,9 @@ func (o *owned) startSyncer() {
 			last = r.n
 			r.err = o.syncRound()
 			took = time.Since(began)
+			o.gmu.Lock()
+			o.inflight = nil
+			o.gmu.Unlock()
 			close(r.done)
 		}
 	}()
@@ -337,6 +341,28 @@ func (o *owned) durable(ctx context.Context) error {
 	select {
 	case o.kick <- struct{}{}:
 	default:
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// settled waits until every write committed before it was called is
+// durable (the round syncing it ended), without joining a round: what a
+// read saw is then never undone by a failover. It returns at once when no
+// write waits.
+func (o *owned) settled(ctx context.Context) error {
+	o.gmu.Lock()
+	r := o.pending
+	if r == nil {
+		r = o.inflight
+	}
+	o.gmu.Unlock()
+	if r == nil {
+		return nil
 	}
 	select {
 	case <-r.done:
@@ -468,22 +494,31 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 		o.extend(until)
 	}
 	resp = o.c.localDB.DBRequest(ctx, call, r)
-	if resp.OK && broker.IsDBWrite(r) {
-		start := time.Now()
-		err := o.durable(ctx)
-		if err == nil {
-			o.c.cfg.Metrics.Acknowledged(time.Since(start))
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				// Committed here and perhaps uploaded: not CANCELLED, which
-				// an app takes for not done.
-				return hostError(r, "the request ended before the write was made durable; it may or may not have been kept"), false
-			}
-			o.c.logf("%s's %q: a write was not acknowledged: %v", o.key.user, o.key.app, err)
-			return hostError(r, "the write could not be made durable; it may or may not have been kept"), false
-		}
+	// Committed (or read): the next request of this database may run
+	// while this one waits for its upload, which keeps their order.
+	broker.PassLane(ctx)
+	if !resp.OK {
+		return resp, false
 	}
+	if !broker.IsDBWrite(r) {
+		// A read answers only once the writes it may have seen are
+		// durable: a failover never takes back what an app was shown.
+		if err := o.settled(ctx); err != nil {
+			return hostError(r, "the host could not confirm the writes this read saw were kept"), false
+		}
+		return resp, false
+	}
+	start := time.Now()
+	if err := o.durable(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Committed here and perhaps uploaded: not CANCELLED, which
+			// an app takes for not done.
+			return hostError(r, "the request ended before the write was made durable; it may or may not have been kept"), false
+		}
+		o.c.logf("%s's %q: a write was not acknowledged: %v", o.key.user, o.key.app, err)
+		return hostError(r, "the write could not be made durable; it may or may not have been kept"), false
+	}
+	o.c.cfg.Metrics.Acknowledged(time.Since(start))
 	return resp, false
 }
 
