@@ -169,6 +169,7 @@ const reservedInSchema = `SELECT type, name FROM (
 		OR name LIKE '\_litestream\_%' ESCAPE '\' OR tbl_name LIKE '\_litestream\_%' ESCAPE '\' OR sql LIKE '%\_litestream\_%' ESCAPE '\')
 	AND NOT (type = 'table' AND name = '_snug_kv' AND sql = ?1)
 	AND NOT (type = 'table' AND name = '_snug_once' AND sql = ?2)
+	AND NOT (type = 'index' AND name = '_snug_once_at' AND tbl_name = '_snug_once' AND sql = ?3)
 	AND NOT (type = 'table' AND name IN ('_litestream_seq', '_litestream_lock')) LIMIT 1`
 
 // checkSchema refuses, inside the statement's transaction, a CREATE or
@@ -186,6 +187,9 @@ func (d *appDB) checkSchema() error {
 		return err
 	}
 	if err := st.BindText(2, onceTable); err != nil {
+		return err
+	}
+	if err := st.BindText(3, onceIndex); err != nil {
 		return err
 	}
 	if st.Step() {

@@ -178,29 +178,41 @@ func TestExecOncePrunes(t *testing.T) {
 	}
 }
 
-// BenchmarkExecOnce is the cost of the record: the same INSERT with Exec
-// and with ExecOnce under a fresh identity each time.
+// BenchmarkExecOnce: a write with an identity against one without, with
+// the record at its bound (onceMax identities kept, the pruning at work),
+// committed with and without waiting for the disk (a replica commits
+// with synchronous=NORMAL).
 func BenchmarkExecOnce(b *testing.B) {
-	for _, once := range []bool{false, true} {
-		name := "Exec"
-		if once {
-			name = "ExecOnce"
-		}
-		b.Run(name, func(b *testing.B) {
-			s, _ := newStore(b, Options{})
-			mustExec(b, s, "a", "CREATE TABLE t(v TEXT)")
-			b.ResetTimer()
-			for i := range b.N {
-				var err error
-				if once {
-					_, err = s.ExecOnce(bg, "a", "w-"+strconv.Itoa(i)+"-0123456789abcdef", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
-				} else {
-					_, err = s.Exec(bg, "a", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
+	for _, sync := range []string{SyncFull, SyncNormal} {
+		for _, once := range []bool{false, true} {
+			name := "Exec"
+			if once {
+				name = "ExecOnce"
 			}
-		})
+			b.Run(name+"/"+sync, func(b *testing.B) {
+				s, _ := newStore(b, Options{Synchronous: sync})
+				mustExec(b, s, "a", "CREATE TABLE t(v TEXT)")
+				write := func(i int) {
+					var err error
+					if once {
+						_, err = s.ExecOnce(bg, "a", "w-"+strconv.Itoa(i)+"-0123456789abcdef", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
+					} else {
+						_, err = s.Exec(bg, "a", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if once {
+					for i := range onceMax + oncePrune {
+						write(-1 - i)
+					}
+				}
+				b.ResetTimer()
+				for i := range b.N {
+					write(i)
+				}
+			})
+		}
 	}
 }
