@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ncruces/go-sqlite3"
+
 	"github.com/snuggen/snuggen/frame"
 )
 
@@ -120,7 +122,8 @@ func TestExecOnceRecordIsTheHosts(t *testing.T) {
 	if n := count(t, s, "a", "t"); n != 2 {
 		t.Fatalf("%d rows, want 2", n)
 	}
-	for _, sql := range []string{"SELECT * FROM _snug_once", "DELETE FROM _snug_once", "CREATE VIEW peek AS SELECT * FROM _snug_once"} {
+	for _, sql := range []string{"SELECT * FROM _snug_once", "DELETE FROM _snug_once", "CREATE VIEW peek AS SELECT * FROM _snug_once",
+		"DROP INDEX _snug_once_at", "CREATE INDEX _snug_once_v ON t(v)", "SELECT * FROM t INDEXED BY _snug_once_at"} {
 		if _, err := s.Exec(bg, "a", sql, nil); !errors.As(err, &se) || se.Code != frame.CodeDBSQLError {
 			t.Errorf("%s: %v, want DB_SQL_ERROR", sql, err)
 		}
@@ -135,6 +138,66 @@ func TestExecOnceRecordIsTheHosts(t *testing.T) {
 	}
 	if _, err := s.Import(bg, "b", data); err != nil {
 		t.Fatalf("the export does not import: %v", err)
+	}
+}
+
+// A record made before its index by age (a database written by an older
+// host) gets the index at its next write with an identity, and the
+// schema check still passes beside it.
+func TestExecOnceIndexesAnOldRecord(t *testing.T) {
+	s, dir := newStore(t, Options{})
+	mustExec(t, s, "a", "CREATE TABLE t(v TEXT)")
+	if _, err := s.ExecOnce(bg, "a", "w1", "INSERT INTO t VALUES ('x')", nil); err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.Path("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	indexes := func() int64 {
+		t.Helper()
+		c, err := sqlite3.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		st, _, err := c.Prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = '_snug_once_at'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if !st.Step() {
+			t.Fatal(st.Err())
+		}
+		return st.ColumnInt64(0)
+	}
+	if n := indexes(); n != 1 {
+		t.Fatalf("%d indexes by age after a write with an identity, want 1", n)
+	}
+	c, err := sqlite3.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(c.Exec("DROP INDEX _snug_once_at"), c.Close()); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, s2, "a", "CREATE TABLE u(x)") // the schema check with the old record
+	if _, err := s2.ExecOnce(bg, "a", "w2", "INSERT INTO t VALUES ('y')", nil); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, s2, "a", "CREATE TABLE w(x)") // and beside the index
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := indexes(); n != 1 {
+		t.Fatalf("%d indexes by age on the old record after a write, want 1", n)
 	}
 }
 
