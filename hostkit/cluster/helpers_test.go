@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/internal/pgtest"
 )
@@ -229,4 +231,27 @@ func TestMain(m *testing.M) {
 		sharedCleanups[i]()
 	}
 	os.Exit(code)
+}
+
+// notesHost is a host serving the app "notes" on c (a replica), its user
+// from the X-User header, with more options; it serves until the test
+// ends.
+func notesHost(t testing.TB, c *Cluster, more ...hostkit.Option) *hostkit.Host {
+	t.Helper()
+	h, err := hostkit.New(append([]hostkit.Option{
+		hostkit.WithApps(hostkit.RawApp("notes", []byte(`<!doctype html><title>Notes</title><p>notes</p>`))),
+		hostkit.WithCluster(c),
+		hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
+			if u := r.Header.Get("X-User"); u != "" {
+				return u, nil
+			}
+			return "", errors.New("no session")
+		}),
+	}, more...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go h.Serve()
+	t.Cleanup(func() { h.Shutdown(context.Background()) })
+	return h
 }

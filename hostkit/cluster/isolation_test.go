@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -35,23 +34,7 @@ func TestUsersStayApartAcrossReplicas(t *testing.T) {
 	for i := range hosts {
 		c := openCluster(t, pg, s3.url("iso"), 2*time.Second)
 		clusters[i] = c
-		h, err := hostkit.New(
-			hostkit.WithApps(hostkit.RawApp("notes", []byte(`<!doctype html><title>Notes</title><p>notes</p>`))),
-			hostkit.WithCluster(c),
-			hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
-				if u := r.Header.Get("X-User"); u != "" {
-					return u, nil
-				}
-				return "", errors.New("no session")
-			}),
-			hostkit.WithNet(netgate.Config{DevHTTPHosts: []string{"127.0.0.1"}}, netgate.WithAllowedAddrs(ap)),
-		)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go h.Serve()
-		t.Cleanup(func() { h.Shutdown(context.Background()) })
-		hosts[i] = h
+		hosts[i] = notesHost(t, c, hostkit.WithNet(netgate.Config{DevHTTPHosts: []string{"127.0.0.1"}}, netgate.WithAllowedAddrs(ap)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -203,23 +186,8 @@ func TestConnectionEventsReachTheUserOnEveryReplica(t *testing.T) {
 	}}}
 	hosts := make([]*hostkit.Host, 2)
 	for i := range hosts {
-		h, err := hostkit.New(
-			hostkit.WithApps(hostkit.RawApp("notes", []byte(`<!doctype html><title>Notes</title><p>notes</p>`))),
-			hostkit.WithCluster(openCluster(t, pg, s3.url("events"), 2*time.Second)),
-			hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
-				if u := r.Header.Get("X-User"); u != "" {
-					return u, nil
-				}
-				return "", errors.New("no session")
-			}),
-			hostkit.WithNet(cfg, netgate.WithAllowedAddrs(ap), netgate.WithTLSConfig(&tls.Config{RootCAs: roots})),
-		)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go h.Serve()
-		t.Cleanup(func() { h.Shutdown(context.Background()) })
-		hosts[i] = h
+		hosts[i] = notesHost(t, openCluster(t, pg, s3.url("events"), 2*time.Second),
+			hostkit.WithNet(cfg, netgate.WithAllowedAddrs(ap), netgate.WithTLSConfig(&tls.Config{RootCAs: roots})))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -2,13 +2,11 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
-	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/internal/relayclient"
 )
 
@@ -21,21 +19,7 @@ import (
 func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 	pg, s3 := freshDB(t), startS3(t)
 	c := openCluster(t, pg, s3.url("pipe"), 10*time.Second)
-	h, err := hostkit.New(
-		hostkit.WithApps(hostkit.RawApp("notes", []byte(`<!doctype html><title>Notes</title><p>notes</p>`))),
-		hostkit.WithCluster(c),
-		hostkit.WithAuthenticate(func(r *http.Request) (string, error) {
-			if u := r.Header.Get("X-User"); u != "" {
-				return u, nil
-			}
-			return "", errors.New("no session")
-		}),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go h.Serve()
-	t.Cleanup(func() { h.Shutdown(context.Background()) })
+	h := notesHost(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	exec := func(p *relayclient.Client, inst, sql string) *frame.DBResponse {
