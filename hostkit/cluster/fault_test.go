@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -371,5 +372,24 @@ func TestReadWaitsForTheWritesItSaw(t *testing.T) {
 	}
 	if r := <-read; !r.OK || one(r.Result) != "1" {
 		t.Fatalf("the read: %+v %+v, want the row", r.Result, r.Error)
+	}
+}
+
+// A write's identity is 128 bits, 32 hex digits, and identities made in
+// later milliseconds sort after earlier ones (the owner's record keeps
+// them on its last pages).
+func TestWriteIDsSortByTime(t *testing.T) {
+	seen := map[string]bool{}
+	prev := ""
+	for range 5 {
+		id := newWriteID()
+		if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Fatalf("identity %q is not 32 hex digits", id)
+		}
+		if seen[id] || id <= prev {
+			t.Fatalf("identity %q after %q: want a new, later one", id, prev)
+		}
+		seen[id], prev = true, id
+		time.Sleep(2 * time.Millisecond) // the next millisecond
 	}
 }

