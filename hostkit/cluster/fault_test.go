@@ -6,8 +6,8 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
