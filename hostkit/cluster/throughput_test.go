@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -111,6 +111,9 @@ type writeFigures struct {
 	p50, p99 time.Duration
 	ids      map[string][]string // acknowledged, by user
 	objReqs  int                 // object-store requests while writing (replicas only)
+	// The p50 of the writes sent through the owner of their database and
+	// of those forwarded to it (replicas, some writers elsewhere only).
+	ownerP50, forwardedP50 time.Duration
 }
 
 func (f writeFigures) String() string {
@@ -118,6 +121,9 @@ func (f writeFigures) String() string {
 		f.p50.Round(10*time.Microsecond), f.p99.Round(10*time.Microsecond))
 	if f.objReqs > 0 {
 		s += fmt.Sprintf(", %.2f object-store requests per ack", float64(f.objReqs)/float64(f.n))
+	}
+	if f.forwardedP50 > 0 {
+		s += fmt.Sprintf(" (p50 through the owner %s, forwarded %s)", f.ownerP50.Round(10*time.Microsecond), f.forwardedP50.Round(10*time.Microsecond))
 	}
 	return s
 }
@@ -133,10 +139,11 @@ func measureWrites(t *testing.T, reps []*replica, place func(u, w int) int, user
 	m := measures.Add(1) // in the ids: a database can hold rows of two measures
 	ctx := context.Background()
 	type result struct {
-		user string
-		ids  []string
-		lat  []time.Duration
-		err  error
+		user      string
+		forwarded bool // its page is on another replica than the owner's
+		ids       []string
+		lat       []time.Duration
+		err       error
 	}
 	pages := map[[2]int]*page{}
 	for ui, u := range users {
@@ -162,7 +169,9 @@ func measureWrites(t *testing.T, reps []*replica, place func(u, w int) int, user
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := result{user: users[key[0]]}
+			// The user's first page made the table, so its replica took
+			// the lease.
+			res := result{user: users[key[0]], forwarded: place(key[0], key[1]) != place(key[0], 0)}
 			for n := 0; time.Now().Before(end); n++ {
 				id := fmt.Sprintf("%s-m%d-w%d-%d", res.user, m, key[1], n)
 				t0 := time.Now()
@@ -184,20 +193,36 @@ func measureWrites(t *testing.T, reps []*replica, place func(u, w int) int, user
 	took := time.Since(began)
 	close(results)
 	f := writeFigures{ids: map[string][]string{}}
-	var lat []time.Duration
+	var lat, owner, forwarded []time.Duration
 	for res := range results {
 		if res.err != nil {
 			t.Fatalf("a write of %s was not acknowledged: %v", res.user, res.err)
 		}
 		f.ids[res.user] = append(f.ids[res.user], res.ids...)
 		lat = append(lat, res.lat...)
+		if res.forwarded {
+			forwarded = append(forwarded, res.lat...)
+		} else {
+			owner = append(owner, res.lat...)
+		}
 	}
 	if len(lat) == 0 {
 		t.Fatal("no write acknowledged")
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	f.n = len(lat)
 	f.rate = float64(f.n) / took.Seconds()
-	f.p50, f.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	f.p50, f.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
+	if len(forwarded) > 0 {
+		f.ownerP50, f.forwardedP50 = quantile(owner, 0.5), quantile(forwarded, 0.5)
+	}
 	return f
+}
+
+// quantile sorts lat and returns its q quantile (0 for none).
+func quantile(lat []time.Duration, q float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	return lat[int(float64(len(lat))*q)]
 }
