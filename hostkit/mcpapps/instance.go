@@ -36,6 +36,7 @@ type instance struct {
 	grants    map[string]string // requestId -> grant page URL of its NET_NOT_APPROVED
 	client    *mcp.ServerSession
 	used      time.Time
+	calls     int // tool calls using it now (Server.instance to done)
 }
 
 type transfer struct{ parts []string }
@@ -45,28 +46,94 @@ type transfer struct{ parts []string }
 func instanceKey(user, id string) string { return user + "\x00" + id }
 
 // instance returns c's instance, opening its broker session for c's user on
-// first use.
+// first use, for one tool call, which ends with done. A user at
+// MaxInstances gives up their least recently used instance that no call
+// uses; with none, the call is refused.
 func (s *Server) instance(c caller) (*instance, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, errors.New("mcpapps: the server is shutting down")
 	}
 	k := instanceKey(c.user, c.Instance)
 	inst := s.instances[k]
-	if inst == nil || inst.app != c.App {
+	var gone *instance // closed once the lock is let go
+	if inst != nil && inst.app != c.App {
+		gone = inst
+		s.forget(k, inst)
+		inst = nil
+	}
+	if inst == nil {
+		if len(s.byUser[c.user]) >= s.opts.MaxInstances {
+			old := s.leastUsed(c.user)
+			if old == nil {
+				s.mu.Unlock()
+				return nil, fmt.Errorf("mcpapps: this user's %d app instances are all answering calls; try again once one is done", s.opts.MaxInstances)
+			}
+			s.forget(instanceKey(old.user, old.id), old)
+			gone = old
+		}
 		inst = &instance{user: c.user, app: c.App, id: c.Instance, waiters: map[string]chan frame.Frame{}, transfers: map[string]*transfer{}, grants: map[string]string{}}
 		sess, err := s.broker.OpenUserInstance(c.user, c.App, c.Instance, inst)
 		if err != nil {
+			s.mu.Unlock()
+			if gone != nil {
+				gone.sess.Close()
+			}
 			return nil, fmt.Errorf("mcpapps: open instance: %w", err)
 		}
 		inst.sess = sess
 		s.instances[k] = inst
+		if s.byUser[c.user] == nil {
+			s.byUser[c.user] = map[*instance]bool{}
+		}
+		s.byUser[c.user][inst] = true
 	}
 	inst.mu.Lock()
 	inst.used = s.opts.Now()
+	inst.calls++
 	inst.mu.Unlock()
+	s.mu.Unlock()
+	if gone != nil {
+		gone.sess.Close()
+	}
 	return inst, nil
+}
+
+// done ends a tool call's use of inst (Server.instance).
+func (inst *instance) done() {
+	inst.mu.Lock()
+	inst.calls--
+	inst.mu.Unlock()
+}
+
+// busy reports whether a tool call uses inst now (under inst.mu).
+func (inst *instance) busy() bool { return inst.calls > 0 || len(inst.waiters) > 0 }
+
+// forget takes inst out of the tables (under s.mu); its session is the
+// caller's to close.
+func (s *Server) forget(k string, inst *instance) {
+	delete(s.instances, k)
+	delete(s.byUser[inst.user], inst)
+	if len(s.byUser[inst.user]) == 0 {
+		delete(s.byUser, inst.user)
+	}
+}
+
+// leastUsed is user's least recently used instance that no call uses, nil
+// when every one is busy (under s.mu).
+func (s *Server) leastUsed(user string) *instance {
+	var lru *instance
+	var at time.Time
+	for inst := range s.byUser[user] {
+		inst.mu.Lock()
+		busy, used := inst.busy(), inst.used
+		inst.mu.Unlock()
+		if !busy && (lru == nil || used.Before(at)) {
+			lru, at = inst, used
+		}
+	}
+	return lru
 }
 
 // Send is the broker's port: a terminal frame goes to the tool call waiting
@@ -218,10 +285,10 @@ func (s *Server) expire() {
 		s.mu.Lock()
 		for id, inst := range s.instances {
 			inst.mu.Lock()
-			old := now.Sub(inst.used) > s.opts.Idle && len(inst.waiters) == 0
+			old := now.Sub(inst.used) > s.opts.Idle && !inst.busy()
 			inst.mu.Unlock()
 			if old {
-				delete(s.instances, id)
+				s.forget(id, inst)
 				idle = append(idle, inst)
 			}
 		}

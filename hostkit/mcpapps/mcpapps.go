@@ -77,6 +77,9 @@ const (
 	DefaultHandleMaxAge = 30 * 24 * time.Hour
 	// DefaultIdle is how long an instance keeps its broker session unused.
 	DefaultIdle = 30 * time.Minute
+	// DefaultMaxInstances is how many app instances (views, each with its
+	// broker session) one user keeps at once.
+	DefaultMaxInstances = 256
 )
 
 // UIMode says when tools carry their MCP Apps metadata.
@@ -171,6 +174,15 @@ type Options struct {
 	Name, Version string
 	// Idle is how long an unused instance keeps its session (DefaultIdle).
 	Idle time.Duration
+	// MaxInstances is how many instances one user (without an
+	// authenticator, every caller together) keeps at once
+	// (DefaultMaxInstances when zero): each open tool call mints a new
+	// one, so a client calling it in a loop would otherwise hold a broker
+	// session per call for Idle. The next instance closes the user's least
+	// recently used one that is not answering a call (a later call with
+	// its handle opens it afresh, as after Idle); when every one is, the
+	// call is refused.
+	MaxInstances int
 	// SessionIdle is how long an MCP session over streamable HTTP stays
 	// open without a request (DefaultSessionIdle when zero): go-sdk then
 	// closes it, and a request in it is answered 404 (the client opens a
@@ -207,6 +219,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	instances map[string]*instance
+	byUser    map[string]map[*instance]bool // each user's instances
 	closed    bool
 
 	stop chan struct{}
@@ -238,6 +251,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		sign:      signer{key: secret, maxAge: opts.HandleMaxAge, now: opts.Now},
 		apps:      map[string]*served{},
 		instances: map[string]*instance{},
+		byUser:    map[string]map[*instance]bool{},
 		grants:    newGrants(opts.Now),
 		nonce:     nonce,
 		makers:    makers{users: map[string]*madeServer{}, swept: time.Now()},
@@ -287,6 +301,12 @@ func (opts *Options) check() ([]byte, error) {
 	}
 	if opts.Idle == 0 {
 		opts.Idle = DefaultIdle
+	}
+	if opts.MaxInstances == 0 {
+		opts.MaxInstances = DefaultMaxInstances
+	}
+	if opts.MaxInstances < 0 {
+		return nil, fmt.Errorf("mcpapps: MaxInstances %d: use a positive count (zero for the default)", opts.MaxInstances)
 	}
 	if opts.SessionIdle == 0 {
 		opts.SessionIdle = DefaultSessionIdle
@@ -665,6 +685,7 @@ func (s *Server) frameTool(sv *served, typ string) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
+		defer inst.done()
 		if req.Session != nil {
 			inst.setClient(req.Session)
 		}
@@ -687,6 +708,7 @@ func (s *Server) partTool(sv *served) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
+		defer inst.done()
 		part, more, ok := inst.nextPart(a.Transfer)
 		if !ok {
 			return toolError("no such transfer (each part is handed out once, in order)"), nil

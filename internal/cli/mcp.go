@@ -35,6 +35,7 @@ type mcpOptions struct {
 	maxResult int
 	idle      time.Duration // --session-idle
 	sessions  int           // --max-sessions
+	instances int           // --max-instances
 	shared    bool
 	install   bool // --install-app
 	// Users (mcp_auth.go); --user-header and its proof are serve's.
@@ -80,7 +81,9 @@ A request with an Origin header other than an --allow-origin is refused.
 An HTTP session (clients before protocol 2026-07-28) closes after
 --session-idle without a request, and one user (without an authenticator,
 every caller together) holds --max-sessions at most: the next is refused
-429 until one ends or idles out.
+429 until one ends or idles out. Each open tool call starts an app instance;
+one user keeps --max-instances at most, the next closing their least
+recently used one (its handle opens it afresh).
 --public-url is the URL clients reach the server at (https behind a proxy),
 for the endpoints printed, the grant pages and the resource metadata.
 
@@ -135,6 +138,7 @@ func (o *mcpOptions) mcpFlags(c *cobra.Command) {
 	f.IntVar(&o.maxResult, "max-result", mcpapps.DefaultMaxResultBytes, "largest tool result, in bytes; a larger answer goes in parts")
 	f.DurationVar(&o.idle, "session-idle", mcpapps.DefaultSessionIdle, "with --http: close an MCP session after this long without a request (the client opens a new one)")
 	f.IntVar(&o.sessions, "max-sessions", mcpapps.DefaultMaxSessions, "with --http: the most MCP sessions one user (without an authenticator, every caller together) holds at once; one more is refused 429")
+	f.IntVar(&o.instances, "max-instances", mcpapps.DefaultMaxInstances, "the most app instances (open views) one user keeps at once; one more closes the least recently used")
 	f.StringVar(&o.tokenFile, "token-file", "", "with --http: a file (mode 600) of bearer tokens, \"TOKEN USER\" a line; every request must carry one (MCP authorization)")
 	f.StringSliceVar(&o.authServers, "authorization-server", nil, "with --token-file: an OAuth authorization server that issues the tokens, named in the protected resource metadata (repeatable)")
 	f.StringVar(&o.userHeader, "user-header", "", "with --http: take the signed-in user from this header, set by the authenticating proxy in front (believed only with --proxy-secret-file or --trusted-proxy)")
@@ -155,6 +159,9 @@ func runMCP(ctx context.Context, io *IO, o *mcpOptions, args []string) error {
 	}
 	if o.idle <= 0 || o.sessions <= 0 {
 		return usageError("--session-idle %s, --max-sessions %d: use a positive duration and a positive count", o.idle, o.sessions)
+	}
+	if o.instances <= 0 {
+		return usageError("--max-instances %d: use a positive count", o.instances)
 	}
 	found, err := o.findMCPApps(args)
 	if err != nil {
@@ -300,6 +307,7 @@ func (o *mcpOptions) serverOptions(dataDir, base string, logf func(string, ...an
 		MaxResultBytes:       o.maxResult,
 		SessionIdle:          o.idle,
 		MaxSessions:          o.sessions,
+		MaxInstances:         o.instances,
 		Version:              version,
 		Logf:                 logf,
 	}

@@ -250,7 +250,8 @@ func TestMCPAuthFlags(t *testing.T) {
 
 // TestMCPSessionFlags: --max-sessions reaches the HTTP endpoint (the
 // session past it is refused 429, naming the limit and --session-idle's
-// time), and a count or idle time that is not positive is a usage error.
+// time), and a count or idle time that is not positive is a usage error
+// (--max-instances too).
 func TestMCPSessionFlags(t *testing.T) {
 	app := writeTestApp(t)
 	endpoint := startMCPCLI(t, app, "--http", "127.0.0.1:0", "--data", t.TempDir(), "--max-sessions", "2", "--session-idle", "7m")
@@ -271,9 +272,9 @@ func TestMCPSessionFlags(t *testing.T) {
 			t.Fatalf("the refusal: %s", b)
 		}
 	}
-	for _, bad := range [][]string{{"--max-sessions", "0"}, {"--session-idle", "-1s"}} {
+	for _, bad := range [][]string{{"--max-sessions", "0"}, {"--session-idle", "-1s"}, {"--max-instances", "0"}} {
 		code, _, stderr := runCLI(t, append([]string{"mcp", app, "--http", "127.0.0.1:0", "--data", t.TempDir()}, bad...)...)
-		if code != exitUsage || !strings.Contains(stderr, "--max-sessions") {
+		if code != exitUsage || !strings.Contains(stderr, bad[0]) {
 			t.Errorf("%v: exit %d, %s", bad, code, stderr)
 		}
 	}
