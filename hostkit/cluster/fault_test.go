@@ -393,3 +393,49 @@ func TestWriteIDsSortByTime(t *testing.T) {
 		time.Sleep(2 * time.Millisecond) // the next millisecond
 	}
 }
+
+// A round is synced only once every write that joined it finished its
+// statement, and a write joins before its statement runs: so a read that
+// saw a write's commit (here, one still running its statement when the
+// read asks) waits for that write's upload, whichever path each came by.
+// After a round failed, a read asks for one more round before it answers:
+// what the failed round held is not known to be uploaded.
+func TestReadsWaitForWritesStillRunning(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	c := openCluster(t, pg, s3.url("running"), 10*time.Second)
+	mustExec(t, c, "alice", "todo", "CREATE TABLE t(x)")
+	c.mu.Lock()
+	o := c.owned[dbKey{"alice", "todo"}]
+	c.mu.Unlock()
+	r := o.begin() // a write whose statement runs
+	o.wake()
+	read := make(chan error, 1)
+	go func() { read <- o.settled(context.Background()) }()
+	select {
+	case <-r.done:
+		t.Fatal("a round was synced while one of its writes still ran its statement")
+	case err := <-read:
+		t.Fatalf("a read answered (%v) while a write it may have seen was not uploaded", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	o.ended(r)
+	if err := o.wait(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+
+	o.gmu.Lock()
+	o.dirty = true // as after a failed round
+	o.gmu.Unlock()
+	if err := o.settled(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o.gmu.Lock()
+	dirty := o.dirty
+	o.gmu.Unlock()
+	if dirty {
+		t.Fatal("after a failed round a read answered without a round of its own")
+	}
+}

@@ -43,17 +43,26 @@ type owned struct {
 	gmu      sync.Mutex
 	pending  *round // writes waiting for the next sync; nil when none
 	inflight *round // the round being synced; nil when none
+	dirty    bool   // the last round failed: what it held is not known to be uploaded
 	kick     chan struct{}
 	stop     chan struct{} // ends the syncer
 	synced   chan struct{} // closed when the syncer ended
 }
 
-// round is one sync every write that joined it waits for.
+// round is one sync every write that joined it waits for. A write joins
+// before its statement runs, and the syncer syncs a round only once every
+// statement of it ended, so a read that saw a write's commit finds the
+// write's round pending or syncing (settled).
 type round struct {
-	done chan struct{}
-	err  error
-	n    int // writes waiting for it (under gmu)
+	done    chan struct{}
+	err     error
+	n       int           // writes that joined it (under gmu)
+	running int           // of them, still running their statement (under gmu)
+	taken   bool          // the syncer took it (under gmu)
+	ran     chan struct{} // closed once it is taken and no statement of it runs
 }
+
+func newRound() *round { return &round{done: make(chan struct{}), ran: make(chan struct{})} }
 
 // gatherWindow bounds how long the syncer lets a round gather writes
 // before it uploads, when the round before served more than one: writers
@@ -213,18 +222,28 @@ func (o *owned) startSyncer() {
 			o.gmu.Lock()
 			r := o.pending
 			o.pending, o.inflight = nil, r
+			if r != nil {
+				r.taken = true
+				if r.running == 0 {
+					close(r.ran)
+				}
+			}
 			o.gmu.Unlock()
 			if r == nil {
 				continue
 			}
+			select {
+			case <-r.ran: // every statement of the round ended
+			case <-o.stop:
+				o.answer(r, errLost)
+				o.failPending(errLost)
+				return
+			}
 			began := time.Now()
 			last = r.n
-			r.err = o.syncRound()
+			err := o.syncRound()
 			took = time.Since(began)
-			o.gmu.Lock()
-			o.inflight = nil
-			o.gmu.Unlock()
-			close(r.done)
+			o.answer(r, err)
 		}
 	}()
 }
@@ -261,6 +280,19 @@ func (o *owned) stopSyncer() {
 	close(o.stop)
 	<-o.synced
 	o.stop = nil
+}
+
+// answer ends round r with err, and remembers whether what it held may not
+// be uploaded (settled then asks for a round of its own).
+func (o *owned) answer(r *round, err error) {
+	o.gmu.Lock()
+	if o.inflight == r {
+		o.inflight = nil
+	}
+	o.dirty = err != nil
+	o.gmu.Unlock()
+	r.err = err
+	close(r.done)
 }
 
 func (o *owned) failPending(err error) {
@@ -327,21 +359,33 @@ func (o *owned) syncRound() error {
 	return nil
 }
 
-// durable waits until every write committed before it was called is
-// uploaded and the lease checked. Writes that commit while a round runs
-// join the next one: one upload serves them all.
-func (o *owned) durable(ctx context.Context) error {
+// begin joins a write to the pending round before its statement runs;
+// ended says the statement ended (committed or not), and wait waits for
+// the round's upload and fence. Writes that begin while a round syncs join
+// the next one: one upload serves them all.
+func (o *owned) begin() *round {
 	o.gmu.Lock()
+	defer o.gmu.Unlock()
 	if o.pending == nil {
-		o.pending = &round{done: make(chan struct{})}
+		o.pending = newRound()
 	}
 	r := o.pending
 	r.n++
-	o.gmu.Unlock()
-	select {
-	case o.kick <- struct{}{}:
-	default:
+	r.running++
+	return r
+}
+
+func (o *owned) ended(r *round) {
+	o.gmu.Lock()
+	r.running--
+	if r.running == 0 && r.taken {
+		close(r.ran)
 	}
+	o.gmu.Unlock()
+	o.wake()
+}
+
+func (o *owned) wait(ctx context.Context, r *round) error {
 	select {
 	case <-r.done:
 		return r.err
@@ -350,26 +394,35 @@ func (o *owned) durable(ctx context.Context) error {
 	}
 }
 
+// wake tells the syncer a round may be ready.
+func (o *owned) wake() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
 // settled waits until every write committed before it was called is
 // durable (the round syncing it ended), without joining a round: what a
 // read saw is then never undone by a failover. It returns at once when no
-// write waits.
+// write waits and the last round succeeded; after a failed round it asks
+// for one more.
 func (o *owned) settled(ctx context.Context) error {
 	o.gmu.Lock()
 	r := o.pending
 	if r == nil {
 		r = o.inflight
 	}
+	if r == nil && o.dirty {
+		r = newRound()
+		o.pending = r
+	}
 	o.gmu.Unlock()
 	if r == nil {
 		return nil
 	}
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	o.wake()
+	return o.wait(ctx, r)
 }
 
 // lose marks the lease gone and tears the database down in the background
@@ -493,14 +546,22 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 		}
 		o.extend(until)
 	}
+	write := broker.IsDBWrite(r)
+	var rd *round
+	if write {
+		rd = o.begin()
+	}
 	resp = o.c.localDB.DBRequest(ctx, call, r)
+	if write {
+		o.ended(rd)
+	}
 	// Committed (or read): the next request of this database may run
 	// while this one waits for its upload, which keeps their order.
 	broker.PassLane(ctx)
 	if !resp.OK {
 		return resp, false
 	}
-	if !broker.IsDBWrite(r) {
+	if !write {
 		// A read answers only once the writes it may have seen are
 		// durable: a failover never takes back what an app was shown.
 		if err := o.settled(ctx); err != nil {
@@ -509,7 +570,7 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 		return resp, false
 	}
 	start := time.Now()
-	if err := o.durable(ctx); err != nil {
+	if err := o.wait(ctx, rd); err != nil {
 		if ctx.Err() != nil {
 			// Committed here and perhaps uploaded: not CANCELLED, which
 			// an app takes for not done.
