@@ -215,3 +215,32 @@ func TestStagingDirHoldsUploads(t *testing.T) {
 		t.Fatalf("restored by another replica: %v", r.Rows)
 	}
 }
+
+// Level 1 merges the level-0 files (one per round) every few seconds, so a
+// takeover restores a few seconds of them rather than up to 30 s: writes
+// spread over a few seconds are in a level-1 object within 5 s and the
+// merge's own time.
+func TestLevelOneMergesEveryFewSeconds(t *testing.T) {
+	if got := compactionLevels(); got[1].Interval != 5*time.Second || got.Validate() != nil {
+		t.Fatalf("levels %v: level 1 every %s (%v)", got, got[1].Interval, got.Validate())
+	}
+	pg, s3 := freshDB(t), startS3(t)
+	c := openCluster(t, pg, s3.url("merge"), 10*time.Second)
+	mustExec(t, c, "alice", "todo", "CREATE TABLE t(x)")
+	for i := range 10 {
+		mustExec(t, c, "alice", "todo", "INSERT INTO t VALUES (?)", i)
+		time.Sleep(50 * time.Millisecond)
+	}
+	deadline := time.Now().Add(5*time.Second + 10*time.Second) // the interval, and a slow machine's merge
+	for {
+		for _, k := range s3.keys(t, "merge/") {
+			if strings.Contains(k, "/0001/") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no level-1 object 15 s after the writes: %v", s3.keys(t, "merge/"))
+		}
+		time.Sleep(100 * time.Millisecond) // polling the bucket
+	}
+}
