@@ -586,12 +586,22 @@ func AllowDownloads(t testing.TB, tab context.Context) string {
 func Downloaded(t testing.TB, dir, name string) []byte {
 	t.Helper()
 	deadline := time.Now().Add(WaitTimeout)
+	// Chromium may reserve the name with an empty file before its
+	// .crdownload (named for the file or "Unconfirmed …") exists, and
+	// renames the .crdownload over it when done: the content counts once
+	// no .crdownload is in the folder and two reads a poll apart agree.
+	var last []byte
+	seen := false
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err == nil {
-			if _, err := os.Stat(filepath.Join(dir, name+".crdownload")); os.IsNotExist(err) {
-				return b
-			}
+		partial, _ := filepath.Glob(filepath.Join(dir, "*.crdownload"))
+		switch {
+		case err != nil || len(partial) > 0:
+			seen = false
+		case seen && string(b) == string(last):
+			return b
+		default:
+			last, seen = b, true
 		}
 		if time.Now().After(deadline) {
 			entries, _ := os.ReadDir(dir)
