@@ -440,8 +440,8 @@ func (c *Cluster) Budget() agent.Budget { return budgetStore{c} }
 // failover under 10 s of load took 3.4–6.9 s at a 2 s lease where it
 // takes 2.1–2.8 s now (TestReplicasFailover, SNUG_REPLICAS_LOAD=10s). The
 // merge reads the level-0 files staged locally and writes one object; an
-// idle database has nothing to merge (13 object-store requests a minute
-// kept, as before).
+// idle database has little to merge (13–17 object-store requests a
+// minute kept, 14 before).
 func compactionLevels() litestream.CompactionLevels {
 	levels := make(litestream.CompactionLevels, len(litestream.DefaultCompactionLevels))
 	for i, l := range litestream.DefaultCompactionLevels {
