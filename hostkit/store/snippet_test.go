@@ -98,22 +98,32 @@ func TestSnippetMatchesFTS5(t *testing.T) {
 // TestSnippetStopsAtTheLimit: snippet() over a row of 200,000 matches
 // (fts5's own: instances², hours) answers DB_TIMEOUT at the limit.
 func TestSnippetStopsAtTheLimit(t *testing.T) {
-	s, _ := newStore(t, Options{StatementTimeout: time.Minute})
-	mustExec(t, s, "a", "CREATE VIRTUAL TABLE d USING fts5(body)")
-	mustExec(t, s, "a", fmt.Sprintf("INSERT INTO d(body) VALUES (replace(hex(zeroblob(%d)), '0', 'a '))", 100_000))
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	const limit = 300 * time.Millisecond
-	s = openStore(t, s.dir, Options{StatementTimeout: limit})
+	s := oneRowOfA(t, 200_000)
 	start := time.Now()
 	_, err := s.Exec(bg, "a", "SELECT length(snippet(d, 0, '[', ']', '…', 64)) FROM d WHERE d MATCH 'a'", nil)
 	el := time.Since(start)
 	wantCode(t, err, frame.CodeDBTimeout)
-	if el > limit+slack {
-		t.Fatalf("answered after %s, limit %s", el, limit)
+	if el > bigRowLimit+slack {
+		t.Fatalf("answered after %s, limit %s", el, bigRowLimit)
 	}
 	t.Logf("DB_TIMEOUT after %s", el)
+}
+
+// bigRowLimit is the statement limit oneRowOfA's store runs at.
+const bigRowLimit = 300 * time.Millisecond
+
+// oneRowOfA is a store whose app "a" has an fts5 table d holding one row
+// of tokens words "a" (made under a long limit), opened again with
+// statements limited to bigRowLimit.
+func oneRowOfA(t *testing.T, tokens int) *Store {
+	t.Helper()
+	s, _ := newStore(t, Options{StatementTimeout: time.Minute})
+	mustExec(t, s, "a", "CREATE VIRTUAL TABLE d USING fts5(body)")
+	mustExec(t, s, "a", fmt.Sprintf("INSERT INTO d(body) VALUES (replace(hex(zeroblob(%d)), '00', 'a '))", tokens))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return openStore(t, s.dir, Options{StatementTimeout: bigRowLimit})
 }
 
 // firstDiff shows the first row where two snippet results differ.
@@ -155,14 +165,7 @@ func TestHighlightMatchesFTS5(t *testing.T) {
 // matches (fts5's own: output², two minutes) answers within the limit,
 // with the whole row highlighted, or DB_TIMEOUT at it.
 func TestHighlightStopsAtTheLimit(t *testing.T) {
-	s, _ := newStore(t, Options{StatementTimeout: time.Minute})
-	mustExec(t, s, "a", "CREATE VIRTUAL TABLE d USING fts5(body)")
-	mustExec(t, s, "a", fmt.Sprintf("INSERT INTO d(body) VALUES (replace(hex(zeroblob(%d)), '00', 'a '))", 1_000_000))
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	const limit = 300 * time.Millisecond
-	s = openStore(t, s.dir, Options{StatementTimeout: limit})
+	s := oneRowOfA(t, 1_000_000)
 	start := time.Now()
 	r, err := s.Exec(bg, "a", "SELECT length(highlight(d, 0, '[', ']')) FROM d WHERE d MATCH 'a'", nil)
 	el := time.Since(start)
@@ -171,8 +174,8 @@ func TestHighlightStopsAtTheLimit(t *testing.T) {
 	} else if got := rowsJSON(t, r); got != "[[4000000]]" {
 		t.Fatalf("highlighted length %s, want 4000000 (each of 1,000,000 a's bracketed)", got)
 	}
-	if el > limit+slack {
-		t.Fatalf("answered after %s, limit %s", el, limit)
+	if el > bigRowLimit+slack {
+		t.Fatalf("answered after %s, limit %s", el, bigRowLimit)
 	}
 	t.Logf("%v after %s", err, el)
 }
