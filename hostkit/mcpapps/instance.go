@@ -50,14 +50,23 @@ func instanceKey(user, id string) string { return user + "\x00" + id }
 // MaxInstances gives up their least recently used instance that no call
 // uses; with none, the call is refused.
 func (s *Server) instance(c caller) (*instance, error) {
+	inst, gone, err := s.takeInstance(c)
+	if gone != nil {
+		gone.sess.Close() // outside s.mu, as expire closes its idle ones
+	}
+	return inst, err
+}
+
+// takeInstance is instance under s.mu; gone is an instance it took out of
+// the tables, whose session the caller closes.
+func (s *Server) takeInstance(c caller) (inst, gone *instance, err error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
-		return nil, errors.New("mcpapps: the server is shutting down")
+		return nil, nil, errors.New("mcpapps: the server is shutting down")
 	}
 	k := instanceKey(c.user, c.Instance)
-	inst := s.instances[k]
-	var gone *instance // closed once the lock is let go
+	inst = s.instances[k]
 	if inst != nil && inst.app != c.App {
 		gone = inst
 		s.forget(k, inst)
@@ -67,8 +76,7 @@ func (s *Server) instance(c caller) (*instance, error) {
 		if len(s.byUser[c.user]) >= s.opts.MaxInstances {
 			old := s.leastUsed(c.user)
 			if old == nil {
-				s.mu.Unlock()
-				return nil, fmt.Errorf("mcpapps: this user's %d app instances are all answering calls; try again once one is done", s.opts.MaxInstances)
+				return nil, gone, fmt.Errorf("mcpapps: this user's %d app instances are all answering calls; try again once one is done", s.opts.MaxInstances)
 			}
 			s.forget(instanceKey(old.user, old.id), old)
 			gone = old
@@ -76,11 +84,7 @@ func (s *Server) instance(c caller) (*instance, error) {
 		inst = &instance{user: c.user, app: c.App, id: c.Instance, waiters: map[string]chan frame.Frame{}, transfers: map[string]*transfer{}, grants: map[string]string{}}
 		sess, err := s.broker.OpenUserInstance(c.user, c.App, c.Instance, inst)
 		if err != nil {
-			s.mu.Unlock()
-			if gone != nil {
-				gone.sess.Close()
-			}
-			return nil, fmt.Errorf("mcpapps: open instance: %w", err)
+			return nil, gone, fmt.Errorf("mcpapps: open instance: %w", err)
 		}
 		inst.sess = sess
 		s.instances[k] = inst
@@ -93,11 +97,7 @@ func (s *Server) instance(c caller) (*instance, error) {
 	inst.used = s.opts.Now()
 	inst.calls++
 	inst.mu.Unlock()
-	s.mu.Unlock()
-	if gone != nil {
-		gone.sess.Close()
-	}
-	return inst, nil
+	return inst, gone, nil
 }
 
 // done ends a tool call's use of inst (Server.instance).
