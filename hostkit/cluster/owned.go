@@ -295,14 +295,14 @@ func (o *owned) answer(r *round, err error) {
 	close(r.done)
 }
 
+// failPending ends the pending round, if any, with err.
 func (o *owned) failPending(err error) {
 	o.gmu.Lock()
 	r := o.pending
 	o.pending = nil
 	o.gmu.Unlock()
 	if r != nil {
-		r.err = err
-		close(r.done)
+		o.answer(r, err)
 	}
 }
 

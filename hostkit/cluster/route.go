@@ -263,8 +263,8 @@ type forwarded struct {
 // newWriteID is a forwarded write's identity: the time in milliseconds
 // (48 bits) and then 80 random bits, in hex. Identities that sort by time
 // land on the last pages of the owner's record (_snug_once), where random
-// ones would each dirty a page anywhere in it (BenchmarkExecOnce: 68–75
-// against 103–106 µs a write).
+// ones would each dirty a page anywhere in it (BenchmarkExecOnce: 71–72
+// against 90–100 µs a write).
 func newWriteID() string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
