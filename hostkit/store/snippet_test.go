@@ -77,15 +77,7 @@ func TestSnippetMatchesFTS5(t *testing.T) {
 			for _, marks := range [][2]any{{"[", "]"}, {"", ""}, {nil, nil}, {"<b\x00x>", "</b>"}} {
 				for _, ell := range []any{"…", "", nil} {
 					for _, tokens := range []int64{1, 3, 8, 64, 0, -1, 200} {
-						args := []any{col, marks[0], marks[1], ell, tokens, match}
-						got, want := evalFunc(t, mine, q, args), evalFunc(t, ref, q, args)
-						// The one difference, row 2's NULL column: fts5's
-						// snippet is NULL, this one '' (the driver's
-						// Context.ColumnText does not tell NULL from '').
-						want = strings.ReplaceAll(want, "2:null:", "2:text:")
-						if got != want {
-							t.Errorf("snippet%v: %s", args, firstDiff(got, want))
-						}
+						sameAsFTS5(t, mine, ref, q, "snippet", []any{col, marks[0], marks[1], ell, tokens, match})
 						n++
 					}
 				}
@@ -126,6 +118,19 @@ func oneRowOfA(t *testing.T, tokens int) *Store {
 	return openStore(t, s.dir, Options{StatementTimeout: bigRowLimit})
 }
 
+// sameAsFTS5 checks that query q (of function fn) answers args through
+// mine as through fts5's own (ref). The one difference allowed is row 2's
+// NULL column: fts5's answer is NULL, this one ” (the driver's
+// Context.ColumnText does not tell NULL from ”).
+func sameAsFTS5(t *testing.T, mine, ref *sqlite3.Conn, q, fn string, args []any) {
+	t.Helper()
+	got, want := evalFunc(t, mine, q, args), evalFunc(t, ref, q, args)
+	want = strings.ReplaceAll(want, "2:null:", "2:text:")
+	if got != want {
+		t.Errorf("%s%v: %s", fn, args, firstDiff(got, want))
+	}
+}
+
 // firstDiff shows the first row where two snippet results differ.
 func firstDiff(got, want string) string {
 	g, w := strings.Fields(got), strings.Fields(want)
@@ -148,12 +153,7 @@ func TestHighlightMatchesFTS5(t *testing.T) {
 	for _, match := range []string{"quick", "fox OR dog", `"quick brown"`, "qu*", "b : dog", "NEAR(quick fox)", "alpha", "quick AND fox AND dog", "a*"} {
 		for _, col := range []int64{-1, 0, 1, 2, 3, 5} {
 			for _, marks := range [][2]any{{"[", "]"}, {"", ""}, {nil, nil}, {"<b\x00x>", "</b>"}} {
-				args := []any{col, marks[0], marks[1], match}
-				got, want := evalFunc(t, mine, q, args), evalFunc(t, ref, q, args)
-				want = strings.ReplaceAll(want, "2:null:", "2:text:") // row 2's NULL column
-				if got != want {
-					t.Errorf("highlight%v: %s", args, firstDiff(got, want))
-				}
+				sameAsFTS5(t, mine, ref, q, "highlight", []any{col, marks[0], marks[1], match})
 				n++
 			}
 		}
