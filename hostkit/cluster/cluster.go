@@ -27,6 +27,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -134,6 +135,10 @@ type Config struct {
 	// restores and object-store calls (hostkit/metrics); the host is given
 	// the same one (hostkit.WithMetrics) so /metrics has both.
 	Metrics *metrics.Metrics
+
+	// gatherWindow replaces the group commit's gatherWindow when set
+	// (tests that must not depend on the machine's speed).
+	gatherWindow time.Duration
 }
 
 // Cluster is one replica's part of replicated mode. It implements
@@ -151,6 +156,8 @@ type Cluster struct {
 	ls       *litestream.Store
 	signer   *signer
 	renew    renewState // Ready's view of the lease renewals
+	// gatherWindow bounds a round's gathering (owned.go).
+	gatherWindow time.Duration
 
 	ln     net.Listener
 	srv    *http.Server
@@ -227,7 +234,8 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	obj.metrics = cfg.Metrics
 	c := &Cluster{cfg: cfg, id: cfg.ReplicaID, ttl: cfg.LeaseTTL, obj: obj,
 		signer: newSigner(cfg.Secrets, cfg.ReplicaID),
-		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, apps: map[string]bool{}}
+		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, apps: map[string]bool{},
+		gatherWindow: cmp.Or(cfg.gatherWindow, gatherWindow)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	cfg.Metrics.LeasesHeldFunc(c.heldLeases)
 	if err := c.open(ctx); err != nil {

@@ -65,11 +65,11 @@ type round struct {
 func newRound() *round { return &round{done: make(chan struct{}), ran: make(chan struct{})} }
 
 // gatherWindow bounds how long the syncer lets a round gather writes
-// before it uploads, when the round before served more than one: writers
-// that were answered together send their next writes a moment apart, and
-// one upload then serves them all instead of the first alone. It waits no
-// longer than the last round took, and stops waiting once as many writes
-// joined as the last round served.
+// before it uploads, when more than one writer is about: writers answered
+// together send their next writes a moment apart, and one upload then
+// serves them all instead of the first alone. It waits no longer than the
+// last round took, and stops waiting once as many writes joined as were
+// about when the last round ended (see writersAbout).
 const gatherWindow = time.Millisecond
 
 // mono is the monotonic clock the lease views are kept on.
@@ -215,7 +215,7 @@ func (o *owned) startSyncer() {
 				return
 			case <-o.kick:
 			}
-			if last > 1 && !o.gather(last, min(gatherWindow, took)) {
+			if last > 1 && !o.gather(last, min(o.c.gatherWindow, took)) {
 				o.failPending(errLost)
 				return
 			}
@@ -240,12 +240,28 @@ func (o *owned) startSyncer() {
 				return
 			}
 			began := time.Now()
-			last = r.n
 			err := o.syncRound()
 			took = time.Since(began)
+			last = o.writersAbout(r)
 			o.answer(r, err)
 		}
 	}()
+}
+
+// writersAbout is how many writes the next round can expect as round r
+// ends: r's own, whose writers it is about to answer, and those that
+// joined the pending round while r synced. Counting only r's, writers
+// whose answers take longer to come back (forwarded from other replicas)
+// fell into a round of their own, and rounds alternated between the two
+// groups, each write waiting for the other group's round and then its own.
+func (o *owned) writersAbout(r *round) int {
+	o.gmu.Lock()
+	defer o.gmu.Unlock()
+	n := r.n
+	if o.pending != nil {
+		n += o.pending.n
+	}
+	return n
 }
 
 // gather waits until want writes joined the pending round or window

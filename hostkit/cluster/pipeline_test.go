@@ -81,3 +81,94 @@ func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 		t.Fatalf("read back: %+v %+v", r.Result, r.Error)
 	}
 }
+
+// A round waits for the writers the round before it is answering, not
+// only for as many writes as that round held: a writer whose write joined
+// while the round synced (one forwarded from another replica, whose
+// answers take longer to come back) shares the next upload with the
+// writer just answered, where rounds used to alternate between the two,
+// each write waiting for the other's round and then its own (issue 30
+// item 5). The gathering window is long here, so the machine's speed
+// does not decide it; the held upload bounds it.
+func TestRoundWaitsForTheWritersItAnswered(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	c := openClusterWith(t, Config{Postgres: pg, ObjectStore: s3.url("gather"), LeaseTTL: 10 * time.Second,
+		Secrets: []string{testSecret}, gatherWindow: time.Minute})
+	h := notesHost(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type page struct {
+		c    *relayclient.Client
+		inst string
+	}
+	exec := func(p page, sql string) *frame.DBResponse {
+		r, err := p.c.DB(ctx, "s1", p.inst, frame.DBRequest{Op: frame.OpExec, SQL: &sql})
+		if err != nil {
+			return &frame.DBResponse{Error: &frame.Error{Code: "TEST", Message: err.Error()}}
+		}
+		return r
+	}
+	var a, b page
+	for _, p := range []*page{&a, &b} {
+		rc, err := relayclient.Dial(ctx, h.Origin(), http.Header{"X-User": {"alice"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rc.Close() })
+		inst, err := rc.Mount(ctx, "s1", "notes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		*p = page{rc, inst}
+	}
+	if r := exec(a, "CREATE TABLE t(x)"); !r.OK {
+		t.Fatalf("create: %+v", r.Error)
+	}
+	c.mu.Lock()
+	o := c.owned[dbKey{"alice", "notes"}]
+	c.mu.Unlock()
+	if o == nil {
+		t.Fatal("the replica does not own alice's database")
+	}
+	release := s3.holdPuts()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	// a's write is in the round that syncs; b's joins the next one.
+	answers := make(chan *frame.DBResponse, 3)
+	go func() {
+		answers <- exec(a, "INSERT INTO t VALUES (1)")
+		answers <- exec(a, "INSERT INTO t VALUES (3)") // at once, as a writer does
+	}()
+	waitFor(t, "a's upload to start", func() bool { return s3.heldPuts() > 0 })
+	go func() { answers <- exec(b, "INSERT INTO t VALUES (2)") }()
+	waitFor(t, "b's write to commit while a's upload hangs", func() bool {
+		return countRows(t, o.path, "SELECT count(*) FROM t") == 2
+	})
+	o.gmu.Lock()
+	next := o.pending
+	o.gmu.Unlock()
+	if next == nil {
+		t.Fatal("b's write joined no round")
+	}
+	// The round took this long: the syncer gathers for at most as long.
+	time.Sleep(time.Second)
+	release()
+	release = nil
+	for range 3 {
+		if r := <-answers; !r.OK {
+			t.Fatalf("a write: %+v", r.Error)
+		}
+	}
+	o.gmu.Lock()
+	n := next.n
+	o.gmu.Unlock()
+	if n != 2 {
+		t.Errorf("the round after a's held %d writes, want 2 (b's and a's next)", n)
+	}
+	if n := countRows(t, o.path, "SELECT count(*) FROM t"); n != 3 {
+		t.Errorf("%d rows, want 3", n)
+	}
+}
