@@ -177,6 +177,7 @@ type Cluster struct {
 	owned  map[dbKey]*owned
 	idle   map[dbKey]idleCopy    // databases given up when idle, their local copies kept
 	routes map[dbKey]cachedRoute // other replicas' leases, for forwards
+	chains map[dbKey]*chain      // requests answered after their lane moved on (order.go)
 	closed bool
 	apps   map[string]bool // installed app keys (Install)
 }
@@ -234,7 +235,7 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	obj.metrics = cfg.Metrics
 	c := &Cluster{cfg: cfg, id: cfg.ReplicaID, ttl: cfg.LeaseTTL, obj: obj,
 		signer: newSigner(cfg.Secrets, cfg.ReplicaID),
-		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, apps: map[string]bool{},
+		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, chains: map[dbKey]*chain{}, apps: map[string]bool{},
 		gatherWindow: cmp.Or(cfg.gatherWindow, gatherWindow)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	cfg.Metrics.LeasesHeldFunc(c.heldLeases)

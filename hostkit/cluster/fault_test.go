@@ -3,9 +3,12 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/snuggen/snuggen/frame"
+	"github.com/snuggen/snuggen/internal/relayclient"
 )
 
 // stallProxy is a TCP proxy in front of PostgreSQL for one replica. Once
@@ -437,5 +441,77 @@ func TestReadsWaitForWritesStillRunning(t *testing.T) {
 	o.gmu.Unlock()
 	if dirty {
 		t.Fatal("after a failed round a read answered without a round of its own")
+	}
+}
+
+// A page's writes forwarded one after the other without waiting for their
+// answers run at the owner side by side (the forwarder hands its lane on
+// once the owner says a write ran), and keep their order when the owner
+// stalls before any is durable: every one is sent again, in order, to the
+// next owner (here the forwarder, which takes the lease over), and each is
+// applied once. Without the chain (order.go) the resends race.
+func TestForwardedWritesKeepTheirOrderAcrossFailover(t *testing.T) {
+	pg, s3 := freshDB(t), startS3(t)
+	proxy, viaProxy := startStallProxy(t, pg)
+	const ttl = 2 * time.Second
+	b := openCluster(t, viaProxy, s3.url("order"), ttl) // the owner that stalls
+	t.Cleanup(proxy.close)
+	a := openCluster(t, pg, s3.url("order"), ttl)
+	install(t, b)
+	h := notesHost(t, a)
+	mustExec(t, b, "alice", "notes", "CREATE TABLE log(n INTEGER)")
+	k := dbKey{"alice", "notes"}
+	b.mu.Lock()
+	path := b.owned[k].path
+	b.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	page, err := relayclient.Dial(ctx, h.Origin(), http.Header{"X-User": {"alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { page.Close() })
+	inst, err := page.Mount(ctx, "s1", "notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing b uploads from now on reaches the object store.
+	release := s3.holdPutsUnder("/notes/e1/")
+	t.Cleanup(release)
+	const n = 12
+	answers := make([]func() (frame.Frame, error), n)
+	for i := range answers {
+		sql := fmt.Sprintf("INSERT INTO log VALUES (%d)", i+1)
+		req := &frame.DBRequest{Op: frame.OpExec, SQL: &sql, InstanceID: inst, RequestID: page.NextID()}
+		if answers[i], err = page.Start(ctx, "s1", req, req.RequestID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every write to run at b while its uploads hang", func() bool {
+		return countRows(t, path, "SELECT count(*) FROM log") == n
+	})
+	proxy.stall()
+	for i, answer := range answers {
+		f, err := answer()
+		if err != nil {
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+		if r, ok := f.(*frame.DBResponse); !ok || !r.OK {
+			t.Fatalf("write %d: %+v", i+1, f)
+		}
+	}
+	a.mu.Lock()
+	_, aOwns := a.owned[k]
+	a.mu.Unlock()
+	if !aOwns {
+		t.Fatal("a did not take the database over")
+	}
+	want := make([]string, n)
+	for i := range want {
+		want[i] = strconv.Itoa(i + 1)
+	}
+	if got := one(mustExec(t, a, "alice", "notes", "SELECT group_concat(n, ',') FROM (SELECT n FROM log ORDER BY rowid)")); got != strings.Join(want, ",") {
+		t.Errorf("the writes are there as %s, want %s (each once, in the order sent)", got, strings.Join(want, ","))
 	}
 }

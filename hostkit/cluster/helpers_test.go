@@ -35,18 +35,22 @@ type s3Server struct {
 	srv     *httptest.Server
 	backend *s3mem.Backend
 
-	mu   sync.Mutex
-	seen []string      // every request: method, path and query, unescaped
-	hold chan struct{} // while not nil, PUTs wait until it is closed
-	held int           // PUTs waiting on hold now
+	mu       sync.Mutex
+	seen     []string      // every request: method, path and query, unescaped
+	hold     chan struct{} // while not nil, PUTs wait until it is closed
+	holdPart string        // those whose path holds it
+	held     int           // PUTs waiting on hold now
 }
 
 // holdPuts makes every PUT wait until the function it returns is called.
-func (s *s3Server) holdPuts() (release func()) {
+func (s *s3Server) holdPuts() (release func()) { return s.holdPutsUnder("") }
+
+// holdPutsUnder holds, as holdPuts does, the PUTs whose path holds part.
+func (s *s3Server) holdPutsUnder(part string) (release func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hold := make(chan struct{})
-	s.hold = hold
+	s.hold, s.holdPart = hold, part
 	return func() {
 		s.mu.Lock()
 		s.hold = nil
@@ -87,7 +91,7 @@ func startS3(t testing.TB) *s3Server {
 		s.mu.Lock()
 		s.seen = append(s.seen, r.Method+" "+r.URL.Path+"?"+q)
 		hold := s.hold
-		if r.Method != http.MethodPut {
+		if r.Method != http.MethodPut || !strings.Contains(r.URL.Path, s.holdPart) {
 			hold = nil
 		}
 		if hold != nil {

@@ -538,8 +538,11 @@ func (c *Cluster) removeLocal(path string) error {
 }
 
 // serve answers r from the local copy. retry is true when the lease turned
-// out to be gone before anything was done: the caller routes again.
-func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest) (resp *frame.DBResponse, retry bool) {
+// out to be gone before anything was done: the caller routes again. ran is
+// called once r ran (its write committed, its read taken), before the
+// wait for the upload: from then on the next request of the database may
+// run (broker.PassLane), after this one.
+func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest, ran func()) (resp *frame.DBResponse, retry bool) {
 	if r.Op == frame.OpImport {
 		return o.importDB(ctx, call, r)
 	}
@@ -573,7 +576,7 @@ func (o *owned) serve(ctx context.Context, call broker.Call, r *frame.DBRequest)
 	}
 	// Committed (or read): the next request of this database may run
 	// while this one waits for its upload, which keeps their order.
-	broker.PassLane(ctx)
+	ran()
 	if !resp.OK {
 		return resp, false
 	}

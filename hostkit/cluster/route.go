@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -49,6 +50,9 @@ func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRe
 		}
 		return cancelled(r)
 	}
+	l := c.joinChain(k)
+	defer c.leaveChain(k, l)
+	write := broker.IsDBWrite(r)
 	for {
 		if ctx.Err() != nil {
 			return ended()
@@ -62,20 +66,42 @@ func (c *Cluster) DBRequest(ctx context.Context, call broker.Call, r *frame.DBRe
 			return hostError(r, "the host could not reach this app's database")
 		}
 		if o != nil {
-			resp, retry := o.serve(ctx, call, r)
+			at := place{c.id, o.epochNow()}
+			if l.waitAhead(ctx, at) != nil {
+				return ended()
+			}
+			// Served here, a read hands the lane on too: it is never
+			// run again once it ran.
+			resp, retry := o.serve(ctx, call, r, func() {
+				l.ran(at)
+				broker.PassLane(ctx)
+			})
 			if !retry {
 				return resp
 			}
+			l.failed()
 			continue
 		}
 		if call.WriteID == "" && (r.Op == frame.OpExec || r.Op == frame.OpKvSet) {
 			call.WriteID = newWriteID()
 		}
-		resp, err := c.forward(ctx, lease, k, call.WriteID, r)
+		at := place{lease.owner, lease.epoch}
+		if l.waitAhead(ctx, at) != nil {
+			return ended()
+		}
+		var ran func() // a forwarded read holds its lane until answered
+		if write {
+			ran = func() {
+				l.ran(at)
+				broker.PassLane(ctx)
+			}
+		}
+		resp, err := c.forward(ctx, lease, k, call.WriteID, r, ran)
 		c.cfg.Metrics.Forwarded(err)
 		if err == nil {
 			return resp
 		}
+		l.failed()
 		c.forgetRoute(k)
 		// The owner is unreachable, paused or no longer the owner: look
 		// again soon; its lease expires within the TTL.
@@ -257,6 +283,7 @@ type forwarded struct {
 	App     string          `json:"app"`
 	Epoch   int64           `json:"epoch"`             // the lease's epoch the forwarder read: the owner answers only at it
 	WriteID string          `json:"writeId,omitempty"` // a write's identity, kept across resends
+	Notice  bool            `json:"notice,omitempty"`  // say when it ran, ahead of the answer (a write)
 	Frame   json.RawMessage `json:"frame"`
 }
 
@@ -277,17 +304,19 @@ func newWriteID() string {
 // the request may go to the new one.
 var errMoved = errors.New("the lease moved while the owner was asked")
 
-// forward sends r to the owner named by lease and returns its answer. It
+// forward sends r to the owner named by lease and returns its answer; ran,
+// when not nil, is called once the owner says r ran, ahead of its answer
+// (order.go). It
 // gives up, to route again, when the owner cannot be reached, answers that
 // it is not the owner, or the lease changes hands while the answer is
 // awaited (a paused owner: once its lease expired this replica takes it
 // over); never while the owner may still acknowledge.
-func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, writeID string, r *frame.DBRequest) (*frame.DBResponse, error) {
+func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, writeID string, r *frame.DBRequest, ran func()) (*frame.DBResponse, error) {
 	raw, err := frame.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(forwarded{User: k.user, App: k.app, Epoch: lease.epoch, WriteID: writeID, Frame: raw})
+	body, err := json.Marshal(forwarded{User: k.user, App: k.app, Epoch: lease.epoch, WriteID: writeID, Notice: ran != nil, Frame: raw})
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +328,7 @@ func (c *Cluster) forward(ctx context.Context, lease leaseRow, k dbKey, writeID 
 	defer cancel()
 	done := make(chan result, 1)
 	go func() {
-		resp, err := c.post(fctx, lease, body)
+		resp, err := c.post(fctx, lease, body, ran)
 		done <- result{resp, err}
 	}()
 	check := time.NewTimer(c.recheckAfter(lease))
@@ -341,8 +370,10 @@ func (c *Cluster) recheckAfter(l leaseRow) time.Duration {
 }
 
 // post sends a forward's body to the owner lease names, signed for it, and
-// returns its answer once its signature holds.
-func (c *Cluster) post(ctx context.Context, lease leaseRow, body []byte) (*frame.DBResponse, error) {
+// returns its answer once its signature holds. The owner may first say
+// the request ran (a signed line; then ran is called) and answer once it
+// is durable, its signature then in a trailer.
+func (c *Cluster) post(ctx context.Context, lease leaseRow, body []byte, ran func()) (*frame.DBResponse, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(lease.ownerURL, "/")+forwardPath, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -357,14 +388,33 @@ func (c *Cluster) post(ctx context.Context, lease leaseRow, body []byte) (*frame
 		return nil, err
 	}
 	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, maxForwardBytes))
+	br := bufio.NewReader(io.LimitReader(res.Body, maxForwardBytes))
+	if res.StatusCode == http.StatusOK {
+		if b, err := br.Peek(len(ranPrefix)); err == nil && string(b) == ranPrefix {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return nil, err
+			}
+			if err := c.signer.checkRan(nonce, line); err != nil {
+				return nil, fmt.Errorf("the owner's notice that the request ran: %w", err)
+			}
+			if ran != nil {
+				ran()
+			}
+		}
+	}
+	data, err := io.ReadAll(br)
 	if err != nil {
 		return nil, err
 	}
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("the owner answered HTTP %d: %s", res.StatusCode, bytes.TrimSpace(data))
 	}
-	if err := c.signer.checkAnswer(res.Header, nonce, data); err != nil {
+	signed := res.Header
+	if res.Trailer.Get(hdrSignature) != "" {
+		signed = res.Trailer
+	}
+	if err := c.signer.checkAnswer(signed, nonce, data); err != nil {
 		return nil, fmt.Errorf("the owner's answer: %w", err)
 	}
 	f, err := frame.Parse(data)
@@ -438,14 +488,35 @@ func (c *Cluster) serveInternal(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	resp, retry := o.serve(r.Context(), broker.Call{User: fw.User, App: fw.App, RequestID: req.RequestID, WriteID: fw.WriteID}, req)
-	if retry {
+	// Once the request ran, the forwarder hears it at once (it hands its
+	// lane on), and the answer follows once it is durable, signed in a
+	// trailer.
+	noticed := false
+	ran := func() {
+		if !fw.Notice {
+			return
+		}
+		noticed = true
+		w.Header().Set("Trailer", hdrSignature)
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, c.signer.ranLine(nonce))
+		http.NewResponseController(w).Flush()
+	}
+	resp, retry := o.serve(r.Context(), broker.Call{User: fw.User, App: fw.App, RequestID: req.RequestID, WriteID: fw.WriteID}, req, ran)
+	if retry && !noticed { // nothing ran: retry never follows ran
 		http.Error(w, "not the owner", http.StatusConflict)
 		return
 	}
 	out, err := frame.Marshal(resp)
-	if err != nil {
-		http.Error(w, "answer", http.StatusInternalServerError)
+	if err != nil || retry {
+		if !noticed {
+			http.Error(w, "answer", http.StatusInternalServerError)
+		}
+		return // noticed: the answer is cut short, and the forwarder sends again
+	}
+	if noticed {
+		w.Write(out)
+		c.signer.signAnswer(w.Header(), nonce, out) // sent as the trailer
 		return
 	}
 	c.signer.signAnswer(w.Header(), nonce, out)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,6 +152,29 @@ func (s *signer) remember(n [16]byte) bool {
 // signAnswer signs the owner's answer to the request of nonce.
 func (s *signer) signAnswer(h http.Header, nonce string, body []byte) {
 	h.Set(hdrSignature, hex.EncodeToString(mac(s.keys[0], "snug-answer-v1", nonce, bodyDigest(body))))
+}
+
+// ranLine is the owner's notice, ahead of its answer to the request of
+// nonce, that the request ran (forward in route.go): one line.
+func (s *signer) ranLine(nonce string) string {
+	return ranPrefix + hex.EncodeToString(mac(s.keys[0], "snug-ran-v1", nonce)) + "\n"
+}
+
+// ranPrefix begins the ran notice; an answer begins with '{'.
+const ranPrefix = "ran "
+
+// checkRan checks the owner's notice that the request of nonce ran.
+func (s *signer) checkRan(nonce, line string) error {
+	sig, err := hex.DecodeString(strings.TrimSuffix(strings.TrimPrefix(line, ranPrefix), "\n"))
+	if err != nil || !strings.HasPrefix(line, ranPrefix) {
+		return errUnsigned
+	}
+	for _, k := range s.keys {
+		if hmac.Equal(sig, mac(k, "snug-ran-v1", nonce)) {
+			return nil
+		}
+	}
+	return errUnsigned
 }
 
 // checkAnswer checks the owner's answer to the request of nonce.

@@ -126,8 +126,18 @@ func TestForwardedRequestsAreSignedAndFresh(t *testing.T) {
 		w.Write([]byte(`{"v":1,"type":"snug:db-response","requestId":"x","ok":true,"streaming":false,"data":{"columns":["text"],"rows":[["forged"]]}}`))
 	}))
 	defer fake.Close()
-	if resp, err := b.post(context.Background(), leaseRow{owner: "fake", ownerURL: fake.URL}, body); err == nil {
-		t.Errorf("b took an unsigned answer: %+v", resp)
+	ran := false
+	if resp, err := b.post(context.Background(), leaseRow{owner: "fake", ownerURL: fake.URL}, body, func() { ran = true }); err == nil || ran {
+		t.Errorf("b took an unsigned answer: %+v (ran %v)", resp, ran)
+	}
+	// Nor an unsigned notice that the request ran, which would hand its
+	// lane on before the owner ran it (order.go).
+	forged := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(ranPrefix + strings.Repeat("00", 32) + "\n"))
+	}))
+	defer forged.Close()
+	if resp, err := b.post(context.Background(), leaseRow{owner: "fake", ownerURL: forged.URL}, body, func() { ran = true }); err == nil || ran {
+		t.Errorf("b took an unsigned notice: %+v (ran %v)", resp, ran)
 	}
 
 	// PostgreSQL holds the secret's verifier, never the secret.

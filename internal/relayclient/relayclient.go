@@ -148,6 +148,17 @@ func (c *Client) Mount(ctx context.Context, slot, app string) (string, error) {
 // Request sends f (a request frame with its requestId and instanceId set)
 // from slot and returns the host's terminal answer.
 func (c *Client) Request(ctx context.Context, slot string, f frame.Frame, requestID string) (frame.Frame, error) {
+	answer, err := c.Start(ctx, slot, f, requestID)
+	if err != nil {
+		return nil, err
+	}
+	return answer()
+}
+
+// Start sends f as Request does and returns at once; answer waits for the
+// host's terminal answer. Requests started one after the other are sent
+// in that order, as an app that does not await each one sends them.
+func (c *Client) Start(ctx context.Context, slot string, f frame.Frame, requestID string) (answer func() (frame.Frame, error), err error) {
 	raw, err := frame.Marshal(f)
 	if err != nil {
 		return nil, err
@@ -157,26 +168,30 @@ func (c *Client) Request(ctx context.Context, slot string, f frame.Frame, reques
 	c.mu.Lock()
 	c.waiting[key] = ch
 	c.mu.Unlock()
-	defer func() {
+	forget := func() {
 		c.mu.Lock()
 		delete(c.waiting, key)
 		c.mu.Unlock()
-	}()
+	}
 	if err := c.send(struct {
 		T     string          `json:"t"`
 		Slot  string          `json:"slot"`
 		Frame json.RawMessage `json:"frame"`
 	}{"frame", slot, raw}); err != nil {
+		forget()
 		return nil, fmt.Errorf("relayclient: send: %w", err)
 	}
-	select {
-	case ans := <-ch:
-		return ans, nil
-	case <-c.done:
-		return nil, fmt.Errorf("relayclient: connection ended before the answer: %w", c.Err())
-	case <-ctx.Done():
-		return nil, fmt.Errorf("relayclient: no answer: %w", ctx.Err())
-	}
+	return func() (frame.Frame, error) {
+		defer forget()
+		select {
+		case ans := <-ch:
+			return ans, nil
+		case <-c.done:
+			return nil, fmt.Errorf("relayclient: connection ended before the answer: %w", c.Err())
+		case <-ctx.Done():
+			return nil, fmt.Errorf("relayclient: no answer: %w", ctx.Err())
+		}
+	}, nil
 }
 
 // NextID returns a fresh requestId.
