@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,7 +39,12 @@ func TestReplicasThroughput(t *testing.T) {
 	// what the default picks where /dev/shm has room).
 	stage := memDir(t)
 	users := []string{"alice", "bob"}
-	const writers = 4
+	// SNUG_REPLICAS_WRITERS=8 puts several writers of a user on one
+	// replica that forwards them (docs/scale.md, forwarding).
+	writers := 4
+	if v, err := strconv.Atoi(os.Getenv("SNUG_REPLICAS_WRITERS")); err == nil && v > 0 {
+		writers = v
+	}
 	// Writer w of user u goes to replica (u+w) mod 3: each user's first
 	// writer, which makes the table and so takes the lease, is on another
 	// replica, as leases spread over a fleet.
