@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/snuggen/snuggen/frame"
-	"github.com/snuggen/snuggen/internal/relayclient"
 )
 
 // stallProxy is a TCP proxy in front of PostgreSQL for one replica. Once
@@ -460,33 +458,17 @@ func TestForwardedWritesKeepTheirOrderAcrossFailover(t *testing.T) {
 	install(t, b)
 	h := notesHost(t, a)
 	mustExec(t, b, "alice", "notes", "CREATE TABLE log(n INTEGER)")
-	k := dbKey{"alice", "notes"}
-	b.mu.Lock()
-	path := b.owned[k].path
-	b.mu.Unlock()
-
+	path := ownedDB(t, b, "alice", "notes").path
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	page, err := relayclient.Dial(ctx, h.Origin(), http.Header{"X-User": {"alice"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { page.Close() })
-	inst, err := page.Mount(ctx, "s1", "notes")
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := openNotesPage(ctx, t, h, "alice")
 	// Nothing b uploads from now on reaches the object store.
 	release := s3.holdPutsUnder("/notes/e1/")
 	t.Cleanup(release)
 	const n = 12
 	answers := make([]func() (frame.Frame, error), n)
 	for i := range answers {
-		sql := fmt.Sprintf("INSERT INTO log VALUES (%d)", i+1)
-		req := &frame.DBRequest{Op: frame.OpExec, SQL: &sql, InstanceID: inst, RequestID: page.NextID()}
-		if answers[i], err = page.Start(ctx, "s1", req, req.RequestID); err != nil {
-			t.Fatal(err)
-		}
+		answers[i] = page.start(ctx, t, fmt.Sprintf("INSERT INTO log VALUES (%d)", i+1))
 	}
 	waitFor(t, "every write to run at b while its uploads hang", func() bool {
 		return countRows(t, path, "SELECT count(*) FROM log") == n
@@ -501,12 +483,7 @@ func TestForwardedWritesKeepTheirOrderAcrossFailover(t *testing.T) {
 			t.Fatalf("write %d: %+v", i+1, f)
 		}
 	}
-	a.mu.Lock()
-	_, aOwns := a.owned[k]
-	a.mu.Unlock()
-	if !aOwns {
-		t.Fatal("a did not take the database over")
-	}
+	ownedDB(t, a, "alice", "notes") // a took it over
 	want := make([]string, n)
 	for i := range want {
 		want[i] = strconv.Itoa(i + 1)

@@ -23,6 +23,7 @@ import (
 	"github.com/snuggen/snuggen/hostkit"
 	"github.com/snuggen/snuggen/hostkit/broker"
 	"github.com/snuggen/snuggen/internal/pgtest"
+	"github.com/snuggen/snuggen/internal/relayclient"
 )
 
 // The S3 server of these tests is github.com/johannesboyne/gofakes3 in
@@ -258,4 +259,59 @@ func notesHost(t testing.TB, c *Cluster, more ...hostkit.Option) *hostkit.Host {
 	go h.Serve()
 	t.Cleanup(func() { h.Shutdown(context.Background()) })
 	return h
+}
+
+// notesPage is a page of a host whose slot s1 holds the notes app.
+type notesPage struct {
+	c    *relayclient.Client
+	inst string
+}
+
+// openNotesPage opens a page of h for user and mounts the notes app.
+func openNotesPage(ctx context.Context, t testing.TB, h *hostkit.Host, user string) notesPage {
+	t.Helper()
+	c, err := relayclient.Dial(ctx, h.Origin(), http.Header{"X-User": {user}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	inst, err := c.Mount(ctx, "s1", "notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return notesPage{c, inst}
+}
+
+// exec runs sql from the page and returns the answer (one with the error
+// when none came).
+func (p notesPage) exec(ctx context.Context, sql string) *frame.DBResponse {
+	r, err := p.c.DB(ctx, "s1", p.inst, frame.DBRequest{Op: frame.OpExec, SQL: &sql})
+	if err != nil {
+		return &frame.DBResponse{Error: &frame.Error{Code: "TEST", Message: err.Error()}}
+	}
+	return r
+}
+
+// start sends sql from the page without waiting; answer waits.
+func (p notesPage) start(ctx context.Context, t testing.TB, sql string) (answer func() (frame.Frame, error)) {
+	t.Helper()
+	req := &frame.DBRequest{Op: frame.OpExec, SQL: &sql, InstanceID: p.inst, RequestID: p.c.NextID()}
+	answer, err := p.c.Start(ctx, "s1", req, req.RequestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer
+}
+
+// ownedDB is c's owned database of user's app; the test fails when c does
+// not own it.
+func ownedDB(t testing.TB, c *Cluster, user, app string) *owned {
+	t.Helper()
+	c.mu.Lock()
+	o := c.owned[dbKey{user, app}]
+	c.mu.Unlock()
+	if o == nil {
+		t.Fatalf("the replica does not own %s's database of %q", user, app)
+	}
+	return o
 }

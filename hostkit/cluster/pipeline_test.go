@@ -2,12 +2,10 @@ package cluster
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/snuggen/snuggen/frame"
-	"github.com/snuggen/snuggen/internal/relayclient"
 )
 
 // A write of an app database waits behind the commits of the writes sent
@@ -22,36 +20,11 @@ func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 	h := notesHost(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	exec := func(p *relayclient.Client, inst, sql string) *frame.DBResponse {
-		r, err := p.DB(ctx, "s1", inst, frame.DBRequest{Op: frame.OpExec, SQL: &sql})
-		if err != nil {
-			t.Error(err)
-			return &frame.DBResponse{Error: &frame.Error{Code: "TEST", Message: err.Error()}}
-		}
-		return r
-	}
-	var pages [2]*relayclient.Client
-	var insts [2]string
-	for i := range pages {
-		p, err := relayclient.Dial(ctx, h.Origin(), http.Header{"X-User": {"alice"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		if insts[i], err = p.Mount(ctx, "s1", "notes"); err != nil {
-			t.Fatal(err)
-		}
-		pages[i] = p
-	}
-	if r := exec(pages[0], insts[0], "CREATE TABLE t(x)"); !r.OK {
+	a, b := openNotesPage(ctx, t, h, "alice"), openNotesPage(ctx, t, h, "alice")
+	if r := a.exec(ctx, "CREATE TABLE t(x)"); !r.OK {
 		t.Fatalf("create: %+v", r.Error)
 	}
-	c.mu.Lock()
-	o := c.owned[dbKey{"alice", "notes"}]
-	c.mu.Unlock()
-	if o == nil {
-		t.Fatal("the replica does not own alice's database")
-	}
+	o := ownedDB(t, c, "alice", "notes")
 	release := s3.holdPuts()
 	defer func() {
 		if release != nil {
@@ -59,9 +32,9 @@ func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 		}
 	}()
 	answers := make(chan *frame.DBResponse, 2)
-	go func() { answers <- exec(pages[0], insts[0], "INSERT INTO t VALUES (1)") }()
+	go func() { answers <- a.exec(ctx, "INSERT INTO t VALUES (1)") }()
 	waitFor(t, "the first write's upload to start", func() bool { return s3.heldPuts() > 0 })
-	go func() { answers <- exec(pages[1], insts[1], "INSERT INTO t VALUES (2)") }()
+	go func() { answers <- b.exec(ctx, "INSERT INTO t VALUES (2)") }()
 	waitFor(t, "the second write to commit while the first one's upload hangs", func() bool {
 		return countRows(t, o.path, "SELECT count(*) FROM t") == 2
 	})
@@ -77,7 +50,7 @@ func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 			t.Fatalf("a write: %+v", r.Error)
 		}
 	}
-	if r := exec(pages[1], insts[1], "SELECT count(*) FROM t"); !r.OK || one(r.Result) != "2" {
+	if r := b.exec(ctx, "SELECT count(*) FROM t"); !r.OK || one(r.Result) != "2" {
 		t.Fatalf("read back: %+v %+v", r.Result, r.Error)
 	}
 }
@@ -97,39 +70,11 @@ func TestRoundWaitsForTheWritersItAnswered(t *testing.T) {
 	h := notesHost(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	type page struct {
-		c    *relayclient.Client
-		inst string
-	}
-	exec := func(p page, sql string) *frame.DBResponse {
-		r, err := p.c.DB(ctx, "s1", p.inst, frame.DBRequest{Op: frame.OpExec, SQL: &sql})
-		if err != nil {
-			return &frame.DBResponse{Error: &frame.Error{Code: "TEST", Message: err.Error()}}
-		}
-		return r
-	}
-	var a, b page
-	for _, p := range []*page{&a, &b} {
-		rc, err := relayclient.Dial(ctx, h.Origin(), http.Header{"X-User": {"alice"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rc.Close() })
-		inst, err := rc.Mount(ctx, "s1", "notes")
-		if err != nil {
-			t.Fatal(err)
-		}
-		*p = page{rc, inst}
-	}
-	if r := exec(a, "CREATE TABLE t(x)"); !r.OK {
+	a, b := openNotesPage(ctx, t, h, "alice"), openNotesPage(ctx, t, h, "alice")
+	if r := a.exec(ctx, "CREATE TABLE t(x)"); !r.OK {
 		t.Fatalf("create: %+v", r.Error)
 	}
-	c.mu.Lock()
-	o := c.owned[dbKey{"alice", "notes"}]
-	c.mu.Unlock()
-	if o == nil {
-		t.Fatal("the replica does not own alice's database")
-	}
+	o := ownedDB(t, c, "alice", "notes")
 	release := s3.holdPuts()
 	defer func() {
 		if release != nil {
@@ -139,11 +84,11 @@ func TestRoundWaitsForTheWritersItAnswered(t *testing.T) {
 	// a's write is in the round that syncs; b's joins the next one.
 	answers := make(chan *frame.DBResponse, 3)
 	go func() {
-		answers <- exec(a, "INSERT INTO t VALUES (1)")
-		answers <- exec(a, "INSERT INTO t VALUES (3)") // at once, as a writer does
+		answers <- a.exec(ctx, "INSERT INTO t VALUES (1)")
+		answers <- a.exec(ctx, "INSERT INTO t VALUES (3)") // at once, as a writer does
 	}()
 	waitFor(t, "a's upload to start", func() bool { return s3.heldPuts() > 0 })
-	go func() { answers <- exec(b, "INSERT INTO t VALUES (2)") }()
+	go func() { answers <- b.exec(ctx, "INSERT INTO t VALUES (2)") }()
 	waitFor(t, "b's write to commit while a's upload hangs", func() bool {
 		return countRows(t, o.path, "SELECT count(*) FROM t") == 2
 	})
