@@ -154,6 +154,21 @@ func countRows(t testing.TB, path, sql string) int64 {
 	return st.ColumnInt64(0)
 }
 
+// stallingPair opens two replicas of one cluster (lease TTL 2 s) under
+// prefix: b, whose PostgreSQL connections go through proxy, which the
+// test can stall, and a.
+func stallingPair(t *testing.T, prefix string) (a, b *Cluster, proxy *stallProxy, s3 *s3Server) {
+	t.Helper()
+	pg := freshDB(t)
+	s3 = startS3(t)
+	proxy, viaProxy := startStallProxy(t, pg)
+	const ttl = 2 * time.Second
+	b = openCluster(t, viaProxy, s3.url(prefix), ttl)
+	t.Cleanup(proxy.close)
+	a = openCluster(t, pg, s3.url(prefix), ttl)
+	return a, b, proxy, s3
+}
+
 // A write forwarded to an owner that commits and uploads it and then stalls
 // (cut off from PostgreSQL before its fence) is sent again, once the lease
 // expired, to the next owner, whose copy restored from the stalled owner's
@@ -161,12 +176,7 @@ func countRows(t testing.TB, path, sql string) int64 {
 // answered with its result. The rows have no unique key, so a second run
 // would show.
 func TestResentWriteRunsOnce(t *testing.T) {
-	pg, s3 := freshDB(t), startS3(t)
-	proxy, viaProxy := startStallProxy(t, pg)
-	const ttl = 2 * time.Second
-	b := openCluster(t, viaProxy, s3.url("once"), ttl) // the owner that stalls
-	t.Cleanup(proxy.close)
-	a := openCluster(t, pg, s3.url("once"), ttl)
+	a, b, proxy, _ := stallingPair(t, "once")
 	install(t, a, b)
 	mustExec(t, b, "alice", "notes", "CREATE TABLE log(v TEXT)")
 	mustExec(t, a, "alice", "notes", "INSERT INTO log VALUES ('before')") // forwarded to b
@@ -350,11 +360,7 @@ func TestReadWaitsForTheWritesItSaw(t *testing.T) {
 	c := openCluster(t, pg, s3.url("settle"), 10*time.Second)
 	mustExec(t, c, "alice", "todo", "CREATE TABLE t(x)")
 	release := s3.holdPuts()
-	defer func() {
-		if release != nil {
-			release()
-		}
-	}()
+	defer release()
 	wrote := make(chan *frame.DBResponse, 1)
 	go func() { wrote <- execSQL(t, c, "alice", "todo", "INSERT INTO t VALUES (1)") }()
 	waitFor(t, "the write's upload to start", func() bool { return s3.heldPuts() > 0 })
@@ -368,7 +374,6 @@ func TestReadWaitsForTheWritesItSaw(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	release()
-	release = nil
 	if r := <-wrote; !r.OK {
 		t.Fatalf("the write: %+v", r.Error)
 	}
@@ -449,12 +454,7 @@ func TestReadsWaitForWritesStillRunning(t *testing.T) {
 // next owner (here the forwarder, which takes the lease over), and each is
 // applied once. Without the chain (order.go) the resends race.
 func TestForwardedWritesKeepTheirOrderAcrossFailover(t *testing.T) {
-	pg, s3 := freshDB(t), startS3(t)
-	proxy, viaProxy := startStallProxy(t, pg)
-	const ttl = 2 * time.Second
-	b := openCluster(t, viaProxy, s3.url("order"), ttl) // the owner that stalls
-	t.Cleanup(proxy.close)
-	a := openCluster(t, pg, s3.url("order"), ttl)
+	a, b, proxy, s3 := stallingPair(t, "order")
 	install(t, b)
 	h := notesHost(t, a)
 	mustExec(t, b, "alice", "notes", "CREATE TABLE log(n INTEGER)")

@@ -43,7 +43,8 @@ type s3Server struct {
 	held     int           // PUTs waiting on hold now
 }
 
-// holdPuts makes every PUT wait until the function it returns is called.
+// holdPuts makes every PUT wait until the function it returns is first
+// called.
 func (s *s3Server) holdPuts() (release func()) { return s.holdPutsUnder("") }
 
 // holdPutsUnder holds, as holdPuts does, the PUTs whose path holds part.
@@ -52,12 +53,12 @@ func (s *s3Server) holdPutsUnder(part string) (release func()) {
 	defer s.mu.Unlock()
 	hold := make(chan struct{})
 	s.hold, s.holdPart = hold, part
-	return func() {
+	return sync.OnceFunc(func() {
 		s.mu.Lock()
 		s.hold = nil
 		s.mu.Unlock()
 		close(hold)
-	}
+	})
 }
 
 // heldPuts is how many PUTs wait on holdPuts now.
@@ -301,6 +302,22 @@ func (p notesPage) start(ctx context.Context, t testing.TB, sql string) (answer 
 		t.Fatal(err)
 	}
 	return answer
+}
+
+// twoPages opens a replica configured by cfg with a host, and two pages
+// of alice's notes app, the first of which made table t: the replica owns
+// the database.
+func twoPages(t *testing.T, cfg Config) (ctx context.Context, a, b notesPage, o *owned) {
+	t.Helper()
+	c := openClusterWith(t, cfg)
+	h := notesHost(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	a, b = openNotesPage(ctx, t, h, "alice"), openNotesPage(ctx, t, h, "alice")
+	if r := a.exec(ctx, "CREATE TABLE t(x)"); !r.OK {
+		t.Fatalf("create: %+v", r.Error)
+	}
+	return ctx, a, b, ownedDB(t, c, "alice", "notes")
 }
 
 // ownedDB is c's owned database of user's app; the test fails when c does

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,21 +15,9 @@ import (
 // paid one upload each, in a row (issue 30 item 5).
 func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 	pg, s3 := freshDB(t), startS3(t)
-	c := openCluster(t, pg, s3.url("pipe"), 10*time.Second)
-	h := notesHost(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	a, b := openNotesPage(ctx, t, h, "alice"), openNotesPage(ctx, t, h, "alice")
-	if r := a.exec(ctx, "CREATE TABLE t(x)"); !r.OK {
-		t.Fatalf("create: %+v", r.Error)
-	}
-	o := ownedDB(t, c, "alice", "notes")
+	ctx, a, b, o := twoPages(t, Config{Postgres: pg, ObjectStore: s3.url("pipe"), LeaseTTL: 10 * time.Second, Secrets: []string{testSecret}})
 	release := s3.holdPuts()
-	defer func() {
-		if release != nil {
-			release()
-		}
-	}()
+	defer release()
 	answers := make(chan *frame.DBResponse, 2)
 	go func() { answers <- a.exec(ctx, "INSERT INTO t VALUES (1)") }()
 	waitFor(t, "the first write's upload to start", func() bool { return s3.heldPuts() > 0 })
@@ -44,7 +31,6 @@ func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	release()
-	release = nil
 	for range 2 {
 		if r := <-answers; !r.OK {
 			t.Fatalf("a write: %+v", r.Error)
@@ -65,22 +51,10 @@ func TestWritesWaitForCommitsNotUploads(t *testing.T) {
 // does not decide it; the held upload bounds it.
 func TestRoundWaitsForTheWritersItAnswered(t *testing.T) {
 	pg, s3 := freshDB(t), startS3(t)
-	c := openClusterWith(t, Config{Postgres: pg, ObjectStore: s3.url("gather"), LeaseTTL: 10 * time.Second,
+	ctx, a, b, o := twoPages(t, Config{Postgres: pg, ObjectStore: s3.url("gather"), LeaseTTL: 10 * time.Second,
 		Secrets: []string{testSecret}, gatherWindow: time.Minute})
-	h := notesHost(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	a, b := openNotesPage(ctx, t, h, "alice"), openNotesPage(ctx, t, h, "alice")
-	if r := a.exec(ctx, "CREATE TABLE t(x)"); !r.OK {
-		t.Fatalf("create: %+v", r.Error)
-	}
-	o := ownedDB(t, c, "alice", "notes")
 	release := s3.holdPuts()
-	defer func() {
-		if release != nil {
-			release()
-		}
-	}()
+	defer release()
 	// a's write is in the round that syncs; b's joins the next one.
 	answers := make(chan *frame.DBResponse, 3)
 	go func() {
@@ -101,7 +75,6 @@ func TestRoundWaitsForTheWritersItAnswered(t *testing.T) {
 	// The round took this long: the syncer gathers for at most as long.
 	time.Sleep(time.Second)
 	release()
-	release = nil
 	for range 3 {
 		if r := <-answers; !r.OK {
 			t.Fatalf("a write: %+v", r.Error)
