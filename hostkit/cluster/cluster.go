@@ -139,6 +139,8 @@ type Config struct {
 	// gatherWindow replaces the group commit's gatherWindow when set
 	// (tests that must not depend on the machine's speed).
 	gatherWindow time.Duration
+	// minMemoryStaging replaces MinMemoryStaging when set (tests).
+	minMemoryStaging uint64
 }
 
 // Cluster is one replica's part of replicated mode. It implements

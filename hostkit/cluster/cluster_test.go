@@ -3,12 +3,14 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -136,6 +138,37 @@ func TestStagingDefaultsToMemory(t *testing.T) {
 		}
 		if _, err := os.Stat(a.stageDir); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("the staging directory after Close: %v", err)
+		}
+	}
+}
+
+// A replica whose /dev/shm has too little room stages beside its
+// databases, and says so with the fix: a container's /dev/shm is often 64
+// MiB, and without a word every acknowledgement would just wait for the
+// disk.
+func TestStagingSaysWhenItStagesOnDisk(t *testing.T) {
+	var mu sync.Mutex
+	var logs []string
+	c, err := Open(context.Background(), Config{Postgres: freshDB(t), ObjectStore: startS3(t).url("small"), LeaseTTL: 2 * time.Second,
+		Secrets: []string{testSecret}, DataDir: t.TempDir(), minMemoryStaging: 1 << 62,
+		Logf: func(format string, args ...any) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	if c.stageDir != "" {
+		t.Fatalf("staged in %q, want beside the databases", c.stageDir)
+	}
+	mu.Lock()
+	said := strings.Join(logs, "\n")
+	mu.Unlock()
+	for _, want := range []string{"beside the databases", "waits for the disk", memoryStagingRoot, "--shm-size", "--cluster-staging"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the log does not say %q: %s", want, said)
 		}
 	}
 }
