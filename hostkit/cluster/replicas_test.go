@@ -400,19 +400,9 @@ func (g *loadGen) sendBurst(ctx context.Context, p *page, user string, pageN, n 
 // it sent them.
 func checkBurstOrder(t testing.TB, origin, user string) (writes int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p, err := openPage(ctx, origin, user)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.c.Close()
-	r, err := p.exec(ctx, "SELECT id FROM log WHERE id LIKE ? ORDER BY rowid", user+"-b%")
-	if err != nil || !r.OK {
-		t.Fatalf("read %s's log through %s: %v %+v", user, origin, err, r)
-	}
+	rows := readLog(t, origin, user, "SELECT id FROM log WHERE id LIKE ? ORDER BY rowid", user+"-b%")
 	last := map[int]int{} // by page, the last n seen
-	for _, row := range r.Result.Rows {
+	for _, row := range rows {
 		var pageN, n int
 		if _, err := fmt.Sscanf(strings.TrimPrefix(fmt.Sprint(row[0]), user+"-b"), "%d-%d", &pageN, &n); err != nil {
 			t.Fatalf("%s's row %v: %v", user, row[0], err)
@@ -422,7 +412,7 @@ func checkBurstOrder(t testing.TB, origin, user string) (writes int) {
 		}
 		last[pageN] = n
 	}
-	return len(r.Result.Rows)
+	return len(rows)
 }
 
 // owner is the replica id that holds user's lease of app, and its epoch.
@@ -459,9 +449,9 @@ func (g *loadGen) waitAcks(t testing.TB, user string, after time.Time, limit tim
 	return 0
 }
 
-// readIDs reads every id of user's log through the replica at origin, and
-// how many times each is there.
-func readIDs(t testing.TB, origin, user string) map[string]int {
+// readLog runs a query of user's log through a new page of the replica at
+// origin and returns its rows.
+func readLog(t testing.TB, origin, user, sql string, params ...any) [][]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -470,12 +460,19 @@ func readIDs(t testing.TB, origin, user string) map[string]int {
 		t.Fatal(err)
 	}
 	defer p.c.Close()
-	r, err := p.exec(ctx, "SELECT id, count(*) FROM log GROUP BY id")
+	r, err := p.exec(ctx, sql, params...)
 	if err != nil || !r.OK {
 		t.Fatalf("read %s's log through %s: %v %+v", user, origin, err, r)
 	}
+	return r.Result.Rows
+}
+
+// readIDs reads every id of user's log through the replica at origin, and
+// how many times each is there.
+func readIDs(t testing.TB, origin, user string) map[string]int {
+	t.Helper()
 	out := map[string]int{}
-	for _, row := range r.Result.Rows {
+	for _, row := range readLog(t, origin, user, "SELECT id, count(*) FROM log GROUP BY id") {
 		n, err := strconv.Atoi(fmt.Sprint(row[1]))
 		if err != nil {
 			t.Fatalf("read %s's log: count %v: %v", user, row[1], err)
