@@ -104,11 +104,7 @@ func (s *signer) verify(r *http.Request, body []byte) (string, error) {
 	if err != nil || len(sig) != sha256.Size {
 		return "", errUnsigned
 	}
-	ok := false
-	for _, k := range s.keys {
-		ok = hmac.Equal(sig, mac(k, "snug-forward-v1", r.Method, r.URL.Path, s.self, ts, nonce, bodyDigest(body))) || ok
-	}
-	if !ok {
+	if !s.signedByAny(sig, "snug-forward-v1", r.Method, r.URL.Path, s.self, ts, nonce, bodyDigest(body)) {
 		return "", errUnsigned
 	}
 	ms, err := strconv.ParseInt(ts, 10, 64)
@@ -169,12 +165,10 @@ func (s *signer) checkRan(nonce, line string) error {
 	if err != nil || !strings.HasPrefix(line, ranPrefix) {
 		return errUnsigned
 	}
-	for _, k := range s.keys {
-		if hmac.Equal(sig, mac(k, "snug-ran-v1", nonce)) {
-			return nil
-		}
+	if !s.signedByAny(sig, "snug-ran-v1", nonce) {
+		return errUnsigned
 	}
-	return errUnsigned
+	return nil
 }
 
 // checkAnswer checks the owner's answer to the request of nonce.
@@ -183,12 +177,20 @@ func (s *signer) checkAnswer(h http.Header, nonce string, body []byte) error {
 	if err != nil {
 		return errUnsigned
 	}
-	for _, k := range s.keys {
-		if hmac.Equal(sig, mac(k, "snug-answer-v1", nonce, bodyDigest(body))) {
-			return nil
-		}
+	if !s.signedByAny(sig, "snug-answer-v1", nonce, bodyDigest(body)) {
+		return errUnsigned
 	}
-	return errUnsigned
+	return nil
+}
+
+// signedByAny reports whether sig is the MAC of fields under any of the
+// secrets (each is tried, whichever matches).
+func (s *signer) signedByAny(sig []byte, fields ...string) bool {
+	ok := false
+	for _, k := range s.keys {
+		ok = hmac.Equal(sig, mac(k, fields...)) || ok
+	}
+	return ok
 }
 
 // verifier is what PostgreSQL keeps of a secret: its SHA-256, under a
