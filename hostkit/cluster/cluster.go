@@ -136,10 +136,9 @@ type Config struct {
 	// the same one (hostkit.WithMetrics) so /metrics has both.
 	Metrics *metrics.Metrics
 
-	// gatherWindow replaces the group commit's gatherWindow when set
-	// (tests that must not depend on the machine's speed).
-	gatherWindow time.Duration
-	// minMemoryStaging replaces MinMemoryStaging when set (tests).
+	// gatherWindow and minMemoryStaging replace the constants of the same
+	// names when set (tests that must not depend on the machine).
+	gatherWindow     time.Duration
 	minMemoryStaging uint64
 }
 
@@ -158,8 +157,6 @@ type Cluster struct {
 	ls       *litestream.Store
 	signer   *signer
 	renew    renewState // Ready's view of the lease renewals
-	// gatherWindow bounds a round's gathering (owned.go).
-	gatherWindow time.Duration
 
 	ln     net.Listener
 	srv    *http.Server
@@ -223,6 +220,8 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.IdleRelease == 0 {
 		cfg.IdleRelease = DefaultIdleRelease
 	}
+	cfg.gatherWindow = cmp.Or(cfg.gatherWindow, gatherWindow)
+	cfg.minMemoryStaging = cmp.Or(cfg.minMemoryStaging, MinMemoryStaging)
 	if cfg.ReplicaID == "" {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -237,8 +236,7 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	obj.metrics = cfg.Metrics
 	c := &Cluster{cfg: cfg, id: cfg.ReplicaID, ttl: cfg.LeaseTTL, obj: obj,
 		signer: newSigner(cfg.Secrets, cfg.ReplicaID),
-		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, chains: map[dbKey]*chain{}, apps: map[string]bool{},
-		gatherWindow: cmp.Or(cfg.gatherWindow, gatherWindow)}
+		owned:  map[dbKey]*owned{}, idle: map[dbKey]idleCopy{}, routes: map[dbKey]cachedRoute{}, chains: map[dbKey]*chain{}, apps: map[string]bool{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	cfg.Metrics.LeasesHeldFunc(c.heldLeases)
 	if err := c.open(ctx); err != nil {

@@ -215,7 +215,7 @@ func (o *owned) startSyncer() {
 				return
 			case <-o.kick:
 			}
-			if last > 1 && !o.gather(last, min(o.c.gatherWindow, took)) {
+			if last > 1 && !o.gather(last, min(o.c.cfg.gatherWindow, took)) {
 				o.failPending(errLost)
 				return
 			}

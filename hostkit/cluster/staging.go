@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -44,10 +43,10 @@ func (c *Cluster) stagingDir() (string, error) {
 	case StageBeside:
 		return "", nil
 	case "":
-		if !isMemoryFS(memoryStagingRoot, cmp.Or(c.cfg.minMemoryStaging, MinMemoryStaging)) {
+		if !isMemoryFS(memoryStagingRoot, c.cfg.minMemoryStaging) {
 			c.logf("staging uploads beside the databases, so every acknowledgement waits for the disk: %s is not a memory file system with %d MiB free "+
 				"(a container's is often 64 MiB: give it more, as docker run --shm-size=1g does, or give --cluster-staging a directory on a memory file system)",
-				memoryStagingRoot, cmp.Or(c.cfg.minMemoryStaging, MinMemoryStaging)>>20)
+				memoryStagingRoot, c.cfg.minMemoryStaging>>20)
 			return "", nil
 		}
 		dir, err := privateStaging(memoryStagingRoot)
